@@ -1,0 +1,45 @@
+"""ragframe: evaluate RAG systems as tables.
+
+Samples are rows of a polars/Arrow/pandas frame; every metric is a columnar
+kernel over the whole batch.
+
+Examples
+--------
+>>> import polars as pl
+>>> import ragframe as rf
+>>> df = pl.DataFrame({"retrieved_ids": [["a", "b"]], "relevant_ids": [["b"]]})
+>>> df.pipe(rf.score_retrieval, k=1, metrics=["mrr"])["mrr"].to_list()
+[0.5]
+"""
+
+from ragframe.exceptions import InvalidParameterError, MissingDependencyError, RagframeError, SchemaError
+from ragframe.io import read_qrels, read_trec_run, write_qrels, write_trec_run
+from ragframe.metrics import METRICS, MetricSpec
+from ragframe.metrics.retrieval import (
+    RETRIEVAL_METRICS,
+    evaluate_run,
+    retrieval_metrics,
+    run_summary,
+    score_retrieval,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "METRICS",
+    "RETRIEVAL_METRICS",
+    "InvalidParameterError",
+    "MetricSpec",
+    "MissingDependencyError",
+    "RagframeError",
+    "SchemaError",
+    "evaluate_run",
+    "read_qrels",
+    "read_trec_run",
+    "retrieval_metrics",
+    "run_summary",
+    "score_retrieval",
+    "write_qrels",
+    "write_trec_run",
+    "__version__",
+]

@@ -1,0 +1,170 @@
+"""Reading and writing TREC run and qrels files as tables.
+
+A TREC run file has lines ``qid Q0 docno rank score tag`` and a qrels file
+``qid iter docno rel``, whitespace separated. Fields after the sixth (run) or
+fourth (qrels) are ignored, as trec_eval ignores them; blank lines and lines
+starting with ``#`` are skipped (trec_eval 10 comments). A ``#`` inside a docno is
+part of the docno. Parsing is one regular expression over the whole file,
+not a Python loop over lines.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ragframe.exceptions import SchemaError
+from ragframe.schema import first_true_row, to_polars
+
+__all__ = ["read_trec_run", "read_qrels", "write_trec_run", "write_qrels"]
+
+_FIELD = r"(\S+)"
+_SEP = r"\s+"
+
+
+def _read_lines(path: str | os.PathLike[str], function: str) -> pl.DataFrame:
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"{function}: no such file: {str(p)!r}")
+    text = p.read_bytes()
+    if text.startswith(b"\x1f\x8b"):
+        import gzip
+
+        text = gzip.decompress(text)
+    lines = pl.Series("line", text.decode("utf-8").splitlines(), dtype=pl.String)
+    numbered = pl.DataFrame({"line_no": pl.int_range(1, lines.len() + 1, eager=True), "line": lines})
+    stripped = pl.col("line").str.strip_chars()
+    return numbered.filter((stripped != "") & ~stripped.str.starts_with("#"))
+
+
+def _parse(path: str | os.PathLike[str], names: list[str], function: str) -> pl.DataFrame:
+    lines = _read_lines(path, function)
+    pattern = r"^\s*" + _SEP.join([_FIELD] * len(names)) + r"(?:\s|$)"
+    parsed = lines.select(
+        "line_no", "line", pl.col("line").str.extract_groups(pattern).struct.rename_fields(names).alias("f")
+    ).unnest("f")
+    bad = parsed.get_column(names[0]).is_null()
+    if bad.any():
+        at = parsed.row(first_true_row(bad) or 0, named=True)
+        raise SchemaError(
+            f"malformed line {at['line_no']} in {str(path)!r}",
+            function=function,
+            expected=f"{len(names)} whitespace-separated fields ({' '.join(names)})",
+            found=repr(at["line"][:200]),
+        )
+    return parsed
+
+
+def _to_number(df: pl.DataFrame, column: str, dtype: pl.DataType, path: Any, function: str) -> pl.DataFrame:
+    converted = df.get_column(column).cast(dtype, strict=False)
+    bad = converted.is_null()
+    if bad.any():
+        at = df.row(first_true_row(bad) or 0, named=True)
+        raise SchemaError(
+            f"line {at['line_no']} of {str(path)!r} has a non-numeric {column}",
+            function=function,
+            column=column,
+            expected=str(dtype),
+            found=repr(at[column]),
+        )
+    return df.with_columns(converted)
+
+
+def read_trec_run(path: str | os.PathLike[str]) -> pl.DataFrame:
+    """Read a TREC run file (plain or gzip) into ``query_id, q0, doc_id, rank, score, tag``.
+
+    Examples
+    --------
+    >>> run = read_trec_run("run.txt")  # doctest: +SKIP
+    >>> run.columns
+    ['query_id', 'q0', 'doc_id', 'rank', 'score', 'tag']
+    """
+    function = "read_trec_run"
+    names = ["query_id", "q0", "doc_id", "rank", "score", "tag"]
+    df = _parse(path, names, function)
+    df = _to_number(df, "rank", pl.Int64, path, function)
+    df = _to_number(df, "score", pl.Float64, path, function)
+    return df.select(names)
+
+
+def read_qrels(path: str | os.PathLike[str]) -> pl.DataFrame:
+    """Read a TREC qrels file (plain or gzip) into ``query_id, iteration, doc_id, relevance``.
+
+    Examples
+    --------
+    >>> qrels = read_qrels("qrels.txt")  # doctest: +SKIP
+    >>> qrels.columns
+    ['query_id', 'iteration', 'doc_id', 'relevance']
+    """
+    function = "read_qrels"
+    names = ["query_id", "iteration", "doc_id", "relevance"]
+    df = _parse(path, names, function)
+    df = _to_number(df, "relevance", pl.Int64, path, function)
+    return df.select(names)
+
+
+def write_trec_run(
+    run: Any,
+    path: str | os.PathLike[str],
+    *,
+    tag: str | None = None,
+    query_id: str = "query_id",
+    doc_id: str = "doc_id",
+    score: str = "score",
+) -> None:
+    """Write a run table as a TREC run file, ranked as trec_eval ranks it.
+
+    Rows are ordered by query id, then score descending, then doc id descending,
+    and numbered from 1; scores are written with full precision. ``tag`` defaults
+    to the run's ``tag`` column, else ``"ragframe"``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> run = pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "score": [1.5]})
+    >>> write_trec_run(run, "/tmp/run.txt", tag="demo")  # doctest: +SKIP
+    """
+    df = to_polars(run, function="write_trec_run")
+    tag_expr = pl.lit(tag) if tag is not None else (pl.col("tag") if "tag" in df.columns else pl.lit("ragframe"))
+    out = (
+        df.select(
+            pl.col(query_id).cast(pl.String).alias("q"),
+            pl.lit("Q0").alias("q0"),
+            pl.col(doc_id).cast(pl.String).alias("d"),
+            pl.col(score).cast(pl.Float64).alias("s"),
+            tag_expr.cast(pl.String).alias("t"),
+        )
+        .sort(["q", "s", "d"], descending=[False, True, True])
+        .with_columns(pl.int_range(1, pl.len() + 1).over("q").alias("r"))
+        .select("q", "q0", "d", "r", "s", "t")
+    )
+    out.write_csv(path, separator=" ", include_header=False, quote_style="never")
+
+
+def write_qrels(
+    qrels: Any,
+    path: str | os.PathLike[str],
+    *,
+    query_id: str = "query_id",
+    doc_id: str = "doc_id",
+    relevance: str = "relevance",
+) -> None:
+    """Write a judgments table as a TREC qrels file (``qid 0 docno rel``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "relevance": [2]})
+    >>> write_qrels(qrels, "/tmp/qrels.txt")  # doctest: +SKIP
+    """
+    df = to_polars(qrels, function="write_qrels")
+    out = df.select(
+        pl.col(query_id).cast(pl.String),
+        pl.lit("0"),
+        pl.col(doc_id).cast(pl.String),
+        pl.col(relevance).cast(pl.Int64),
+    )
+    out.write_csv(path, separator=" ", include_header=False, quote_style="never")

@@ -1,0 +1,81 @@
+"""Public ``score_*`` functions, one module per family, and the metric registry.
+
+:data:`METRICS` maps a metric family name to a :class:`MetricSpec` that says how
+to call it and which columns it reads and writes. The invariance and bad-input
+test suites iterate over this registry, so every metric registered here is
+tested for row independence, batch splitting, frame kinds and typed errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragframe.metrics.retrieval import RETRIEVAL_METRICS, score_retrieval
+
+__all__ = ["MetricSpec", "METRICS", "register"]
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """How to call one frame-level metric function.
+
+    Attributes
+    ----------
+    name : str
+        Registry key.
+    function : callable
+        ``function(frame, **kwargs) -> frame`` appending ``outputs``.
+    inputs : tuple of str
+        Columns it reads with the default names.
+    outputs : callable
+        ``outputs(kwargs) -> list of column names`` it appends.
+    example_kwargs : dict
+        Keyword arguments the test suites call it with.
+    """
+
+    name: str
+    function: Callable[..., Any]
+    inputs: tuple[str, ...]
+    outputs: Callable[[dict[str, Any]], list[str]]
+    example_kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+METRICS: dict[str, MetricSpec] = {}
+
+
+def register(spec: MetricSpec) -> MetricSpec:
+    """Add ``spec`` to :data:`METRICS` (a name may be registered once)."""
+    if spec.name in METRICS:
+        raise ValueError(f"metric {spec.name!r} is already registered")
+    METRICS[spec.name] = spec
+    return spec
+
+
+def _retrieval_outputs(kwargs: dict[str, Any]) -> list[str]:
+    from ragframe.metrics.retrieval import _check_ks, _output_names
+
+    ks = _check_ks(kwargs.get("k", (1, 5, 10)), "registry")
+    metrics = list(kwargs.get("metrics") or RETRIEVAL_METRICS)
+    return _output_names(ks, metrics, kwargs.get("prefix", ""))
+
+
+register(
+    MetricSpec(
+        name="retrieval",
+        function=score_retrieval,
+        inputs=("retrieved_ids", "relevant_ids"),
+        outputs=_retrieval_outputs,
+        example_kwargs={"k": [1, 3, 10]},
+    )
+)
+register(
+    MetricSpec(
+        name="retrieval_graded_scored",
+        function=score_retrieval,
+        inputs=("retrieved_ids", "retrieved_scores", "relevance"),
+        outputs=_retrieval_outputs,
+        example_kwargs={"k": [2, 5], "relevance_level": 2},
+    )
+)

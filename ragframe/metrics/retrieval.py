@@ -1,0 +1,597 @@
+"""Ranking metrics over whole batches, trec_eval-exact (``spec/retrieval.md``).
+
+Two entry points share one kernel (:mod:`ragframe.ranking`):
+
+* wide frames, one row per query: :func:`score_retrieval` appends
+  ``precision_at_k`` ... ``r_precision`` columns;
+* long TREC tables: :func:`evaluate_run` takes a run and qrels and returns one
+  row per query; :func:`run_summary` gives trec_eval's ``all`` line.
+
+Nulls and empties (wide frames): a null judgments list means "not judged": the
+row's scores are null. An empty judgments list means "judged, nothing relevant":
+scores are 0. A null ``retrieved_ids`` list gives null scores; an empty one
+(nothing retrieved) gives 0 for a judged row. A null ``retrieved_scores`` list
+means "rank by list order" for that row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal, TypeVar
+
+import numpy as np
+import polars as pl
+
+from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.ranking import (
+    COUNT_MEASURES,
+    CUT_MEASURES,
+    FULL_MEASURES,
+    Judgments,
+    compute_measures,
+    dedupe_judgments,
+    match_judgments,
+)
+from ragframe.schema import (
+    apply_to_frame,
+    check_id_list_column,
+    first_true_row,
+    frame_kind,
+    id_dtype_ok,
+    require_columns,
+    to_polars,
+)
+
+__all__ = [
+    "RETRIEVAL_METRICS",
+    "score_retrieval",
+    "evaluate_run",
+    "run_summary",
+    "retrieval_metrics",
+]
+
+Frame = TypeVar("Frame")
+
+#: Every metric name :func:`score_retrieval` accepts in ``metrics=``.
+RETRIEVAL_METRICS: tuple[str, ...] = CUT_MEASURES + FULL_MEASURES
+
+
+# ----------------------------------------------------------------------------- parameters
+
+
+def _check_ks(k: int | Iterable[int], function: str) -> list[int]:
+    values = [k] if isinstance(k, (int, np.integer)) and not isinstance(k, bool) else k
+    try:
+        ks = list(values)  # type: ignore[arg-type]
+    except TypeError:
+        raise InvalidParameterError(f"{function}: k must be an int or a list of ints, found {k!r}") from None
+    if not ks:
+        raise InvalidParameterError(f"{function}: k must name at least one cutoff, found {k!r}")
+    out: list[int] = []
+    for value in ks:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise InvalidParameterError(f"{function}: k must hold ints, found {value!r} ({type(value).__name__})")
+        if value < 1:
+            raise InvalidParameterError(f"{function}: k must be >= 1, found k={value}")
+        if int(value) not in out:
+            out.append(int(value))
+    return out
+
+
+def _check_metrics(metrics: Iterable[str] | None, allowed: Sequence[str], function: str) -> list[str]:
+    if metrics is None:
+        return list(allowed)
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    chosen = list(metrics)
+    for name in chosen:
+        if name not in allowed:
+            raise InvalidParameterError(f"{function}: unknown metric {name!r}; choose from {list(allowed)}")
+    if not chosen:
+        raise InvalidParameterError(f"{function}: metrics is empty; choose from {list(allowed)}")
+    return chosen
+
+
+def _check_level(relevance_level: int, function: str) -> int:
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, np.integer)):
+        raise InvalidParameterError(
+            f"{function}: relevance_level must be an int, found {relevance_level!r}"
+        )
+    return int(relevance_level)
+
+
+def _output_names(ks: Sequence[int], metrics: Sequence[str], prefix: str) -> list[str]:
+    names = []
+    for k in ks:
+        names += [prefix + m.replace("_at_k", f"_at_{k}") for m in CUT_MEASURES if m in metrics]
+    names += [prefix + m for m in FULL_MEASURES if m in metrics]
+    return names
+
+
+# ----------------------------------------------------------------------------- ordering
+
+
+def _in_trec_order(new_group: np.ndarray, score: np.ndarray, doc: pl.Series) -> bool:
+    """True when rows are already by score descending, then doc id descending, in each group."""
+    if score.size < 2:
+        return True
+    same = ~new_group[1:]
+    if np.any(same & (score[1:] > score[:-1])):
+        return False
+    tie = np.flatnonzero(same & (score[1:] == score[:-1]))
+    if tie.size == 0:
+        return True
+    return not bool((doc.gather(tie) < doc.gather(tie + 1)).any())
+
+
+def _check_scores(series: pl.Series, column: str, function: str) -> np.ndarray:
+    if not series.dtype.is_numeric():
+        raise SchemaError("wrong dtype", function=function, column=column, expected="a number", found=str(series.dtype))
+    values = series.cast(pl.Float64)
+    row = first_true_row(values.is_null() | values.is_nan())
+    if row is not None:
+        raise SchemaError(
+            "null or NaN score", function=function, column=column, row=row, expected="a number",
+            found=str(values[row]),
+        )
+    return values.to_numpy()
+
+
+# ----------------------------------------------------------------------------- wide frames
+
+
+def score_retrieval(
+    df: Frame,
+    /,
+    *,
+    k: int | Iterable[int] = (1, 5, 10),
+    metrics: Iterable[str] | None = None,
+    relevance_level: int = 1,
+    match: Literal["id", "contains"] = "id",
+    retrieved_ids: str | None = None,
+    retrieved_scores: str | None = "retrieved_scores",
+    relevant_ids: str | None = None,
+    relevance: str | None = "relevance",
+    prefix: str = "",
+) -> Frame:
+    """Append ranking metrics to a frame with one row per query.
+
+    Parameters
+    ----------
+    df : polars/pyarrow/pandas frame
+        One row per query.
+    k : int or list of int
+        Cutoffs for the ``*_at_k`` metrics.
+    metrics : list of str, optional
+        Names from :data:`RETRIEVAL_METRICS` (``"ndcg_at_k"``, ``"mrr"``, ...);
+        all by default.
+    relevance_level : int
+        Minimum grade of a relevant document (trec_eval ``-l``).
+    match : {"id", "contains"}
+        ``"id"`` compares ids; ``"contains"`` matches retrieved chunk texts against
+        gold document texts (see :mod:`ragframe.matching`).
+    retrieved_ids : str, optional
+        Column of retrieved ids in rank order (list[str]); defaults to
+        ``retrieved_ids`` (or ``contexts`` when ``match="contains"``).
+    retrieved_scores : str or None
+        Column of scores (list[f64]); when the column exists, rows are ranked by
+        score descending, then id descending (trec_eval). ``None`` ignores scores.
+    relevant_ids : str, optional
+        Binary judgments (list[str]); defaults to ``relevant_ids`` (or
+        ``gold_documents`` when ``match="contains"``).
+    relevance : str or None
+        Graded judgments, list[struct{id, grade}]; used when the column exists.
+    prefix : str
+        Prepended to every output column name.
+
+    Returns
+    -------
+    The same kind of frame with one Float64 column per metric and cutoff.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"retrieved_ids": [["a", "b", "c"]], "relevant_ids": [["b"]]})
+    >>> score_retrieval(df, k=2, metrics=["precision_at_k", "mrr"]).row(0)
+    (['a', 'b', 'c'], ['b'], 0.5, 0.5)
+    """
+    function = "score_retrieval"
+    ks = _check_ks(k, function)
+    chosen = _check_metrics(metrics, RETRIEVAL_METRICS, function)
+    level = _check_level(relevance_level, function)
+    if match not in ("id", "contains"):
+        raise InvalidParameterError(f"{function}: match must be 'id' or 'contains', found {match!r}")
+    contains = match == "contains"
+    retrieved_col = retrieved_ids or ("contexts" if contains else "retrieved_ids")
+    binary_col = relevant_ids or ("gold_documents" if contains else "relevant_ids")
+
+    kind = frame_kind(df, function)
+    names = list(df.collect_schema().names()) if kind == "lazy" else _names(df, kind)
+    score_col = retrieved_scores if (retrieved_scores and retrieved_scores in names and not contains) else None
+    graded_col = relevance if (relevance and relevance in names and not contains) else None
+    if graded_col and binary_col in names and relevant_ids is not None:
+        raise SchemaError(
+            f"both {graded_col!r} (graded) and {binary_col!r} (binary) judgments are present; "
+            "pass relevance=None or relevant_ids=None to choose",
+            function=function,
+        )
+    judgment_col = graded_col or binary_col
+    columns = [retrieved_col, judgment_col] + ([score_col] if score_col else [])
+    require_columns(names, columns, function)
+    out_names = _output_names(ks, chosen, prefix)
+
+    def compute(view: pl.DataFrame) -> pl.DataFrame:
+        return _score_wide(
+            view,
+            retrieved_col=retrieved_col,
+            score_col=score_col,
+            judgment_col=judgment_col,
+            graded=graded_col is not None,
+            contains=contains,
+            ks=ks,
+            metrics=chosen,
+            level=level,
+            out_names=out_names,
+            prefix=prefix,
+            function=function,
+        )
+
+    return apply_to_frame(df, compute, columns=columns, function=function)
+
+
+def _names(df: Any, kind: str) -> list[str]:
+    if kind == "polars" or kind == "pandas":
+        return [str(c) for c in df.columns]
+    return list(df.schema.names)
+
+
+def _score_wide(
+    view: pl.DataFrame,
+    *,
+    retrieved_col: str,
+    score_col: str | None,
+    judgment_col: str,
+    graded: bool,
+    contains: bool,
+    ks: list[int],
+    metrics: list[str],
+    level: int,
+    out_names: list[str],
+    prefix: str,
+    function: str,
+) -> pl.DataFrame:
+    n = view.height
+    if contains:
+        from ragframe.matching import contains_to_ids
+
+        retrieved, relevant = contains_to_ids(view, retrieved_col, judgment_col, function)
+    else:
+        retrieved = check_id_list_column(view, retrieved_col, function)
+        relevant = None
+    lengths = retrieved.list.len().fill_null(0).to_numpy().astype(np.int64)
+    run_q = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    run_doc = retrieved.explode(empty_as_null=False, keep_nulls=False).rename("doc")
+
+    if score_col is not None:
+        run_q, run_doc = _order_by_scores(view, score_col, retrieved, run_q, run_doc, lengths, function)
+
+    judgments = _wide_judgments(view, judgment_col, graded, relevant, function)
+    grade, judged_row = match_judgments(run_q, run_doc, judgments)
+    values = compute_measures(
+        run_q, grade, judged_row, judgments, n, ks=ks, measures=metrics, relevance_level=level
+    )
+    null_run = retrieved.is_null().to_numpy()
+    columns = []
+    for name in out_names:
+        arr = values[name[len(prefix):]]
+        if null_run.any():
+            arr = np.where(null_run, np.nan, arr)
+        columns.append(pl.Series(name, arr, dtype=pl.Float64, nan_to_null=True))
+    return pl.DataFrame(columns, height=n) if columns else pl.DataFrame(height=n)
+
+
+def _order_by_scores(
+    view: pl.DataFrame,
+    score_col: str,
+    retrieved: pl.Series,
+    run_q: np.ndarray,
+    run_doc: pl.Series,
+    lengths: np.ndarray,
+    function: str,
+) -> tuple[np.ndarray, pl.Series]:
+    scores = view.get_column(score_col)
+    dtype = scores.dtype
+    if not isinstance(dtype, pl.List) or not dtype.inner.is_numeric():
+        raise SchemaError("wrong dtype", function=function, column=score_col, expected="list[f64]", found=str(dtype))
+    score_len = scores.list.len()
+    mismatch = score_len.is_not_null() & retrieved.is_not_null() & (score_len != retrieved.list.len())
+    row = first_true_row(mismatch)
+    if row is not None:
+        raise SchemaError(
+            "scores list and ids list differ in length",
+            function=function,
+            column=score_col,
+            row=row,
+            expected=f"{retrieved.list.len()[row]} scores",
+            found=f"{score_len[row]}",
+        )
+    bad = scores.cast(pl.List(pl.Float64)).list.eval(pl.element().is_null() | pl.element().is_nan()).list.any()
+    row = first_true_row(bad)
+    if row is not None:
+        raise SchemaError("null or NaN inside a scores list", function=function, column=score_col, row=row,
+                          expected="numbers", found=str(scores[row]))
+    # rows with a null scores list (or a null ids list) keep list order: score = -position
+    usable = (scores.is_not_null() & retrieved.is_not_null()).to_numpy()
+    flat_scores = scores.filter(pl.Series(usable)).cast(pl.List(pl.Float64)).explode(
+        empty_as_null=False, keep_nulls=False
+    ).to_numpy()
+    starts = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    pos = np.arange(run_q.size, dtype=np.int64) - starts[run_q]
+    key = -pos.astype(np.float64)
+    key[usable[run_q]] = flat_scores
+    new_group = np.ones(run_q.size, dtype=bool)
+    new_group[1:] = run_q[1:] != run_q[:-1]
+    if _in_trec_order(new_group, key, run_doc):
+        return run_q, run_doc
+    ordered = pl.DataFrame({"q": run_q, "s": key, "doc": run_doc}).sort(
+        ["q", "s", "doc"], descending=[False, True, True], maintain_order=True
+    )
+    return ordered.get_column("q").to_numpy(), ordered.get_column("doc")
+
+
+def _wide_judgments(
+    view: pl.DataFrame, column: str, graded: bool, relevant: pl.Series | None, function: str
+) -> Judgments:
+    n = view.height
+    if graded:
+        series = view.get_column(column)
+        dtype = series.dtype
+        inner = dtype.inner if isinstance(dtype, pl.List) else None
+        fields = {f.name: f.dtype for f in inner.fields} if isinstance(inner, pl.Struct) else {}
+        id_field = "id" if "id" in fields else "key" if "key" in fields else None
+        grade_field = "grade" if "grade" in fields else "value" if "value" in fields else None
+        if id_field is None or grade_field is None or not id_dtype_ok(fields[id_field]) or not fields[
+            grade_field
+        ].is_integer():
+            raise SchemaError(
+                "wrong dtype",
+                function=function,
+                column=column,
+                expected="list[struct{id: str, grade: int}]",
+                found=str(dtype),
+            )
+        flat = series.explode(empty_as_null=False, keep_nulls=False).struct.unnest()
+        ids = flat.get_column(id_field).cast(pl.String)
+        grades = flat.get_column(grade_field)
+        lengths = series.list.len().fill_null(0).to_numpy().astype(np.int64)
+        row_of = np.repeat(np.arange(n, dtype=np.int64), lengths)
+        bad = ids.is_null() | grades.is_null()
+        at = first_true_row(bad)
+        if at is not None:
+            raise SchemaError("null id or grade inside judgments", function=function, column=column,
+                              row=int(row_of[at]), expected="non-null id and grade", found=str(flat.row(at)))
+        grade = grades.cast(pl.Int64).to_numpy()
+    else:
+        series = relevant if relevant is not None else check_id_list_column(view, column, function)
+        lengths = series.list.len().fill_null(0).to_numpy().astype(np.int64)
+        row_of = np.repeat(np.arange(n, dtype=np.int64), lengths)
+        ids = series.explode(empty_as_null=False, keep_nulls=False)
+        grade = np.ones(ids.len(), dtype=np.int64)
+    q, ids, grade = dedupe_judgments(row_of, ids, grade, function=function, column=column, row_of=row_of)
+    judged = series.is_not_null().to_numpy()
+    return Judgments(q=q, doc=ids.rename("doc"), grade=grade, judged=judged)
+
+
+# ----------------------------------------------------------------------------- long (TREC) tables
+
+
+def _id_column(df: pl.DataFrame, column: str, function: str) -> pl.Series:
+    series = df.get_column(column)
+    if not id_dtype_ok(series.dtype):
+        raise SchemaError("wrong dtype", function=function, column=column, expected="str or int",
+                          found=str(series.dtype))
+    row = first_true_row(series.is_null())
+    if row is not None:
+        raise SchemaError("null id", function=function, column=column, row=row, expected="an id", found="null")
+    return series.cast(pl.String)
+
+
+def evaluate_run(
+    run: Any,
+    qrels: Any,
+    /,
+    *,
+    k: int | Iterable[int] = (5, 10, 100),
+    metrics: Iterable[str] | None = None,
+    relevance_level: int = 1,
+    complete: bool = False,
+    max_docs: int | None = None,
+    query_id: str = "query_id",
+    doc_id: str = "doc_id",
+    score: str = "score",
+    relevance: str = "relevance",
+) -> pl.DataFrame:
+    """Score a TREC-style run against qrels: one row per query, as trec_eval ``-q``.
+
+    Documents are ranked by score descending, ties broken by doc id descending
+    (trec_eval; a ``rank`` column is ignored). A run already in that order (the
+    usual case) is not sorted again.
+
+    Parameters
+    ----------
+    run : frame
+        Columns ``query_id, doc_id, score`` (names overridable).
+    qrels : frame
+        Columns ``query_id, doc_id, relevance`` (integer grades).
+    k : int or list of int
+        Cutoffs for the ``*_at_k`` measures.
+    metrics : list of str, optional
+        Names from :data:`RETRIEVAL_METRICS`; all by default.
+    relevance_level : int
+        Minimum grade of a relevant document (trec_eval ``-l``).
+    complete : bool
+        trec_eval ``-c``: queries in the qrels but absent from the run are
+        scored 0 instead of being left out.
+    max_docs : int, optional
+        trec_eval ``-M``: keep at most this many documents per query, after ranking.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``query_id, num_ret, num_rel, num_rel_ret`` and one Float64 column per
+        measure, sorted by ``query_id``. Queries of the run that have no
+        judgments are kept with null measures (trec_eval skips them); use
+        :func:`run_summary` for the ``all`` line.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> run = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+    >>> qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["b"], "relevance": [1]})
+    >>> evaluate_run(run, qrels, k=1, metrics=["mrr"])["mrr"].to_list()
+    [0.5]
+    """
+    function = "evaluate_run"
+    ks = _check_ks(k, function)
+    chosen = _check_metrics(metrics, RETRIEVAL_METRICS, function)
+    level = _check_level(relevance_level, function)
+    if max_docs is not None and (isinstance(max_docs, bool) or not isinstance(max_docs, int) or max_docs < 1):
+        raise InvalidParameterError(f"{function}: max_docs must be an int >= 1 or None, found {max_docs!r}")
+
+    run_df = to_polars(run, [query_id, doc_id, score], function)
+    qrels_df = to_polars(qrels, [query_id, doc_id, relevance], function)
+    run_qid = _id_column(run_df, query_id, function)
+    run_doc = _id_column(run_df, doc_id, function)
+    run_score = _check_scores(run_df.get_column(score), score, function)
+    grades = qrels_df.get_column(relevance)
+    if not grades.dtype.is_integer():
+        raise SchemaError("wrong dtype", function=function, column=relevance, expected="int",
+                          found=str(grades.dtype))
+    row = first_true_row(grades.is_null())
+    if row is not None:
+        raise SchemaError("null grade", function=function, column=relevance, row=row, expected="int", found="null")
+    qrels_qid = _id_column(qrels_df, query_id, function)
+    qrels_doc = _id_column(qrels_df, doc_id, function)
+
+    run_q, qids, run_doc = _group_run(run_qid, run_doc, run_score)
+    if max_docs is not None and run_q.size:
+        keep = _positions(run_q) < max_docs
+        run_q, run_doc = run_q[keep], run_doc.filter(pl.Series(keep))
+
+    # query codes for the judgments: the run's queries first, then (with -c) judged-only queries
+    codes = pl.DataFrame({"qid": qids, "code": np.arange(qids.len(), dtype=np.int64)})
+    judged_qids = qrels_qid.unique(maintain_order=True)
+    extra = judged_qids.filter(~judged_qids.is_in(qids.implode()))
+    if complete and extra.len():
+        extra = extra.sort()
+        codes = pl.concat([codes, pl.DataFrame({"qid": extra, "code": np.arange(extra.len()) + qids.len()})])
+    j_code = (
+        pl.DataFrame({"qid": qrels_qid}).join(codes, on="qid", how="left", maintain_order="left").get_column("code")
+    )
+    known = j_code.is_not_null()
+    jq = j_code.filter(known).to_numpy().astype(np.int64)
+    jdoc = qrels_doc.filter(known)
+    jgrade = grades.filter(known).cast(pl.Int64).to_numpy()
+    jrows = np.flatnonzero(known.to_numpy())
+    jq, jdoc, jgrade = dedupe_judgments(jq, jdoc, jgrade, function=function, column=doc_id, row_of=jrows)
+    n_queries = codes.height
+    judged = np.zeros(n_queries, dtype=bool)
+    judged[jq] = True
+    judged[qids.len():] = True
+    judgments = Judgments(q=jq, doc=jdoc, grade=jgrade, judged=judged)
+
+    grade, judged_row = match_judgments(run_q, run_doc, judgments)
+    values = compute_measures(
+        run_q, grade, judged_row, judgments, n_queries, ks=ks, measures=list(chosen) + list(COUNT_MEASURES),
+        relevance_level=level,
+    )
+    out = pl.DataFrame({"query_id": codes.get_column("qid")})
+    for name in COUNT_MEASURES:
+        out = out.with_columns(pl.Series(name, values[name], dtype=pl.Int64))
+    for name in _output_names(ks, chosen, ""):
+        out = out.with_columns(pl.Series(name, values[name], dtype=pl.Float64, nan_to_null=True))
+    return out.sort("query_id")
+
+
+def _positions(run_q: np.ndarray) -> np.ndarray:
+    new = np.ones(run_q.size, dtype=bool)
+    new[1:] = run_q[1:] != run_q[:-1]
+    starts = np.flatnonzero(new)
+    return np.arange(run_q.size) - np.repeat(starts, np.diff(np.append(starts, run_q.size)))
+
+
+def _group_run(qid: pl.Series, doc: pl.Series, score: np.ndarray) -> tuple[np.ndarray, pl.Series, pl.Series]:
+    """Query code per row (rows grouped by query, in trec_eval order), the query ids, the doc ids."""
+    if qid.len() == 0:
+        return np.zeros(0, dtype=np.int64), qid, doc
+    new = (qid != qid.shift(1)).fill_null(True).to_numpy()
+    firsts = qid.filter(pl.Series(new))
+    if firsts.n_unique() == firsts.len() and _in_trec_order(new, score, doc):
+        return np.cumsum(new, dtype=np.int64) - 1, firsts, doc
+    ordered = pl.DataFrame({"q": qid, "s": score, "d": doc}).sort(
+        ["q", "s", "d"], descending=[False, True, True], maintain_order=True
+    )
+    qid, doc = ordered.get_column("q"), ordered.get_column("d")
+    new = (qid != qid.shift(1)).fill_null(True).to_numpy()
+    return np.cumsum(new, dtype=np.int64) - 1, qid.filter(pl.Series(new)), doc
+
+
+def run_summary(per_query: Any, /) -> pl.DataFrame:
+    """trec_eval's ``all`` line: one row of means over the evaluated queries.
+
+    ``num_q`` counts queries with judgments; ``num_ret``, ``num_rel`` and
+    ``num_rel_ret`` are summed over them; every other numeric column is the
+    arithmetic mean over them (queries with null measures are left out, as
+    trec_eval leaves out queries that have no judgments).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> pq = pl.DataFrame({"query_id": ["a", "b"], "num_ret": [1, 1], "mrr": [1.0, 0.0]})
+    >>> run_summary(pq)["mrr"].item()
+    0.5
+    """
+    df = to_polars(per_query, function="run_summary")
+    measures = [c for c in df.columns if c not in COUNT_MEASURES and c != "query_id" and df.schema[c].is_float()]
+    evaluated = df.filter(pl.all_horizontal(pl.col(measures).is_not_null())) if measures else df
+    exprs = [pl.len().alias("num_q")]
+    exprs += [pl.col(c).sum() for c in COUNT_MEASURES if c in df.columns]
+    exprs += [pl.col(c).mean() for c in measures]
+    return evaluated.select(exprs)
+
+
+# ----------------------------------------------------------------------------- one sample
+
+
+def retrieval_metrics(
+    retrieved: Sequence[str],
+    relevant: Sequence[str] | dict[str, int],
+    k: int = 5,
+    *,
+    scores: Sequence[float] | None = None,
+    relevance_level: int = 1,
+) -> dict[str, float]:
+    """Ranking metrics of one query, as a plain dict (the seeds' single-sample call).
+
+    ``relevant`` is a list of relevant ids, or a dict id -> integer grade.
+
+    Examples
+    --------
+    >>> m = retrieval_metrics(["a", "b", "c"], ["b", "z"], k=2)
+    >>> m["precision_at_2"], m["recall_at_2"], m["mrr"]
+    (0.5, 0.5, 0.5)
+    """
+    data: dict[str, Any] = {"retrieved_ids": [list(retrieved)]}
+    if isinstance(relevant, dict):
+        data["relevance"] = [[{"id": key, "grade": int(value)} for key, value in relevant.items()]]
+        schema = {"retrieved_ids": pl.List(pl.String), "relevance": pl.List(pl.Struct({"id": pl.String, "grade": pl.Int64}))}
+    else:
+        data["relevant_ids"] = [list(relevant)]
+        schema = {"retrieved_ids": pl.List(pl.String), "relevant_ids": pl.List(pl.String)}
+    if scores is not None:
+        data["retrieved_scores"] = [list(map(float, scores))]
+        schema["retrieved_scores"] = pl.List(pl.Float64)
+    frame = pl.DataFrame(data, schema=schema)
+    scored = score_retrieval(frame, k=k, relevance_level=relevance_level)
+    return {name: scored[name][0] for name in scored.columns if name not in schema}

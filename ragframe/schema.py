@@ -1,0 +1,243 @@
+"""The column contract and the frame adapters.
+
+Every public ``score_*`` function takes a frame first and returns the same kind of
+frame: polars DataFrame or LazyFrame, pyarrow Table or RecordBatch, or pandas
+DataFrame. Internally the columns a kernel needs are viewed as a polars
+DataFrame; the kernel returns only the *new* columns, and the adapter attaches
+them to the caller's frame, so input columns are never modified, retyped or
+reordered. An output column whose name already exists in the input replaces it
+in place (re-running a metric in a notebook overwrites its previous result).
+
+pandas is optional: it is never imported here; a pandas object is recognised by
+its type's module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
+
+import polars as pl
+import pyarrow as pa
+
+from ragframe.exceptions import InvalidParameterError, SchemaError
+
+__all__ = [
+    "DEFAULT_COLUMNS",
+    "frame_kind",
+    "to_polars",
+    "apply_to_frame",
+    "require_columns",
+    "check_id_list_column",
+    "id_dtype_ok",
+    "first_true_row",
+]
+
+Frame = TypeVar("Frame")
+
+#: Canonical column names (DESIGN.md, section 2). Every function lets the caller
+#: rename them by keyword.
+DEFAULT_COLUMNS: dict[str, str] = {
+    "id": "id",
+    "question": "question",
+    "answer": "answer",
+    "contexts": "contexts",
+    "ground_truth": "ground_truth",
+    "retrieved_ids": "retrieved_ids",
+    "retrieved_scores": "retrieved_scores",
+    "relevant_ids": "relevant_ids",
+    "relevance": "relevance",
+    "gold_documents": "gold_documents",
+}
+
+
+def frame_kind(frame: Any, function: str = "ragframe") -> str:
+    """Name the kind of ``frame``: polars, lazy, arrow_table, arrow_batch or pandas.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> frame_kind(pl.DataFrame({"a": [1]}))
+    'polars'
+    """
+    if isinstance(frame, pl.DataFrame):
+        return "polars"
+    if isinstance(frame, pl.LazyFrame):
+        return "lazy"
+    if isinstance(frame, pa.Table):
+        return "arrow_table"
+    if isinstance(frame, pa.RecordBatch):
+        return "arrow_batch"
+    module = type(frame).__module__ or ""
+    if module.startswith("pandas") and type(frame).__name__ == "DataFrame":
+        return "pandas"
+    raise InvalidParameterError(
+        f"{function}: expected a polars DataFrame/LazyFrame, pyarrow Table/RecordBatch or "
+        f"pandas DataFrame, found {type(frame).__module__}.{type(frame).__name__}"
+    )
+
+
+def _column_names(frame: Any, kind: str) -> list[str]:
+    if kind == "lazy":
+        return list(frame.collect_schema().names())
+    if kind in ("polars", "pandas"):
+        return [str(c) for c in frame.columns]
+    return list(frame.schema.names)
+
+
+def to_polars(frame: Any, columns: Sequence[str] | None = None, function: str = "ragframe") -> pl.DataFrame:
+    """View ``frame`` (any supported eager kind) as a polars DataFrame.
+
+    Only ``columns`` are converted when given (all columns otherwise).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> to_polars(pa.table({"a": [1, 2]})).height
+    2
+    """
+    kind = frame_kind(frame, function)
+    if kind == "lazy":
+        frame = frame.collect()
+        kind = "polars"
+    if columns is not None:
+        require_columns(_column_names(frame, kind), columns, function)
+    if kind == "polars":
+        return frame if columns is None else frame.select(list(columns))
+    if kind in ("arrow_table", "arrow_batch"):
+        table = frame if columns is None else frame.select(list(columns))
+        return pl.DataFrame(pl.from_arrow(table))
+    pdf = frame if columns is None else frame[list(columns)]
+    return pl.from_pandas(pdf.reset_index(drop=True))
+
+
+def require_columns(available: Iterable[str], needed: Iterable[str], function: str) -> None:
+    """Raise :class:`SchemaError` naming the first column of ``needed`` not in ``available``."""
+    have = list(available)
+    present = set(have)
+    for name in needed:
+        if name not in present:
+            raise SchemaError(
+                "missing column",
+                function=function,
+                column=name,
+                available=have,
+            )
+
+
+def apply_to_frame(
+    frame: Frame,
+    compute: Callable[[pl.DataFrame], pl.DataFrame],
+    *,
+    columns: Sequence[str],
+    function: str,
+) -> Frame:
+    """Run ``compute`` on the ``columns`` of ``frame`` and attach its result columns.
+
+    ``compute`` receives a polars DataFrame holding ``columns`` and returns a
+    DataFrame of new columns with the same number of rows. A LazyFrame stays lazy:
+    ``compute`` runs when the caller collects (its output schema is taken from a
+    run on zero rows, which also validates the input schema at call time).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"x": [1, 2]})
+    >>> apply_to_frame(df, lambda d: d.select(y=pl.col("x") * 2), columns=["x"], function="f")["y"].to_list()
+    [2, 4]
+    """
+    kind = frame_kind(frame, function)
+    names = _column_names(frame, kind)
+    require_columns(names, columns, function)
+
+    if kind == "lazy":
+        lazy: pl.LazyFrame = frame  # type: ignore[assignment]
+        empty = pl.DataFrame(schema=lazy.collect_schema())
+        out_schema = _attach_polars(empty, compute(empty.select(list(columns)))).schema
+
+        def run(df: pl.DataFrame) -> pl.DataFrame:
+            return _attach_polars(df, _checked(compute(df.select(list(columns))), df.height, function))
+
+        return lazy.map_batches(run, schema=out_schema, streamable=False)  # type: ignore[return-value]
+
+    view = to_polars(frame, columns, function)
+    new = _checked(compute(view), view.height, function)
+    if kind == "polars":
+        return _attach_polars(frame, new)  # type: ignore[arg-type,return-value]
+    if kind in ("arrow_table", "arrow_batch"):
+        return _attach_arrow(frame, new)  # type: ignore[return-value]
+    return _attach_pandas(frame, new)  # type: ignore[return-value]
+
+
+def _checked(new: pl.DataFrame, height: int, function: str) -> pl.DataFrame:
+    if new.height != height:  # an internal invariant, never a user error
+        raise RuntimeError(f"{function}: kernel returned {new.height} rows for {height} input rows")
+    return new
+
+
+def _attach_polars(df: pl.DataFrame, new: pl.DataFrame) -> pl.DataFrame:
+    return df.with_columns(new.get_columns()) if new.width else df
+
+
+def _attach_arrow(table: Any, new: pl.DataFrame) -> Any:
+    arrays = dict(zip(table.schema.names, table.columns))
+    order = list(table.schema.names)
+    for name, column in zip(new.columns, new.to_arrow().columns):
+        if isinstance(table, pa.RecordBatch) and isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        if name not in arrays:
+            order.append(name)
+        arrays[name] = column
+    cls = pa.RecordBatch if isinstance(table, pa.RecordBatch) else pa.Table
+    return cls.from_arrays([arrays[n] for n in order], names=order)
+
+
+def _attach_pandas(pdf: Any, new: pl.DataFrame) -> Any:
+    out = pdf.copy(deep=False)
+    converted = new.to_pandas()
+    for name in new.columns:
+        out[name] = converted[name].to_numpy() if converted[name].dtype.kind in "fiub" else converted[name].values
+    return out
+
+
+def id_dtype_ok(dtype: pl.DataType) -> bool:
+    """True for the id types the contract accepts: strings and integers."""
+    return dtype == pl.String or dtype.is_integer()
+
+
+def first_true_row(mask: pl.Series) -> int | None:
+    """Position of the first True in a boolean Series (nulls count as False), or None."""
+    hits = mask.fill_null(False).arg_true()
+    return int(hits[0]) if hits.len() else None
+
+
+def check_id_list_column(df: pl.DataFrame, column: str, function: str) -> pl.Series:
+    """Validate a list-of-ids column and return it as ``list[str]``.
+
+    Nulls of the list itself are allowed (their meaning is the caller's);
+    a null *inside* a list is an error naming the row. Integer ids are compared
+    by their decimal string form.
+    """
+    series = df.get_column(column)
+    dtype = series.dtype
+    if not isinstance(dtype, pl.List) or not id_dtype_ok(dtype.inner):
+        raise SchemaError(
+            "wrong dtype",
+            function=function,
+            column=column,
+            expected="list[str] (or list[int])",
+            found=str(dtype),
+        )
+    if dtype.inner != pl.String:
+        series = series.cast(pl.List(pl.String))
+    row = first_true_row(series.list.eval(pl.element().is_null()).list.any())
+    if row is not None:
+        raise SchemaError(
+            "null id inside a list",
+            function=function,
+            column=column,
+            row=row,
+            expected="no null elements",
+            found="null",
+        )
+    return series
