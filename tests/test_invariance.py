@@ -1,0 +1,117 @@
+"""Invariants every registered metric keeps (DESIGN.md section 4), driven by ``rf.METRICS``.
+
+A metric joins these tests by being registered: row order, any batch split, LazyFrame vs
+DataFrame, every frame kind, untouched input columns, bounds and determinism.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pytest
+from frames import make_frame
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+import ragframe as rf
+
+SPECS = list(rf.METRICS.values())
+IDS = [s.name for s in SPECS]
+
+
+def _score(spec, frame):
+    return spec.function(frame, **spec.example_kwargs)
+
+
+def _outputs(spec):
+    return spec.outputs(spec.example_kwargs)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31), n=st.integers(1, 40))
+def test_row_order_does_not_matter(spec, seed, n):
+    frame = make_frame(spec.inputs, n, seed)
+    whole = _score(spec, frame)
+    perm = np.random.default_rng(seed).permutation(n)
+    shuffled = _score(spec, frame[perm])
+    restored = shuffled[np.argsort(perm)]
+    assert_frame_equal(restored, whole)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31), n=st.integers(1, 40), data=st.data())
+def test_any_batch_split_gives_the_same_rows(spec, seed, n, data):
+    frame = make_frame(spec.inputs, n, seed)
+    whole = _score(spec, frame)
+    cuts = sorted(data.draw(st.lists(st.integers(0, n), max_size=5)))
+    bounds = [0, *cuts, n]
+    parts = [_score(spec, frame[a:b]) for a, b in zip(bounds, bounds[1:])]
+    assert_frame_equal(pl.concat(parts), whole)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def test_lazy_equals_eager_and_stays_lazy(spec):
+    frame = make_frame(spec.inputs, 50, 7)
+    lazy = _score(spec, frame.lazy())
+    assert isinstance(lazy, pl.LazyFrame)
+    assert lazy.collect_schema().names() == _score(spec, frame).columns
+    assert_frame_equal(lazy.collect(), _score(spec, frame))
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+@pytest.mark.parametrize("kind", ["arrow_table", "arrow_batch", "pandas"])
+def test_every_frame_kind_in_is_the_same_kind_out(spec, kind):
+    frame = make_frame(spec.inputs, 30, 11)
+    expected = _score(spec, frame)
+    if kind == "arrow_table":
+        given_frame = frame.to_arrow()
+        out = _score(spec, given_frame)
+        assert isinstance(out, pa.Table)
+        assert out.schema.names[: frame.width] == given_frame.schema.names
+        assert out.select(given_frame.schema.names).equals(given_frame)  # input columns untouched
+        got = pl.DataFrame(pl.from_arrow(out))
+    elif kind == "arrow_batch":
+        given_frame = frame.to_arrow().to_batches()[0]
+        out = _score(spec, given_frame)
+        assert isinstance(out, pa.RecordBatch)
+        got = pl.DataFrame(pl.from_arrow(out))
+    else:
+        pd = pytest.importorskip("pandas")
+        given_frame = frame.to_pandas()
+        given_frame.index = pd.RangeIndex(100, 100 + frame.height)
+        out = _score(spec, given_frame)
+        assert isinstance(out, pd.DataFrame)
+        assert list(out.index) == list(given_frame.index)
+        got = pl.from_pandas(out.reset_index(drop=True))
+    outputs = _outputs(spec)
+    assert_frame_equal(got.select(outputs), expected.select(outputs), check_dtypes=False)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def test_inputs_untouched_outputs_bounded_and_deterministic(spec):
+    frame = make_frame(spec.inputs, 200, 3)
+    before = frame.clone()
+    out = _score(spec, frame)
+    assert_frame_equal(frame, before)
+    assert out.height == frame.height
+    assert out.columns == [*frame.columns, *_outputs(spec)]
+    assert_frame_equal(out.select(frame.columns), frame)
+    for name in _outputs(spec):
+        values = out[name]
+        assert values.dtype == pl.Float64
+        finite = values.drop_nulls()
+        assert not finite.is_nan().any(), name
+        assert finite.len() == 0 or (finite.min() >= 0.0 and finite.max() <= 1.0), name
+    assert_frame_equal(_score(spec, frame), out)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def test_empty_frame_gives_empty_outputs(spec):
+    frame = make_frame(spec.inputs, 0, 0)
+    out = _score(spec, frame)
+    assert out.height == 0
+    assert out.columns == [*frame.columns, *_outputs(spec)]
