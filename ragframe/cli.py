@@ -13,29 +13,27 @@ from __future__ import annotations
 
 import argparse
 import sys
-from importlib import resources
 from pathlib import Path
 
 import polars as pl
 
+from ragframe.datasets import example_paths
 from ragframe.exceptions import RagframeError
 from ragframe.io import read_qrels, read_trec_run
 from ragframe.metrics.retrieval import evaluate_run, run_summary
 
-__all__ = ["main", "example_paths"]
+__all__ = ["main", "build_parser"]
 
-DEMO_MEASURES = ["precision_at_k", "recall_at_k", "hit_rate_at_k", "ndcg_at_k", "ndcg", "mrr",
-                 "average_precision", "r_precision"]
-
-
-def example_paths() -> dict[str, Path]:
-    """Paths of the bundled example files (qrels and two runs)."""
-    root = resources.files("ragframe") / "data"
-    return {
-        "qrels": Path(str(root / "qrels.dl19-passage.txt")),
-        "bm25": Path(str(root / "run.dl19.bm25.txt")),
-        "bm25+gpt3.5-rerank": Path(str(root / "run.dl19.bm25-rerank-gpt35.txt")),
-    }
+DEMO_MEASURES = [
+    "precision_at_k",
+    "recall_at_k",
+    "hit_rate_at_k",
+    "ndcg_at_k",
+    "ndcg",
+    "mrr",
+    "average_precision",
+    "r_precision",
+]
 
 
 def _format_table(rows: list[tuple[str, list[str]]], header: list[str]) -> str:

@@ -78,9 +78,10 @@ def read_trec_run(path: str | os.PathLike[str]) -> pl.DataFrame:
 
     Examples
     --------
-    >>> run = read_trec_run("run.txt")  # doctest: +SKIP
-    >>> run.columns
-    ['query_id', 'q0', 'doc_id', 'rank', 'score', 'tag']
+    >>> from ragframe.datasets import example_paths
+    >>> run = read_trec_run(example_paths()["bm25"])
+    >>> run.columns, run.height
+    (['query_id', 'q0', 'doc_id', 'rank', 'score', 'tag'], 4300)
     """
     function = "read_trec_run"
     names = ["query_id", "q0", "doc_id", "rank", "score", "tag"]
@@ -95,9 +96,10 @@ def read_qrels(path: str | os.PathLike[str]) -> pl.DataFrame:
 
     Examples
     --------
-    >>> qrels = read_qrels("qrels.txt")  # doctest: +SKIP
-    >>> qrels.columns
-    ['query_id', 'iteration', 'doc_id', 'relevance']
+    >>> from ragframe.datasets import example_paths
+    >>> qrels = read_qrels(example_paths()["qrels"])
+    >>> qrels.columns, qrels.height
+    (['query_id', 'iteration', 'doc_id', 'relevance'], 9260)
     """
     function = "read_qrels"
     names = ["query_id", "iteration", "doc_id", "relevance"]
@@ -125,7 +127,11 @@ def write_trec_run(
     --------
     >>> import polars as pl
     >>> run = pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "score": [1.5]})
-    >>> write_trec_run(run, "/tmp/run.txt", tag="demo")  # doctest: +SKIP
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.txt"
+    >>> write_trec_run(run, path, tag="demo")
+    >>> print(path.read_text(), end="")
+    q1 Q0 d1 1 1.5 demo
     """
     df = to_polars(run, function="write_trec_run")
     tag_expr = pl.lit(tag) if tag is not None else (pl.col("tag") if "tag" in df.columns else pl.lit("ragframe"))
@@ -158,7 +164,11 @@ def write_qrels(
     --------
     >>> import polars as pl
     >>> qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "relevance": [2]})
-    >>> write_qrels(qrels, "/tmp/qrels.txt")  # doctest: +SKIP
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "qrels.txt"
+    >>> write_qrels(qrels, path)
+    >>> print(path.read_text(), end="")
+    q1 0 d1 2
     """
     df = to_polars(qrels, function="write_qrels")
     out = df.select(

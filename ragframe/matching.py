@@ -39,7 +39,11 @@ def normalize_chunks(chunks: pl.Expr | pl.Series) -> pl.Expr | pl.Series:
     """
     undated = (
         pl.when(chunks.str.starts_with("Date: "))
-        .then(pl.when(chunks.str.contains("\n", literal=True)).then(chunks.str.replace(r"(?s)^[^\n]*\n", "")).otherwise(pl.lit("")))
+        .then(
+            pl.when(chunks.str.contains("\n", literal=True))
+            .then(chunks.str.replace(r"(?s)^[^\n]*\n", ""))
+            .otherwise(pl.lit(""))
+        )
         .otherwise(chunks)
     )
     if isinstance(chunks, pl.Series):
@@ -47,7 +51,15 @@ def normalize_chunks(chunks: pl.Expr | pl.Series) -> pl.Expr | pl.Series:
     return undated.str.replace(r"^(?:user|assistant): ", "")
 
 
-_ASCII_ESCAPES = [("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"), ("\b", "\\b"), ("\f", "\\f")]
+_ASCII_ESCAPES = [
+    ("\\", "\\\\"),
+    ('"', '\\"'),
+    ("\n", "\\n"),
+    ("\r", "\\r"),
+    ("\t", "\\t"),
+    ("\b", "\\b"),
+    ("\f", "\\f"),
+]
 
 
 def json_escape(texts: pl.Series) -> pl.Series:
@@ -80,18 +92,23 @@ def json_escape(texts: pl.Series) -> pl.Series:
 def _check_text_lists(view: pl.DataFrame, column: str, function: str) -> pl.Series:
     series = view.get_column(column)
     if not isinstance(series.dtype, pl.List) or series.dtype.inner != pl.String:
-        raise SchemaError("wrong dtype", function=function, column=column, expected="list[str]",
-                          found=str(series.dtype))
+        raise SchemaError(
+            "wrong dtype", function=function, column=column, expected="list[str]", found=str(series.dtype)
+        )
     row = first_true_row(series.list.eval(pl.element().is_null()).list.any())
     if row is not None:
-        raise SchemaError("null text inside a list", function=function, column=column, row=row,
-                          expected="no null elements", found="null")
+        raise SchemaError(
+            "null text inside a list",
+            function=function,
+            column=column,
+            row=row,
+            expected="no null elements",
+            found="null",
+        )
     return series
 
 
-def contains_to_ids(
-    view: pl.DataFrame, chunks_col: str, gold_col: str, function: str
-) -> tuple[pl.Series, pl.Series]:
+def contains_to_ids(view: pl.DataFrame, chunks_col: str, gold_col: str, function: str) -> tuple[pl.Series, pl.Series]:
     """Turn chunk texts and gold texts into id lists for the ranking kernel.
 
     Returns ``(retrieved, relevant)`` as list[str] Series: gold document ``i`` of a
@@ -147,5 +164,7 @@ def _rebuild(flat: pl.Series, lengths: np.ndarray, null: pl.Series) -> pl.Series
     values = flat.to_arrow()
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
-    arr = pa.LargeListArray.from_arrays(pa.array(offsets), values.cast(pa.large_string()), mask=pa.array(null.to_numpy()))
+    arr = pa.LargeListArray.from_arrays(
+        pa.array(offsets), values.cast(pa.large_string()), mask=pa.array(null.to_numpy())
+    )
     return pl.Series(pl.from_arrow(arr)).cast(pl.List(pl.String))

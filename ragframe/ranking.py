@@ -107,9 +107,16 @@ def dedupe_judgments(
         return q, doc, grade
     idx = np.flatnonzero(dup)
     sub = pl.DataFrame({"i": idx, "q": q[idx], "doc": doc.gather(idx), "grade": grade[idx]})
-    conflicts = sub.group_by("q", "doc").agg(
-        pl.col("i").min(), pl.col("grade").n_unique().alias("n"), pl.col("grade").unique().sort().alias("g")
-    ).filter(pl.col("n") > 1)
+    # the offending row: the first one whose grade differs from the first grade of its (query, document)
+    conflicts = (
+        sub.sort("i")
+        .group_by("q", "doc")
+        .agg(
+            pl.col("i").filter(pl.col("grade") != pl.col("grade").first()).first(),
+            pl.col("grade").unique().sort().alias("g"),
+        )
+        .filter(pl.col("i").is_not_null())
+    )
     if conflicts.height:
         first = conflicts.sort("i").row(0, named=True)
         row = int(row_of[first["i"]]) if row_of is not None else int(first["i"])
@@ -121,13 +128,11 @@ def dedupe_judgments(
             expected="one grade per (query, document)",
             found=f"grades {first['g']}",
         )
-    keep = pl.DataFrame({"q": q, "doc": doc}).is_first_distinct().to_numpy()
+    keep = pl.DataFrame({"q": q, "doc": doc}).select(pl.struct("q", "doc").is_first_distinct()).to_series().to_numpy()
     return q[keep], doc.filter(pl.Series(keep)), grade[keep]
 
 
-def match_judgments(
-    run_q: np.ndarray, run_doc: pl.Series, judgments: Judgments
-) -> tuple[np.ndarray, np.ndarray]:
+def match_judgments(run_q: np.ndarray, run_doc: pl.Series, judgments: Judgments) -> tuple[np.ndarray, np.ndarray]:
     """Find each retrieved row's judgment.
 
     Returns
@@ -154,9 +159,7 @@ def match_judgments(
     )
     i = pairs.get_column("i").to_numpy()
     j = pairs.get_column("j").to_numpy().astype(np.int64)
-    same = (run_q[i] == judgments.q[j]) & (
-        run_doc.gather(i) == judgments.doc.gather(j)
-    ).to_numpy()
+    same = (run_q[i] == judgments.q[j]) & (run_doc.gather(i) == judgments.doc.gather(j)).to_numpy()
     i, j = i[same], j[same]
     # a document repeated within a ranking counts only at its first position
     first = pl.Series(j).is_first_distinct().to_numpy()

@@ -14,7 +14,7 @@ import pytest
 from conftest import shared_path
 
 import ragframe as rf
-from ragframe.cli import example_paths
+from ragframe.datasets import example_paths
 
 DL_NDCG10 = {  # run -> (DL19, DL20) nDCG@10
     "BM25": (0.5058, 0.4796),
@@ -68,9 +68,17 @@ def test_dl_runs_published_ndcg10(name, year):
 
 
 ROBUST_MEANS = {  # uic0301 with robust03_cs_qrels.txt, trec_eval values from trectools' tests
-    "average_precision": 0.2396, "mrr": 0.6466, "precision_at_1000": 0.0371,
-    "recall_at_5": 0.0858, "recall_at_10": 0.1314, "recall_at_15": 0.1686, "recall_at_20": 0.1968,
-    "recall_at_30": 0.2530, "recall_at_100": 0.4243, "recall_at_200": 0.5323, "recall_at_500": 0.6569,
+    "average_precision": 0.2396,
+    "mrr": 0.6466,
+    "precision_at_1000": 0.0371,
+    "recall_at_5": 0.0858,
+    "recall_at_10": 0.1314,
+    "recall_at_15": 0.1686,
+    "recall_at_20": 0.1968,
+    "recall_at_30": 0.2530,
+    "recall_at_100": 0.4243,
+    "recall_at_200": 0.5323,
+    "recall_at_500": 0.6569,
     "recall_at_1000": 0.7518,
 }
 ROBUST_PER_TOPIC = {

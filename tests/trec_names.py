@@ -35,5 +35,6 @@ def read_expected(path) -> pl.DataFrame:
         mapped = ragframe_name(measure)
         if mapped is not None:
             rows.append({"measure": measure, "column": mapped[0], "k": mapped[1], "qid": qid, "value": value})
-    return pl.DataFrame(rows, schema={"measure": pl.String, "column": pl.String, "k": pl.Int64,
-                                      "qid": pl.String, "value": pl.String})
+    return pl.DataFrame(
+        rows, schema={"measure": pl.String, "column": pl.String, "k": pl.Int64, "qid": pl.String, "value": pl.String}
+    )

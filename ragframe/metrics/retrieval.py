@@ -94,9 +94,7 @@ def _check_metrics(metrics: Iterable[str] | None, allowed: Sequence[str], functi
 
 def _check_level(relevance_level: int, function: str) -> int:
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, np.integer)):
-        raise InvalidParameterError(
-            f"{function}: relevance_level must be an int, found {relevance_level!r}"
-        )
+        raise InvalidParameterError(f"{function}: relevance_level must be an int, found {relevance_level!r}")
     return int(relevance_level)
 
 
@@ -131,7 +129,11 @@ def _check_scores(series: pl.Series, column: str, function: str) -> np.ndarray:
     row = first_true_row(values.is_null() | values.is_nan())
     if row is not None:
         raise SchemaError(
-            "null or NaN score", function=function, column=column, row=row, expected="a number",
+            "null or NaN score",
+            function=function,
+            column=column,
+            row=row,
+            expected="a number",
             found=str(values[row]),
         )
     return values.to_numpy()
@@ -277,13 +279,11 @@ def _score_wide(
 
     judgments = _wide_judgments(view, judgment_col, graded, relevant, function)
     grade, judged_row = match_judgments(run_q, run_doc, judgments)
-    values = compute_measures(
-        run_q, grade, judged_row, judgments, n, ks=ks, measures=metrics, relevance_level=level
-    )
+    values = compute_measures(run_q, grade, judged_row, judgments, n, ks=ks, measures=metrics, relevance_level=level)
     null_run = retrieved.is_null().to_numpy()
     columns = []
     for name in out_names:
-        arr = values[name[len(prefix):]]
+        arr = values[name[len(prefix) :]]
         if null_run.any():
             arr = np.where(null_run, np.nan, arr)
         columns.append(pl.Series(name, arr, dtype=pl.Float64, nan_to_null=True))
@@ -318,13 +318,22 @@ def _order_by_scores(
     bad = scores.cast(pl.List(pl.Float64)).list.eval(pl.element().is_null() | pl.element().is_nan()).list.any()
     row = first_true_row(bad)
     if row is not None:
-        raise SchemaError("null or NaN inside a scores list", function=function, column=score_col, row=row,
-                          expected="numbers", found=str(scores[row]))
+        raise SchemaError(
+            "null or NaN inside a scores list",
+            function=function,
+            column=score_col,
+            row=row,
+            expected="numbers",
+            found=str(scores[row]),
+        )
     # rows with a null scores list (or a null ids list) keep list order: score = -position
     usable = (scores.is_not_null() & retrieved.is_not_null()).to_numpy()
-    flat_scores = scores.filter(pl.Series(usable)).cast(pl.List(pl.Float64)).explode(
-        empty_as_null=False, keep_nulls=False
-    ).to_numpy()
+    flat_scores = (
+        scores.filter(pl.Series(usable))
+        .cast(pl.List(pl.Float64))
+        .explode(empty_as_null=False, keep_nulls=False)
+        .to_numpy()
+    )
     starts = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
     pos = np.arange(run_q.size, dtype=np.int64) - starts[run_q]
@@ -351,9 +360,12 @@ def _wide_judgments(
         fields = {f.name: f.dtype for f in inner.fields} if isinstance(inner, pl.Struct) else {}
         id_field = "id" if "id" in fields else "key" if "key" in fields else None
         grade_field = "grade" if "grade" in fields else "value" if "value" in fields else None
-        if id_field is None or grade_field is None or not id_dtype_ok(fields[id_field]) or not fields[
-            grade_field
-        ].is_integer():
+        if (
+            id_field is None
+            or grade_field is None
+            or not id_dtype_ok(fields[id_field])
+            or not fields[grade_field].is_integer()
+        ):
             raise SchemaError(
                 "wrong dtype",
                 function=function,
@@ -369,8 +381,14 @@ def _wide_judgments(
         bad = ids.is_null() | grades.is_null()
         at = first_true_row(bad)
         if at is not None:
-            raise SchemaError("null id or grade inside judgments", function=function, column=column,
-                              row=int(row_of[at]), expected="non-null id and grade", found=str(flat.row(at)))
+            raise SchemaError(
+                "null id or grade inside judgments",
+                function=function,
+                column=column,
+                row=int(row_of[at]),
+                expected="non-null id and grade",
+                found=str(flat.row(at)),
+            )
         grade = grades.cast(pl.Int64).to_numpy()
     else:
         series = relevant if relevant is not None else check_id_list_column(view, column, function)
@@ -389,8 +407,9 @@ def _wide_judgments(
 def _id_column(df: pl.DataFrame, column: str, function: str) -> pl.Series:
     series = df.get_column(column)
     if not id_dtype_ok(series.dtype):
-        raise SchemaError("wrong dtype", function=function, column=column, expected="str or int",
-                          found=str(series.dtype))
+        raise SchemaError(
+            "wrong dtype", function=function, column=column, expected="str or int", found=str(series.dtype)
+        )
     row = first_true_row(series.is_null())
     if row is not None:
         raise SchemaError("null id", function=function, column=column, row=row, expected="an id", found="null")
@@ -466,8 +485,7 @@ def evaluate_run(
     run_score = _check_scores(run_df.get_column(score), score, function)
     grades = qrels_df.get_column(relevance)
     if not grades.dtype.is_integer():
-        raise SchemaError("wrong dtype", function=function, column=relevance, expected="int",
-                          found=str(grades.dtype))
+        raise SchemaError("wrong dtype", function=function, column=relevance, expected="int", found=str(grades.dtype))
     row = first_true_row(grades.is_null())
     if row is not None:
         raise SchemaError("null grade", function=function, column=relevance, row=row, expected="int", found="null")
@@ -498,12 +516,18 @@ def evaluate_run(
     n_queries = codes.height
     judged = np.zeros(n_queries, dtype=bool)
     judged[jq] = True
-    judged[qids.len():] = True
+    judged[qids.len() :] = True
     judgments = Judgments(q=jq, doc=jdoc, grade=jgrade, judged=judged)
 
     grade, judged_row = match_judgments(run_q, run_doc, judgments)
     values = compute_measures(
-        run_q, grade, judged_row, judgments, n_queries, ks=ks, measures=list(chosen) + list(COUNT_MEASURES),
+        run_q,
+        grade,
+        judged_row,
+        judgments,
+        n_queries,
+        ks=ks,
+        measures=list(chosen) + list(COUNT_MEASURES),
         relevance_level=level,
     )
     out = pl.DataFrame({"query_id": codes.get_column("qid")})
@@ -585,7 +609,10 @@ def retrieval_metrics(
     data: dict[str, Any] = {"retrieved_ids": [list(retrieved)]}
     if isinstance(relevant, dict):
         data["relevance"] = [[{"id": key, "grade": int(value)} for key, value in relevant.items()]]
-        schema = {"retrieved_ids": pl.List(pl.String), "relevance": pl.List(pl.Struct({"id": pl.String, "grade": pl.Int64}))}
+        schema = {
+            "retrieved_ids": pl.List(pl.String),
+            "relevance": pl.List(pl.Struct({"id": pl.String, "grade": pl.Int64})),
+        }
     else:
         data["relevant_ids"] = [list(relevant)]
         schema = {"retrieved_ids": pl.List(pl.String), "relevant_ids": pl.List(pl.String)}
