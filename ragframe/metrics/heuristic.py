@@ -1,0 +1,643 @@
+"""The seven heuristic (no-LLM) RAG metrics, composite score and pass/fail (``spec/heuristics.md``).
+
+Every metric is computed for all rows at once. An :class:`_TextBatch` collects every text
+the requested metrics need (questions, answers, ground truths, context chunks and the
+sentences of answers and ground truths), keeps each *distinct* text once, tokenises each
+distinct text once, and caches n-gram term tables and pairwise similarities by (text,
+text) pair. Metrics then reduce those pair values with group-bys. Repeated contexts (real
+logs retrieve the same passages again and again) and repeated pairs therefore cost one
+computation per batch.
+
+Nulls: a null ``question``/``answer`` is treated as ""; a null ``contexts`` list as []; a
+null chunk as "". A null or empty ``ground_truth`` gives null ``context_recall`` and
+``answer_correctness`` (and null ``*_passed``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any, TypeVar
+
+import numpy as np
+import polars as pl
+
+from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.schema import apply_to_frame, first_true_row, frame_kind
+from ragframe.text import pair_overlap, pair_tfidf, pair_token_f1, sentences_expr, tokenize_expr, unit_terms
+
+__all__ = [
+    "HEURISTIC_METRICS",
+    "DEFAULT_THRESHOLDS",
+    "Evaluator",
+    "evaluate",
+    "score_faithfulness",
+    "score_answer_relevance",
+    "score_context_precision",
+    "score_context_recall",
+    "score_context_relevance",
+    "score_answer_correctness",
+    "score_hallucination_rate",
+]
+
+Frame = TypeVar("Frame")
+
+#: The seven metrics, in the spec's order (``metrics=None`` means all of them).
+HEURISTIC_METRICS: tuple[str, ...] = (
+    "faithfulness",
+    "answer_relevance",
+    "context_precision",
+    "context_recall",
+    "context_relevance",
+    "answer_correctness",
+    "hallucination_rate",
+)
+DEFAULT_THRESHOLDS: dict[str, float] = {
+    "faithfulness": 0.7,
+    "answer_relevance": 0.7,
+    "context_precision": 0.7,
+    "context_recall": 0.7,
+    "context_relevance": 0.6,
+    "answer_correctness": 0.6,
+    "hallucination_rate": 0.7,
+}
+#: Which text columns each metric reads.
+METRIC_INPUTS: dict[str, tuple[str, ...]] = {
+    "faithfulness": ("answer", "contexts"),
+    "answer_relevance": ("question", "answer"),
+    "context_precision": ("question", "contexts"),
+    "context_recall": ("ground_truth", "contexts"),
+    "context_relevance": ("question", "contexts"),
+    "answer_correctness": ("ground_truth", "answer"),
+    "hallucination_rate": ("answer", "contexts"),
+}
+_SIGNAL = pl.Struct({"id": pl.String, "severity": pl.String, "message": pl.String, "evidence": pl.String})
+
+
+@dataclass(frozen=True)
+class Options:
+    """Tunable options of the heuristic metrics (spec defaults)."""
+
+    ngram_sizes: tuple[int, ...] = (1, 2)
+    ngram_weights: tuple[float, ...] = (0.7, 0.3)
+    claim_support_threshold: float = 0.15
+    chunk_relevance_threshold: float = 0.2
+    thresholds: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
+
+
+def _options(function: str, thresholds: Mapping[str, float] | None = None, **options: Any) -> Options:
+    known = {"ngram_sizes", "ngram_weights", "claim_support_threshold", "chunk_relevance_threshold"}
+    unknown = set(options) - known
+    if unknown:
+        raise InvalidParameterError(f"{function}: unknown option(s) {sorted(unknown)}; choose from {sorted(known)}")
+    sizes = tuple(options.get("ngram_sizes", (1, 2)))
+    if not sizes or any(isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1 for n in sizes):
+        raise InvalidParameterError(f"{function}: ngram_sizes must be a non-empty list of ints >= 1, found {sizes!r}")
+    weights = tuple(options.get("ngram_weights", (0.7, 0.3)))
+    for w in weights:
+        if isinstance(w, bool) or not isinstance(w, (int, float, np.number)) or not np.isfinite(w):
+            raise InvalidParameterError(f"{function}: ngram_weights must be finite numbers, found {weights!r}")
+    merged = dict(DEFAULT_THRESHOLDS)
+    for name, value in (thresholds or {}).items():
+        if name not in DEFAULT_THRESHOLDS:
+            raise InvalidParameterError(f"{function}: thresholds names unknown metric {name!r}")
+        merged[name] = _number(value, f"thresholds[{name!r}]", function)
+    return Options(
+        ngram_sizes=tuple(int(n) for n in sizes),
+        ngram_weights=tuple(float(w) for w in weights),
+        claim_support_threshold=_number(options.get("claim_support_threshold", 0.15), "claim_support_threshold",
+                                        function),
+        chunk_relevance_threshold=_number(options.get("chunk_relevance_threshold", 0.2),
+                                          "chunk_relevance_threshold", function),
+        thresholds=merged,
+    )
+
+
+def _number(value: Any, name: str, function: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not np.isfinite(value):
+        raise InvalidParameterError(f"{function}: {name} must be a finite number, found {value!r}")
+    return float(value)
+
+
+# ----------------------------------------------------------------------------- the text batch
+
+
+class _TextBatch:
+    """Distinct texts of a batch, tokenised once, with cached term tables and pair values."""
+
+    def __init__(self, view: pl.DataFrame, columns: Mapping[str, str], needed: set[str], function: str) -> None:
+        self.n = view.height
+        pools: list[pl.Series] = []
+        self.row_text: dict[str, pl.Series] = {}
+        for role in ("question", "answer", "ground_truth"):
+            if role in needed:
+                series = _string_column(view, columns[role], function)
+                self.row_text[role] = series
+                pools.append(series.fill_null(""))
+        if "contexts" in needed:
+            ctx = _contexts_column(view, columns["contexts"], function)
+            lengths = ctx.list.len().fill_null(0).to_numpy().astype(np.int64)
+            self.ctx_row = np.repeat(np.arange(self.n, dtype=np.int64), lengths)
+            self.ctx_index = np.arange(self.ctx_row.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+            self.ctx_text = ctx.explode(empty_as_null=False, keep_nulls=False).fill_null("")
+            self.ctx_count = lengths
+            pools.append(self.ctx_text)
+        self.sentences: dict[str, tuple[np.ndarray, np.ndarray, pl.Series]] = {}
+        for role in ("answer", "ground_truth"):
+            if role in self.row_text and (role == "answer" and needed & {"answer_sentences"} or
+                                          role == "ground_truth" and needed & {"ground_truth_sentences"}):
+                lists = pl.select(sentences_expr(pl.lit(self.row_text[role]))).to_series()
+                lengths = lists.list.len().to_numpy().astype(np.int64)
+                rows = np.repeat(np.arange(self.n, dtype=np.int64), lengths)
+                index = np.arange(rows.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+                flat = lists.explode(empty_as_null=False, keep_nulls=False)
+                self.sentences[role] = (rows, index, flat)
+                pools.append(flat)
+        pool = pl.concat(pools).rename("text") if pools else pl.Series("text", [], dtype=pl.String)
+        self.texts = pool.unique(maintain_order=True)
+        self._ids = pl.DataFrame({"text": self.texts, "id": np.arange(self.texts.len(), dtype=np.int64)})
+        self.tokens = pl.select(tokenize_expr(pl.lit(self.texts))).to_series() if self.texts.len() else pl.Series(
+            [], dtype=pl.List(pl.String)
+        )
+        self._terms: dict[int, pl.DataFrame] = {}
+        self._pairs: dict[tuple[str, int], pl.DataFrame] = {}
+
+    def ids(self, texts: pl.Series) -> np.ndarray:
+        """Distinct-text id of each string."""
+        looked = pl.DataFrame({"text": texts.fill_null("")}).join(self._ids, on="text", how="left",
+                                                                   maintain_order="left")
+        return looked.get_column("id").to_numpy().astype(np.int64)
+
+    def terms(self, n: int) -> pl.DataFrame:
+        if n not in self._terms:
+            self._terms[n] = unit_terms(np.arange(self.texts.len(), dtype=np.int64), self.tokens, n)
+        return self._terms[n]
+
+    def pair_values(self, kind: str, n: int, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        """Similarity of each (left[i], right[i]) text pair; each distinct pair is computed once."""
+        if left.size == 0:
+            return np.zeros(0)
+        pairs = pl.DataFrame({"l": left, "r": right})
+        todo = pairs.unique()
+        cache = self._pairs.get((kind, n))
+        if cache is not None:
+            todo = todo.join(cache, on=["l", "r"], how="anti")
+        if todo.height:
+            l_ids, r_ids = todo.get_column("l").to_numpy(), todo.get_column("r").to_numpy()
+            if kind == "overlap":
+                values = pair_overlap(self.terms(n), l_ids, r_ids)
+            elif kind == "tfidf":
+                values = pair_tfidf(self.terms(1), l_ids, r_ids)
+            else:
+                values = pair_token_f1(self.terms(1), l_ids, r_ids)
+            fresh = todo.with_columns(pl.Series("v", values, dtype=pl.Float64))
+            cache = fresh if cache is None else pl.concat([cache, fresh])
+            self._pairs[(kind, n)] = cache
+        assert cache is not None
+        return pairs.join(cache, on=["l", "r"], how="left", maintain_order="left").get_column("v").to_numpy()
+
+    def weighted(self, left: np.ndarray, right: np.ndarray, opts: Options) -> np.ndarray:
+        """weighted_ngram_overlap of each pair (spec: a missing weight counts as 1, total 0 gives 0)."""
+        weights = [opts.ngram_weights[i] if i < len(opts.ngram_weights) else 1.0 for i in range(len(opts.ngram_sizes))]
+        total = 0.0
+        for w in weights:
+            total += w
+        acc = np.zeros(left.size)
+        for size, w in zip(opts.ngram_sizes, weights):
+            acc = acc + w * self.pair_values("overlap", size, left, right)
+        if total == 0:
+            return np.zeros(left.size)
+        return acc / total
+
+
+def _string_column(view: pl.DataFrame, column: str, function: str) -> pl.Series:
+    series = view.get_column(column)
+    if series.dtype == pl.Null:
+        return series.cast(pl.String)
+    if series.dtype != pl.String:
+        raise SchemaError("wrong dtype", function=function, column=column, expected="str", found=str(series.dtype))
+    return series
+
+
+def _contexts_column(view: pl.DataFrame, column: str, function: str) -> pl.Series:
+    series = view.get_column(column)
+    if series.dtype == pl.Null:
+        return series.cast(pl.List(pl.String))
+    if not isinstance(series.dtype, pl.List) or series.dtype.inner not in (pl.String, pl.Null):
+        raise SchemaError("wrong dtype", function=function, column=column, expected="list[str]",
+                          found=str(series.dtype))
+    return series.cast(pl.List(pl.String))
+
+
+# ----------------------------------------------------------------------------- kernels per metric
+
+
+def _row_max(rows: np.ndarray, unit: np.ndarray, values: np.ndarray, n_units: int) -> np.ndarray:
+    """Max of ``values`` per unit (0 for a unit without values)."""
+    out = np.zeros(n_units)
+    if values.size:
+        order = np.lexsort((values, unit))
+        last = np.ones(order.size, dtype=bool)
+        last[:-1] = unit[order][1:] != unit[order][:-1]
+        out[unit[order][last]] = values[order][last]
+    return out
+
+
+def _mean_by_row(rows: np.ndarray, values: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    counts = np.bincount(rows, minlength=n).astype(np.float64)
+    sums = np.bincount(rows, weights=values, minlength=n)
+    return np.divide(sums, counts, out=np.zeros(n), where=counts > 0), counts
+
+
+@dataclass
+class _Signals:
+    """Flat signal rows: (row, order, id, severity, message, evidence)."""
+
+    rows: list[np.ndarray] = field(default_factory=list)
+    frames: list[pl.DataFrame] = field(default_factory=list)
+
+    def add(self, rows: np.ndarray, order: np.ndarray, ids: list[str] | pl.Series, severity: str,
+            messages: list[str] | pl.Series, evidence: pl.Series | None) -> None:
+        n = rows.size
+        self.frames.append(
+            pl.DataFrame(
+                {
+                    "row": rows.astype(np.int64),
+                    "order": order.astype(np.int64),
+                    "id": pl.Series(ids, dtype=pl.String),
+                    "severity": pl.Series([severity] * n, dtype=pl.String),
+                    "message": pl.Series(messages, dtype=pl.String),
+                    "evidence": evidence if evidence is not None else pl.Series([None] * n, dtype=pl.String),
+                }
+            )
+        )
+
+    def column(self, name: str, n: int) -> pl.Series:
+        if not self.frames:
+            return pl.Series(name, [[] for _ in range(n)], dtype=pl.List(_SIGNAL))
+        flat = pl.concat(self.frames).sort("row", "order")
+        grouped = flat.group_by("row").agg(pl.struct("id", "severity", "message", "evidence").alias("s"))
+        full = pl.DataFrame({"row": np.arange(n, dtype=np.int64)}).join(grouped, on="row", how="left",
+                                                                         maintain_order="left")
+        return full.get_column("s").fill_null(pl.lit([], dtype=pl.List(_SIGNAL))).cast(pl.List(_SIGNAL)).rename(name)
+
+
+def fixed3(values: Iterable[float]) -> list[str]:
+    """Format numbers with 3 decimals, an exact half rounded up (JavaScript ``toFixed(3)``).
+
+    Only used for signal messages (one call per signal, not per row).
+
+    Examples
+    --------
+    >>> fixed3([0.0625, 0.1234, 1.0])
+    ['0.063', '0.123', '1.000']
+    """
+    step = Decimal("0.001")
+    return [str(Decimal(float(v)).quantize(step, rounding=ROUND_HALF_UP)) for v in values]
+
+
+def _sentence_context_pairs(batch: _TextBatch, role: str) -> tuple[np.ndarray, ...]:
+    """All (sentence, context) pairs of each row: sentence occurrence index and text ids of both."""
+    s_rows, _, s_text = batch.sentences[role]
+    s_ids = batch.ids(s_text)
+    c_ids = batch.ids(batch.ctx_text)
+    sent = pl.DataFrame({"row": s_rows, "s": np.arange(s_rows.size, dtype=np.int64), "sid": s_ids})
+    ctx = pl.DataFrame({"row": batch.ctx_row, "cid": c_ids})
+    pairs = sent.join(ctx, on="row", how="inner")
+    return (
+        pairs.get_column("s").to_numpy(),
+        pairs.get_column("sid").to_numpy(),
+        pairs.get_column("cid").to_numpy(),
+    )
+
+
+def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: bool) -> dict[str, Any]:
+    n = batch.n
+    out: dict[str, Any] = {}
+    signals: dict[str, _Signals] = {}
+    has_ctx = batch.ctx_count > 0 if hasattr(batch, "ctx_count") else np.zeros(n, dtype=bool)
+
+    if "faithfulness" in metrics or "hallucination_rate" in metrics:
+        s_rows, s_index, s_text = batch.sentences["answer"]
+        s_occ, sid, cid = _sentence_context_pairs(batch, "answer")
+        n_sent = s_rows.size
+        if "faithfulness" in metrics:
+            best = _row_max(s_occ, s_occ, batch.weighted(sid, cid, opts), n_sent)
+            mean, count = _mean_by_row(s_rows, best, n)
+            out["faithfulness"] = np.where(has_ctx & (count > 0), mean, 0.0)
+            if explain:
+                low = np.flatnonzero((best < 0.3) & has_ctx[s_rows])
+                sig = _Signals()
+                sig.add(s_rows[low], s_index[low], [f"faithfulness-low-support-{i}" for i in s_index[low]], "warning",
+                        [f"Answer sentence has low context support (overlap={v})." for v in fixed3(best[low])],
+                        s_text.gather(low))
+                signals["faithfulness"] = sig
+        if "hallucination_rate" in metrics:
+            best = _row_max(s_occ, s_occ, batch.pair_values("overlap", 1, sid, cid), n_sent)
+            unsupported = best < opts.claim_support_threshold
+            bad, count = _mean_by_row(s_rows, unsupported.astype(np.float64), n)
+            out["hallucination_rate"] = np.where(has_ctx, np.where(count > 0, 1.0 - bad, 1.0), 0.0)
+            if explain:
+                low = np.flatnonzero(unsupported & has_ctx[s_rows])
+                sig = _Signals()
+                sig.add(s_rows[low], s_index[low], [f"hallucination-unsupported-{i}" for i in s_index[low]],
+                        "critical",
+                        [f"Answer sentence appears unsupported by any context (max overlap={v})."
+                         for v in fixed3(best[low])],
+                        s_text.gather(low))
+                signals["hallucination_rate"] = sig
+
+    if "answer_relevance" in metrics:
+        q = batch.ids(batch.row_text["question"])
+        a = batch.ids(batch.row_text["answer"])
+        score = (batch.pair_values("tfidf", 1, q, a) + batch.pair_values("overlap", 1, q, a)) / 2
+        out["answer_relevance"] = score
+        if explain:
+            low = np.flatnonzero(score < 0.5)
+            sig = _Signals()
+            sig.add(low, np.zeros(low.size), ["answer-relevance-low"] * low.size, "warning",
+                    [f"Answer may not be relevant to the question (score={v})." for v in fixed3(score[low])], None)
+            signals["answer_relevance"] = sig
+
+    if "context_precision" in metrics or "context_relevance" in metrics:
+        q_of_chunk = batch.ids(batch.row_text["question"])[batch.ctx_row]
+        c_ids = batch.ids(batch.ctx_text)
+        if "context_precision" in metrics:
+            sim = batch.pair_values("tfidf", 1, q_of_chunk, c_ids)
+            mean, _ = _mean_by_row(batch.ctx_row, sim, n)
+            out["context_precision"] = np.where(has_ctx, mean, 0.0)
+            if explain:
+                low = sim < 0.3
+                listing = (
+                    pl.DataFrame({"row": batch.ctx_row[low], "i": batch.ctx_index[low]})
+                    .group_by("row", maintain_order=True)
+                    .agg(pl.col("i").cast(pl.String).str.join(", ").alias("list"))
+                    .sort("row")
+                )
+                rows = listing.get_column("row").to_numpy()
+                sig = _Signals()
+                sig.add(rows, np.zeros(rows.size), ["context-precision-low-relevance-chunks"] * rows.size, "info",
+                        ("Context chunk(s) with low relevance (< 0.3): indices [" + listing.get_column("list")
+                         + "]."), None)
+                signals["context_precision"] = sig
+        if "context_relevance" in metrics:
+            relevant = batch.weighted(q_of_chunk, c_ids, opts) >= opts.chunk_relevance_threshold
+            share, _ = _mean_by_row(batch.ctx_row, relevant.astype(np.float64), n)
+            out["context_relevance"] = np.where(has_ctx, share, 0.0)
+
+    if "context_recall" in metrics or "answer_correctness" in metrics:
+        gt = batch.row_text["ground_truth"]
+        missing = (gt.is_null() | (gt == "")).to_numpy()
+        if "context_recall" in metrics:
+            g_rows, _, _ = batch.sentences["ground_truth"]
+            g_occ, gid, cid = _sentence_context_pairs(batch, "ground_truth")
+            best = _row_max(g_occ, g_occ, batch.pair_values("overlap", 1, gid, cid), g_rows.size)
+            share, count = _mean_by_row(g_rows, (best >= 0.3).astype(np.float64), n)
+            value = np.where(has_ctx & (count > 0), share, 0.0)
+            out["context_recall"] = np.where(missing, np.nan, value)
+        if "answer_correctness" in metrics:
+            g = batch.ids(gt)
+            a = batch.ids(batch.row_text["answer"])
+            score = 0.7 * batch.pair_values("f1", 1, g, a) + 0.3 * batch.pair_values("overlap", 1, g, a)
+            out["answer_correctness"] = np.where(missing, np.nan, score)
+            if explain:
+                low = np.flatnonzero(~missing & (score < 0.5))
+                sig = _Signals()
+                sig.add(low, np.zeros(low.size), ["answer-correctness-low"] * low.size, "warning",
+                        [f"Answer correctness is low (score={v})." for v in fixed3(score[low])], None)
+                signals["answer_correctness"] = sig
+    out["_signals"] = signals
+    return out
+
+
+def _needed(metrics: Sequence[str]) -> set[str]:
+    roles: set[str] = set()
+    for name in metrics:
+        roles.update(METRIC_INPUTS[name])
+    if {"faithfulness", "hallucination_rate"} & set(metrics):
+        roles.add("answer_sentences")
+    if "context_recall" in metrics:
+        roles.add("ground_truth_sentences")
+    return roles
+
+
+def _score_frame(
+    view: pl.DataFrame,
+    *,
+    metrics: Sequence[str],
+    columns: Mapping[str, str],
+    opts: Options,
+    explain: bool,
+    composite: tuple[Mapping[str, float], float] | None,
+    function: str,
+) -> pl.DataFrame:
+    n = view.height
+    batch = _TextBatch(view, columns, _needed(metrics), function)
+    values = _compute(batch, metrics, opts, explain)
+    out: list[pl.Series] = []
+    for name in metrics:
+        score = pl.Series(name, values[name], dtype=pl.Float64, nan_to_null=True)
+        out.append(score)
+        out.append((score >= opts.thresholds[name]).rename(f"{name}_passed"))
+        if explain:
+            sig = values["_signals"].get(name, _Signals())
+            out.append(sig.column(f"{name}_signals", n))
+    if composite is not None:
+        weights, composite_threshold = composite
+        num = np.zeros(n)
+        den = np.zeros(n)
+        any_failed = np.zeros(n, dtype=bool)
+        for name in metrics:
+            score = values[name]
+            ok = ~np.isnan(score)
+            w = float(weights.get(name, 1.0))
+            num = num + np.where(ok, w * np.nan_to_num(score), 0.0)
+            den = den + np.where(ok, w, 0.0)
+            any_failed |= ok & ~(np.nan_to_num(score) >= opts.thresholds[name])
+        comp = np.divide(num, den, out=np.full(n, np.nan), where=den != 0)
+        comp_series = pl.Series("composite_score", comp, dtype=pl.Float64, nan_to_null=True)
+        passed = ~any_failed & ~np.isnan(comp) & (np.nan_to_num(comp) >= composite_threshold)
+        out += [comp_series, pl.Series("passed", passed, dtype=pl.Boolean)]
+    return pl.DataFrame(out, height=n) if out else pl.DataFrame(height=n)
+
+
+# ----------------------------------------------------------------------------- public functions
+
+
+def _columns(question: str, answer: str, contexts: str, ground_truth: str) -> dict[str, str]:
+    return {"question": question, "answer": answer, "contexts": contexts, "ground_truth": ground_truth}
+
+
+def _check_metrics(metrics: Iterable[str] | str | None, function: str) -> list[str]:
+    if metrics is None:
+        return list(HEURISTIC_METRICS)
+    chosen = [metrics] if isinstance(metrics, str) else list(metrics)
+    if not chosen:
+        raise InvalidParameterError(f"{function}: metrics is empty; choose from {list(HEURISTIC_METRICS)}")
+    for name in chosen:
+        if name not in HEURISTIC_METRICS:
+            raise InvalidParameterError(f"{function}: unknown metric {name!r}; choose from {list(HEURISTIC_METRICS)}")
+    return [m for m in HEURISTIC_METRICS if m in chosen]
+
+
+def _run(
+    df: Any,
+    *,
+    metrics: list[str],
+    columns: dict[str, str],
+    opts: Options,
+    explain: bool,
+    composite: tuple[Mapping[str, float], float] | None,
+    function: str,
+) -> Any:
+    inputs: list[str] = []
+    for name in metrics:
+        for role in METRIC_INPUTS[name]:
+            if columns[role] not in inputs:
+                inputs.append(columns[role])
+    frame_kind(df, function)
+
+    def compute(view: pl.DataFrame) -> pl.DataFrame:
+        return _score_frame(view, metrics=metrics, columns=columns, opts=opts, explain=explain,
+                            composite=composite, function=function)
+
+    return apply_to_frame(df, compute, columns=inputs, function=function)
+
+
+def evaluate(
+    df: Frame,
+    /,
+    metrics: Iterable[str] | None = None,
+    *,
+    thresholds: Mapping[str, float] | None = None,
+    weights: Mapping[str, float] | None = None,
+    composite_threshold: float = 0.6,
+    explain: bool = False,
+    question: str = "question",
+    answer: str = "answer",
+    contexts: str = "contexts",
+    ground_truth: str = "ground_truth",
+    **options: Any,
+) -> Frame:
+    """Score several heuristic metrics at once, with ``composite_score`` and ``passed``.
+
+    Every text column is tokenised once per call and the token, n-gram and pair tables
+    are shared by all metrics.
+
+    Parameters
+    ----------
+    df : frame
+        Rows with ``question``, ``answer``, ``contexts`` (list[str]), ``ground_truth``.
+    metrics : list of str, optional
+        Names from :data:`HEURISTIC_METRICS`; all seven by default.
+    thresholds : dict, optional
+        Per-metric pass thresholds overriding :data:`DEFAULT_THRESHOLDS`.
+    weights : dict, optional
+        Per-metric weights of the composite score (default 1.0).
+    composite_threshold : float
+        ``passed`` needs ``composite_score >= composite_threshold``.
+    explain : bool
+        Also add ``<metric>_signals`` (list of struct{id, severity, message, evidence}).
+    **options
+        ``ngram_sizes``, ``ngram_weights``, ``claim_support_threshold``,
+        ``chunk_relevance_threshold``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"question": ["What is the capital of France?"],
+    ...                    "answer": ["Paris is the capital of France."],
+    ...                    "contexts": [["Paris is the capital and largest city of France."]],
+    ...                    "ground_truth": ["Paris"]})
+    >>> out = evaluate(df, metrics=["faithfulness", "answer_correctness"])
+    >>> round(out["faithfulness"][0], 4), out["passed"][0]
+    (0.6067, False)
+    """
+    function = "evaluate"
+    chosen = _check_metrics(metrics, function)
+    opts = _options(function, thresholds, **options)
+    for name, w in (weights or {}).items():
+        if name not in DEFAULT_THRESHOLDS:
+            raise InvalidParameterError(f"{function}: weights names unknown metric {name!r}")
+        _number(w, f"weights[{name!r}]", function)
+    _number(composite_threshold, "composite_threshold", function)
+    return _run(df, metrics=chosen, columns=_columns(question, answer, contexts, ground_truth), opts=opts,
+                explain=explain, composite=(dict(weights or {}), float(composite_threshold)), function=function)
+
+
+class Evaluator:
+    """A configured :func:`evaluate`: defaults set once, overridable per call.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> ev = Evaluator(metrics=["answer_relevance"], thresholds={"answer_relevance": 0.1})
+    >>> df = pl.DataFrame({"question": ["cats?"], "answer": ["cats purr"]})
+    >>> ev(df)["answer_relevance_passed"][0]
+    True
+    """
+
+    def __init__(self, metrics: Iterable[str] | None = None, **defaults: Any) -> None:
+        self.defaults = {"metrics": None if metrics is None else list(metrics), **defaults}
+        evaluate(pl.DataFrame(schema={"question": pl.String, "answer": pl.String,
+                                      "contexts": pl.List(pl.String), "ground_truth": pl.String}),
+                 **{**self.defaults, **_renamed_empty(defaults)})
+
+    def __call__(self, df: Frame, /, **overrides: Any) -> Frame:
+        """Evaluate ``df`` with the stored defaults, ``overrides`` taking precedence."""
+        return evaluate(df, **{**self.defaults, **overrides})
+
+
+def _renamed_empty(defaults: Mapping[str, Any]) -> dict[str, Any]:
+    # the validation run uses canonical column names on an empty frame
+    return {k: v for k, v in {"question": "question", "answer": "answer", "contexts": "contexts",
+                              "ground_truth": "ground_truth"}.items() if k in defaults}
+
+
+def _single(name: str):
+    inputs = METRIC_INPUTS[name]
+
+    def score(
+        df: Frame,
+        /,
+        *,
+        threshold: float | None = None,
+        explain: bool = False,
+        question: str = "question",
+        answer: str = "answer",
+        contexts: str = "contexts",
+        ground_truth: str = "ground_truth",
+        **options: Any,
+    ) -> Frame:
+        function = f"score_{name}"
+        thresholds = None if threshold is None else {name: threshold}
+        opts = _options(function, thresholds, **options)
+        return _run(df, metrics=[name], columns=_columns(question, answer, contexts, ground_truth), opts=opts,
+                    explain=explain, composite=None, function=function)
+
+    score.__name__ = f"score_{name}"
+    score.__qualname__ = score.__name__
+    score.__doc__ = f"""Append ``{name}`` and ``{name}_passed`` (and ``{name}_signals`` with ``explain=True``).
+
+    Reads {", ".join(f"``{c}``" for c in inputs)} (names overridable by keyword). Default
+    threshold {DEFAULT_THRESHOLDS[name]}; ``threshold=`` overrides it. Options as in
+    :func:`evaluate`. Semantics: ``spec/heuristics.md``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({{"question": ["q"], "answer": ["a"], "contexts": [["a"]], "ground_truth": ["a"]}})
+    >>> "{name}" in score_{name}(df).columns
+    True
+    """
+    return score
+
+
+score_faithfulness = _single("faithfulness")
+score_answer_relevance = _single("answer_relevance")
+score_context_precision = _single("context_precision")
+score_context_recall = _single("context_recall")
+score_context_relevance = _single("context_relevance")
+score_answer_correctness = _single("answer_correctness")
+score_hallucination_rate = _single("hallucination_rate")
