@@ -12,9 +12,23 @@ Examples
 [0.5]
 """
 
+from ragframe.batch_summary import batch_passed, detect_regressions, summarize_batch
 from ragframe.exceptions import InvalidParameterError, MissingDependencyError, RagframeError, SchemaError
 from ragframe.io import read_qrels, read_trec_run, write_qrels, write_trec_run
 from ragframe.metrics import METRICS, MetricSpec
+from ragframe.metrics.heuristic import (
+    DEFAULT_THRESHOLDS,
+    HEURISTIC_METRICS,
+    Evaluator,
+    evaluate,
+    score_answer_correctness,
+    score_answer_relevance,
+    score_context_precision,
+    score_context_recall,
+    score_context_relevance,
+    score_faithfulness,
+    score_hallucination_rate,
+)
 from ragframe.metrics.retrieval import (
     RETRIEVAL_METRICS,
     evaluate_run,
@@ -26,6 +40,9 @@ from ragframe.metrics.retrieval import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_THRESHOLDS",
+    "Evaluator",
+    "HEURISTIC_METRICS",
     "METRICS",
     "RETRIEVAL_METRICS",
     "InvalidParameterError",
@@ -33,12 +50,23 @@ __all__ = [
     "MissingDependencyError",
     "RagframeError",
     "SchemaError",
+    "batch_passed",
+    "detect_regressions",
+    "evaluate",
     "evaluate_run",
     "read_qrels",
     "read_trec_run",
     "retrieval_metrics",
     "run_summary",
+    "score_answer_correctness",
+    "score_answer_relevance",
+    "score_context_precision",
+    "score_context_recall",
+    "score_context_relevance",
+    "score_faithfulness",
+    "score_hallucination_rate",
     "score_retrieval",
+    "summarize_batch",
     "write_qrels",
     "write_trec_run",
     "__version__",

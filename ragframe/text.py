@@ -42,8 +42,10 @@ __all__ = [
 ]
 
 #: The JavaScript ``\s`` set (not Python's nor Rust's): U+0085 and U+001C..U+001F are not in it, U+FEFF is.
-JS_WHITESPACE = "\t\n\x0b\x0c\r \u00a0\u1680" + "".join(chr(c) for c in range(0x2000, 0x200B)) + (
-    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+JS_WHITESPACE = (
+    "\t\n\x0b\x0c\r \u00a0\u1680"
+    + "".join(chr(c) for c in range(0x2000, 0x200B))
+    + ("\u2028\u2029\u202f\u205f\u3000\ufeff")
 )
 _WS_CLASS = "\t-\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 _TOKEN = rf"[^\p{{P}}{_WS_CLASS}]+"
@@ -133,15 +135,15 @@ def _flat_ngrams(flat: pl.DataFrame, n: int) -> pl.DataFrame:
     """(unit, term) rows: every n-gram occurrence of every unit."""
     if "left" not in flat.columns:
         counts = flat.group_by("unit", maintain_order=True).len()
-        flat = flat.join(counts, on="unit").with_columns(
-            left=pl.col("len") - pl.int_range(pl.len()).over("unit")
-        )
+        flat = flat.join(counts, on="unit").with_columns(left=pl.col("len") - pl.int_range(pl.len()).over("unit"))
     if n == 1:
         return flat.select("unit", pl.col("token").alias("term"))
     parts = [pl.col("token")] + [pl.col("token").shift(-j) for j in range(1, n)]
-    return flat.select("unit", pl.concat_str(parts, separator=" ").alias("term"), "left").filter(
-        pl.col("left") >= n
-    ).select("unit", "term")
+    return (
+        flat.select("unit", pl.concat_str(parts, separator=" ").alias("term"), "left")
+        .filter(pl.col("left") >= n)
+        .select("unit", "term")
+    )
 
 
 def unit_terms(unit: np.ndarray, tokens: pl.Series, n: int) -> pl.DataFrame:
@@ -180,9 +182,7 @@ def pair_overlap(terms: pl.DataFrame, left: np.ndarray, right: np.ndarray) -> np
     pairs = pl.DataFrame({"pair": np.arange(len(left), dtype=np.int64), "l": left, "r": right})
     a = terms.select(pl.col("unit").alias("l"), "term")
     b = terms.select(pl.col("unit").alias("r"), "term")
-    common = (
-        pairs.join(a, on="l").join(b, on=["r", "term"]).group_by("pair").agg(pl.len().alias("c"))
-    )
+    common = pairs.join(a, on="l").join(b, on=["r", "term"]).group_by("pair").agg(pl.len().alias("c"))
     inter = np.zeros(len(left), dtype=np.float64)
     inter[common.get_column("pair").to_numpy()] = common.get_column("c").to_numpy()
     size_l, size_r = _sizes(terms, left), _sizes(terms, right)
@@ -196,9 +196,7 @@ def pair_tfidf(terms: pl.DataFrame, left: np.ndarray, right: np.ndarray) -> np.n
 
     ``terms`` must be unigram terms with counts (:func:`unit_terms` with n=1).
     """
-    with_tf = terms.with_columns(
-        (pl.col("count") / pl.col("count").sum().over("unit")).alias("tf")
-    )
+    with_tf = terms.with_columns((pl.col("count") / pl.col("count").sum().over("unit")).alias("tf"))
     pairs = pl.DataFrame({"pair": np.arange(len(left), dtype=np.int64), "l": left, "r": right})
     a = with_tf.select(pl.col("unit").alias("l"), "term", pl.col("tf").alias("ta"))
     b = with_tf.select(pl.col("unit").alias("r"), "term", pl.col("tf").alias("tb"))

@@ -18,6 +18,28 @@ def _ids(rng: np.random.Generator, max_len: int) -> list[str]:
     return [str(x) for x in rng.choice(_DOCS, size=length, replace=bool(rng.random() < 0.2))]
 
 
+_WORDS = (
+    "the cat sat on a mat while Paris is the capital of France and dogs bark at night "
+    "state-of-the-art retrieval costs $100 don't panic A+B <tag> İstanbul ΟΔΟΣ Straße café"
+).split()
+_ENDS = [". ", "! ", "? ", "\u2028", ". \u00a0", " ", "."]
+
+
+def _text(rng: np.random.Generator, role: str) -> str | None:
+    """A random text with sentence ends, Unicode oddities, nulls and empties."""
+    roll = rng.random()
+    if roll < 0.05:
+        return None
+    if roll < 0.1:
+        return ""
+    pieces = []
+    for _ in range(int(rng.integers(1, 4 if role == "question" else 6))):
+        words = rng.choice(_WORDS, size=int(rng.integers(1, 9)))
+        sentence = " ".join(str(w) for w in words)
+        pieces.append(sentence[0].upper() + sentence[1:] + str(rng.choice(_ENDS)))
+    return "".join(pieces)
+
+
 def make_frame(inputs: tuple[str, ...], n: int, seed: int) -> pl.DataFrame:
     """A frame with ``n`` rows holding the ``inputs`` columns and a ``meta`` column."""
     rng = np.random.default_rng(seed)
@@ -46,6 +68,14 @@ def make_frame(inputs: tuple[str, ...], n: int, seed: int) -> pl.DataFrame:
                 values.append([{"id": d, "grade": int(rng.integers(-1, 4))} for d in docs])
             dtype = pl.List(pl.Struct({"id": pl.String, "grade": pl.Int64}))
             data[column] = pl.Series(column, values, dtype=dtype)
+        elif column in ("question", "answer", "ground_truth"):
+            data[column] = pl.Series(column, [_text(rng, column) for _ in range(n)], dtype=pl.String)
+        elif column == "contexts":
+            values = [
+                None if rng.random() < 0.05 else [_text(rng, "context") for _ in range(int(rng.integers(0, 5)))]
+                for _ in range(n)
+            ]
+            data[column] = pl.Series(column, values, dtype=pl.List(pl.String))
         else:
             raise KeyError(f"frames.make_frame does not know how to build column {column!r}")
     return pl.DataFrame(list(data.values()))

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragframe.metrics import heuristic
 from ragframe.metrics.retrieval import RETRIEVAL_METRICS, score_retrieval
 
 __all__ = ["MetricSpec", "METRICS", "register"]
@@ -77,5 +78,43 @@ register(
         inputs=("retrieved_ids", "retrieved_scores", "relevance"),
         outputs=_retrieval_outputs,
         example_kwargs={"k": [2, 5], "relevance_level": 2},
+    )
+)
+
+
+def _heuristic_outputs(name: str, explain_kw: str = "explain"):
+    def outputs(kwargs: dict[str, Any]) -> list[str]:
+        names = [name, f"{name}_passed"]
+        return [*names, f"{name}_signals"] if kwargs.get(explain_kw) else names
+
+    return outputs
+
+
+for _name in heuristic.HEURISTIC_METRICS:
+    register(
+        MetricSpec(
+            name=_name,
+            function=getattr(heuristic, f"score_{_name}"),
+            inputs=heuristic.METRIC_INPUTS[_name],
+            outputs=_heuristic_outputs(_name),
+            example_kwargs={"explain": True},
+        )
+    )
+
+
+def _evaluate_outputs(kwargs: dict[str, Any]) -> list[str]:
+    names: list[str] = []
+    for metric in kwargs.get("metrics") or heuristic.HEURISTIC_METRICS:
+        names += [metric, f"{metric}_passed"] + ([f"{metric}_signals"] if kwargs.get("explain") else [])
+    return [*names, "composite_score", "passed"]
+
+
+register(
+    MetricSpec(
+        name="evaluate",
+        function=heuristic.evaluate,
+        inputs=("question", "answer", "contexts", "ground_truth"),
+        outputs=_evaluate_outputs,
+        example_kwargs={"ngram_sizes": [1, 2, 3], "weights": {"faithfulness": 2.0}},
     )
 )

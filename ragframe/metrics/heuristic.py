@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 
 from ragframe.exceptions import InvalidParameterError, SchemaError
-from ragframe.schema import apply_to_frame, first_true_row, frame_kind
+from ragframe.schema import apply_to_frame, frame_kind
 from ragframe.text import pair_overlap, pair_tfidf, pair_token_f1, sentences_expr, tokenize_expr, unit_terms
 
 __all__ = [
@@ -106,10 +106,12 @@ def _options(function: str, thresholds: Mapping[str, float] | None = None, **opt
     return Options(
         ngram_sizes=tuple(int(n) for n in sizes),
         ngram_weights=tuple(float(w) for w in weights),
-        claim_support_threshold=_number(options.get("claim_support_threshold", 0.15), "claim_support_threshold",
-                                        function),
-        chunk_relevance_threshold=_number(options.get("chunk_relevance_threshold", 0.2),
-                                          "chunk_relevance_threshold", function),
+        claim_support_threshold=_number(
+            options.get("claim_support_threshold", 0.15), "claim_support_threshold", function
+        ),
+        chunk_relevance_threshold=_number(
+            options.get("chunk_relevance_threshold", 0.2), "chunk_relevance_threshold", function
+        ),
         thresholds=merged,
     )
 
@@ -145,8 +147,12 @@ class _TextBatch:
             pools.append(self.ctx_text)
         self.sentences: dict[str, tuple[np.ndarray, np.ndarray, pl.Series]] = {}
         for role in ("answer", "ground_truth"):
-            if role in self.row_text and (role == "answer" and needed & {"answer_sentences"} or
-                                          role == "ground_truth" and needed & {"ground_truth_sentences"}):
+            if role in self.row_text and (
+                (role == "answer"
+                and needed & {"answer_sentences"})
+                or (role == "ground_truth"
+                and needed & {"ground_truth_sentences"})
+            ):
                 lists = pl.select(sentences_expr(pl.lit(self.row_text[role]))).to_series()
                 lengths = lists.list.len().to_numpy().astype(np.int64)
                 rows = np.repeat(np.arange(self.n, dtype=np.int64), lengths)
@@ -157,16 +163,19 @@ class _TextBatch:
         pool = pl.concat(pools).rename("text") if pools else pl.Series("text", [], dtype=pl.String)
         self.texts = pool.unique(maintain_order=True)
         self._ids = pl.DataFrame({"text": self.texts, "id": np.arange(self.texts.len(), dtype=np.int64)})
-        self.tokens = pl.select(tokenize_expr(pl.lit(self.texts))).to_series() if self.texts.len() else pl.Series(
-            [], dtype=pl.List(pl.String)
+        self.tokens = (
+            pl.select(tokenize_expr(pl.lit(self.texts))).to_series()
+            if self.texts.len()
+            else pl.Series([], dtype=pl.List(pl.String))
         )
         self._terms: dict[int, pl.DataFrame] = {}
         self._pairs: dict[tuple[str, int], pl.DataFrame] = {}
 
     def ids(self, texts: pl.Series) -> np.ndarray:
         """Distinct-text id of each string."""
-        looked = pl.DataFrame({"text": texts.fill_null("")}).join(self._ids, on="text", how="left",
-                                                                   maintain_order="left")
+        looked = pl.DataFrame({"text": texts.fill_null("")}).join(
+            self._ids, on="text", how="left", maintain_order="left"
+        )
         return looked.get_column("id").to_numpy().astype(np.int64)
 
     def terms(self, n: int) -> pl.DataFrame:
@@ -225,8 +234,9 @@ def _contexts_column(view: pl.DataFrame, column: str, function: str) -> pl.Serie
     if series.dtype == pl.Null:
         return series.cast(pl.List(pl.String))
     if not isinstance(series.dtype, pl.List) or series.dtype.inner not in (pl.String, pl.Null):
-        raise SchemaError("wrong dtype", function=function, column=column, expected="list[str]",
-                          found=str(series.dtype))
+        raise SchemaError(
+            "wrong dtype", function=function, column=column, expected="list[str]", found=str(series.dtype)
+        )
     return series.cast(pl.List(pl.String))
 
 
@@ -257,8 +267,15 @@ class _Signals:
     rows: list[np.ndarray] = field(default_factory=list)
     frames: list[pl.DataFrame] = field(default_factory=list)
 
-    def add(self, rows: np.ndarray, order: np.ndarray, ids: list[str] | pl.Series, severity: str,
-            messages: list[str] | pl.Series, evidence: pl.Series | None) -> None:
+    def add(
+        self,
+        rows: np.ndarray,
+        order: np.ndarray,
+        ids: list[str] | pl.Series,
+        severity: str,
+        messages: list[str] | pl.Series,
+        evidence: pl.Series | None,
+    ) -> None:
         n = rows.size
         self.frames.append(
             pl.DataFrame(
@@ -278,8 +295,9 @@ class _Signals:
             return pl.Series(name, [[] for _ in range(n)], dtype=pl.List(_SIGNAL))
         flat = pl.concat(self.frames).sort("row", "order")
         grouped = flat.group_by("row").agg(pl.struct("id", "severity", "message", "evidence").alias("s"))
-        full = pl.DataFrame({"row": np.arange(n, dtype=np.int64)}).join(grouped, on="row", how="left",
-                                                                         maintain_order="left")
+        full = pl.DataFrame({"row": np.arange(n, dtype=np.int64)}).join(
+            grouped, on="row", how="left", maintain_order="left"
+        )
         return full.get_column("s").fill_null(pl.lit([], dtype=pl.List(_SIGNAL))).cast(pl.List(_SIGNAL)).rename(name)
 
 
@@ -329,9 +347,14 @@ def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: 
             if explain:
                 low = np.flatnonzero((best < 0.3) & has_ctx[s_rows])
                 sig = _Signals()
-                sig.add(s_rows[low], s_index[low], [f"faithfulness-low-support-{i}" for i in s_index[low]], "warning",
-                        [f"Answer sentence has low context support (overlap={v})." for v in fixed3(best[low])],
-                        s_text.gather(low))
+                sig.add(
+                    s_rows[low],
+                    s_index[low],
+                    [f"faithfulness-low-support-{i}" for i in s_index[low]],
+                    "warning",
+                    [f"Answer sentence has low context support (overlap={v})." for v in fixed3(best[low])],
+                    s_text.gather(low),
+                )
                 signals["faithfulness"] = sig
         if "hallucination_rate" in metrics:
             best = _row_max(s_occ, s_occ, batch.pair_values("overlap", 1, sid, cid), n_sent)
@@ -341,11 +364,17 @@ def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: 
             if explain:
                 low = np.flatnonzero(unsupported & has_ctx[s_rows])
                 sig = _Signals()
-                sig.add(s_rows[low], s_index[low], [f"hallucination-unsupported-{i}" for i in s_index[low]],
-                        "critical",
-                        [f"Answer sentence appears unsupported by any context (max overlap={v})."
-                         for v in fixed3(best[low])],
-                        s_text.gather(low))
+                sig.add(
+                    s_rows[low],
+                    s_index[low],
+                    [f"hallucination-unsupported-{i}" for i in s_index[low]],
+                    "critical",
+                    [
+                        f"Answer sentence appears unsupported by any context (max overlap={v})."
+                        for v in fixed3(best[low])
+                    ],
+                    s_text.gather(low),
+                )
                 signals["hallucination_rate"] = sig
 
     if "answer_relevance" in metrics:
@@ -356,8 +385,14 @@ def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: 
         if explain:
             low = np.flatnonzero(score < 0.5)
             sig = _Signals()
-            sig.add(low, np.zeros(low.size), ["answer-relevance-low"] * low.size, "warning",
-                    [f"Answer may not be relevant to the question (score={v})." for v in fixed3(score[low])], None)
+            sig.add(
+                low,
+                np.zeros(low.size),
+                ["answer-relevance-low"] * low.size,
+                "warning",
+                [f"Answer may not be relevant to the question (score={v})." for v in fixed3(score[low])],
+                None,
+            )
             signals["answer_relevance"] = sig
 
     if "context_precision" in metrics or "context_relevance" in metrics:
@@ -377,9 +412,14 @@ def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: 
                 )
                 rows = listing.get_column("row").to_numpy()
                 sig = _Signals()
-                sig.add(rows, np.zeros(rows.size), ["context-precision-low-relevance-chunks"] * rows.size, "info",
-                        ("Context chunk(s) with low relevance (< 0.3): indices [" + listing.get_column("list")
-                         + "]."), None)
+                sig.add(
+                    rows,
+                    np.zeros(rows.size),
+                    ["context-precision-low-relevance-chunks"] * rows.size,
+                    "info",
+                    ("Context chunk(s) with low relevance (< 0.3): indices [" + listing.get_column("list") + "]."),
+                    None,
+                )
                 signals["context_precision"] = sig
         if "context_relevance" in metrics:
             relevant = batch.weighted(q_of_chunk, c_ids, opts) >= opts.chunk_relevance_threshold
@@ -404,8 +444,14 @@ def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: 
             if explain:
                 low = np.flatnonzero(~missing & (score < 0.5))
                 sig = _Signals()
-                sig.add(low, np.zeros(low.size), ["answer-correctness-low"] * low.size, "warning",
-                        [f"Answer correctness is low (score={v})." for v in fixed3(score[low])], None)
+                sig.add(
+                    low,
+                    np.zeros(low.size),
+                    ["answer-correctness-low"] * low.size,
+                    "warning",
+                    [f"Answer correctness is low (score={v})." for v in fixed3(score[low])],
+                    None,
+                )
                 signals["answer_correctness"] = sig
     out["_signals"] = signals
     return out
@@ -499,8 +545,9 @@ def _run(
     frame_kind(df, function)
 
     def compute(view: pl.DataFrame) -> pl.DataFrame:
-        return _score_frame(view, metrics=metrics, columns=columns, opts=opts, explain=explain,
-                            composite=composite, function=function)
+        return _score_frame(
+            view, metrics=metrics, columns=columns, opts=opts, explain=explain, composite=composite, function=function
+        )
 
     return apply_to_frame(df, compute, columns=inputs, function=function)
 
@@ -562,8 +609,15 @@ def evaluate(
             raise InvalidParameterError(f"{function}: weights names unknown metric {name!r}")
         _number(w, f"weights[{name!r}]", function)
     _number(composite_threshold, "composite_threshold", function)
-    return _run(df, metrics=chosen, columns=_columns(question, answer, contexts, ground_truth), opts=opts,
-                explain=explain, composite=(dict(weights or {}), float(composite_threshold)), function=function)
+    return _run(
+        df,
+        metrics=chosen,
+        columns=_columns(question, answer, contexts, ground_truth),
+        opts=opts,
+        explain=explain,
+        composite=(dict(weights or {}), float(composite_threshold)),
+        function=function,
+    )
 
 
 class Evaluator:
@@ -580,9 +634,17 @@ class Evaluator:
 
     def __init__(self, metrics: Iterable[str] | None = None, **defaults: Any) -> None:
         self.defaults = {"metrics": None if metrics is None else list(metrics), **defaults}
-        evaluate(pl.DataFrame(schema={"question": pl.String, "answer": pl.String,
-                                      "contexts": pl.List(pl.String), "ground_truth": pl.String}),
-                 **{**self.defaults, **_renamed_empty(defaults)})
+        evaluate(
+            pl.DataFrame(
+                schema={
+                    "question": pl.String,
+                    "answer": pl.String,
+                    "contexts": pl.List(pl.String),
+                    "ground_truth": pl.String,
+                }
+            ),
+            **{**self.defaults, **_renamed_empty(defaults)},
+        )
 
     def __call__(self, df: Frame, /, **overrides: Any) -> Frame:
         """Evaluate ``df`` with the stored defaults, ``overrides`` taking precedence."""
@@ -591,8 +653,16 @@ class Evaluator:
 
 def _renamed_empty(defaults: Mapping[str, Any]) -> dict[str, Any]:
     # the validation run uses canonical column names on an empty frame
-    return {k: v for k, v in {"question": "question", "answer": "answer", "contexts": "contexts",
-                              "ground_truth": "ground_truth"}.items() if k in defaults}
+    return {
+        k: v
+        for k, v in {
+            "question": "question",
+            "answer": "answer",
+            "contexts": "contexts",
+            "ground_truth": "ground_truth",
+        }.items()
+        if k in defaults
+    }
 
 
 def _single(name: str):
@@ -613,8 +683,15 @@ def _single(name: str):
         function = f"score_{name}"
         thresholds = None if threshold is None else {name: threshold}
         opts = _options(function, thresholds, **options)
-        return _run(df, metrics=[name], columns=_columns(question, answer, contexts, ground_truth), opts=opts,
-                    explain=explain, composite=None, function=function)
+        return _run(
+            df,
+            metrics=[name],
+            columns=_columns(question, answer, contexts, ground_truth),
+            opts=opts,
+            explain=explain,
+            composite=None,
+            function=function,
+        )
 
     score.__name__ = f"score_{name}"
     score.__qualname__ = score.__name__
