@@ -1,0 +1,127 @@
+"""Heuristic metrics: spec rules by hand, options, composite, evaluator, nulls and bad input."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import ragframe as rf
+from ragframe.exceptions import InvalidParameterError, SchemaError
+
+SCHEMA = {"question": pl.String, "answer": pl.String, "contexts": pl.List(pl.String), "ground_truth": pl.String}
+
+
+def frame(rows):
+    return pl.DataFrame(rows, schema=SCHEMA)
+
+
+def test_empty_and_missing_inputs_follow_the_spec():
+    df = frame(
+        [
+            {"question": "q", "answer": "A claim.", "contexts": [], "ground_truth": None},
+            {"question": "q", "answer": "   ", "contexts": ["some text"], "ground_truth": ""},
+            {"question": None, "answer": None, "contexts": None, "ground_truth": "Truth here."},
+        ]
+    )
+    out = rf.evaluate(df)
+    assert out["faithfulness"].to_list() == [0.0, 0.0, 0.0]
+    assert out["hallucination_rate"].to_list() == [0.0, 1.0, 0.0]  # no contexts: 0; no sentences: 1
+    assert out["context_precision"].to_list()[0] == 0.0 and out["context_relevance"].to_list()[0] == 0.0
+    assert out["context_recall"].to_list() == [None, None, 0.0]
+    assert out["answer_correctness"].to_list()[:2] == [None, None]
+    assert out["context_recall_passed"].to_list() == [None, None, False]
+    assert out["answer_relevance"][2] == 0.5  # two empty texts: tfidf 0, overlap 1
+
+
+def test_hallucination_rate_and_faithfulness_by_hand():
+    df = frame(
+        [
+            {
+                "question": "q",
+                "answer": "The cat sat on the mat. Quantum foam everywhere.",
+                "contexts": ["the cat sat on the mat today"],
+                "ground_truth": None,
+            }
+        ]
+    )
+    out = rf.evaluate(df, metrics=["hallucination_rate", "faithfulness"], explain=True).row(0, named=True)
+    # sentence 1: unigram Jaccard 5/6 (the cat sat on mat vs + today), sentence 2: 0 -> unsupported
+    assert out["hallucination_rate"] == 0.5
+    uni, bi = 5 / 6, 5 / 6  # bigrams: the cat, cat sat, sat on, on the, the mat / + mat today
+    assert out["faithfulness"] == pytest.approx(((0.7 * uni + 0.3 * bi) / 1.0 + 0.0) / 2)
+    assert [s["id"] for s in out["hallucination_rate_signals"]] == ["hallucination-unsupported-1"]
+    assert out["hallucination_rate_signals"][0]["evidence"] == "Quantum foam everywhere."
+    assert out["hallucination_rate_signals"][0]["severity"] == "critical"
+    assert [s["id"] for s in out["faithfulness_signals"]] == ["faithfulness-low-support-1"]
+
+
+def test_options_thresholds_weights_and_composite():
+    df = frame([{"question": "cat mat", "answer": "cat mat", "contexts": ["cat mat", "dog"], "ground_truth": "cat"}])
+    base = rf.evaluate(df).row(0, named=True)
+    assert base["context_relevance"] == 0.5
+    strict = rf.evaluate(df, chunk_relevance_threshold=0.0).row(0, named=True)
+    assert strict["context_relevance"] == 1.0
+    assert rf.evaluate(df, thresholds={"context_relevance": 0.5})["context_relevance_passed"][0] is True
+    weighted = rf.evaluate(df, metrics=["answer_relevance", "context_relevance"], weights={"context_relevance": 0.0})
+    assert weighted["composite_score"][0] == pytest.approx(base["answer_relevance"])
+    zero = rf.evaluate(df, metrics=["context_relevance"], weights={"context_relevance": 0.0})
+    assert zero["composite_score"][0] is None and zero["passed"][0] is False
+    unigram_only = rf.evaluate(df, metrics=["faithfulness"], ngram_sizes=[1], ngram_weights=[1.0])
+    assert unigram_only["faithfulness"][0] == 1.0
+
+
+def test_single_metric_functions_and_column_overrides():
+    df = pl.DataFrame({"q": ["What is a cat?"], "resp": ["A cat is a pet."], "chunks": [["A cat is a small pet."]]})
+    out = rf.score_faithfulness(df, answer="resp", contexts="chunks", threshold=0.1)
+    assert out.columns == ["q", "resp", "chunks", "faithfulness", "faithfulness_passed"]
+    assert out["faithfulness_passed"][0] is True
+    with pytest.raises(SchemaError) as err:
+        rf.score_faithfulness(df)
+    assert err.value.column == "answer" and "resp" in err.value.available
+
+
+def test_evaluator_defaults_and_overrides():
+    df = frame([{"question": "cat", "answer": "cat", "contexts": ["cat"], "ground_truth": "cat"}])
+    ev = rf.Evaluator(metrics=["answer_correctness"], composite_threshold=0.99)
+    assert ev(df)["passed"][0] is True
+    assert ev(df, composite_threshold=1.5)["passed"][0] is False
+    with pytest.raises(InvalidParameterError, match="unknown metric"):
+        rf.Evaluator(metrics=["faithfulnes"])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"metrics": ["bleu"]}, "unknown metric"),
+        ({"ngram_sizes": [0]}, "ngram_sizes"),
+        ({"ngram_sizes": []}, "ngram_sizes"),
+        ({"ngram_weights": [float("nan")]}, "ngram_weights"),
+        ({"thresholds": {"nope": 1}}, "thresholds"),
+        ({"weights": {"faithfulness": "high"}}, "weights"),
+        ({"claim_support_threshold": None}, "claim_support_threshold"),
+        ({"bogus_option": 1}, "unknown option"),
+    ],
+)
+def test_bad_options(kwargs, match):
+    with pytest.raises(InvalidParameterError, match=match):
+        rf.evaluate(frame([]), **kwargs)
+
+
+def test_wrong_dtypes_name_the_column():
+    df = pl.DataFrame({"question": [1], "answer": ["a"], "contexts": [["c"]], "ground_truth": ["g"]})
+    with pytest.raises(SchemaError) as err:
+        rf.evaluate(df)
+    assert (err.value.column, err.value.expected, err.value.found) == ("question", "str", "Int64")
+    df = pl.DataFrame({"question": ["q"], "answer": ["a"], "contexts": ["not a list"], "ground_truth": ["g"]})
+    with pytest.raises(SchemaError, match="list\\[str\\]"):
+        rf.evaluate(df)
+
+
+def test_null_chunk_is_empty_text_and_huge_strings_work():
+    big = "word " * 200_000
+    df = frame([{"question": "word", "answer": big, "contexts": [None, big], "ground_truth": "word"}])
+    out = rf.evaluate(df, chunk_relevance_threshold=0.5).row(0, named=True)
+    # "word" vs the null chunk (""): unigrams 0, bigrams both empty -> 1: weighted 0.3 < 0.5
+    # "word" vs the big chunk: unigrams 1, bigrams {} vs {"word word"} -> 0: weighted 0.7 >= 0.5
+    assert out["context_relevance"] == 0.5
+    assert out["faithfulness"] == 1.0
