@@ -303,10 +303,10 @@ def compute_measures(
 
 def _ideal(jq: np.ndarray, jg: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Query code, 0-based rank and discounted gain of each document of the ideal rankings."""
-    keep = np.flatnonzero(jg > 0)
-    q, g = jq[keep], jg[keep]
-    order = np.lexsort((-g, q))
-    q, g = q[order], g[order]
+    keep = jg > 0
+    ordered = pl.DataFrame({"q": jq[keep], "g": jg[keep]}).sort(["q", "g"], descending=[False, True])
+    q = ordered.get_column("q").to_numpy()
+    g = ordered.get_column("g").to_numpy()
     if q.size == 0:
         return q, q.copy(), np.zeros(0)
     new = np.ones(q.size, dtype=bool)

@@ -126,8 +126,8 @@ def _check_scores(series: pl.Series, column: str, function: str) -> np.ndarray:
     if not series.dtype.is_numeric():
         raise SchemaError("wrong dtype", function=function, column=column, expected="a number", found=str(series.dtype))
     values = series.cast(pl.Float64)
-    row = first_true_row(values.is_null() | values.is_nan())
-    if row is not None:
+    if values.null_count() or values.is_nan().any():
+        row = first_true_row(values.is_null() | values.is_nan())
         raise SchemaError(
             "null or NaN score",
             function=function,
@@ -410,10 +410,10 @@ def _id_column(df: pl.DataFrame, column: str, function: str) -> pl.Series:
         raise SchemaError(
             "wrong dtype", function=function, column=column, expected="str or int", found=str(series.dtype)
         )
-    row = first_true_row(series.is_null())
-    if row is not None:
+    if series.null_count():
+        row = first_true_row(series.is_null())
         raise SchemaError("null id", function=function, column=column, row=row, expected="an id", found="null")
-    return series.cast(pl.String)
+    return series if series.dtype == pl.String else series.cast(pl.String)
 
 
 def evaluate_run(
@@ -504,9 +504,7 @@ def evaluate_run(
     if complete and extra.len():
         extra = extra.sort()
         codes = pl.concat([codes, pl.DataFrame({"qid": extra, "code": np.arange(extra.len()) + qids.len()})])
-    j_code = (
-        pl.DataFrame({"qid": qrels_qid}).join(codes, on="qid", how="left", maintain_order="left").get_column("code")
-    )
+    j_code = _codes_of(qrels_qid, codes)
     known = j_code.is_not_null()
     jq = j_code.filter(known).to_numpy().astype(np.int64)
     jdoc = qrels_doc.filter(known)
@@ -536,6 +534,17 @@ def evaluate_run(
     for name in _output_names(ks, chosen, ""):
         out = out.with_columns(pl.Series(name, values[name], dtype=pl.Float64, nan_to_null=True))
     return out.sort("query_id")
+
+
+def _codes_of(qid: pl.Series, codes: pl.DataFrame) -> pl.Series:
+    """Code of each id via ``codes`` (qid -> code), joining only the first id of each run of equal ids."""
+    if qid.len() == 0:
+        return pl.Series("code", [], dtype=pl.Int64)
+    new = (qid != qid.shift(1)).fill_null(True)
+    firsts = pl.DataFrame({"qid": qid.filter(new)}).join(codes, on="qid", how="left", maintain_order="left")
+    starts = np.flatnonzero(new.to_numpy())
+    lengths = np.diff(np.append(starts, qid.len()))
+    return firsts.get_column("code").gather(np.repeat(np.arange(starts.size), lengths))
 
 
 def _positions(run_q: np.ndarray) -> np.ndarray:
