@@ -10,16 +10,17 @@ polars; joins and group-bys for the pairwise similarities). The plain functions
 (:func:`tokenize`, :func:`split_sentences`, :func:`ngram_overlap`, ...) handle one string
 or one pair and are built on the same kernels, so there is one definition of each rule.
 
-The pairwise kernels work on *units*: a unit is one text (a question, an answer, one
-sentence, one context chunk) with an integer id. :func:`unit_terms` gives each unit's
-distinct terms (n-grams) with their counts; :func:`pair_overlap` and :func:`pair_tfidf`
-compare listed pairs of units by joining their terms, so a pair that shares no term costs
-nothing.
+The pairwise kernels work on texts with integer ids: :func:`token_ids` numbers every
+token exactly, :func:`term_index` gives each text's distinct n-grams (integer keys) with
+counts as CSR arrays, and :func:`pair_overlap`, :func:`pair_tfidf` and
+:func:`pair_token_f1` compare listed pairs of texts by probing the grams of the smaller
+text of each pair against the other's, so a pair costs the size of its smaller text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
@@ -35,7 +36,10 @@ __all__ = [
     "weighted_ngram_overlap",
     "tfidf_similarity",
     "token_f1",
-    "unit_terms",
+    "token_ids",
+    "TermIndex",
+    "term_index",
+    "common_entries",
     "pair_overlap",
     "pair_tfidf",
     "pair_token_f1",
@@ -111,148 +115,178 @@ def ngrams(tokens: Sequence[str], n: int) -> list[str]:
     >>> ngrams(["a", "b", "c"], 2)
     ['a b', 'b c']
     """
-    flat = pl.Series("token", list(tokens), dtype=pl.String)
-    return _flat_ngrams(pl.DataFrame({"unit": np.zeros(flat.len(), dtype=np.int64), "token": flat}), n)[
-        "term"
-    ].to_list()
+    return [" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
 
 
-# ----------------------------------------------------------------------------- unit kernels
+# ----------------------------------------------------------------------------- term index
 
 
-def _flat_tokens(unit: np.ndarray, tokens: pl.Series) -> pl.DataFrame:
-    """(unit, pos, token) rows from a list[str] Series of tokens per unit."""
+def token_ids(tokens: pl.Series) -> tuple[np.ndarray, np.ndarray, int]:
+    """Integer ids of every token of a list[str] column.
+
+    Returns ``(ids, lengths, vocabulary_size)``: the flat token ids (int64, in text order),
+    the number of tokens of each text, and the number of distinct tokens. Ids are exact
+    (a dictionary built for this call), not hashes.
+    """
     lengths = tokens.list.len().fill_null(0).to_numpy().astype(np.int64)
     flat = tokens.explode(empty_as_null=False, keep_nulls=False)
-    unit_of = np.repeat(unit, lengths)
-    starts = np.cumsum(lengths) - lengths
-    pos = np.arange(flat.len(), dtype=np.int64) - np.repeat(starts, lengths)
-    remaining = np.repeat(lengths, lengths) - pos  # tokens from here to the end of the unit
-    return pl.DataFrame({"unit": unit_of, "pos": pos, "left": remaining, "token": flat})
+    codes = flat.cast(pl.Categorical(pl.Categories.random())).to_physical().to_numpy().astype(np.int64)
+    vocabulary = int(codes.max()) + 1 if codes.size else 0
+    return codes, lengths, vocabulary
 
 
-def _flat_ngrams(flat: pl.DataFrame, n: int) -> pl.DataFrame:
-    """(unit, term) rows: every n-gram occurrence of every unit."""
-    if "left" not in flat.columns:
-        counts = flat.group_by("unit", maintain_order=True).len()
-        flat = flat.join(counts, on="unit").with_columns(left=pl.col("len") - pl.int_range(pl.len()).over("unit"))
-    if n == 1:
-        return flat.select("unit", pl.col("token").alias("term"))
-    parts = [pl.col("token")] + [pl.col("token").shift(-j) for j in range(1, n)]
-    return (
-        flat.select("unit", pl.concat_str(parts, separator=" ").alias("term"), "left")
-        .filter(pl.col("left") >= n)
-        .select("unit", "term")
-    )
+@dataclass(frozen=True)
+class TermIndex:
+    """The distinct n-grams of each text, with counts, as CSR arrays over integer gram keys.
 
-
-def unit_terms(unit: np.ndarray, tokens: pl.Series, n: int) -> pl.DataFrame:
-    """Distinct n-grams of each unit with their counts, and each unit's totals.
-
-    Parameters
+    Attributes
     ----------
-    unit : numpy.ndarray
-        Unit id of each element of ``tokens`` (int64).
-    tokens : polars.Series
-        list[str] tokens per unit.
-    n : int
-        n-gram size.
-
-    Returns
-    -------
-    polars.DataFrame
-        ``unit, term, count``: one row per distinct (unit, n-gram).
+    starts : numpy.ndarray
+        Offsets of each text's entries (length n_texts + 1).
+    grams, counts : numpy.ndarray
+        Gram key and occurrence count of each (text, distinct gram) entry.
+    n_tokens : numpy.ndarray
+        Number of gram occurrences of each text (the tf denominator).
+    base : int
+        ``text * base + gram`` is the entry's unique key.
+    keys : polars.Series
+        That key for every entry, for membership probes.
     """
-    grams = _flat_ngrams(_flat_tokens(unit, tokens), n)
-    return grams.group_by("unit", "term").agg(pl.len().alias("count"))
+
+    starts: np.ndarray
+    grams: np.ndarray
+    counts: np.ndarray
+    n_tokens: np.ndarray
+    base: int
+    keys: pl.Series
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Number of distinct grams of each text."""
+        return np.diff(self.starts)
 
 
-def _sizes(terms: pl.DataFrame, units: np.ndarray) -> np.ndarray:
-    """Number of distinct terms of each unit of ``units`` (0 when it has none)."""
-    per = terms.group_by("unit").agg(pl.len().alias("n"))
-    looked = pl.DataFrame({"unit": units}).join(per, on="unit", how="left", maintain_order="left")
-    return looked.get_column("n").fill_null(0).to_numpy().astype(np.float64)
+def term_index(ids: np.ndarray, lengths: np.ndarray, vocabulary: int, n: int) -> TermIndex:
+    """Build the :class:`TermIndex` of n-grams from flat token ids (see :func:`token_ids`)."""
+    n_texts = lengths.size
+    text_of = np.repeat(np.arange(n_texts, dtype=np.int64), lengths)
+    left = np.repeat(lengths, lengths) - (np.arange(ids.size) - np.repeat(np.cumsum(lengths) - lengths, lengths))
+    gram = ids.copy()
+    span = max(vocabulary, 1)
+    for j in range(1, n):
+        if span > (2**62) // max(vocabulary, 1):  # keep keys exact: re-number before they overflow
+            gram, span = _dense(gram)
+        shifted = np.zeros_like(ids)
+        shifted[: ids.size - j] = ids[j:]
+        gram = gram * vocabulary + shifted
+        span = span * vocabulary
+    keep = left >= n
+    gram, text_of = gram[keep], text_of[keep]
+    if span > (2**62) // max(n_texts, 1):
+        gram, span = _dense(gram)
+    base = int(span) + 1
+    ordered = pl.Series("k", text_of * base + gram).sort().to_numpy()
+    if ordered.size:
+        new = np.ones(ordered.size, dtype=bool)
+        new[1:] = ordered[1:] != ordered[:-1]
+        first = np.flatnonzero(new)
+        k = ordered[first]
+        counts = np.diff(np.append(first, ordered.size)).astype(np.float64)
+    else:
+        k, counts = ordered, np.zeros(0)
+    keys = pl.Series("k", k)
+    entry_text = k // base
+    starts = np.zeros(n_texts + 1, dtype=np.int64)
+    np.cumsum(np.bincount(entry_text, minlength=n_texts), out=starts[1:])
+    n_tokens = np.bincount(text_of, minlength=n_texts).astype(np.float64)
+    return TermIndex(starts=starts, grams=k - entry_text * base, counts=counts, n_tokens=n_tokens, base=base, keys=keys)
 
 
-def pair_overlap(terms: pl.DataFrame, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """Jaccard index of the term SETS of each (left[i], right[i]) pair of units.
+def _dense(values: np.ndarray) -> tuple[np.ndarray, int]:
+    uniq, inverse = np.unique(values, return_inverse=True)
+    return inverse.astype(np.int64), max(int(uniq.size), 1)
+
+
+def common_entries(index: TermIndex, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Entries the two texts of each pair share: (pair, entry in the smaller text, entry in the other).
+
+    The smaller text of each pair is expanded and its grams probed against the other's, so the
+    cost is the size of the smaller sides, whatever the size of the larger.
+    """
+    sizes = index.sizes
+    swap = sizes[left] > sizes[right]
+    small = np.where(swap, right, left)
+    large = np.where(swap, left, right)
+    reps = sizes[small]
+    total = int(reps.sum())
+    pair = np.repeat(np.arange(left.size, dtype=np.int64), reps)
+    first = np.repeat(index.starts[small] - (np.cumsum(reps) - reps), reps)
+    entry = first + np.arange(total, dtype=np.int64)
+    probe = pl.Series("k", large[pair] * index.base + index.grams[entry])
+    i = probe.is_in(index.keys.implode()).arg_true().to_numpy()
+    # the keys are sorted: the matching entry of each hit (hits only) is found by binary search
+    j = np.searchsorted(index.keys.to_numpy(), probe.gather(i).to_numpy())
+    return pair[i], entry[i], j, swap
+
+
+def _sum_by(group: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
+    """Float sums of ``weights`` per group 0..size-1 (left to right within a group)."""
+    return np.bincount(group, weights=weights, minlength=size).astype(np.float64, copy=False)
+
+
+def pair_overlap(
+    index: TermIndex, left: np.ndarray, right: np.ndarray, common: tuple[np.ndarray, ...] | None = None
+) -> np.ndarray:
+    """Jaccard index of the gram SETS of each (left[i], right[i]) pair of texts.
 
     Both sets empty gives 1.0; exactly one empty gives 0.0 (spec ``ngram_overlap``).
+    ``common`` is :func:`common_entries` of the same arguments, when already computed.
     """
-    pairs = pl.DataFrame({"pair": np.arange(len(left), dtype=np.int64), "l": left, "r": right})
-    a = terms.select(pl.col("unit").alias("l"), "term")
-    b = terms.select(pl.col("unit").alias("r"), "term")
-    common = pairs.join(a, on="l").join(b, on=["r", "term"]).group_by("pair").agg(pl.len().alias("c"))
-    inter = np.zeros(len(left), dtype=np.float64)
-    inter[common.get_column("pair").to_numpy()] = common.get_column("c").to_numpy()
-    size_l, size_r = _sizes(terms, left), _sizes(terms, right)
+    pair, _, _, _ = common or common_entries(index, left, right)
+    inter = np.bincount(pair, minlength=left.size).astype(np.float64)
+    size_l, size_r = index.sizes[left].astype(np.float64), index.sizes[right].astype(np.float64)
     union = size_l + size_r - inter
     both_empty = (size_l == 0) & (size_r == 0)
     return np.where(both_empty, 1.0, np.divide(inter, union, out=np.zeros_like(inter), where=union > 0))
 
 
-def pair_tfidf(terms: pl.DataFrame, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+def pair_tfidf(
+    index: TermIndex, left: np.ndarray, right: np.ndarray, common: tuple[np.ndarray, ...] | None = None
+) -> np.ndarray:
     """TF-IDF cosine of each (left[i], right[i]) pair, each pair its own two-text corpus.
 
-    ``terms`` must be unigram terms with counts (:func:`unit_terms` with n=1).
+    ``index`` must hold unigrams. A term of both texts has idf 1, a term of one text
+    1 + ln 1.5; tf = count / number of tokens.
     """
-    with_tf = terms.with_columns((pl.col("count") / pl.col("count").sum().over("unit")).alias("tf"))
-    pairs = pl.DataFrame({"pair": np.arange(len(left), dtype=np.int64), "l": left, "r": right})
-    a = with_tf.select(pl.col("unit").alias("l"), "term", pl.col("tf").alias("ta"))
-    b = with_tf.select(pl.col("unit").alias("r"), "term", pl.col("tf").alias("tb"))
-    common = (
-        pairs.join(a, on="l")
-        .join(b, on=["r", "term"])
-        .group_by("pair")
-        .agg(
-            (pl.col("ta") * pl.col("tb")).sum().alias("dot"),
-            (pl.col("ta") ** 2).sum().alias("sa"),
-            (pl.col("tb") ** 2).sum().alias("sb"),
-        )
-    )
-    dot = np.zeros(len(left))
-    common_a = np.zeros(len(left))
-    common_b = np.zeros(len(left))
-    idx = common.get_column("pair").to_numpy()
-    dot[idx] = common.get_column("dot").to_numpy()
-    common_a[idx] = common.get_column("sa").to_numpy()
-    common_b[idx] = common.get_column("sb").to_numpy()
-    sq = with_tf.group_by("unit").agg((pl.col("tf") ** 2).sum().alias("s"))
-    total_a = _lookup(sq, left)
-    total_b = _lookup(sq, right)
+    pair, small_entry, large_entry, swap = common or common_entries(index, left, right)
+    text_of_entry = np.repeat(np.arange(index.sizes.size), index.sizes)
+    tf = index.counts / np.maximum(index.n_tokens[text_of_entry], 1.0)
+    tf_small, tf_large = tf[small_entry], tf[large_entry]
+    p = left.size
+    dot = _sum_by(pair, tf_small * tf_large, p)
+    common_small = _sum_by(pair, tf_small**2, p)
+    common_large = _sum_by(pair, tf_large**2, p)
+    total = _sum_by(text_of_entry, tf**2, index.sizes.size)
+    common_l = np.where(swap, common_large, common_small)
+    common_r = np.where(swap, common_small, common_large)
     w = _IDF_ONE**2
-    norm_a = np.sqrt(np.maximum(w * (total_a - common_a) + common_a, 0.0))
-    norm_b = np.sqrt(np.maximum(w * (total_b - common_b) + common_b, 0.0))
-    denom = norm_a * norm_b
+    norm_l = np.sqrt(np.maximum(w * (total[left] - common_l) + common_l, 0.0))
+    norm_r = np.sqrt(np.maximum(w * (total[right] - common_r) + common_r, 0.0))
+    denom = norm_l * norm_r
     cosine = np.divide(dot, denom, out=np.zeros_like(dot), where=denom > 0)
     return np.minimum(cosine, 1.0)  # identical texts can round to 1 + 2e-16
 
 
-def _lookup(per_unit: pl.DataFrame, units: np.ndarray) -> np.ndarray:
-    looked = pl.DataFrame({"unit": units}).join(per_unit, on="unit", how="left", maintain_order="left")
-    return looked.get_column(per_unit.columns[1]).fill_null(0.0).to_numpy().astype(np.float64)
+def pair_token_f1(
+    index: TermIndex, reference: np.ndarray, hypothesis: np.ndarray, common: tuple[np.ndarray, ...] | None = None
+) -> np.ndarray:
+    """Token F1 (multiset overlap) of each (reference[i], hypothesis[i]) pair; ``index`` holds unigrams.
 
-
-def pair_token_f1(terms: pl.DataFrame, reference: np.ndarray, hypothesis: np.ndarray) -> np.ndarray:
-    """Token F1 (multiset overlap) of each (reference[i], hypothesis[i]) pair of units.
-
-    ``terms`` must be unigram terms with counts. 0 when either side has no token or
-    nothing is common.
+    0 when either side has no token or nothing is common.
     """
-    pairs = pl.DataFrame({"pair": np.arange(len(reference), dtype=np.int64), "l": reference, "r": hypothesis})
-    a = terms.select(pl.col("unit").alias("l"), "term", pl.col("count").alias("ca"))
-    b = terms.select(pl.col("unit").alias("r"), "term", pl.col("count").alias("cb"))
-    common = (
-        pairs.join(a, on="l")
-        .join(b, on=["r", "term"])
-        .group_by("pair")
-        .agg(pl.min_horizontal("ca", "cb").sum().alias("c"))
-    )
-    shared = np.zeros(len(reference))
-    shared[common.get_column("pair").to_numpy()] = common.get_column("c").to_numpy()
-    length = terms.group_by("unit").agg(pl.col("count").sum().alias("n"))
-    len_ref = _lookup(length, reference)
-    len_hyp = _lookup(length, hypothesis)
+    pair, small_entry, large_entry, _ = common or common_entries(index, reference, hypothesis)
+    shared = _sum_by(pair, np.minimum(index.counts[small_entry], index.counts[large_entry]), reference.size)
+    len_ref, len_hyp = index.n_tokens[reference], index.n_tokens[hypothesis]
     precision = np.divide(shared, len_hyp, out=np.zeros_like(shared), where=len_hyp > 0)
     recall = np.divide(shared, len_ref, out=np.zeros_like(shared), where=len_ref > 0)
     total = precision + recall
@@ -262,10 +296,11 @@ def pair_token_f1(terms: pl.DataFrame, reference: np.ndarray, hypothesis: np.nda
 # ----------------------------------------------------------------------------- one pair
 
 
-def _pair_units(a: str | None, b: str | None) -> tuple[np.ndarray, pl.Series]:
+def _pair_index(a: str | None, b: str | None, n: int) -> tuple[TermIndex, np.ndarray, np.ndarray]:
     texts = pl.Series("t", [a, b], dtype=pl.String)
     tokens = pl.select(tokenize_expr(pl.lit(texts))).to_series()
-    return np.array([0, 1], dtype=np.int64), tokens
+    index = term_index(*token_ids(tokens), n)
+    return index, np.array([0]), np.array([1])
 
 
 def ngram_overlap(a: str | None, b: str | None, n: int = 1) -> float:
@@ -276,8 +311,7 @@ def ngram_overlap(a: str | None, b: str | None, n: int = 1) -> float:
     >>> ngram_overlap("the cat sat", "the cat ran")
     0.5
     """
-    units, tokens = _pair_units(a, b)
-    return float(pair_overlap(unit_terms(units, tokens, n), units[:1], units[1:])[0])
+    return float(pair_overlap(*_pair_index(a, b, n))[0])
 
 
 def weighted_ngram_overlap(
@@ -308,8 +342,7 @@ def tfidf_similarity(a: str | None, b: str | None) -> float:
     >>> round(tfidf_similarity("the cat", "the cat"), 12)
     1.0
     """
-    units, tokens = _pair_units(a, b)
-    return float(pair_tfidf(unit_terms(units, tokens, 1), units[:1], units[1:])[0])
+    return float(pair_tfidf(*_pair_index(a, b, 1))[0])
 
 
 def token_f1(reference: str | None, hypothesis: str | None) -> float:
@@ -320,5 +353,4 @@ def token_f1(reference: str | None, hypothesis: str | None) -> float:
     >>> round(token_f1("a b b c", "b b d"), 12)  # P = 2/3, R = 2/4
     0.571428571429
     """
-    units, tokens = _pair_units(reference, hypothesis)
-    return float(pair_token_f1(unit_terms(units, tokens, 1), units[:1], units[1:])[0])
+    return float(pair_token_f1(*_pair_index(reference, hypothesis, 1))[0])

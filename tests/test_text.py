@@ -90,8 +90,8 @@ def test_column_kernels_equal_set_arithmetic(pairs, n):
     texts = pl.Series(left + right)
     tokens = pl.select(text.tokenize_expr(pl.lit(texts))).to_series()
     units = np.arange(len(texts))
-    terms = text.unit_terms(units, tokens, n)
-    got = text.pair_overlap(terms, units[: len(pairs)], units[len(pairs) :])
+    index = text.term_index(*text.token_ids(tokens), n)
+    got = text.pair_overlap(index, units[: len(pairs)], units[len(pairs) :])
     for value, a, b in zip(got, left, right, strict=True):
         ga = {" ".join(a.split()[i : i + n]) for i in range(len(a.split()) - n + 1)}
         gb = {" ".join(b.split()[i : i + n]) for i in range(len(b.split()) - n + 1)}

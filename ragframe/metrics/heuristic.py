@@ -25,7 +25,17 @@ import polars as pl
 
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.schema import apply_to_frame, frame_kind
-from ragframe.text import pair_overlap, pair_tfidf, pair_token_f1, sentences_expr, tokenize_expr, unit_terms
+from ragframe.text import (
+    TermIndex,
+    common_entries,
+    pair_overlap,
+    pair_tfidf,
+    pair_token_f1,
+    sentences_expr,
+    term_index,
+    token_ids,
+    tokenize_expr,
+)
 
 __all__ = [
     "HEURISTIC_METRICS",
@@ -131,12 +141,14 @@ class _TextBatch:
     def __init__(self, view: pl.DataFrame, columns: Mapping[str, str], needed: set[str], function: str) -> None:
         self.n = view.height
         pools: list[pl.Series] = []
+        self._pool_order: list[tuple[str, pl.Series]] = []
         self.row_text: dict[str, pl.Series] = {}
         for role in ("question", "answer", "ground_truth"):
             if role in needed:
                 series = _string_column(view, columns[role], function)
                 self.row_text[role] = series
                 pools.append(series.fill_null(""))
+                self._pool_order.append((role, pools[-1]))
         if "contexts" in needed:
             ctx = _contexts_column(view, columns["contexts"], function)
             lengths = ctx.list.len().fill_null(0).to_numpy().astype(np.int64)
@@ -145,13 +157,12 @@ class _TextBatch:
             self.ctx_text = ctx.explode(empty_as_null=False, keep_nulls=False).fill_null("")
             self.ctx_count = lengths
             pools.append(self.ctx_text)
+            self._pool_order.append(("contexts", self.ctx_text))
         self.sentences: dict[str, tuple[np.ndarray, np.ndarray, pl.Series]] = {}
         for role in ("answer", "ground_truth"):
             if role in self.row_text and (
-                (role == "answer"
-                and needed & {"answer_sentences"})
-                or (role == "ground_truth"
-                and needed & {"ground_truth_sentences"})
+                (role == "answer" and needed & {"answer_sentences"})
+                or (role == "ground_truth" and needed & {"ground_truth_sentences"})
             ):
                 lists = pl.select(sentences_expr(pl.lit(self.row_text[role]))).to_series()
                 lengths = lists.list.len().to_numpy().astype(np.int64)
@@ -160,53 +171,58 @@ class _TextBatch:
                 flat = lists.explode(empty_as_null=False, keep_nulls=False)
                 self.sentences[role] = (rows, index, flat)
                 pools.append(flat)
+                self._pool_order.append((f"{role}_sentences", flat))
         pool = pl.concat(pools).rename("text") if pools else pl.Series("text", [], dtype=pl.String)
-        self.texts = pool.unique(maintain_order=True)
-        self._ids = pl.DataFrame({"text": self.texts, "id": np.arange(self.texts.len(), dtype=np.int64)})
-        self.tokens = (
+        # distinct texts, numbered in order of first appearance (exact: a dictionary, not hashes)
+        codes = pool.cast(pl.Categorical(pl.Categories.random())).to_physical().to_numpy().astype(np.int64)
+        n_texts = int(codes.max()) + 1 if codes.size else 0
+        first = np.zeros(n_texts, dtype=np.int64)
+        first[codes[::-1]] = np.arange(codes.size - 1, -1, -1)
+        self.texts = pool.gather(first)
+        tokens = (
             pl.select(tokenize_expr(pl.lit(self.texts))).to_series()
-            if self.texts.len()
+            if n_texts
             else pl.Series([], dtype=pl.List(pl.String))
         )
-        self._terms: dict[int, pl.DataFrame] = {}
-        self._pairs: dict[tuple[str, int], pl.DataFrame] = {}
+        self._tokens = token_ids(tokens)
+        self._terms: dict[int, TermIndex] = {}
+        self._pairs: dict[tuple[str, int, str], np.ndarray] = {}
+        self._common: dict[tuple[int, str], tuple[np.ndarray, ...]] = {}
+        # text ids of each role, in the order the pools were concatenated
+        self._role_ids: dict[str, np.ndarray] = {}
+        at = 0
+        for name, series in self._pool_order:
+            self._role_ids[name] = codes[at : at + series.len()]
+            at += series.len()
 
-    def ids(self, texts: pl.Series) -> np.ndarray:
-        """Distinct-text id of each string."""
-        looked = pl.DataFrame({"text": texts.fill_null("")}).join(
-            self._ids, on="text", how="left", maintain_order="left"
-        )
-        return looked.get_column("id").to_numpy().astype(np.int64)
+    def ids(self, role: str) -> np.ndarray:
+        """Distinct-text id of each text of a role (question, answer, ground_truth, contexts, ...)."""
+        return self._role_ids[role]
 
-    def terms(self, n: int) -> pl.DataFrame:
+    def terms(self, n: int) -> TermIndex:
         if n not in self._terms:
-            self._terms[n] = unit_terms(np.arange(self.texts.len(), dtype=np.int64), self.tokens, n)
+            self._terms[n] = term_index(*self._tokens, n)
         return self._terms[n]
 
-    def pair_values(self, kind: str, n: int, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-        """Similarity of each (left[i], right[i]) text pair; each distinct pair is computed once."""
-        if left.size == 0:
-            return np.zeros(0)
-        pairs = pl.DataFrame({"l": left, "r": right})
-        todo = pairs.unique()
-        cache = self._pairs.get((kind, n))
-        if cache is not None:
-            todo = todo.join(cache, on=["l", "r"], how="anti")
-        if todo.height:
-            l_ids, r_ids = todo.get_column("l").to_numpy(), todo.get_column("r").to_numpy()
-            if kind == "overlap":
-                values = pair_overlap(self.terms(n), l_ids, r_ids)
-            elif kind == "tfidf":
-                values = pair_tfidf(self.terms(1), l_ids, r_ids)
-            else:
-                values = pair_token_f1(self.terms(1), l_ids, r_ids)
-            fresh = todo.with_columns(pl.Series("v", values, dtype=pl.Float64))
-            cache = fresh if cache is None else pl.concat([cache, fresh])
-            self._pairs[(kind, n)] = cache
-        assert cache is not None
-        return pairs.join(cache, on=["l", "r"], how="left", maintain_order="left").get_column("v").to_numpy()
+    def pair_values(self, kind: str, n: int, left: np.ndarray, right: np.ndarray, tag: str) -> np.ndarray:
+        """Similarity of each (left[i], right[i]) text pair; ``tag`` names the pair list for reuse.
 
-    def weighted(self, left: np.ndarray, right: np.ndarray, opts: Options) -> np.ndarray:
+        Metrics that compare the same pairs (faithfulness and hallucination_rate both need the
+        unigram overlap of every answer sentence with every context) share one computation.
+        """
+        key = (kind, n, tag)
+        if key not in self._pairs:
+            if left.size == 0:
+                self._pairs[key] = np.zeros(0)
+                return self._pairs[key]
+            if (n, tag) not in self._common:
+                self._common[(n, tag)] = common_entries(self.terms(n), left, right)
+            common = self._common[(n, tag)]
+            kernel = {"overlap": pair_overlap, "tfidf": pair_tfidf, "f1": pair_token_f1}[kind]
+            self._pairs[key] = kernel(self.terms(n), left, right, common)
+        return self._pairs[key]
+
+    def weighted(self, left: np.ndarray, right: np.ndarray, opts: Options, tag: str) -> np.ndarray:
         """weighted_ngram_overlap of each pair (spec: a missing weight counts as 1, total 0 gives 0)."""
         weights = [opts.ngram_weights[i] if i < len(opts.ngram_weights) else 1.0 for i in range(len(opts.ngram_sizes))]
         total = 0.0
@@ -214,7 +230,7 @@ class _TextBatch:
             total += w
         acc = np.zeros(left.size)
         for size, w in zip(opts.ngram_sizes, weights):
-            acc = acc + w * self.pair_values("overlap", size, left, right)
+            acc = acc + w * self.pair_values("overlap", size, left, right, tag)
         if total == 0:
             return np.zeros(left.size)
         return acc / total
@@ -317,9 +333,9 @@ def fixed3(values: Iterable[float]) -> list[str]:
 
 def _sentence_context_pairs(batch: _TextBatch, role: str) -> tuple[np.ndarray, ...]:
     """All (sentence, context) pairs of each row: sentence occurrence index and text ids of both."""
-    s_rows, _, s_text = batch.sentences[role]
-    s_ids = batch.ids(s_text)
-    c_ids = batch.ids(batch.ctx_text)
+    s_rows, _, _ = batch.sentences[role]
+    s_ids = batch.ids(f"{role}_sentences")
+    c_ids = batch.ids("contexts")
     sent = pl.DataFrame({"row": s_rows, "s": np.arange(s_rows.size, dtype=np.int64), "sid": s_ids})
     ctx = pl.DataFrame({"row": batch.ctx_row, "cid": c_ids})
     pairs = sent.join(ctx, on="row", how="inner")
@@ -341,7 +357,7 @@ def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: 
         s_occ, sid, cid = _sentence_context_pairs(batch, "answer")
         n_sent = s_rows.size
         if "faithfulness" in metrics:
-            best = _row_max(s_occ, s_occ, batch.weighted(sid, cid, opts), n_sent)
+            best = _row_max(s_occ, s_occ, batch.weighted(sid, cid, opts, "answer_sentences-contexts"), n_sent)
             mean, count = _mean_by_row(s_rows, best, n)
             out["faithfulness"] = np.where(has_ctx & (count > 0), mean, 0.0)
             if explain:
@@ -357,7 +373,9 @@ def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: 
                 )
                 signals["faithfulness"] = sig
         if "hallucination_rate" in metrics:
-            best = _row_max(s_occ, s_occ, batch.pair_values("overlap", 1, sid, cid), n_sent)
+            best = _row_max(
+                s_occ, s_occ, batch.pair_values("overlap", 1, sid, cid, "answer_sentences-contexts"), n_sent
+            )
             unsupported = best < opts.claim_support_threshold
             bad, count = _mean_by_row(s_rows, unsupported.astype(np.float64), n)
             out["hallucination_rate"] = np.where(has_ctx, np.where(count > 0, 1.0 - bad, 1.0), 0.0)
@@ -378,9 +396,12 @@ def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: 
                 signals["hallucination_rate"] = sig
 
     if "answer_relevance" in metrics:
-        q = batch.ids(batch.row_text["question"])
-        a = batch.ids(batch.row_text["answer"])
-        score = (batch.pair_values("tfidf", 1, q, a) + batch.pair_values("overlap", 1, q, a)) / 2
+        q = batch.ids("question")
+        a = batch.ids("answer")
+        score = (
+            batch.pair_values("tfidf", 1, q, a, "question-answer")
+            + batch.pair_values("overlap", 1, q, a, "question-answer")
+        ) / 2
         out["answer_relevance"] = score
         if explain:
             low = np.flatnonzero(score < 0.5)
@@ -396,10 +417,10 @@ def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: 
             signals["answer_relevance"] = sig
 
     if "context_precision" in metrics or "context_relevance" in metrics:
-        q_of_chunk = batch.ids(batch.row_text["question"])[batch.ctx_row]
-        c_ids = batch.ids(batch.ctx_text)
+        q_of_chunk = batch.ids("question")[batch.ctx_row]
+        c_ids = batch.ids("contexts")
         if "context_precision" in metrics:
-            sim = batch.pair_values("tfidf", 1, q_of_chunk, c_ids)
+            sim = batch.pair_values("tfidf", 1, q_of_chunk, c_ids, "question-contexts")
             mean, _ = _mean_by_row(batch.ctx_row, sim, n)
             out["context_precision"] = np.where(has_ctx, mean, 0.0)
             if explain:
@@ -422,7 +443,7 @@ def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: 
                 )
                 signals["context_precision"] = sig
         if "context_relevance" in metrics:
-            relevant = batch.weighted(q_of_chunk, c_ids, opts) >= opts.chunk_relevance_threshold
+            relevant = batch.weighted(q_of_chunk, c_ids, opts, "question-contexts") >= opts.chunk_relevance_threshold
             share, _ = _mean_by_row(batch.ctx_row, relevant.astype(np.float64), n)
             out["context_relevance"] = np.where(has_ctx, share, 0.0)
 
@@ -432,14 +453,18 @@ def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: 
         if "context_recall" in metrics:
             g_rows, _, _ = batch.sentences["ground_truth"]
             g_occ, gid, cid = _sentence_context_pairs(batch, "ground_truth")
-            best = _row_max(g_occ, g_occ, batch.pair_values("overlap", 1, gid, cid), g_rows.size)
+            best = _row_max(
+                g_occ, g_occ, batch.pair_values("overlap", 1, gid, cid, "ground_truth_sentences-contexts"), g_rows.size
+            )
             share, count = _mean_by_row(g_rows, (best >= 0.3).astype(np.float64), n)
             value = np.where(has_ctx & (count > 0), share, 0.0)
             out["context_recall"] = np.where(missing, np.nan, value)
         if "answer_correctness" in metrics:
-            g = batch.ids(gt)
-            a = batch.ids(batch.row_text["answer"])
-            score = 0.7 * batch.pair_values("f1", 1, g, a) + 0.3 * batch.pair_values("overlap", 1, g, a)
+            g = batch.ids("ground_truth")
+            a = batch.ids("answer")
+            score = 0.7 * batch.pair_values("f1", 1, g, a, "ground_truth-answer") + 0.3 * batch.pair_values(
+                "overlap", 1, g, a, "ground_truth-answer"
+            )
             out["answer_correctness"] = np.where(missing, np.nan, score)
             if explain:
                 low = np.flatnonzero(~missing & (score < 0.5))
@@ -599,7 +624,7 @@ def evaluate(
     ...                    "ground_truth": ["Paris"]})
     >>> out = evaluate(df, metrics=["faithfulness", "answer_correctness"])
     >>> round(out["faithfulness"][0], 4), out["passed"][0]
-    (0.6067, False)
+    (0.6, False)
     """
     function = "evaluate"
     chosen = _check_metrics(metrics, function)
