@@ -30,6 +30,11 @@ __all__ = [
     "tokenize_expr",
     "sentences_expr",
     "tokenize",
+    "ngrams_column",
+    "ngram_overlap_column",
+    "weighted_ngram_overlap_column",
+    "tfidf_similarity_column",
+    "token_f1_column",
     "split_sentences",
     "ngrams",
     "ngram_overlap",
@@ -293,14 +298,104 @@ def pair_token_f1(
     return np.divide(2 * precision * recall, total, out=np.zeros_like(shared), where=total > 0)
 
 
+# ----------------------------------------------------------------------------- column pairs
+
+
+def _column_pairs(a: pl.Series | Sequence[str | None], b: pl.Series | Sequence[str | None], n: int):
+    left = pl.Series("a", a, dtype=pl.String)
+    right = pl.Series("b", b, dtype=pl.String)
+    if left.len() != right.len():
+        raise ValueError(f"columns differ in length: {left.len()} and {right.len()}")
+    texts = pl.concat([left, right])
+    tokens = pl.select(tokenize_expr(pl.lit(texts))).to_series()
+    index = term_index(*token_ids(tokens), n)
+    rows = np.arange(left.len(), dtype=np.int64)
+    return index, rows, rows + left.len()
+
+
+def ngrams_column(tokens: pl.Series, n: int) -> pl.Series:
+    """The n-grams of each list of tokens (list[str] in, list[str] out).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> ngrams_column(pl.Series([["a", "b", "c"], ["x"]]), 2).to_list()
+    [['a b', 'b c'], []]
+    """
+    lengths = tokens.list.len().fill_null(0).to_numpy().astype(np.int64)
+    flat = tokens.explode(empty_as_null=False, keep_nulls=False)
+    left = np.repeat(lengths, lengths) - (np.arange(flat.len()) - np.repeat(np.cumsum(lengths) - lengths, lengths))
+    grams = pl.select(pl.concat_str([pl.lit(flat).shift(-j) for j in range(n)], separator=" ")).to_series()
+    keep = left >= n
+    counts = np.maximum(lengths - n + 1, 0)
+    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    import pyarrow as pa
+
+    values = grams.filter(pl.Series(keep)).to_arrow()
+    return pl.Series(tokens.name, pa.LargeListArray.from_arrays(pa.array(offsets), values)).cast(pl.List(pl.String))
+
+
+def ngram_overlap_column(a: pl.Series, b: pl.Series, n: int = 1) -> pl.Series:
+    """Row-wise :func:`ngram_overlap` of two string columns.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> ngram_overlap_column(pl.Series(["the cat sat", ""]), pl.Series(["the cat ran", ""])).to_list()
+    [0.5, 1.0]
+    """
+    return pl.Series("ngram_overlap", pair_overlap(*_column_pairs(a, b, n)))
+
+
+def tfidf_similarity_column(a: pl.Series, b: pl.Series) -> pl.Series:
+    """Row-wise :func:`tfidf_similarity` of two string columns.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> tfidf_similarity_column(pl.Series(["a b", "x"]), pl.Series(["a b", "y"])).round(12).to_list()
+    [1.0, 0.0]
+    """
+    return pl.Series("tfidf_similarity", pair_tfidf(*_column_pairs(a, b, 1)))
+
+
+def token_f1_column(reference: pl.Series, hypothesis: pl.Series) -> pl.Series:
+    """Row-wise :func:`token_f1` of two string columns.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> token_f1_column(pl.Series(["a b"]), pl.Series(["a c"])).to_list()
+    [0.5]
+    """
+    return pl.Series("token_f1", pair_token_f1(*_column_pairs(reference, hypothesis, 1)))
+
+
+def weighted_ngram_overlap_column(
+    a: pl.Series, b: pl.Series, sizes: Sequence[int] = (1, 2), weights: Sequence[float] = (0.7, 0.3)
+) -> pl.Series:
+    """Row-wise :func:`weighted_ngram_overlap` of two string columns.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> weighted_ngram_overlap_column(pl.Series(["Yes."]), pl.Series(["No."])).round(12).to_list()
+    [0.3]
+    """
+    w = [float(weights[i]) if i < len(weights) else 1.0 for i in range(len(sizes))]
+    total = sum(w)
+    acc = np.zeros(len(a))
+    for size, weight in zip(sizes, w):
+        acc = acc + weight * ngram_overlap_column(a, b, size).to_numpy()
+    return pl.Series("weighted_ngram_overlap", acc / total if total else np.zeros(len(a)))
+
+
 # ----------------------------------------------------------------------------- one pair
 
 
 def _pair_index(a: str | None, b: str | None, n: int) -> tuple[TermIndex, np.ndarray, np.ndarray]:
-    texts = pl.Series("t", [a, b], dtype=pl.String)
-    tokens = pl.select(tokenize_expr(pl.lit(texts))).to_series()
-    index = term_index(*token_ids(tokens), n)
-    return index, np.array([0]), np.array([1])
+    return _column_pairs([a], [b], n)
 
 
 def ngram_overlap(a: str | None, b: str | None, n: int = 1) -> float:

@@ -125,3 +125,16 @@ def test_null_chunk_is_empty_text_and_huge_strings_work():
     # "word" vs the big chunk: unigrams 1, bigrams {} vs {"word word"} -> 0: weighted 0.7 >= 0.5
     assert out["context_relevance"] == 0.5
     assert out["faithfulness"] == 1.0
+
+
+def test_batch_rows_does_not_change_results():
+    from frames import make_frame
+
+    df = make_frame(("question", "answer", "contexts", "ground_truth"), 57, 5)
+    whole = rf.evaluate(df, explain=True)
+    sliced = rf.evaluate(df, explain=True, batch_rows=10)
+    from polars.testing import assert_frame_equal
+
+    assert_frame_equal(sliced, whole)
+    with pytest.raises(InvalidParameterError, match="batch_rows"):
+        rf.evaluate(df, batch_rows=0)

@@ -98,3 +98,19 @@ def test_column_kernels_equal_set_arithmetic(pairs, n):
         expected = 1.0 if not ga and not gb else len(ga & gb) / len(ga | gb)
         assert value == pytest.approx(expected, abs=1e-15)
         assert value == text.ngram_overlap(a, b, n)
+
+
+def test_column_kernels_match_the_one_string_functions():
+    a = pl.Series(["The cat sat.", "", None, "Yes.", "a b b c"])
+    b = pl.Series(["the cat ran", "", "x", "No.", "b b d"])
+    pairs = list(zip(a.to_list(), b.to_list(), strict=True))
+    assert text.ngram_overlap_column(a, b, 2).to_list() == [text.ngram_overlap(x, y, 2) for x, y in pairs]
+    assert text.tfidf_similarity_column(a, b).to_list() == [text.tfidf_similarity(x, y) for x, y in pairs]
+    assert text.token_f1_column(a, b).to_list() == [text.token_f1(x, y) for x, y in pairs]
+    assert text.weighted_ngram_overlap_column(a, b).to_list() == pytest.approx(
+        [text.weighted_ngram_overlap(x, y) for x, y in pairs]
+    )
+    tokens = pl.select(text.tokenize_expr(pl.lit(a))).to_series()
+    assert text.ngrams_column(tokens, 2).to_list() == [text.ngrams(t, 2) for t in tokens.to_list()]
+    with pytest.raises(ValueError, match="differ in length"):
+        text.token_f1_column(a, b.head(2))

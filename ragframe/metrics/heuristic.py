@@ -561,7 +561,10 @@ def _run(
     explain: bool,
     composite: tuple[Mapping[str, float], float] | None,
     function: str,
+    batch_rows: int = 50_000,
 ) -> Any:
+    if isinstance(batch_rows, bool) or not isinstance(batch_rows, (int, np.integer)) or batch_rows < 1:
+        raise InvalidParameterError(f"{function}: batch_rows must be an int >= 1, found {batch_rows!r}")
     inputs: list[str] = []
     for name in metrics:
         for role in METRIC_INPUTS[name]:
@@ -590,6 +593,7 @@ def evaluate(
     answer: str = "answer",
     contexts: str = "contexts",
     ground_truth: str = "ground_truth",
+    batch_rows: int = 50_000,
     **options: Any,
 ) -> Frame:
     """Score several heuristic metrics at once, with ``composite_score`` and ``passed``.
@@ -611,6 +615,9 @@ def evaluate(
         ``passed`` needs ``composite_score >= composite_threshold``.
     explain : bool
         Also add ``<metric>_signals`` (list of struct{id, severity, message, evidence}).
+    batch_rows : int
+        Frames longer than this are scored in slices of this many rows (bounds memory;
+        results do not depend on it).
     **options
         ``ngram_sizes``, ``ngram_weights``, ``claim_support_threshold``,
         ``chunk_relevance_threshold``.
@@ -642,6 +649,7 @@ def evaluate(
         explain=explain,
         composite=(dict(weights or {}), float(composite_threshold)),
         function=function,
+        batch_rows=batch_rows,
     )
 
 
@@ -703,6 +711,7 @@ def _single(name: str):
         answer: str = "answer",
         contexts: str = "contexts",
         ground_truth: str = "ground_truth",
+        batch_rows: int = 50_000,
         **options: Any,
     ) -> Frame:
         function = f"score_{name}"
@@ -716,6 +725,7 @@ def _single(name: str):
             explain=explain,
             composite=None,
             function=function,
+            batch_rows=batch_rows,
         )
 
     score.__name__ = f"score_{name}"
