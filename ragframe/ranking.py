@@ -33,6 +33,7 @@ __all__ = [
     "pair_keys",
     "dedupe_judgments",
     "match_judgments",
+    "rank_measures",
     "compute_measures",
 ]
 
@@ -61,8 +62,10 @@ def pair_keys(q: np.ndarray, doc: pl.Series) -> np.ndarray:
     Different pairs may (with probability about 2**-64) share a key, so every
     use of a key match is verified by comparing the strings.
     """
-    doc_hash = doc.hash(_SEED).to_numpy()
-    return (q.astype(np.uint64) * _MIX) ^ doc_hash
+    keys = q.astype(np.uint64)
+    keys *= _MIX
+    keys ^= doc.hash(_SEED).to_numpy()
+    return keys
 
 
 @dataclass(frozen=True)
@@ -133,71 +136,94 @@ def dedupe_judgments(
 
 
 def match_judgments(run_q: np.ndarray, run_doc: pl.Series, judgments: Judgments) -> tuple[np.ndarray, np.ndarray]:
-    """Find each retrieved row's judgment.
+    """Find the retrieved rows that have a judgment.
+
+    Only the matches are materialised (judged rows are a small share of a run), so memory
+    stays near the size of the input columns.
 
     Returns
     -------
+    rows : numpy.ndarray
+        Sorted positions of the retrieved rows that are judged, first occurrence of their
+        document in the ranking only (a repeat counts as unjudged).
     grade : numpy.ndarray
-        int64 grade per retrieved row, 0 where unjudged or a repeat.
-    judged : numpy.ndarray
-        bool per retrieved row: judged and the first occurrence of its document.
+        Their grades (int64).
     """
-    n = len(run_q)
-    grade = np.zeros(n, dtype=np.int64)
-    judged = np.zeros(n, dtype=bool)
-    if n == 0 or len(judgments.q) == 0:
-        return grade, judged
+    empty = np.zeros(0, dtype=np.int64)
+    if len(run_q) == 0 or len(judgments.q) == 0:
+        return empty, empty
     run_keys = pl.Series("key", pair_keys(run_q, run_doc))
     judged_keys = pl.Series("key", pair_keys(judgments.q, judgments.doc))
     hit = run_keys.is_in(judged_keys.implode()).arg_true()
     if hit.len() == 0:
-        return grade, judged
+        return empty, empty
     pairs = (
         pl.DataFrame({"key": run_keys.gather(hit), "i": hit})
         .join(pl.DataFrame({"key": judged_keys}).with_row_index("j"), on="key", how="inner")
         .sort("i")
     )
-    i = pairs.get_column("i").to_numpy()
+    i = pairs.get_column("i").to_numpy().astype(np.int64)
     j = pairs.get_column("j").to_numpy().astype(np.int64)
     same = (run_q[i] == judgments.q[j]) & (run_doc.gather(i) == judgments.doc.gather(j)).to_numpy()
     i, j = i[same], j[same]
     # a document repeated within a ranking counts only at its first position
     first = pl.Series(j).is_first_distinct().to_numpy()
-    i, j = i[first], j[first]
-    grade[i] = judgments.grade[j]
-    judged[i] = True
-    return grade, judged
+    return i[first], judgments.grade[j[first]]
 
 
-def _rel_in_top(cum: np.ndarray, starts: np.ndarray, counts: np.ndarray, depth: np.ndarray) -> np.ndarray:
-    """Count of relevant rows among the first ``depth`` of each query (cum has a leading 0)."""
-    take = np.minimum(np.maximum(depth, 0), counts)
-    return cum[starts + take] - cum[starts]
-
-
-def compute_measures(
+def rank_measures(
     run_q: np.ndarray,
-    grade: np.ndarray,
-    judged_row: np.ndarray,
+    run_doc: pl.Series,
+    counts: np.ndarray,
     judgments: Judgments,
-    n_queries: int,
     *,
     ks: Sequence[int],
     measures: Sequence[str],
     relevance_level: int = 1,
 ) -> dict[str, np.ndarray]:
-    """Compute ranking measures for every query at once.
+    """Match a ranking to its judgments and compute the measures (see :func:`compute_measures`).
+
+    ``run_q`` is the query code of each retrieved row (rows grouped by query, in rank
+    order) and ``counts`` the number of rows of each query.
+    """
+    rows, grade = match_judgments(run_q, run_doc, judgments)
+    starts = np.zeros(counts.size, dtype=np.int64)
+    np.cumsum(counts[:-1], out=starts[1:])
+    hit_q = run_q[rows].astype(np.int64)
+    return compute_measures(
+        counts,
+        hit_q,
+        rows - starts[hit_q],
+        grade,
+        judgments,
+        ks=ks,
+        measures=measures,
+        relevance_level=relevance_level,
+    )
+
+
+def compute_measures(
+    counts: np.ndarray,
+    hit_q: np.ndarray,
+    hit_rank: np.ndarray,
+    hit_grade: np.ndarray,
+    judgments: Judgments,
+    *,
+    ks: Sequence[int],
+    measures: Sequence[str],
+    relevance_level: int = 1,
+) -> dict[str, np.ndarray]:
+    """Compute ranking measures for every query at once, from the judged rows only.
 
     Parameters
     ----------
-    run_q : numpy.ndarray
-        Query code per retrieved row, non-decreasing (rows in rank order).
-    grade, judged_row : numpy.ndarray
-        From :func:`match_judgments`.
+    counts : numpy.ndarray
+        Number of retrieved rows of each query (n_queries long; may be 0).
+    hit_q, hit_rank, hit_grade : numpy.ndarray
+        Query code, 0-based rank and grade of every judged retrieved row (first occurrence
+        of its document), ordered by query then rank (see :func:`match_judgments`).
     judgments : Judgments
-        The query's judgments (for R and the ideal ranking).
-    n_queries : int
-        Number of queries (codes 0 .. n_queries-1; a query may retrieve nothing).
+        The queries' judgments (for R and the ideal ranking).
     ks : sequence of int
         Cutoffs for the ``*_at_k`` measures.
     measures : sequence of str
@@ -215,45 +241,41 @@ def compute_measures(
     --------
     >>> import numpy as np, polars as pl
     >>> j = Judgments(np.array([0]), pl.Series(["b"]), np.array([1]), np.array([True]))
-    >>> q = np.array([0, 0]); g, jr = match_judgments(q, pl.Series(["a", "b"]), j)
-    >>> compute_measures(q, g, jr, j, 1, ks=[1], measures=["mrr"])["mrr"]
+    >>> compute_measures(np.array([2]), np.array([0]), np.array([1]), np.array([1]), j, ks=[1],
+    ...                  measures=["mrr"])["mrr"]
     array([0.5])
     """
-    nq = n_queries
-    n = len(run_q)
-    counts = np.bincount(run_q, minlength=nq).astype(np.int64)
-    starts = np.zeros(nq + 1, dtype=np.int64)
-    np.cumsum(counts, out=starts[1:])
-    pos = np.arange(n, dtype=np.int64) - starts[run_q]
-    rel = judged_row & (grade >= relevance_level)
-    cum = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(rel, out=cum[1:])
-    head = starts[:-1]
+    nq = counts.size
+    rel = hit_grade >= relevance_level
+    rq, rrank = hit_q[rel], hit_rank[rel]
 
     jq, jg = judgments.q, judgments.grade
     num_rel = np.bincount(jq[jg >= relevance_level], minlength=nq).astype(np.int64)
-    num_rel_ret = cum[starts[1:]] - cum[head]
+    num_rel_ret = np.bincount(rq, minlength=nq).astype(np.int64)
     has_rel = num_rel > 0
     safe_r = np.where(has_rel, num_rel, 1).astype(np.float64)
     no_judgments = ~judgments.judged
 
-    rel_pos = np.flatnonzero(rel)
-    rel_q = run_q[rel_pos]
-    first_rank = np.full(nq, np.iinfo(np.int64).max)  # 0-based rank of the first relevant row
-    if rel_pos.size:
-        is_first = np.ones(rel_pos.size, dtype=bool)
-        is_first[1:] = rel_q[1:] != rel_q[:-1]
-        first_rank[rel_q[is_first]] = pos[rel_pos[is_first]]
+    # index of each relevant row among its query's relevant rows (0, 1, 2, ...)
+    starts_rel = np.zeros(nq + 1, dtype=np.int64)
+    np.cumsum(num_rel_ret, out=starts_rel[1:])
+    nth = np.arange(rq.size, dtype=np.int64) - starts_rel[rq]
+    first_rank = np.full(nq, np.iinfo(np.int64).max)
+    first_rank[rq[nth == 0]] = rrank[nth == 0]
 
-    gain_pos = np.flatnonzero(judged_row & (grade > 0))
-    gain_q = run_q[gain_pos]
-    gain_rank = pos[gain_pos]
-    gain_disc = grade[gain_pos] / np.log2(gain_rank + 2.0)
+    gain = hit_grade > 0
+    gain_q, gain_rank = hit_q[gain], hit_rank[gain]
+    gain_disc = hit_grade[gain] / np.log2(gain_rank + 2.0)
     ideal_q, ideal_rank, ideal_disc = _ideal(jq, jg)
+
+    def top(depth: np.ndarray | int) -> np.ndarray:
+        """Relevant rows among the first ``depth`` of each query."""
+        limit = depth[rq] if isinstance(depth, np.ndarray) else depth
+        return np.bincount(rq[rrank < limit], minlength=nq)
 
     def dcg(q: np.ndarray, rank: np.ndarray, disc: np.ndarray, k: int | None) -> np.ndarray:
         w = disc if k is None else np.where(rank < k, disc, 0.0)
-        return np.bincount(q, weights=w, minlength=nq)
+        return np.bincount(q, weights=w, minlength=nq).astype(np.float64, copy=False)
 
     def ndcg(k: int | None) -> np.ndarray:
         ideal = dcg(ideal_q, ideal_rank, ideal_disc, k)
@@ -263,14 +285,14 @@ def compute_measures(
     out: dict[str, np.ndarray] = {}
     wanted = set(measures)
     for k in ks:
-        top = _rel_in_top(cum, head, counts, np.full(nq, k))
-        precision = top / float(k)
-        recall = np.where(has_rel, top / safe_r, 0.0)
+        found = top(k)
+        precision = found / float(k)
+        recall = np.where(has_rel, found / safe_r, 0.0)
         values = {
             "precision_at_k": precision,
             "recall_at_k": recall,
-            "hit_rate_at_k": (top > 0).astype(np.float64),
-            "recall_all_at_k": (has_rel & (top == num_rel)).astype(np.float64),
+            "hit_rate_at_k": (found > 0).astype(np.float64),
+            "recall_all_at_k": (has_rel & (found == num_rel)).astype(np.float64),
             "mrr_at_k": np.where(first_rank < k, 1.0 / (np.minimum(first_rank, k) + 1.0), 0.0),
         }
         if "f1_at_k" in wanted:
@@ -284,17 +306,18 @@ def compute_measures(
     if "ndcg" in wanted:
         out["ndcg"] = ndcg(None)
     if "mrr" in wanted:
-        found = first_rank < np.iinfo(np.int64).max
-        out["mrr"] = np.where(found, 1.0 / (np.where(found, first_rank, 0) + 1.0), 0.0)
+        found_any = first_rank < np.iinfo(np.int64).max
+        out["mrr"] = np.where(found_any, 1.0 / (np.where(found_any, first_rank, 0) + 1.0), 0.0)
     if "average_precision" in wanted:
-        precision_at_rel = (cum[rel_pos + 1] - cum[head[rel_q]]) / (pos[rel_pos] + 1.0)
-        out["average_precision"] = np.bincount(rel_q, weights=precision_at_rel, minlength=nq) / safe_r
+        precision_at_rel = (nth + 1.0) / (rrank + 1.0)
+        summed = np.bincount(rq, weights=precision_at_rel, minlength=nq).astype(np.float64, copy=False)
+        out["average_precision"] = summed / safe_r
     if "r_precision" in wanted:
-        out["r_precision"] = _rel_in_top(cum, head, counts, num_rel) / safe_r
+        out["r_precision"] = top(num_rel) / safe_r
     for name, values_ in out.items():
         values_[no_judgments] = np.nan
         out[name] = values_
-    counts_out = {"num_ret": counts, "num_rel": num_rel, "num_rel_ret": num_rel_ret}
+    counts_out = {"num_ret": counts.astype(np.int64), "num_rel": num_rel, "num_rel_ret": num_rel_ret}
     for name in COUNT_MEASURES:
         if name in wanted:
             out[name] = counts_out[name]

@@ -28,9 +28,8 @@ from ragframe.ranking import (
     CUT_MEASURES,
     FULL_MEASURES,
     Judgments,
-    compute_measures,
     dedupe_judgments,
-    match_judgments,
+    rank_measures,
 )
 from ragframe.schema import (
     apply_to_frame,
@@ -109,17 +108,19 @@ def _output_names(ks: Sequence[int], metrics: Sequence[str], prefix: str) -> lis
 # ----------------------------------------------------------------------------- ordering
 
 
-def _in_trec_order(new_group: np.ndarray, score: np.ndarray, doc: pl.Series) -> bool:
-    """True when rows are already by score descending, then doc id descending, in each group."""
+def _in_trec_order(lengths: np.ndarray, score: np.ndarray, doc: pl.Series) -> bool:
+    """True when each group of ``lengths`` rows is by score descending, then doc id descending."""
     if score.size < 2:
         return True
-    same = ~new_group[1:]
-    if np.any(same & (score[1:] > score[:-1])):
+    boundary = np.cumsum(lengths)[:-1]  # first row of every group but the first
+    rises = np.flatnonzero(score[1:] > score[:-1]) + 1
+    if rises.size and not np.isin(rises, boundary).all():
         return False
-    tie = np.flatnonzero(same & (score[1:] == score[:-1]))
+    tie = np.flatnonzero(score[1:] == score[:-1]) + 1
+    tie = tie[~np.isin(tie, boundary)]
     if tie.size == 0:
         return True
-    return not bool((doc.gather(tie) < doc.gather(tie + 1)).any())
+    return not bool((doc.gather(tie - 1) < doc.gather(tie)).any())
 
 
 def _check_scores(series: pl.Series, column: str, function: str) -> np.ndarray:
@@ -278,8 +279,7 @@ def _score_wide(
         run_q, run_doc = _order_by_scores(view, score_col, retrieved, run_q, run_doc, lengths, function)
 
     judgments = _wide_judgments(view, judgment_col, graded, relevant, function)
-    grade, judged_row = match_judgments(run_q, run_doc, judgments)
-    values = compute_measures(run_q, grade, judged_row, judgments, n, ks=ks, measures=metrics, relevance_level=level)
+    values = rank_measures(run_q, run_doc, lengths, judgments, ks=ks, measures=metrics, relevance_level=level)
     null_run = retrieved.is_null().to_numpy()
     columns = []
     for name in out_names:
@@ -339,9 +339,7 @@ def _order_by_scores(
     pos = np.arange(run_q.size, dtype=np.int64) - starts[run_q]
     key = -pos.astype(np.float64)
     key[usable[run_q]] = flat_scores
-    new_group = np.ones(run_q.size, dtype=bool)
-    new_group[1:] = run_q[1:] != run_q[:-1]
-    if _in_trec_order(new_group, key, run_doc):
+    if _in_trec_order(lengths, key, run_doc):
         return run_q, run_doc
     ordered = pl.DataFrame({"q": run_q, "s": key, "doc": run_doc}).sort(
         ["q", "s", "doc"], descending=[False, True, True], maintain_order=True
@@ -492,10 +490,12 @@ def evaluate_run(
     qrels_qid = _id_column(qrels_df, query_id, function)
     qrels_doc = _id_column(qrels_df, doc_id, function)
 
-    run_q, qids, run_doc = _group_run(run_qid, run_doc, run_score)
-    if max_docs is not None and run_q.size:
-        keep = _positions(run_q) < max_docs
+    run_q, qids, run_doc, run_counts = _group_run(run_qid, run_doc, run_score)
+    if max_docs is not None and run_q.size and int(run_counts.max()) > max_docs:
+        starts = np.cumsum(run_counts) - run_counts
+        keep = (np.arange(run_q.size) - starts[run_q]) < max_docs
         run_q, run_doc = run_q[keep], run_doc.filter(pl.Series(keep))
+        run_counts = np.minimum(run_counts, max_docs)
 
     # query codes for the judgments: the run's queries first, then (with -c) judged-only queries
     codes = pl.DataFrame({"qid": qids, "code": np.arange(qids.len(), dtype=np.int64)})
@@ -517,13 +517,13 @@ def evaluate_run(
     judged[qids.len() :] = True
     judgments = Judgments(q=jq, doc=jdoc, grade=jgrade, judged=judged)
 
-    grade, judged_row = match_judgments(run_q, run_doc, judgments)
-    values = compute_measures(
+    counts = np.zeros(n_queries, dtype=np.int64)
+    counts[: run_counts.size] = run_counts
+    values = rank_measures(
         run_q,
-        grade,
-        judged_row,
+        run_doc,
+        counts,
         judgments,
-        n_queries,
         ks=ks,
         measures=list(chosen) + list(COUNT_MEASURES),
         relevance_level=level,
@@ -547,27 +547,27 @@ def _codes_of(qid: pl.Series, codes: pl.DataFrame) -> pl.Series:
     return firsts.get_column("code").gather(np.repeat(np.arange(starts.size), lengths))
 
 
-def _positions(run_q: np.ndarray) -> np.ndarray:
-    new = np.ones(run_q.size, dtype=bool)
-    new[1:] = run_q[1:] != run_q[:-1]
-    starts = np.flatnonzero(new)
-    return np.arange(run_q.size) - np.repeat(starts, np.diff(np.append(starts, run_q.size)))
+def _group_run(
+    qid: pl.Series, doc: pl.Series, score: np.ndarray
+) -> tuple[np.ndarray, pl.Series, pl.Series, np.ndarray]:
+    """Rows grouped by query in trec_eval order: query code per row, query ids, doc ids, rows per query.
 
-
-def _group_run(qid: pl.Series, doc: pl.Series, score: np.ndarray) -> tuple[np.ndarray, pl.Series, pl.Series]:
-    """Query code per row (rows grouped by query, in trec_eval order), the query ids, the doc ids."""
+    A run already grouped by query and ranked by score (then doc id, descending) is used as
+    it is: only run lengths are computed, no sort.
+    """
     if qid.len() == 0:
-        return np.zeros(0, dtype=np.int64), qid, doc
-    new = (qid != qid.shift(1)).fill_null(True).to_numpy()
-    firsts = qid.filter(pl.Series(new))
-    if firsts.n_unique() == firsts.len() and _in_trec_order(new, score, doc):
-        return np.cumsum(new, dtype=np.int64) - 1, firsts, doc
-    ordered = pl.DataFrame({"q": qid, "s": score, "d": doc}).sort(
-        ["q", "s", "d"], descending=[False, True, True], maintain_order=True
-    )
-    qid, doc = ordered.get_column("q"), ordered.get_column("d")
-    new = (qid != qid.shift(1)).fill_null(True).to_numpy()
-    return np.cumsum(new, dtype=np.int64) - 1, qid.filter(pl.Series(new)), doc
+        return np.zeros(0, dtype=np.int64), qid, doc, np.zeros(0, dtype=np.int64)
+    runs = qid.rle().struct.unnest()
+    firsts, lengths = runs.get_column("value"), runs.get_column("len").to_numpy().astype(np.int64)
+    if firsts.n_unique() != firsts.len() or not _in_trec_order(lengths, score, doc):
+        ordered = pl.DataFrame({"q": qid, "s": score, "d": doc}).sort(
+            ["q", "s", "d"], descending=[False, True, True], maintain_order=True
+        )
+        doc = ordered.get_column("d")
+        runs = ordered.get_column("q").rle().struct.unnest()
+        firsts, lengths = runs.get_column("value"), runs.get_column("len").to_numpy().astype(np.int64)
+    run_q = np.repeat(np.arange(lengths.size, dtype=np.int32 if lengths.size < 2**31 else np.int64), lengths)
+    return run_q, firsts, doc, lengths
 
 
 def run_summary(per_query: Any, /) -> pl.DataFrame:
