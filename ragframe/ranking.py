@@ -104,10 +104,10 @@ def dedupe_judgments(
 
     ``row_of`` maps each judgment to the input row it came from (for the error).
     """
-    keys = pair_keys(q, doc)
-    dup = pl.Series(keys).is_duplicated().to_numpy()
-    if not dup.any():
+    keys = pl.Series(pair_keys(q, doc))
+    if keys.n_unique() == keys.len():  # the usual case: no repeated (query, document)
         return q, doc, grade
+    dup = keys.is_duplicated().to_numpy()
     idx = np.flatnonzero(dup)
     sub = pl.DataFrame({"i": idx, "q": q[idx], "doc": doc.gather(idx), "grade": grade[idx]})
     # the offending row: the first one whose grade differs from the first grade of its (query, document)
