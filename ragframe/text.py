@@ -44,7 +44,9 @@ __all__ = [
     "token_ids",
     "TermIndex",
     "term_index",
+    "Common",
     "common_entries",
+    "concat_ranges",
     "pair_overlap",
     "pair_tfidf",
     "pair_token_f1",
@@ -148,22 +150,24 @@ class TermIndex:
     ----------
     starts : numpy.ndarray
         Offsets of each text's entries (length n_texts + 1).
-    grams, counts : numpy.ndarray
-        Gram key and occurrence count of each (text, distinct gram) entry.
+    counts : numpy.ndarray
+        Occurrence count of each (text, distinct gram) entry.
     n_tokens : numpy.ndarray
         Number of gram occurrences of each text (the tf denominator).
     base : int
         ``text * base + gram`` is the entry's unique key.
     keys : polars.Series
-        That key for every entry, for membership probes.
+        That key for every entry (sorted), for membership probes.
+    sum_sq : numpy.ndarray
+        Sum of squared counts of each text (for TF-IDF norms).
     """
 
     starts: np.ndarray
-    grams: np.ndarray
     counts: np.ndarray
     n_tokens: np.ndarray
     base: int
     keys: pl.Series
+    sum_sq: np.ndarray
 
     @property
     def sizes(self) -> np.ndarray:
@@ -174,37 +178,48 @@ class TermIndex:
 def term_index(ids: np.ndarray, lengths: np.ndarray, vocabulary: int, n: int) -> TermIndex:
     """Build the :class:`TermIndex` of n-grams from flat token ids (see :func:`token_ids`)."""
     n_texts = lengths.size
-    text_of = np.repeat(np.arange(n_texts, dtype=np.int64), lengths)
-    left = np.repeat(lengths, lengths) - (np.arange(ids.size) - np.repeat(np.cumsum(lengths) - lengths, lengths))
     gram = ids.copy()
     span = max(vocabulary, 1)
     for j in range(1, n):
         if span > (2**62) // max(vocabulary, 1):  # keep keys exact: re-number before they overflow
             gram, span = _dense(gram)
-        shifted = np.zeros_like(ids)
-        shifted[: ids.size - j] = ids[j:]
-        gram = gram * vocabulary + shifted
+        gram[: ids.size - j] *= vocabulary
+        gram[: ids.size - j] += ids[j:]
         span = span * vocabulary
-    keep = left >= n
-    gram, text_of = gram[keep], text_of[keep]
+    if n > 1:  # an n-gram starts at least n - 1 tokens before the end of its text
+        keep = np.ones(ids.size, dtype=bool)
+        ends = np.cumsum(lengths)
+        for j in range(1, n):
+            tail = ends[lengths >= j] - j
+            keep[tail] = False
+        short = lengths < n  # texts shorter than n have no n-gram at all
+        if short.any():
+            keep[concat_ranges(ends[short] - lengths[short], lengths[short])] = False
+        gram = gram[keep]
     if span > (2**62) // max(n_texts, 1):
         gram, span = _dense(gram)
     base = int(span) + 1
-    ordered = pl.Series("k", text_of * base + gram).sort().to_numpy()
+    gram += np.repeat(np.arange(n_texts, dtype=np.int64) * base, np.maximum(lengths - (n - 1), 0))
+    ordered = pl.Series("k", gram).sort().to_numpy()
+    del gram
     if ordered.size:
-        new = np.ones(ordered.size, dtype=bool)
-        new[1:] = ordered[1:] != ordered[:-1]
+        new = np.empty(ordered.size, dtype=bool)
+        new[0] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
         first = np.flatnonzero(new)
         k = ordered[first]
-        counts = np.diff(np.append(first, ordered.size)).astype(np.float64)
+        counts = np.empty(first.size, dtype=np.float64)
+        counts[:-1] = first[1:] - first[:-1]
+        counts[-1:] = ordered.size - first[-1:]
     else:
         k, counts = ordered, np.zeros(0)
-    keys = pl.Series("k", k)
-    entry_text = k // base
-    starts = np.zeros(n_texts + 1, dtype=np.int64)
-    np.cumsum(np.bincount(entry_text, minlength=n_texts), out=starts[1:])
-    n_tokens = np.bincount(text_of, minlength=n_texts).astype(np.float64)
-    return TermIndex(starts=starts, grams=k - entry_text * base, counts=counts, n_tokens=n_tokens, base=base, keys=keys)
+    starts = np.searchsorted(k, np.arange(n_texts + 1, dtype=np.int64) * base)
+    n_tokens = np.maximum(lengths - (n - 1), 0).astype(np.float64)
+    sum_sq = np.zeros(n_texts)
+    nonempty = starts[1:] > starts[:-1]
+    if k.size:
+        sum_sq[nonempty] = np.add.reduceat(counts**2, starts[:-1][nonempty])
+    return TermIndex(starts=starts, counts=counts, n_tokens=n_tokens, base=base, keys=pl.Series("k", k), sum_sq=sum_sq)
 
 
 def _dense(values: np.ndarray) -> tuple[np.ndarray, int]:
@@ -212,8 +227,50 @@ def _dense(values: np.ndarray) -> tuple[np.ndarray, int]:
     return inverse.astype(np.int64), max(int(uniq.size), 1)
 
 
-def common_entries(index: TermIndex, left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Entries the two texts of each pair share: (pair, entry in the smaller text, entry in the other).
+def concat_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """``concatenate([arange(s, s + n) for s, n in zip(starts, lengths)])``, without a loop.
+
+    Examples
+    --------
+    >>> concat_ranges(np.array([5, 0, 9]), np.array([2, 0, 3])).tolist()
+    [5, 6, 9, 10, 11]
+    """
+    keep = lengths > 0
+    starts, lengths = starts[keep].astype(np.int64), lengths[keep].astype(np.int64)
+    total = int(lengths.sum())
+    out = np.ones(total, dtype=np.int64)
+    if total == 0:
+        return out
+    out[0] = starts[0]
+    heads = np.cumsum(lengths)[:-1]
+    out[heads] = starts[1:] - (starts[:-1] + lengths[:-1] - 1)
+    np.cumsum(out, out=out)
+    return out
+
+
+@dataclass
+class Common:
+    """The grams each pair's two texts share (from :func:`common_entries`).
+
+    ``pair`` and ``small_entry`` give, for every shared gram, its pair and its entry in the
+    pair's smaller text; :meth:`large_entry` finds the entry in the other text (only the
+    TF-IDF and token-F1 kernels need it).
+    """
+
+    pair: np.ndarray
+    small_entry: np.ndarray
+    hit_keys: np.ndarray
+    swap: np.ndarray
+    _large: np.ndarray | None = None
+
+    def large_entry(self, index: TermIndex) -> np.ndarray:
+        if self._large is None:
+            self._large = np.searchsorted(index.keys.to_numpy(), self.hit_keys)
+        return self._large
+
+
+def common_entries(index: TermIndex, left: np.ndarray, right: np.ndarray) -> Common:
+    """The grams shared by the two texts of each (left[i], right[i]) pair.
 
     The smaller text of each pair is expanded and its grams probed against the other's, so the
     cost is the size of the smaller sides, whatever the size of the larger.
@@ -223,15 +280,14 @@ def common_entries(index: TermIndex, left: np.ndarray, right: np.ndarray) -> tup
     small = np.where(swap, right, left)
     large = np.where(swap, left, right)
     reps = sizes[small]
-    total = int(reps.sum())
-    pair = np.repeat(np.arange(left.size, dtype=np.int64), reps)
-    first = np.repeat(index.starts[small] - (np.cumsum(reps) - reps), reps)
-    entry = first + np.arange(total, dtype=np.int64)
-    probe = pl.Series("k", large[pair] * index.base + index.grams[entry])
-    i = probe.is_in(index.keys.implode()).arg_true().to_numpy()
-    # the keys are sorted: the matching entry of each hit (hits only) is found by binary search
-    j = np.searchsorted(index.keys.to_numpy(), probe.gather(i).to_numpy())
-    return pair[i], entry[i], j, swap
+    pair_dtype = np.int32 if left.size < 2**31 else np.int64
+    pair = np.repeat(np.arange(left.size, dtype=pair_dtype), reps)
+    entry = concat_ranges(index.starts[small], reps)
+    # the key of a gram in the other text: its key in the smaller one, moved to the other text
+    probe = np.repeat((large.astype(np.int64) - small) * index.base, reps)
+    probe += index.keys.to_numpy()[entry]
+    hit = pl.Series("k", probe).is_in(index.keys.implode()).to_numpy()
+    return Common(pair=pair[hit], small_entry=entry[hit], hit_keys=probe[hit], swap=swap)
 
 
 def _sum_by(group: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
@@ -239,15 +295,13 @@ def _sum_by(group: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
     return np.bincount(group, weights=weights, minlength=size).astype(np.float64, copy=False)
 
 
-def pair_overlap(
-    index: TermIndex, left: np.ndarray, right: np.ndarray, common: tuple[np.ndarray, ...] | None = None
-) -> np.ndarray:
+def pair_overlap(index: TermIndex, left: np.ndarray, right: np.ndarray, common: Common | None = None) -> np.ndarray:
     """Jaccard index of the gram SETS of each (left[i], right[i]) pair of texts.
 
     Both sets empty gives 1.0; exactly one empty gives 0.0 (spec ``ngram_overlap``).
     ``common`` is :func:`common_entries` of the same arguments, when already computed.
     """
-    pair, _, _, _ = common or common_entries(index, left, right)
+    pair = (common or common_entries(index, left, right)).pair
     inter = np.bincount(pair, minlength=left.size).astype(np.float64)
     size_l, size_r = index.sizes[left].astype(np.float64), index.sizes[right].astype(np.float64)
     union = size_l + size_r - inter
@@ -255,23 +309,24 @@ def pair_overlap(
     return np.where(both_empty, 1.0, np.divide(inter, union, out=np.zeros_like(inter), where=union > 0))
 
 
-def pair_tfidf(
-    index: TermIndex, left: np.ndarray, right: np.ndarray, common: tuple[np.ndarray, ...] | None = None
-) -> np.ndarray:
+def pair_tfidf(index: TermIndex, left: np.ndarray, right: np.ndarray, common: Common | None = None) -> np.ndarray:
     """TF-IDF cosine of each (left[i], right[i]) pair, each pair its own two-text corpus.
 
     ``index`` must hold unigrams. A term of both texts has idf 1, a term of one text
     1 + ln 1.5; tf = count / number of tokens.
     """
-    pair, small_entry, large_entry, swap = common or common_entries(index, left, right)
-    text_of_entry = np.repeat(np.arange(index.sizes.size), index.sizes)
-    tf = index.counts / np.maximum(index.n_tokens[text_of_entry], 1.0)
-    tf_small, tf_large = tf[small_entry], tf[large_entry]
+    common = common or common_entries(index, left, right)
+    pair, swap = common.pair, common.swap
+    small = np.where(swap, right, left)
+    large = np.where(swap, left, right)
+    tf_small = index.counts[common.small_entry] / index.n_tokens[small[pair]]
+    tf_large = index.counts[common.large_entry(index)] / index.n_tokens[large[pair]]
     p = left.size
     dot = _sum_by(pair, tf_small * tf_large, p)
     common_small = _sum_by(pair, tf_small**2, p)
     common_large = _sum_by(pair, tf_large**2, p)
-    total = _sum_by(text_of_entry, tf**2, index.sizes.size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        total = np.where(index.n_tokens > 0, index.sum_sq / np.maximum(index.n_tokens, 1.0) ** 2, 0.0)
     common_l = np.where(swap, common_large, common_small)
     common_r = np.where(swap, common_small, common_large)
     w = _IDF_ONE**2
@@ -283,13 +338,14 @@ def pair_tfidf(
 
 
 def pair_token_f1(
-    index: TermIndex, reference: np.ndarray, hypothesis: np.ndarray, common: tuple[np.ndarray, ...] | None = None
+    index: TermIndex, reference: np.ndarray, hypothesis: np.ndarray, common: Common | None = None
 ) -> np.ndarray:
     """Token F1 (multiset overlap) of each (reference[i], hypothesis[i]) pair; ``index`` holds unigrams.
 
     0 when either side has no token or nothing is common.
     """
-    pair, small_entry, large_entry, _ = common or common_entries(index, reference, hypothesis)
+    common = common or common_entries(index, reference, hypothesis)
+    pair, small_entry, large_entry = common.pair, common.small_entry, common.large_entry(index)
     shared = _sum_by(pair, np.minimum(index.counts[small_entry], index.counts[large_entry]), reference.size)
     len_ref, len_hyp = index.n_tokens[reference], index.n_tokens[hypothesis]
     precision = np.divide(shared, len_hyp, out=np.zeros_like(shared), where=len_hyp > 0)

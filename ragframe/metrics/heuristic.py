@@ -26,8 +26,10 @@ import polars as pl
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.schema import apply_to_frame, frame_kind
 from ragframe.text import (
+    Common,
     TermIndex,
     common_entries,
+    concat_ranges,
     pair_overlap,
     pair_tfidf,
     pair_token_f1,
@@ -187,7 +189,7 @@ class _TextBatch:
         self._tokens = token_ids(tokens)
         self._terms: dict[int, TermIndex] = {}
         self._pairs: dict[tuple[str, int, str], np.ndarray] = {}
-        self._common: dict[tuple[int, str], tuple[np.ndarray, ...]] = {}
+        self._common: dict[tuple[int, str], Common] = {}
         # text ids of each role, in the order the pools were concatenated
         self._role_ids: dict[str, np.ndarray] = {}
         at = 0
@@ -259,14 +261,13 @@ def _contexts_column(view: pl.DataFrame, column: str, function: str) -> pl.Serie
 # ----------------------------------------------------------------------------- kernels per metric
 
 
-def _row_max(rows: np.ndarray, unit: np.ndarray, values: np.ndarray, n_units: int) -> np.ndarray:
-    """Max of ``values`` per unit (0 for a unit without values)."""
-    out = np.zeros(n_units)
+def _group_max(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Max of each consecutive group of ``lengths`` values (0 for an empty group)."""
+    out = np.zeros(lengths.size)
+    nonempty = lengths > 0
     if values.size:
-        order = np.lexsort((values, unit))
-        last = np.ones(order.size, dtype=bool)
-        last[:-1] = unit[order][1:] != unit[order][:-1]
-        out[unit[order][last]] = values[order][last]
+        heads = (np.cumsum(lengths) - lengths)[nonempty]
+        out[nonempty] = np.maximum.reduceat(values, heads)
     return out
 
 
@@ -331,19 +332,17 @@ def fixed3(values: Iterable[float]) -> list[str]:
     return [str(Decimal(float(v)).quantize(step, rounding=ROUND_HALF_UP)) for v in values]
 
 
-def _sentence_context_pairs(batch: _TextBatch, role: str) -> tuple[np.ndarray, ...]:
-    """All (sentence, context) pairs of each row: sentence occurrence index and text ids of both."""
+def _sentence_context_pairs(batch: _TextBatch, role: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every (sentence, context) pair of each row, grouped by sentence.
+
+    Returns the number of contexts of each sentence's row, and the text ids of both sides.
+    """
     s_rows, _, _ = batch.sentences[role]
-    s_ids = batch.ids(f"{role}_sentences")
-    c_ids = batch.ids("contexts")
-    sent = pl.DataFrame({"row": s_rows, "s": np.arange(s_rows.size, dtype=np.int64), "sid": s_ids})
-    ctx = pl.DataFrame({"row": batch.ctx_row, "cid": c_ids})
-    pairs = sent.join(ctx, on="row", how="inner")
-    return (
-        pairs.get_column("s").to_numpy(),
-        pairs.get_column("sid").to_numpy(),
-        pairs.get_column("cid").to_numpy(),
-    )
+    per_sentence = batch.ctx_count[s_rows]
+    ctx_start = np.cumsum(batch.ctx_count) - batch.ctx_count
+    s_ids = np.repeat(batch.ids(f"{role}_sentences"), per_sentence)
+    c_ids = batch.ids("contexts")[concat_ranges(ctx_start[s_rows], per_sentence)]
+    return per_sentence, s_ids, c_ids
 
 
 def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: bool) -> dict[str, Any]:
@@ -354,10 +353,9 @@ def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: 
 
     if "faithfulness" in metrics or "hallucination_rate" in metrics:
         s_rows, s_index, s_text = batch.sentences["answer"]
-        s_occ, sid, cid = _sentence_context_pairs(batch, "answer")
-        n_sent = s_rows.size
+        per_sentence, sid, cid = _sentence_context_pairs(batch, "answer")
         if "faithfulness" in metrics:
-            best = _row_max(s_occ, s_occ, batch.weighted(sid, cid, opts, "answer_sentences-contexts"), n_sent)
+            best = _group_max(batch.weighted(sid, cid, opts, "answer_sentences-contexts"), per_sentence)
             mean, count = _mean_by_row(s_rows, best, n)
             out["faithfulness"] = np.where(has_ctx & (count > 0), mean, 0.0)
             if explain:
@@ -373,9 +371,7 @@ def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: 
                 )
                 signals["faithfulness"] = sig
         if "hallucination_rate" in metrics:
-            best = _row_max(
-                s_occ, s_occ, batch.pair_values("overlap", 1, sid, cid, "answer_sentences-contexts"), n_sent
-            )
+            best = _group_max(batch.pair_values("overlap", 1, sid, cid, "answer_sentences-contexts"), per_sentence)
             unsupported = best < opts.claim_support_threshold
             bad, count = _mean_by_row(s_rows, unsupported.astype(np.float64), n)
             out["hallucination_rate"] = np.where(has_ctx, np.where(count > 0, 1.0 - bad, 1.0), 0.0)
@@ -452,9 +448,9 @@ def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: 
         missing = (gt.is_null() | (gt == "")).to_numpy()
         if "context_recall" in metrics:
             g_rows, _, _ = batch.sentences["ground_truth"]
-            g_occ, gid, cid = _sentence_context_pairs(batch, "ground_truth")
-            best = _row_max(
-                g_occ, g_occ, batch.pair_values("overlap", 1, gid, cid, "ground_truth_sentences-contexts"), g_rows.size
+            per_sentence, gid, cid = _sentence_context_pairs(batch, "ground_truth")
+            best = _group_max(
+                batch.pair_values("overlap", 1, gid, cid, "ground_truth_sentences-contexts"), per_sentence
             )
             share, count = _mean_by_row(g_rows, (best >= 0.3).astype(np.float64), n)
             value = np.where(has_ctx & (count > 0), share, 0.0)
