@@ -15,7 +15,9 @@ null chunk as "". A null or empty ``ground_truth`` gives null ``context_recall``
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, TypeVar
@@ -557,7 +559,7 @@ def _run(
     explain: bool,
     composite: tuple[Mapping[str, float], float] | None,
     function: str,
-    batch_rows: int = 50_000,
+    batch_rows: int = 10_000,
 ) -> Any:
     if isinstance(batch_rows, bool) or not isinstance(batch_rows, (int, np.integer)) or batch_rows < 1:
         raise InvalidParameterError(f"{function}: batch_rows must be an int >= 1, found {batch_rows!r}")
@@ -568,10 +570,19 @@ def _run(
                 inputs.append(columns[role])
     frame_kind(df, function)
 
-    def compute(view: pl.DataFrame) -> pl.DataFrame:
+    def score(view: pl.DataFrame) -> pl.DataFrame:
         return _score_frame(
             view, metrics=metrics, columns=columns, opts=opts, explain=explain, composite=composite, function=function
         )
+
+    def compute(view: pl.DataFrame) -> pl.DataFrame:
+        # Rows are independent, so a large frame is scored in slices: the working memory stays
+        # bounded and the slices run on a thread per core (numpy and polars release the GIL).
+        if view.height <= batch_rows:
+            return score(view)
+        slices = [view.slice(start, batch_rows) for start in range(0, view.height, batch_rows)]
+        with ThreadPoolExecutor(max_workers=min(len(slices), os.cpu_count() or 1)) as pool:
+            return pl.concat(list(pool.map(score, slices)))
 
     return apply_to_frame(df, compute, columns=inputs, function=function)
 
@@ -589,7 +600,7 @@ def evaluate(
     answer: str = "answer",
     contexts: str = "contexts",
     ground_truth: str = "ground_truth",
-    batch_rows: int = 50_000,
+    batch_rows: int = 10_000,
     **options: Any,
 ) -> Frame:
     """Score several heuristic metrics at once, with ``composite_score`` and ``passed``.
@@ -707,7 +718,7 @@ def _single(name: str):
         answer: str = "answer",
         contexts: str = "contexts",
         ground_truth: str = "ground_truth",
-        batch_rows: int = 50_000,
+        batch_rows: int = 10_000,
         **options: Any,
     ) -> Frame:
         function = f"score_{name}"
