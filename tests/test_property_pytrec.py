@@ -486,3 +486,34 @@ def test_scores_compared_in_double_precision():
     assert long["mrr"].to_list() == [0.5]
     wide = pl.DataFrame({"retrieved_ids": [["a", "b"]], "retrieved_scores": [[high, low]], "relevant_ids": [["b"]]})
     assert rf.score_retrieval(wide, k=1, metrics=["mrr"])["mrr"].to_list() == [0.5]
+
+
+def test_query_chunks_do_not_change_results():
+    """rank_measures splits large inputs into query ranges scored on threads; any split gives the same values."""
+    import numpy as np
+
+    from ragframe import ranking
+
+    rng = np.random.default_rng(7)
+    nq, per = 50, 7
+    run_q = np.repeat(np.arange(nq), per)
+    run_doc = pl.Series([f"d{x}" for x in rng.integers(0, 12, nq * per)])
+    jq = np.repeat(np.arange(nq), 4)
+    jdoc = pl.Series([f"d{x}" for x in rng.integers(0, 12, nq * 4)])
+    jq, jdoc, _ = ranking.dedupe_judgments(jq, jdoc, np.ones(jq.size, dtype=np.int64), function="t", column="c")
+    judged = np.ones(nq, dtype=bool)
+    judged[::9] = False
+    judgments = ranking.Judgments(jq, jdoc, rng.integers(-1, 4, jq.size), judged)
+    counts = np.full(nq, per)
+    names = [*ranking.CUT_MEASURES, *ranking.FULL_MEASURES, *ranking.COUNT_MEASURES]
+    whole = ranking.rank_measures(run_q, run_doc, counts, judgments, ks=[1, 3], measures=names, chunks=1)
+    assert not np.isnan(whole["ndcg"][judged]).any()
+    assert set(whole) >= {"ndcg_at_3", "mrr_at_1", "num_rel_ret"}
+    for chunks in (2, 3, 7):
+        # force the threaded path on a small input by lowering the size floor
+        split = ranking._rank_measures_chunked(
+            run_q, run_doc, counts, judgments, ks=[1, 3], measures=names, n_chunks=chunks
+        )
+        assert split.keys() == whole.keys()
+        for name in whole:
+            np.testing.assert_array_equal(split[name], whole[name], err_msg=name)
