@@ -25,10 +25,10 @@ chunks of related documents do.
 
 Each tool runs in a fresh Python process (this script with the hidden ``--worker`` flag):
 
-- ``ragframe``: ``pl.read_parquet`` (timed separately as "read") then ``rf.evaluate(df)``
-  with all seven metrics, composite score and pass/fail. Above ``--batch-rows`` rows
-  (100,000 by default) the frame is scored in slices of that many rows and the score
-  columns concatenated, which bounds memory.
+- ``ragframe``: the log is streamed ``--batch-rows`` rows at a time (100,000 by default;
+  pyarrow ``iter_batches``, timed separately as "read"), each batch scored with
+  ``rf.evaluate(df)`` (all seven metrics, composite score and pass/fail) and only the score
+  columns kept, which bounds memory whatever the size of the log.
 - ``reference``: ``benchmarks/heuristics_reference.py``, one sample at a time in pure
   Python. Above ``--reference-rows`` rows (20,000 by default) it scores only the first
   ``--reference-rows`` rows, and its rows/s comes from those (the table says so). Its read
@@ -374,22 +374,33 @@ def _cpu_seconds() -> float:
 
 def work_ragframe(path: Path, scores_path: Path, batch_rows: int, reference_rows: int) -> dict[str, Any]:
     import polars as pl
+    import pyarrow.parquet as pq
 
     import ragframe as rf
 
-    start = time.perf_counter()
-    df = pl.read_parquet(path)
-    read = time.perf_counter() - start
-    start, cpu = time.perf_counter(), _cpu_seconds()
-    if df.height > batch_rows:
-        parts = [rf.evaluate(df.slice(first, batch_rows)).select(SCORES) for first in range(0, df.height, batch_rows)]
-        scored = pl.concat(parts)
-    else:
-        scored = rf.evaluate(df).select(SCORES)
-    seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
-    scored.with_columns(pl.Series("id", df.get_column("id"))).write_parquet(scores_path)
-    batches = math.ceil(df.height / batch_rows) if df.height > batch_rows else 1
-    return {"rows": df.height, "read_seconds": read, "seconds": seconds, "cpu_seconds": cpu, "batches": batches}
+    # Stream the log: read --batch-rows rows at a time and keep only the score columns, so
+    # memory is bounded by the batch whatever the size of the log.
+    read = seconds = 0.0
+    cpu = _cpu_seconds()
+    parts, ids, batches = [], [], 0
+    reader = pq.ParquetFile(path).iter_batches(batch_size=batch_rows)
+    while True:
+        start = time.perf_counter()
+        batch = next(reader, None)
+        if batch is None:
+            break
+        df = pl.DataFrame(pl.from_arrow(batch))
+        read += time.perf_counter() - start
+        start = time.perf_counter()
+        parts.append(rf.evaluate(df).select(SCORES))
+        seconds += time.perf_counter() - start
+        ids.append(df.get_column("id"))
+        batches += 1
+        del df, batch
+    cpu = _cpu_seconds() - cpu
+    scored = pl.concat(parts)
+    scored.with_columns(pl.concat(ids).alias("id")).write_parquet(scores_path)
+    return {"rows": scored.height, "read_seconds": read, "seconds": seconds, "cpu_seconds": cpu, "batches": batches}
 
 
 def work_reference(path: Path, scores_path: Path, batch_rows: int, reference_rows: int) -> dict[str, Any]:
