@@ -371,8 +371,16 @@ def _failure_reason(proc: subprocess.CompletedProcess[str]) -> str:
 
 def run_worker(tool: str, run_path: Path, qrels_path: Path, memory_limit_gb: float, timeout: float) -> Outcome:
     command = [
-        sys.executable, str(Path(__file__).resolve()), "--worker", tool,
-        "--run-file", str(run_path), "--qrels-file", str(qrels_path), "--memory-limit-gb", str(memory_limit_gb),
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--worker",
+        tool,
+        "--run-file",
+        str(run_path),
+        "--qrels-file",
+        str(qrels_path),
+        "--memory-limit-gb",
+        str(memory_limit_gb),
     ]
     try:
         proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
@@ -381,7 +389,7 @@ def run_worker(tool: str, run_path: Path, qrels_path: Path, memory_limit_gb: flo
     payload = None
     for line in proc.stdout.splitlines():
         if line.startswith(RESULT_PREFIX):
-            payload = json.loads(line[len(RESULT_PREFIX):])
+            payload = json.loads(line[len(RESULT_PREFIX) :])
     if payload is None:
         return Outcome(tool, error=_failure_reason(proc))
     if "error" in payload:
@@ -396,8 +404,9 @@ def run_worker(tool: str, run_path: Path, qrels_path: Path, memory_limit_gb: flo
     )
 
 
-def measure(tool: str, run_path: Path, qrels_path: Path, repeat: int, memory_limit_gb: float,
-            timeout: float) -> Outcome:
+def measure(
+    tool: str, run_path: Path, qrels_path: Path, repeat: int, memory_limit_gb: float, timeout: float
+) -> Outcome:
     """Best (lowest) time of ``repeat`` fresh processes; peak RSS is the largest seen."""
     if tool != "ragframe" and importlib.util.find_spec(tool) is None:
         return Outcome(tool, error=INSTALL_HINT)
@@ -446,8 +455,17 @@ def report(queries: int, run_rows: int, qrels_rows: int, outcomes: list[Outcome]
     agree = True
     for o in outcomes:
         if o.error is not None:
-            rows.append([o.tool, "-", "-", f"{o.peak_rss_mb:,.0f}" if o.peak_rss_mb else "-", "-", "-",
-                         o.error if o.error == INSTALL_HINT else f"FAILED: {o.error}"])
+            rows.append(
+                [
+                    o.tool,
+                    "-",
+                    "-",
+                    f"{o.peak_rss_mb:,.0f}" if o.peak_rss_mb else "-",
+                    "-",
+                    "-",
+                    o.error if o.error == INSTALL_HINT else f"FAILED: {o.error}",
+                ]
+            )
             continue
         assert o.seconds is not None and o.peak_rss_mb is not None
         ratio, verdict = "-", "(no reference)"
@@ -459,11 +477,14 @@ def report(queries: int, run_rows: int, qrels_rows: int, outcomes: list[Outcome]
                 ok, verdict = compare(o, reference)
                 agree &= ok
         notes = f"JIT warm-up {o.warmup_seconds:.2f} s, not included" if o.warmup_seconds is not None else ""
-        rows.append([o.tool, f"{o.seconds:.3f}", f"{run_rows / o.seconds:,.0f}", f"{o.peak_rss_mb:,.0f}", ratio,
-                     verdict, notes])
+        rows.append(
+            [o.tool, f"{o.seconds:.3f}", f"{run_rows / o.seconds:,.0f}", f"{o.peak_rss_mb:,.0f}", ratio, verdict, notes]
+        )
     best = "best of " + str(repeat) if repeat > 1 else "1 run"
-    print(f"\n{queries:,} queries x {run_rows // queries} docs = {run_rows:,} run rows, {qrels_rows:,} qrels rows "
-          f"(each tool in a fresh process, {best})")
+    print(
+        f"\n{queries:,} queries x {run_rows // queries} docs = {run_rows:,} run rows, {qrels_rows:,} qrels rows "
+        f"(each tool in a fresh process, {best})"
+    )
     print(_format_table(header, rows, [False, True, True, True, True, False, False]))
     if reference is not None:
         print("ragframe means: " + ", ".join(f"{name} {reference.means[name]:.6f}" for name in MEASURES))
@@ -490,17 +511,25 @@ def _ints(values: list[str]) -> list[int]:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--queries", action="append", metavar="Q[,Q...]",
-                        help="number of queries (10000, 100000, 1000000, ...); repeat or comma-separate; "
-                             "default 10000")
+    parser.add_argument(
+        "--queries",
+        action="append",
+        metavar="Q[,Q...]",
+        help="number of queries (10000, 100000, 1000000, ...); repeat or comma-separate; default 10000",
+    )
     parser.add_argument("--docs", type=int, default=100, help="retrieved documents per query (default 100)")
-    parser.add_argument("--data-dir", type=Path, default=Path(__file__).resolve().parent / "_data",
-                        help="where the generated Parquet files are cached (default benchmarks/_data, gitignored)")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(__file__).resolve().parent / "_data",
+        help="where the generated Parquet files are cached (default benchmarks/_data, gitignored)",
+    )
     parser.add_argument("--tools", default=",".join(TOOLS), help=f"comma list from {','.join(TOOLS)} (default all)")
     parser.add_argument("--repeat", type=int, default=1, help="fresh processes per tool; the best time is shown")
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic data (default 0)")
-    parser.add_argument("--memory-limit-gb", type=float, default=20.0,
-                        help="RLIMIT_AS of each worker in GB, 0 for none (default 20)")
+    parser.add_argument(
+        "--memory-limit-gb", type=float, default=20.0, help="RLIMIT_AS of each worker in GB, 0 for none (default 20)"
+    )
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds before a worker is stopped")
     parser.add_argument("--worker", choices=TOOLS, help=argparse.SUPPRESS)
     parser.add_argument("--generate", action="store_true", help=argparse.SUPPRESS)
@@ -538,8 +567,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"generating {queries:,} queries x {args.docs} docs into {args.data_dir} ...", flush=True)
             start = time.perf_counter()
             subprocess.run(
-                [sys.executable, str(Path(__file__).resolve()), "--generate", "--queries", str(queries),
-                 "--docs", str(args.docs), "--data-dir", str(args.data_dir), "--seed", str(args.seed)],
+                [
+                    sys.executable,
+                    str(Path(__file__).resolve()),
+                    "--generate",
+                    "--queries",
+                    str(queries),
+                    "--docs",
+                    str(args.docs),
+                    "--data-dir",
+                    str(args.data_dir),
+                    "--seed",
+                    str(args.seed),
+                ],
                 check=True,
             )
             print(f"generated in {time.perf_counter() - start:.1f} s", flush=True)

@@ -144,7 +144,7 @@ def test_ngram_weights_shorter_or_longer_than_sizes():
     df = frame([{"question": "a b c", "answer": "a b d.", "contexts": ["a b c d"], "ground_truth": None}])
     # a missing weight counts as 1, extra weights are ignored (spec)
     short = rf.evaluate(df, metrics=["faithfulness"], ngram_sizes=[1, 2], ngram_weights=[2.0])["faithfulness"][0]
-    uni, bi = 3 / 4, 1 / 3  # {a, b, d} vs {a, b, c, d}; {a b, b d} vs {a b, b c, c d}
+    uni, bi = 3 / 4, 1 / 4  # {a, b, d} vs {a, b, c, d}; {a b, b d} vs {a b, b c, c d}: 1 shared of 4
     assert short == pytest.approx((2.0 * uni + 1.0 * bi) / 3.0)
     longer = rf.evaluate(df, metrics=["faithfulness"], ngram_sizes=[1], ngram_weights=[1.0, 5.0])["faithfulness"][0]
     assert longer == pytest.approx(uni)
