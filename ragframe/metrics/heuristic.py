@@ -320,6 +320,30 @@ class _Signals:
         return full.get_column("s").fill_null(pl.lit([], dtype=pl.List(_SIGNAL))).cast(pl.List(_SIGNAL)).rename(name)
 
 
+def _row_warnings(rows: np.ndarray, signal_id: str, template: str, values: np.ndarray) -> _Signals:
+    """One ``warning`` per row of ``rows``; ``template`` gets each value with 3 decimals."""
+    sig = _Signals()
+    messages = [template.format(v) for v in fixed3(values)]
+    sig.add(rows, np.zeros(rows.size), [signal_id] * rows.size, "warning", messages, None)
+    return sig
+
+
+def _sentence_signals(
+    sentences: tuple[np.ndarray, np.ndarray, pl.Series],
+    low: np.ndarray,
+    prefix: str,
+    severity: str,
+    template: str,
+    values: np.ndarray,
+) -> _Signals:
+    """One signal per flagged sentence, id ``<prefix>-<sentence index>``, evidence = the sentence."""
+    rows, index, text = sentences
+    sig = _Signals()
+    messages = [template.format(v) for v in fixed3(values[low])]
+    sig.add(rows[low], index[low], [f"{prefix}-{i}" for i in index[low]], severity, messages, text.gather(low))
+    return sig
+
+
 def fixed3(values: Iterable[float]) -> list[str]:
     """Format numbers with 3 decimals, an exact half rounded up (JavaScript ``toFixed(3)``).
 
@@ -354,7 +378,7 @@ def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: 
     has_ctx = batch.ctx_count > 0 if hasattr(batch, "ctx_count") else np.zeros(n, dtype=bool)
 
     if "faithfulness" in metrics or "hallucination_rate" in metrics:
-        s_rows, s_index, s_text = batch.sentences["answer"]
+        s_rows = batch.sentences["answer"][0]
         per_sentence, sid, cid = _sentence_context_pairs(batch, "answer")
         if "faithfulness" in metrics:
             best = _group_max(batch.weighted(sid, cid, opts, "answer_sentences-contexts"), per_sentence)
@@ -362,14 +386,13 @@ def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: 
             out["faithfulness"] = np.where(has_ctx & (count > 0), mean, 0.0)
             if explain:
                 low = np.flatnonzero((best < 0.3) & has_ctx[s_rows])
-                sig = _Signals()
-                sig.add(
-                    s_rows[low],
-                    s_index[low],
-                    [f"faithfulness-low-support-{i}" for i in s_index[low]],
+                sig = _sentence_signals(
+                    batch.sentences["answer"],
+                    low,
+                    "faithfulness-low-support",
                     "warning",
-                    [f"Answer sentence has low context support (overlap={v})." for v in fixed3(best[low])],
-                    s_text.gather(low),
+                    "Answer sentence has low context support (overlap={}).",
+                    best,
                 )
                 signals["faithfulness"] = sig
         if "hallucination_rate" in metrics:
@@ -379,17 +402,13 @@ def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: 
             out["hallucination_rate"] = np.where(has_ctx, np.where(count > 0, 1.0 - bad, 1.0), 0.0)
             if explain:
                 low = np.flatnonzero(unsupported & has_ctx[s_rows])
-                sig = _Signals()
-                sig.add(
-                    s_rows[low],
-                    s_index[low],
-                    [f"hallucination-unsupported-{i}" for i in s_index[low]],
+                sig = _sentence_signals(
+                    batch.sentences["answer"],
+                    low,
+                    "hallucination-unsupported",
                     "critical",
-                    [
-                        f"Answer sentence appears unsupported by any context (max overlap={v})."
-                        for v in fixed3(best[low])
-                    ],
-                    s_text.gather(low),
+                    "Answer sentence appears unsupported by any context (max overlap={}).",
+                    best,
                 )
                 signals["hallucination_rate"] = sig
 
@@ -403,14 +422,8 @@ def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: 
         out["answer_relevance"] = score
         if explain:
             low = np.flatnonzero(score < 0.5)
-            sig = _Signals()
-            sig.add(
-                low,
-                np.zeros(low.size),
-                ["answer-relevance-low"] * low.size,
-                "warning",
-                [f"Answer may not be relevant to the question (score={v})." for v in fixed3(score[low])],
-                None,
+            sig = _row_warnings(
+                low, "answer-relevance-low", "Answer may not be relevant to the question (score={}).", score[low]
             )
             signals["answer_relevance"] = sig
 
@@ -466,15 +479,7 @@ def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: 
             out["answer_correctness"] = np.where(missing, np.nan, score)
             if explain:
                 low = np.flatnonzero(~missing & (score < 0.5))
-                sig = _Signals()
-                sig.add(
-                    low,
-                    np.zeros(low.size),
-                    ["answer-correctness-low"] * low.size,
-                    "warning",
-                    [f"Answer correctness is low (score={v})." for v in fixed3(score[low])],
-                    None,
-                )
+                sig = _row_warnings(low, "answer-correctness-low", "Answer correctness is low (score={}).", score[low])
                 signals["answer_correctness"] = sig
     out["_signals"] = signals
     return out
