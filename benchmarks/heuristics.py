@@ -25,7 +25,7 @@ chunks of related documents do.
 
 Each tool runs in a fresh Python process (this script with the hidden ``--worker`` flag):
 
-- ``ragframe``: the log is streamed ``--batch-rows`` rows at a time (100,000 by default;
+- ``ragframe``: the log is streamed ``--batch-rows`` rows at a time (50,000 by default;
   pyarrow ``iter_batches``, timed separately as "read"), each batch scored with
   ``rf.evaluate(df)`` (all seven metrics, composite score and pass/fail) and only the score
   columns kept, which bounds memory whatever the size of the log.
@@ -67,6 +67,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from procstat import cpu_seconds, status_mb
 
 if TYPE_CHECKING:
     import numpy as np
@@ -354,24 +356,6 @@ def generate(path: Path, rows: int, seed: int, pool: int, zipf: float) -> dict[s
 # ----------------------------------------------------------------------------- workers (one tool, own process)
 
 
-def _status_mb(key: str) -> float | None:
-    """A memory figure of this process from /proc/self/status (Linux), in MB."""
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
-
-
-def _cpu_seconds() -> float:
-    """User + system CPU time of this process so far (all threads)."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 def work_ragframe(path: Path, scores_path: Path, batch_rows: int, reference_rows: int) -> dict[str, Any]:
     import polars as pl
     import pyarrow.parquet as pq
@@ -381,7 +365,7 @@ def work_ragframe(path: Path, scores_path: Path, batch_rows: int, reference_rows
     # Stream the log: read --batch-rows rows at a time and keep only the score columns, so
     # memory is bounded by the batch whatever the size of the log.
     read = seconds = 0.0
-    cpu = _cpu_seconds()
+    cpu = cpu_seconds()
     parts, ids, batches = [], [], 0
     reader = pq.ParquetFile(path).iter_batches(batch_size=batch_rows)
     while True:
@@ -397,7 +381,7 @@ def work_ragframe(path: Path, scores_path: Path, batch_rows: int, reference_rows
         ids.append(df.get_column("id"))
         batches += 1
         del df, batch
-    cpu = _cpu_seconds() - cpu
+    cpu = cpu_seconds() - cpu
     scored = pl.concat(parts)
     scored.with_columns(pl.concat(ids).alias("id")).write_parquet(scores_path)
     return {"rows": scored.height, "read_seconds": read, "seconds": seconds, "cpu_seconds": cpu, "batches": batches}
@@ -418,9 +402,9 @@ def work_reference(path: Path, scores_path: Path, batch_rows: int, reference_row
         )
     )
     read = time.perf_counter() - start
-    start, cpu = time.perf_counter(), _cpu_seconds()
+    start, cpu = time.perf_counter(), cpu_seconds()
     results = [evaluate_sample(q, a, c, g) for q, a, c, g in samples]
-    seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
+    seconds, cpu = time.perf_counter() - start, cpu_seconds() - cpu
     columns = {name: [r[name] for r in results] for name in SCORES}
     scored = pl.DataFrame(columns, schema=dict.fromkeys(SCORES, pl.Float64))
     scored.with_columns(pl.Series("id", df.get_column("id"))).write_parquet(scores_path)
@@ -450,7 +434,7 @@ def worker_main(args: argparse.Namespace) -> int:
         traceback.print_exc()
         result = {"error": f"{type(exc).__name__}: {exc}"}
     result["ru_maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    result["vm_hwm_mb"] = _status_mb("VmHWM")
+    result["vm_hwm_mb"] = status_mb("VmHWM")
     print(RESULT_PREFIX + json.dumps(result), flush=True)
     return 1 if "error" in result else 0
 
@@ -652,7 +636,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
     parser.add_argument("--rows", default="10000", help="comma-separated log sizes, e.g. 10000,100000,1000000")
-    parser.add_argument("--batch-rows", type=int, default=100_000, help="ragframe scores bigger logs in slices of this")
+    parser.add_argument("--batch-rows", type=int, default=50_000, help="ragframe scores bigger logs in slices of this")
     parser.add_argument("--reference-rows", type=int, default=20_000, help="the reference scores the first N rows")
     parser.add_argument("--tools", default="ragframe,reference", help="comma-separated: ragframe, reference")
     parser.add_argument("--repeat", type=int, default=1, help="time each tool this many times, keep the best")

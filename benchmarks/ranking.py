@@ -55,6 +55,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from procstat import peak_rss_mb, status_mb
+
 if TYPE_CHECKING:
     import numpy as np
     import polars as pl
@@ -296,24 +298,6 @@ WORKERS: dict[str, Callable[[Path, Path], dict[str, Any]]] = {
 }
 
 
-def _status_mb(key: str) -> float | None:
-    """A memory figure of this process from /proc/self/status (Linux), in MB."""
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
-
-
-def _peak_rss_mb() -> float:
-    """Peak resident memory of this process: VmHWM (reset at exec), else ru_maxrss."""
-    peak = _status_mb("VmHWM")
-    return peak if peak is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def worker_main(tool: str, run_path: Path, qrels_path: Path, memory_limit_gb: float) -> int:
     """Run one tool and print its result as one JSON line; exit status 0 when it succeeded."""
     if memory_limit_gb > 0:
@@ -332,9 +316,9 @@ def worker_main(tool: str, run_path: Path, qrels_path: Path, memory_limit_gb: fl
         result = {"error": f"out of memory (MemoryError under a {memory_limit_gb:g} GB address-space limit)"}
     except Exception as exc:
         result = {"error": f"{type(exc).__name__}: {exc}"}
-    result["peak_rss_mb"] = _peak_rss_mb()
+    result["peak_rss_mb"] = peak_rss_mb()
     result["ru_maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    result["peak_virtual_mb"] = _status_mb("VmPeak")  # what RLIMIT_AS limits
+    result["peak_virtual_mb"] = status_mb("VmPeak")  # what RLIMIT_AS limits
     print(RESULT_PREFIX + json.dumps(result), flush=True)
     return 1 if "error" in result else 0
 
