@@ -37,6 +37,7 @@ DEMO_MEASURES = [
 
 
 def _format_table(rows: list[tuple[str, list[str]]], header: list[str]) -> str:
+    # report formatting over a few dozen summary lines, not a per-row hot path
     widths = [max(len(header[i]), *(len(r[1][i - 1]) if i else len(r[0]) for r in rows)) for i in range(len(header))]
     lines = ["  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))]
     lines.append("  ".join("-" * w for w in widths))
