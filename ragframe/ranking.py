@@ -154,16 +154,11 @@ def match_judgments(run_q: np.ndarray, run_doc: pl.Series, judgments: Judgments)
     empty = np.zeros(0, dtype=np.int64)
     if len(run_q) == 0 or len(judgments.q) == 0:
         return empty, empty
-    run_keys = pl.Series("key", pair_keys(run_q, run_doc))
-    judged_keys = pl.Series("key", pair_keys(judgments.q, judgments.doc))
-    hit = run_keys.is_in(judged_keys.implode()).arg_true()
-    if hit.len() == 0:
+    run_keys = pl.DataFrame({"key": pair_keys(run_q, run_doc)}).with_row_index("i")
+    judged_keys = pl.DataFrame({"key": pair_keys(judgments.q, judgments.doc)}).with_row_index("j")
+    pairs = run_keys.join(judged_keys, on="key", how="inner", maintain_order="left")
+    if pairs.height == 0:
         return empty, empty
-    pairs = (
-        pl.DataFrame({"key": run_keys.gather(hit), "i": hit})
-        .join(pl.DataFrame({"key": judged_keys}).with_row_index("j"), on="key", how="inner")
-        .sort("i")
-    )
     i = pairs.get_column("i").to_numpy().astype(np.int64)
     j = pairs.get_column("j").to_numpy().astype(np.int64)
     same = (run_q[i] == judgments.q[j]) & (run_doc.gather(i) == judgments.doc.gather(j)).to_numpy()
