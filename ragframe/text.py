@@ -286,7 +286,13 @@ def common_entries(index: TermIndex, left: np.ndarray, right: np.ndarray) -> Com
     # the key of a gram in the other text: its key in the smaller one, moved to the other text
     probe = np.repeat((large.astype(np.int64) - small) * index.base, reps)
     probe += index.keys.to_numpy()[entry]
-    hit = pl.Series("k", probe).is_in(index.keys.implode()).to_numpy()
+    # probe against the keys of the texts on the larger side only: a smaller hash set
+    targets = np.unique(large)
+    if targets.size < index.sizes.size:
+        key_set = index.keys.gather(concat_ranges(index.starts[targets], index.sizes[targets]))
+    else:
+        key_set = index.keys
+    hit = pl.Series("k", probe).is_in(key_set.implode()).to_numpy()
     return Common(pair=pair[hit], small_entry=entry[hit], hit_keys=probe[hit], swap=swap)
 
 
