@@ -184,37 +184,14 @@ def rank_measures(
     ``run_q`` is the query code of each retrieved row (rows grouped by query, in rank
     order) and ``counts`` the number of rows of each query. Queries are independent, so
     large inputs (a million rows or more) are split into ``chunks`` contiguous ranges of
-    queries (default: 4 per core) scored on a thread per core; the result does not depend
-    on the split.
+    queries (default: 4 per core) scored on a thread per core; an explicit ``chunks``
+    forces that split whatever the size. The result does not depend on the split.
     """
     cores = os.cpu_count() or 1
     # a few chunks per core: smaller hash tables per chunk stay in cache (measured: 4 per core)
     n_chunks = chunks or 4 * cores
     if chunks is None and (run_q.size < 1_000_000 or counts.size < 2 * n_chunks):
         n_chunks = 1
-    return _rank_measures_chunked(
-        run_q,
-        run_doc,
-        counts,
-        judgments,
-        ks=ks,
-        measures=measures,
-        relevance_level=relevance_level,
-        n_chunks=n_chunks,
-    )
-
-
-def _rank_measures_chunked(
-    run_q: np.ndarray,
-    run_doc: pl.Series,
-    counts: np.ndarray,
-    judgments: Judgments,
-    *,
-    ks: Sequence[int],
-    measures: Sequence[str],
-    relevance_level: int = 1,
-    n_chunks: int = 1,
-) -> dict[str, np.ndarray]:
     nq = counts.size
     starts = np.zeros(nq + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
@@ -245,7 +222,7 @@ def _rank_measures_chunked(
 
     if n_chunks == 1:
         return score(0, nq)
-    with ThreadPoolExecutor(max_workers=min(n_chunks, os.cpu_count() or 1)) as pool:
+    with ThreadPoolExecutor(max_workers=min(n_chunks, cores)) as pool:
         parts = list(pool.map(score, bounds[:-1], bounds[1:]))
     return {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
 

@@ -510,10 +510,8 @@ def test_query_chunks_do_not_change_results():
     assert not np.isnan(whole["ndcg"][judged]).any()
     assert set(whole) >= {"ndcg_at_3", "mrr_at_1", "num_rel_ret"}
     for chunks in (2, 3, 7):
-        # force the threaded path on a small input by lowering the size floor
-        split = ranking._rank_measures_chunked(
-            run_q, run_doc, counts, judgments, ks=[1, 3], measures=names, n_chunks=chunks
-        )
+        # an explicit chunks forces the threaded path even on a small input
+        split = ranking.rank_measures(run_q, run_doc, counts, judgments, ks=[1, 3], measures=names, chunks=chunks)
         assert split.keys() == whole.keys()
         for name in whole:
             np.testing.assert_array_equal(split[name], whole[name], err_msg=name)
