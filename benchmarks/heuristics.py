@@ -58,7 +58,6 @@ import math
 import os
 import re
 import resource
-import signal
 import subprocess
 import sys
 import time
@@ -68,7 +67,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from procstat import cpu_seconds, status_mb
+from procstat import cpu_seconds, failure_reason, status_mb
 
 if TYPE_CHECKING:
     import numpy as np
@@ -458,22 +457,6 @@ class Outcome:
         return None if not self.seconds else self.rows / self.seconds
 
 
-def _error_detail(stderr: str) -> str:
-    """The last line of a worker's traceback, if any."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    return (lines or [""])[-1][:300]
-
-
-def _failure_reason(proc: subprocess.CompletedProcess[str]) -> str:
-    if proc.returncode < 0:
-        name = signal.Signals(-proc.returncode).name
-        reason = f"killed by {name}" + (" (out of memory?)" if name in ("SIGKILL", "SIGABRT", "SIGSEGV") else "")
-    else:
-        reason = f"exit status {proc.returncode}"
-    detail = _error_detail(proc.stderr)
-    return f"{reason}: {detail}" if detail else reason
-
-
 def run_worker(role: str, args: argparse.Namespace, extra: Sequence[str]) -> dict[str, Any]:
     command = [sys.executable, str(Path(__file__).resolve()), "--worker", role, *extra]
     try:
@@ -486,7 +469,7 @@ def run_worker(role: str, args: argparse.Namespace, extra: Sequence[str]) -> dic
             if "error" in result and proc.stderr.strip():
                 print(f"--- {role} worker failed:\n{proc.stderr.rstrip()}", file=sys.stderr)
             return result
-    return {"error": _failure_reason(proc)}
+    return {"error": failure_reason(proc)}
 
 
 def measure(tool: str, args: argparse.Namespace, data: Path, scores: Path, repeat: int) -> Outcome:

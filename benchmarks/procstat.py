@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import resource
+import signal
+import subprocess
 
 
 def status_mb(key: str) -> float | None:
@@ -31,3 +33,18 @@ def cpu_seconds() -> float:
     """User + system CPU time of this process so far (all threads)."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
+
+
+def failure_reason(proc: subprocess.CompletedProcess[str]) -> str:
+    """Why a worker process failed: its signal or exit status, and the telling line of its stderr."""
+    if proc.returncode < 0:
+        name = signal.Signals(-proc.returncode).name
+        reason = f"killed by {name}" + (" (out of memory?)" if name in ("SIGKILL", "SIGABRT", "SIGSEGV") else "")
+    else:
+        reason = f"exit status {proc.returncode}"
+    lines = [line.strip() for line in (proc.stderr or "").splitlines() if line.strip()]
+    # Rust (polars) reports "memory allocation of N bytes failed" and aborts: prefer that line to
+    # the backtrace that follows it
+    telling = [line for line in lines if "memory allocation" in line or "MemoryError" in line or "bad_alloc" in line]
+    detail = (telling or lines or [""])[-1][:300]
+    return f"{reason}: {detail}" if detail else reason

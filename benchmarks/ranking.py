@@ -46,7 +46,6 @@ import json
 import math
 import os
 import resource
-import signal
 import subprocess
 import sys
 import time
@@ -55,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from procstat import peak_rss_mb, status_mb
+from procstat import failure_reason, peak_rss_mb, status_mb
 
 if TYPE_CHECKING:
     import numpy as np
@@ -339,20 +338,6 @@ class Outcome:
     error: str | None = None
 
 
-def _failure_reason(proc: subprocess.CompletedProcess[str]) -> str:
-    if proc.returncode < 0:
-        name = signal.Signals(-proc.returncode).name
-        reason = f"killed by {name}" + (" (out of memory?)" if name in ("SIGKILL", "SIGABRT", "SIGSEGV") else "")
-    else:
-        reason = f"exit status {proc.returncode}"
-    lines = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
-    # Rust (polars) reports "memory allocation of N bytes failed" and aborts: prefer that line to
-    # the backtrace that follows it
-    telling = [line for line in lines if "memory allocation" in line or "MemoryError" in line or "bad_alloc" in line]
-    detail = (telling or lines or [""])[-1][:200]
-    return f"{reason}: {detail}" if detail else reason
-
-
 def run_worker(tool: str, run_path: Path, qrels_path: Path, memory_limit_gb: float, timeout: float) -> Outcome:
     command = [
         sys.executable,
@@ -375,7 +360,7 @@ def run_worker(tool: str, run_path: Path, qrels_path: Path, memory_limit_gb: flo
         if line.startswith(RESULT_PREFIX):
             payload = json.loads(line[len(RESULT_PREFIX) :])
     if payload is None:
-        return Outcome(tool, error=_failure_reason(proc))
+        return Outcome(tool, error=failure_reason(proc))
     if "error" in payload:
         return Outcome(tool, peak_rss_mb=payload.get("peak_rss_mb"), error=payload["error"])
     return Outcome(

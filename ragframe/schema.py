@@ -24,6 +24,7 @@ from ragframe.exceptions import InvalidParameterError, SchemaError
 
 __all__ = [
     "DEFAULT_COLUMNS",
+    "column_names",
     "frame_kind",
     "to_polars",
     "apply_to_frame",
@@ -75,6 +76,11 @@ def frame_kind(frame: Any, function: str = "ragframe") -> str:
         f"{function}: expected a polars DataFrame/LazyFrame, pyarrow Table/RecordBatch or "
         f"pandas DataFrame, found {type(frame).__module__}.{type(frame).__name__}"
     )
+
+
+def column_names(frame: Any, function: str = "ragframe") -> list[str]:
+    """Column names of any supported frame (a LazyFrame's from its schema, without collecting)."""
+    return _column_names(frame, frame_kind(frame, function))
 
 
 def _column_names(frame: Any, kind: str) -> list[str]:

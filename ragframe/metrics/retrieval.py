@@ -34,8 +34,8 @@ from ragframe.ranking import (
 from ragframe.schema import (
     apply_to_frame,
     check_id_list_column,
+    column_names,
     first_true_row,
-    frame_kind,
     id_dtype_ok,
     require_columns,
     to_polars,
@@ -208,8 +208,7 @@ def score_retrieval(
     retrieved_col = retrieved_ids or ("contexts" if contains else "retrieved_ids")
     binary_col = relevant_ids or ("gold_documents" if contains else "relevant_ids")
 
-    kind = frame_kind(df, function)
-    names = list(df.collect_schema().names()) if kind == "lazy" else _names(df, kind)
+    names = column_names(df, function)
     score_col = retrieved_scores if (retrieved_scores and retrieved_scores in names and not contains) else None
     graded_col = relevance if (relevance and relevance in names and not contains) else None
     if graded_col and binary_col in names and relevant_ids is not None:
@@ -240,12 +239,6 @@ def score_retrieval(
         )
 
     return apply_to_frame(df, compute, columns=columns, function=function)
-
-
-def _names(df: Any, kind: str) -> list[str]:
-    if kind == "polars" or kind == "pandas":
-        return [str(c) for c in df.columns]
-    return list(df.schema.names)
 
 
 def _score_wide(
