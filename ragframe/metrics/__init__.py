@@ -8,14 +8,15 @@ tested for row independence, batch splitting, frame kinds and typed errors.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ragframe.metrics import heuristic
 from ragframe.metrics.retrieval import RETRIEVAL_METRICS, score_retrieval
 
-__all__ = ["MetricSpec", "METRICS", "register"]
+__all__ = ["MetricSpec", "METRICS", "register", "score_columns", "passed_column"]
 
 
 @dataclass(frozen=True)
@@ -118,3 +119,36 @@ register(
         example_kwargs={"ngram_sizes": [1, 2, 3], "weights": {"faithfulness": 2.0}},
     )
 )
+
+
+_CUT_PATTERN = re.compile(
+    r"^(?:{})_at_\d+$".format("|".join(m.removesuffix("_at_k") for m in RETRIEVAL_METRICS if m.endswith("_at_k")))
+)
+_SCORE_NAMES = frozenset(
+    [m for m in RETRIEVAL_METRICS if not m.endswith("_at_k")] + list(heuristic.HEURISTIC_METRICS) + ["composite_score"]
+)
+
+
+def score_columns(columns: Iterable[str]) -> list[str]:
+    """The columns among ``columns`` that ragframe writes as scores, in their order.
+
+    Ranking measures (``ndcg_at_10``, ``mrr``, ...), the heuristic metrics and
+    ``composite_score``; not the pass flags, signals or the trec_eval counts.
+
+    Examples
+    --------
+    >>> score_columns(["id", "ndcg_at_10", "faithfulness", "faithfulness_passed", "num_ret", "mrr"])
+    ['ndcg_at_10', 'faithfulness', 'mrr']
+    """
+    return [c for c in columns if c in _SCORE_NAMES or _CUT_PATTERN.match(c)]
+
+
+def passed_column(metric: str) -> str:
+    """Name of the pass/fail column that goes with a score column.
+
+    Examples
+    --------
+    >>> passed_column("faithfulness"), passed_column("composite_score")
+    ('faithfulness_passed', 'passed')
+    """
+    return "passed" if metric == "composite_score" else f"{metric}_passed"

@@ -1,0 +1,470 @@
+"""Paired comparison of two scored frames, with multiple-testing correction.
+
+:func:`compare` joins two scored frames on their sample ids and, for every metric
+(and slice with ``by=``), tests whether the mean paired difference ``b - a`` is zero.
+Differences of all metrics and slices are laid out as segments of one flat array and
+every statistic is computed per segment at once (bincount, segment ranks, shared
+resampling matrices), never in a loop over rows. :func:`compare_runs` is the seed's
+A/B test of two retrievers, on every ranking measure at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+import numpy as np
+import polars as pl
+from scipy import stats
+
+from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.metrics import score_columns
+from ragframe.resampling import bootstrap_means, exact_sign_flip_means, sign_flip_means
+from ragframe.schema import first_true_row, frame_kind, to_polars
+from ragframe.summary import prepare_scores
+
+__all__ = ["compare", "compare_runs", "adjust_p_values", "TESTS", "CORRECTIONS"]
+
+TESTS = ("t", "wilcoxon", "permutation", "bootstrap")
+CORRECTIONS = (None, "holm", "bonferroni", "fdr_bh")
+COMPARE_COLUMNS = [
+    "metric",
+    "n",
+    "mean_a",
+    "mean_b",
+    "delta",
+    "ci_low",
+    "ci_high",
+    "statistic",
+    "p_value",
+    "p_adjusted",
+    "significant",
+    "winner",
+    "effect_size",
+]
+_EPS = np.finfo(np.float64).eps * 100  # scipy's tolerance for ties in a null distribution
+
+
+def adjust_p_values(p_values: np.ndarray, method: str | None) -> np.ndarray:
+    """Adjust a family of p-values like ``statsmodels.stats.multitest.multipletests``.
+
+    NaN entries are left out of the family and stay NaN.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> adjust_p_values(np.array([0.01, 0.04, 0.03]), "holm").round(4).tolist()
+    [0.03, 0.06, 0.06]
+    >>> adjust_p_values(np.array([0.01, 0.04, 0.03]), "fdr_bh").round(4).tolist()
+    [0.03, 0.04, 0.04]
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    out = p.copy()
+    if method is None:
+        return out
+    if method not in CORRECTIONS:
+        raise InvalidParameterError(f"correction={method!r}; use one of {list(CORRECTIONS)}")
+    keep = ~np.isnan(p)
+    family = p[keep]
+    m = family.size
+    if m == 0:
+        return out
+    if method == "bonferroni":
+        adjusted = np.minimum(family * m, 1.0)
+    else:
+        order = np.argsort(family, kind="stable")
+        ranked = family[order]
+        if method == "holm":
+            stepped = np.maximum.accumulate(np.minimum((m - np.arange(m)) * ranked, 1.0))
+        else:  # fdr_bh: step-up from the largest p-value
+            stepped = np.minimum.accumulate((m / np.arange(1, m + 1) * ranked)[::-1])[::-1]
+            stepped = np.minimum(stepped, 1.0)
+        adjusted = np.empty(m)
+        adjusted[order] = stepped
+    out[keep] = adjusted
+    return out
+
+
+def _ids(on: str | Sequence[str]) -> list[str]:
+    return [on] if isinstance(on, str) else list(on)
+
+
+def _check_ids(df: pl.DataFrame, on: list[str], side: str, function: str) -> None:
+    for name in on:
+        if name not in df.columns:
+            raise SchemaError(f"missing id column in {side}", function=function, column=name, available=df.columns)
+        row = first_true_row(df[name].is_null())
+        if row is not None:
+            raise SchemaError(f"null id in {side}", function=function, column=name, row=row, expected="an id")
+    duplicated = df.select(pl.struct(on).is_duplicated()).to_series()
+    row = first_true_row(duplicated)
+    if row is not None:
+        found = df.select(on).row(row)
+        raise SchemaError(
+            f"duplicate id in {side}: each sample must appear once",
+            function=function,
+            column=on[0],
+            row=row,
+            found=repr(found[0] if len(found) == 1 else found),
+        )
+
+
+def _pair(a: pl.DataFrame, b: pl.DataFrame, on: list[str], how: str, function: str) -> pl.DataFrame:
+    """Inner join of the two sides on ``on``; with ``how='error'`` an id on one side only is an error."""
+    if how == "error":
+        for left, right, name in ((a, b, "a"), (b, a, "b")):
+            only = left.select(on).join(right.select(on), on=on, how="anti", nulls_equal=False)
+            if only.height:
+                sample = [r[0] if len(r) == 1 else r for r in only.head(5).rows()]
+                other = "b" if name == "a" else "a"
+                raise SchemaError(
+                    f"{only.height} id(s) of {name} are missing from {other}, e.g. {sample}; "
+                    "pass how='inner' to compare the shared ids only",
+                    function=function,
+                    column=on[0],
+                )
+    elif how != "inner":
+        raise InvalidParameterError(f"{function}: how={how!r}; use 'error' or 'inner'")
+    return a.join(b, on=on, how="inner", suffix="__b")
+
+
+@cache
+def _wilcoxon_pmf(n: int) -> np.ndarray:
+    """Null distribution of the signed-rank sum W+ for n untied, non-zero differences."""
+    pmf = np.ones(1)
+    for k in range(1, n + 1):
+        previous = pmf
+        pmf = np.zeros(k * (k + 1) // 2 + 1)
+        pmf[: previous.size] = previous * 0.5
+        pmf[-previous.size :] += previous * 0.5
+    return pmf
+
+
+def _wilcoxon_exact_p(r_plus: float, n: int) -> float:
+    pmf = _wilcoxon_pmf(n)
+    mean = n * (n + 1) / 4
+    k_sf, k_cdf = int(np.floor(r_plus)), int(np.ceil(r_plus))
+    sf = pmf[k_sf:].sum() if k_sf <= mean else 1 - pmf[:k_sf].sum()
+    cdf = pmf[: k_cdf + 1].sum() if k_cdf <= mean else 1 - pmf[k_cdf + 1 :].sum()
+    return float(np.clip(2 * min(sf, cdf), 0, 1))
+
+
+def _two_sided_p(null: np.ndarray, observed: np.ndarray, adjustment: int) -> np.ndarray:
+    """scipy.stats.permutation_test's two-sided p-value from null rows (segments x resamples)."""
+    gamma = np.abs(_EPS * observed)[:, None]
+    total = null.shape[1] if null.ndim == 2 else 0
+    less = (np.count_nonzero(null <= observed[:, None] + gamma, axis=1) + adjustment) / (total + adjustment)
+    greater = (np.count_nonzero(null >= observed[:, None] - gamma, axis=1) + adjustment) / (total + adjustment)
+    return np.clip(2 * np.minimum(less, greater), 0.0, 1.0)
+
+
+class _Segments:
+    """Paired differences of every (group, metric) cell, sorted by cell, with per-cell moments."""
+
+    def __init__(self, cell: np.ndarray, a: np.ndarray, b: np.ndarray, n_cells: int) -> None:
+        order = np.argsort(cell, kind="stable")
+        self.cell = cell[order]
+        self.a = a[order]
+        self.b = b[order]
+        self.d = self.b - self.a
+        self.n_cells = n_cells
+        self.n = np.bincount(self.cell, minlength=n_cells)
+        self.starts = np.concatenate([[0], np.cumsum(self.n)[:-1]]).astype(np.int64)
+        n = self.n.astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self.mean_a = np.bincount(self.cell, self.a, n_cells) / n
+            self.mean_b = np.bincount(self.cell, self.b, n_cells) / n
+            self.delta = np.bincount(self.cell, self.d, n_cells) / n
+            centred = self.d - self.delta[self.cell]
+            self.sd = np.sqrt(np.bincount(self.cell, centred * centred, n_cells) / (n - 1))
+        self.sd[self.n < 2] = np.nan
+
+
+def _t_test(seg: _Segments, confidence: float) -> tuple[np.ndarray, ...]:
+    n = seg.n.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = seg.sd / np.sqrt(n)
+        statistic = seg.delta / se
+        p = 2 * stats.t.sf(np.abs(statistic), n - 1)
+        half = stats.t.ppf(0.5 + confidence / 2, n - 1) * se
+    constant = (seg.sd == 0) & (seg.n >= 2)
+    statistic[constant] = np.nan
+    p[constant] = np.where(seg.delta[constant] == 0, 1.0, 0.0)
+    p[seg.n < 2] = np.nan
+    return statistic, p, seg.delta - half, seg.delta + half
+
+
+def _wilcoxon(seg: _Segments) -> tuple[np.ndarray, np.ndarray]:
+    """Wilcoxon signed-rank (zero_method='wilcox'), choosing exact/permutation/normal as scipy's 'auto'."""
+    nonzero = seg.d != 0
+    frame = pl.DataFrame({"cell": seg.cell[nonzero], "abs": np.abs(seg.d[nonzero]), "pos": seg.d[nonzero] > 0})
+    frame = frame.with_columns(pl.col("abs").rank("average").over("cell").alias("rank"))
+    ties = frame.group_by("cell", "abs").agg(pl.len().cast(pl.Float64).alias("t"))
+    ties = ties.group_by("cell").agg(((pl.col("t") ** 3 - pl.col("t")).sum()).alias("tie"), (pl.col("t") > 1).any())
+    n_cells = seg.n_cells
+    cells = frame["cell"].to_numpy()
+    ranks = frame["rank"].to_numpy()
+    positive = frame["pos"].to_numpy()
+    count = np.bincount(cells, minlength=n_cells).astype(np.float64)
+    r_plus = np.bincount(cells, ranks * positive, n_cells)
+    r_minus = np.bincount(cells, ranks * ~positive, n_cells)
+    tie_correct = np.zeros(n_cells)
+    has_ties = np.zeros(n_cells, dtype=bool)
+    tie_cells = ties["cell"].to_numpy()
+    tie_correct[tie_cells] = ties["tie"].to_numpy()
+    has_ties[tie_cells] = ties["t"].to_numpy()
+    has_zeros = count < seg.n
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.sqrt((count * (count + 1) * (2 * count + 1) - tie_correct / 2) / 24)
+        z = (r_plus - count * (count + 1) / 4) / se
+        p = 2 * stats.norm.sf(np.abs(z))
+    small = np.flatnonzero((seg.n <= 50) & (count > 0))
+    cell_start = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)
+    for c in small:  # exact or enumerated p for the few cells of at most 50 pairs, as scipy's method='auto'
+        if not (has_ties[c] or has_zeros[c]):
+            p[c] = _wilcoxon_exact_p(r_plus[c], int(count[c]))
+        elif seg.n[c] <= 13:
+            cell_ranks = ranks[cell_start[c] : cell_start[c] + int(count[c])]
+            bits = (np.arange(2**cell_ranks.size)[:, None] >> np.arange(cell_ranks.size)) & 1
+            null = bits @ cell_ranks
+            p[c] = _two_sided_p(null[None, :], np.array([r_plus[c]]), 0)[0]
+    p[(count == 0) & (seg.n > 0)] = 1.0  # every difference is zero
+    p[seg.n == 0] = np.nan
+    statistic = np.minimum(r_plus, r_minus)
+    statistic[seg.n == 0] = np.nan
+    return statistic, p
+
+
+def _permutation(seg: _Segments, n_resamples: int, seed: int | None) -> np.ndarray:
+    """Two-sided sign-flip test of the mean difference; exact when 2^n <= n_resamples."""
+    p = np.full(seg.n_cells, np.nan)
+    exact = (seg.n > 0) & (2.0 ** np.minimum(seg.n, 60) <= n_resamples)
+    for c in np.flatnonzero(exact):  # cells of at most log2(n_resamples) pairs
+        values = seg.d[seg.starts[c] : seg.starts[c] + seg.n[c]]
+        p[c] = _two_sided_p(exact_sign_flip_means(values)[None, :], np.array([seg.delta[c]]), 0)[0]
+    sampled = np.flatnonzero((seg.n > 0) & ~exact)
+    if sampled.size:
+        null = sign_flip_means(seg.d, seg.starts[sampled], seg.n[sampled], n_resamples, seed)
+        p[sampled] = _two_sided_p(null, seg.delta[sampled], 1)
+    return p
+
+
+def _bootstrap(seg: _Segments, n_resamples: int, seed: int | None, confidence: float) -> tuple[np.ndarray, ...]:
+    """Percentile bootstrap of the mean difference; p = 2 min(P*(<= 0), P*(>= 0)) with the +1 rule."""
+    means = bootstrap_means(seg.d, seg.starts, seg.n, n_resamples, seed)
+    valid = ~np.isnan(means)
+    total = valid.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        less = ((means <= 0) & valid).sum(axis=1)
+        greater = ((means >= 0) & valid).sum(axis=1)
+        p = np.clip(2 * np.minimum(less + 1, greater + 1) / (total + 1), 0.0, 1.0)
+        low = np.nanquantile(np.where(valid, means, np.nan), 0.5 - confidence / 2, axis=1)
+        high = np.nanquantile(np.where(valid, means, np.nan), 0.5 + confidence / 2, axis=1)
+    p[seg.n == 0] = np.nan
+    return p, low, high
+
+
+def compare(
+    a: Any,
+    b: Any,
+    /,
+    on: str | Sequence[str] = "id",
+    metrics: str | Sequence[str] | None = None,
+    test: str = "t",
+    alpha: float = 0.05,
+    correction: str | None = "holm",
+    by: str | Sequence[str] | None = None,
+    how: str = "error",
+    n_resamples: int = 9999,
+    seed: int | None = 0,
+) -> pl.DataFrame:
+    """Paired comparison of two scored frames per metric (and slice): is ``b`` different from ``a``?
+
+    Parameters
+    ----------
+    a, b : frame
+        Scored frames of two pipelines on the same samples (any frame kind).
+    on : str or list of str
+        Sample id column(s); ids must be unique and non-null on each side.
+    metrics : str or list of str, optional
+        Score columns to compare; default every ragframe score column present in both.
+    test : {"t", "wilcoxon", "permutation", "bootstrap"}
+        Paired Student t (scipy.stats.ttest_rel), Wilcoxon signed-rank
+        (scipy.stats.wilcoxon, zero_method="wilcox", method "auto"), the sign-flip
+        randomisation test of the mean difference (exact when 2^n <= n_resamples), or
+        the percentile bootstrap of the mean difference (Poisson weights).
+    alpha : float
+        Significance level; also sets the interval's coverage (1 - alpha).
+    correction : {"holm", "bonferroni", "fdr_bh", None}
+        Multiple-testing correction over every (metric, slice) row of this call.
+    by : str or list of str, optional
+        Slice columns, taken from ``a``.
+    how : {"error", "inner"}
+        Ids present on one side only raise :class:`SchemaError` (default) or are left out.
+    n_resamples, seed : int
+        Resamples and random seed of the permutation and bootstrap tests.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``by`` columns, then ``metric, n`` (pairs with both scores non-null),
+        ``mean_a, mean_b, delta`` (= mean_b - mean_a), ``ci_low, ci_high`` (of the mean
+        difference: t interval, or the bootstrap percentiles for ``test="bootstrap"``),
+        ``statistic`` (t, Wilcoxon's min(W+, W-), or the mean difference), ``p_value``,
+        ``p_adjusted``, ``significant`` (p_adjusted < alpha), ``winner`` ("a", "b" or
+        "tie"; higher scores are better) and ``effect_size`` (Cohen's d_z = delta / sd of
+        the differences), then ``test``.
+
+    Notes
+    -----
+    When every difference is equal, the t statistic is undefined: p is 1 when they are
+    all 0 and 0 otherwise (scipy gives NaN). A cell of all-zero differences has p = 1 for
+    every test. With fewer than 2 pairs (1 for the resampling tests) p is null; null
+    p-values are left out of the correction family and are never significant.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> a = pl.DataFrame({"id": [1, 2, 3, 4], "mrr": [0.2, 0.5, 0.4, 0.1]})
+    >>> b = pl.DataFrame({"id": [1, 2, 3, 4], "mrr": [0.6, 0.9, 0.7, 0.6]})
+    >>> row = compare(a, b).row(0, named=True)
+    >>> row["n"], round(row["delta"], 3), row["winner"]
+    (4, 0.4, 'b')
+    """
+    function = "compare"
+    if test not in TESTS:
+        raise InvalidParameterError(f"{function}: test={test!r}; use one of {list(TESTS)}")
+    if correction not in CORRECTIONS:
+        raise InvalidParameterError(f"{function}: correction={correction!r}; use one of {list(CORRECTIONS)}")
+    if not 0.0 < alpha < 1.0:
+        raise InvalidParameterError(f"{function}: alpha={alpha!r} must be between 0 and 1")
+    if not isinstance(n_resamples, int) or n_resamples < 1:
+        raise InvalidParameterError(f"{function}: n_resamples={n_resamples!r} must be a positive integer")
+    on_cols = _ids(on)
+    frames = []
+    for frame in (a, b):
+        frames.append(frame.collect() if frame_kind(frame, function) == "lazy" else to_polars(frame, function=function))
+    left, right = frames
+    _check_ids(left, on_cols, "a", function)
+    _check_ids(right, on_cols, "b", function)
+    group_by = [c for c in ([by] if isinstance(by, str) else list(by or []))]
+    if metrics is None:
+        in_right = set(score_columns(right.columns))
+        names = [c for c in score_columns(left.columns) if c in in_right and c not in on_cols and c not in group_by]
+        if not names:
+            raise SchemaError(
+                "no ragframe score column is present in both frames; pass metrics=[...]",
+                function=function,
+                available=left.columns,
+            )
+    else:
+        names = [metrics] if isinstance(metrics, str) else list(metrics)
+    left, names, group_by = prepare_scores(left, names, group_by, function)
+    right, _, _ = prepare_scores(right, names, None, function)
+    paired = _pair(
+        left.select(*on_cols, *[g for g in group_by if g not in on_cols], *names),
+        right.select(*on_cols, *names),
+        on_cols,
+        how,
+        function,
+    )
+    if group_by:
+        codes = paired.select(pl.struct(group_by).rank("dense").cast(pl.Int64) - 1).to_series().to_numpy()
+        keys = paired.select(group_by).with_columns(pl.Series("_code", codes)).unique("_code").sort("_code")
+        n_groups = keys.height
+    else:
+        codes = np.zeros(paired.height, dtype=np.int64)
+        keys = pl.DataFrame()
+        n_groups = 1
+    cells, values_a, values_b = [], [], []
+    for index, name in enumerate(names):  # stack the metrics: one segment per (group, metric)
+        va = paired[name].cast(pl.Float64)
+        vb = paired[f"{name}__b"].cast(pl.Float64)
+        both = (va.is_not_null() & vb.is_not_null()).to_numpy()
+        cells.append(codes[both] * len(names) + index)
+        values_a.append(va.to_numpy()[both])
+        values_b.append(vb.to_numpy()[both])
+    n_cells = n_groups * len(names)
+    seg = _Segments(np.concatenate(cells), np.concatenate(values_a), np.concatenate(values_b), n_cells)
+    confidence = 1 - alpha
+    statistic, p, ci_low, ci_high = _t_test(seg, confidence)
+    if test == "wilcoxon":
+        statistic, p = _wilcoxon(seg)
+    elif test == "permutation":
+        statistic, p = seg.delta.copy(), _permutation(seg, n_resamples, seed)
+    elif test == "bootstrap":
+        statistic = seg.delta.copy()
+        p, ci_low, ci_high = _bootstrap(seg, n_resamples, seed, confidence)
+    adjusted = adjust_p_values(p, correction)
+    significant = np.nan_to_num(adjusted, nan=1.0) < alpha
+    winner = np.where(significant & (seg.delta > 0), "b", np.where(significant & (seg.delta < 0), "a", "tie"))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        effect = np.where(seg.sd > 0, seg.delta / seg.sd, np.nan)
+    out = pl.DataFrame(
+        {
+            "_group": np.repeat(np.arange(n_groups), len(names)),
+            "metric": np.tile(np.array(names, dtype=object), n_groups).astype(str),
+            "n": seg.n.astype(np.int64),
+            "mean_a": seg.mean_a,
+            "mean_b": seg.mean_b,
+            "delta": seg.delta,
+            "ci_low": ci_low,
+            "ci_high": ci_high,
+            "statistic": statistic,
+            "p_value": p,
+            "p_adjusted": adjusted,
+            "significant": significant,
+            "winner": winner.astype(str),
+            "effect_size": effect,
+        }
+    ).with_columns(pl.col(pl.Float64).fill_nan(None), pl.lit(test).alias("test"))
+    if group_by:
+        out = out.join(keys.rename({"_code": "_group"}), on="_group", how="left", maintain_order="left")
+    return out.select(*group_by, *COMPARE_COLUMNS, "test")
+
+
+def compare_runs(
+    run_a: Any,
+    run_b: Any,
+    qrels: Any,
+    /,
+    k: int | Sequence[int] = (5, 10, 100),
+    metrics: Sequence[str] | None = None,
+    test: str = "t",
+    alpha: float = 0.05,
+    correction: str | None = "holm",
+    relevance_level: int = 1,
+    n_resamples: int = 9999,
+    seed: int | None = 0,
+) -> pl.DataFrame:
+    """A/B test of two TREC runs on every ranking measure at once, paired by query.
+
+    Both runs are scored with :func:`ragframe.evaluate_run` with ``complete=True``: every
+    judged query counts, a query a run misses scores 0, so the pairs are the judged
+    queries. Then :func:`compare` runs on the per-query frames joined on ``query_id``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> qrels = pl.DataFrame({"query_id": ["1", "2"], "doc_id": ["d1", "d2"], "relevance": [1, 1]})
+    >>> run_a = pl.DataFrame({"query_id": ["1", "2"], "doc_id": ["x", "d2"], "score": [1.0, 1.0]})
+    >>> run_b = pl.DataFrame({"query_id": ["1", "2"], "doc_id": ["d1", "d2"], "score": [1.0, 1.0]})
+    >>> compare_runs(run_a, run_b, qrels, k=1, metrics=["mrr"]).select("metric", "n", "delta").row(0)
+    ('mrr', 2, 0.5)
+    """
+    from ragframe.metrics.retrieval import evaluate_run
+
+    kwargs = {"k": k, "metrics": metrics, "complete": True, "relevance_level": relevance_level}
+    per_query_a = evaluate_run(run_a, qrels, **kwargs)
+    per_query_b = evaluate_run(run_b, qrels, **kwargs)
+    return compare(
+        per_query_a,
+        per_query_b,
+        on="query_id",
+        test=test,
+        alpha=alpha,
+        correction=correction,
+        n_resamples=n_resamples,
+        seed=seed,
+    )

@@ -1,0 +1,517 @@
+"""Per-metric summaries with confidence intervals, built from mergeable reducers.
+
+:func:`summarize` gives the tidy table of ``spec/statistics.md``: one row per metric
+(per group with ``by=``). It is the finalisation of a :class:`SummaryState`, the
+mergeable reducers (rows, count, mean, sum of squared deviations, min, max, pass
+count, and a quantile sketch) that a stream of batches or a cluster accumulates:
+``summary_state(a).merge(summary_state(b)).finalize()`` equals ``summarize(concat(a, b))``
+for count, mean, std, min, max and pass rate (to floating-point rounding), and its
+percentiles are within :data:`SKETCH_ERROR` of the exact ones.
+
+Percentiles from :func:`summarize` are exact (computed from the values in memory).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+from scipy import stats
+
+from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.metrics import passed_column, score_columns
+from ragframe.quantiles import check_method, lerp, segment_quantiles, virtual_index
+from ragframe.resampling import bootstrap_means
+from ragframe.schema import first_true_row, frame_kind, to_polars
+
+__all__ = ["SummaryState", "summarize", "summary_state", "merge_summary_states", "SKETCH_BINS", "SKETCH_ERROR"]
+
+#: The quantile sketch has this many equal bins over [0, 1] and keeps each bin's count and sum.
+SKETCH_BINS = 10_000
+#: A percentile finalised from a sketch is within this distance of the exact one
+#: (one bin width; exact when every bin holds a single distinct value).
+SKETCH_ERROR = 1.0 / SKETCH_BINS
+
+PERCENTILES = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}
+SUMMARY_COLUMNS = [
+    "metric",
+    "count",
+    "null_count",
+    "null_rate",
+    "mean",
+    "std",
+    "std_pop",
+    "min",
+    *PERCENTILES,
+    "max",
+    "pass_rate",
+    "ci_low",
+    "ci_high",
+]
+_STATE_COLUMNS = [
+    "metric",
+    "rows",
+    "count",
+    "mean",
+    "m2",
+    "min",
+    "max",
+    "passed",
+    "has_passed",
+    "bins",
+    "bin_counts",
+    "bin_sums",
+]
+
+
+def _as_list(value: str | Sequence[str] | None) -> list[str]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def prepare_scores(scores: Any, metrics: Any, by: Any, function: str) -> tuple[pl.DataFrame, list[str], list[str]]:
+    """Validate and return (frame, metrics, by); checks dtypes and rejects NaN scores."""
+    if frame_kind(scores, function) == "lazy":
+        scores = scores.collect()
+    df = to_polars(scores, function=function)
+    group_by = _as_list(by)
+    for name in group_by:
+        if name not in df.columns:
+            raise SchemaError("missing column", function=function, column=name, available=df.columns)
+    if metrics is None:
+        names = [c for c in score_columns(df.columns) if c not in group_by]
+        if not names:
+            raise SchemaError(
+                "no ragframe score columns found; pass metrics=[...] to name them",
+                function=function,
+                available=df.columns,
+            )
+    else:
+        names = _as_list(metrics)
+        if not names:
+            raise InvalidParameterError(f"{function}: metrics is empty")
+    for name in names:
+        if name not in df.columns:
+            raise SchemaError("missing column", function=function, column=name, available=df.columns)
+        dtype = df.schema[name]
+        if not (dtype.is_numeric() and dtype != pl.Boolean) and dtype != pl.Null:
+            raise SchemaError(
+                "score column is not numeric",
+                function=function,
+                column=name,
+                expected="a numeric column",
+                found=str(dtype),
+            )
+        if dtype.is_float():
+            bad = df[name].is_nan() | df[name].is_infinite()
+            row = first_true_row(bad)
+            if row is not None:
+                raise SchemaError(
+                    "score is NaN or infinite",
+                    function=function,
+                    column=name,
+                    row=row,
+                    expected="a finite number or null",
+                    found=str(df[name][row]),
+                )
+        flag = passed_column(name)
+        if flag in df.columns and df.schema[flag] not in (pl.Boolean, pl.Null):
+            raise SchemaError(
+                "pass flag is not boolean",
+                function=function,
+                column=flag,
+                expected="Boolean",
+                found=str(df.schema[flag]),
+            )
+    return df, names, group_by
+
+
+def _group_codes(df: pl.DataFrame, by: list[str]) -> tuple[np.ndarray, pl.DataFrame]:
+    """Dense group code per row (groups in sorted key order, nulls first) and the key table."""
+    if not by:
+        return np.zeros(df.height, dtype=np.int64), pl.DataFrame()
+    codes = df.select(pl.struct(by).rank("dense").cast(pl.Int64) - 1).to_series().to_numpy()
+    keys = df.select(by).with_columns(pl.Series("_code", codes)).unique("_code").sort("_code").drop("_code")
+    return codes, keys
+
+
+def _sketch(values: np.ndarray, codes: np.ndarray, n_groups: int) -> pl.DataFrame:
+    """Per group code, the occupied sketch bins with their value counts and sums (values in [0, 1])."""
+    bins = np.minimum((values * SKETCH_BINS).astype(np.int64), SKETCH_BINS - 1)
+    cells = (
+        pl.DataFrame({"_code": codes.astype(np.int64), "bin": bins, "value": values})
+        .group_by("_code", "bin")
+        .agg(pl.len().cast(pl.Int64).alias("n"), pl.col("value").sum().alias("s"))
+        .sort("_code", "bin")
+        .group_by("_code", maintain_order=True)
+        .agg(pl.col("bin").alias("bins"), pl.col("n").alias("bin_counts"), pl.col("s").alias("bin_sums"))
+    )
+    codes_frame = pl.DataFrame({"_code": np.arange(n_groups, dtype=np.int64)})
+    joined = codes_frame.join(cells, on="_code", how="left")
+    return joined.select(
+        pl.col(c).fill_null(pl.lit([], dtype=joined.schema[c])) for c in ("bins", "bin_counts", "bin_sums")
+    )
+
+
+@dataclass(frozen=True)
+class SummaryState:
+    """Mergeable reducers of a summary: one row per (group, metric).
+
+    ``frame`` holds the group columns, then ``metric``, ``rows`` (all rows),
+    ``count`` (non-null scores), ``mean``, ``m2`` (sum of squared deviations),
+    ``min``, ``max``, ``passed`` (rows passed), ``has_passed`` (a pass flag column
+    exists), and the quantile sketch: ``bins`` (occupied bin numbers), ``bin_counts``
+    and ``bin_sums`` (values and their sum per bin). The sketch is null for a metric
+    with a value outside [0, 1]; merged percentiles of that metric are then null.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> a = summary_state(pl.DataFrame({"mrr": [1.0, 0.5]}))
+    >>> b = summary_state(pl.DataFrame({"mrr": [0.0, None]}))
+    >>> a.merge(b).finalize().select("count", "null_count", "mean", "max").row(0)
+    (3, 1, 0.5, 1.0)
+    """
+
+    frame: pl.DataFrame
+    by: tuple[str, ...] = ()
+
+    def merge(self, other: SummaryState) -> SummaryState:
+        """The state of both inputs together."""
+        return merge_summary_states([self, other])
+
+    def finalize(self, ci: str = "t", confidence: float = 0.95, percentile_method: str = "linear") -> pl.DataFrame:
+        """The summary table; percentiles come from the sketch (within :data:`SKETCH_ERROR`)."""
+        if ci != "t":
+            raise InvalidParameterError(f"SummaryState.finalize: ci={ci!r}; a merged state supports ci='t' only")
+        check_method(percentile_method, "SummaryState.finalize")
+        state = self.frame
+        percentiles = _sketch_percentiles(state, percentile_method)
+        return _finish(state, list(self.by), percentiles, _t_interval(state, confidence))
+
+    def write_parquet(self, path: str | Path) -> None:
+        """Write the state (its ``by`` columns are recorded in the file's metadata)."""
+        self.frame.write_parquet(path, metadata={"ragframe.summary_state.by": "\x1f".join(self.by)})
+
+    @classmethod
+    def read_parquet(cls, path: str | Path) -> SummaryState:
+        """Read a state written by :meth:`write_parquet`."""
+        meta = pl.read_parquet_metadata(path)
+        joined = meta.get("ragframe.summary_state.by", "")
+        return cls(pl.read_parquet(path), tuple(joined.split("\x1f")) if joined else ())
+
+
+def summary_state(
+    scores: Any, /, metrics: str | Sequence[str] | None = None, by: str | Sequence[str] | None = None
+) -> SummaryState:
+    """The mergeable reducers of ``scores`` (see :class:`SummaryState`).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> summary_state(pl.DataFrame({"mrr": [1.0, 0.5]})).frame.select("metric", "count", "mean").row(0)
+    ('mrr', 2, 0.75)
+    """
+    df, names, group_by = prepare_scores(scores, metrics, by, "summary_state")
+    codes, keys = _group_codes(df, group_by)
+    return SummaryState(_state_frame(df, names, group_by, codes, keys), tuple(group_by))
+
+
+def _state_frame(
+    df: pl.DataFrame, names: list[str], by: list[str], codes: np.ndarray, keys: pl.DataFrame
+) -> pl.DataFrame:
+    n_groups = max(keys.height, 1) if by else 1
+    code = pl.Series("_code", codes)
+    parts = []
+    for name in names:  # one group-by per metric column (a handful), never per row or group
+        flag = passed_column(name)
+        has_flag = flag in df.columns
+        value = pl.col(name).cast(pl.Float64)
+        work = df.select(value, (pl.col(flag) if has_flag else pl.lit(None, pl.Boolean)).alias("_flag")).with_columns(
+            code
+        )
+        agg = (
+            work.group_by("_code")
+            .agg(
+                pl.len().cast(pl.Int64).alias("rows"),
+                value.count().cast(pl.Int64).alias("count"),
+                value.mean().alias("mean"),
+                (value.var(ddof=0) * value.count()).alias("m2"),
+                value.min().alias("min"),
+                value.max().alias("max"),
+                pl.col("_flag").fill_null(False).sum().cast(pl.Int64).alias("passed"),
+            )
+            .sort("_code")
+        )
+        full = pl.DataFrame({"_code": np.arange(n_groups, dtype=np.int64)}).join(agg, on="_code", how="left")
+        valid = work.filter(pl.col(name).is_not_null())
+        values = valid[name].cast(pl.Float64).to_numpy()
+        in_range = values.size == 0 or (values.min() >= 0.0 and values.max() <= 1.0)
+        if in_range:
+            sketch = _sketch(values, valid["_code"].to_numpy(), n_groups).get_columns()
+        else:
+            sketch = [
+                pl.Series(name, [None] * n_groups, dtype=pl.List(dtype))
+                for name, dtype in (("bins", pl.Int64), ("bin_counts", pl.Int64), ("bin_sums", pl.Float64))
+            ]
+        parts.append(
+            full.with_columns(
+                pl.lit(name).alias("metric"),
+                pl.col("rows").fill_null(0),
+                pl.col("count").fill_null(0),
+                pl.col("passed").fill_null(0),
+                pl.lit(has_flag).alias("has_passed"),
+                *sketch,
+            )
+        )
+    state = pl.concat(parts).sort("_code", maintain_order=True)
+    if by:
+        state = state.join(keys.with_row_index("_code").with_columns(pl.col("_code").cast(pl.Int64)), on="_code")
+    return state.select(*by, *_STATE_COLUMNS).filter(pl.col("rows") > 0) if by else state.select(_STATE_COLUMNS)
+
+
+def merge_summary_states(states: Sequence[SummaryState]) -> SummaryState:
+    """Merge states of disjoint batches (Chan et al.'s pairwise update for mean and m2).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> parts = [summary_state(pl.DataFrame({"mrr": [v]})) for v in (0.0, 0.5, 1.0)]
+    >>> merge_summary_states(parts).finalize()["std"].item()
+    0.5
+    """
+    states = list(states)
+    if not states:
+        raise InvalidParameterError("merge_summary_states: no states to merge")
+    by = states[0].by
+    for state in states[1:]:
+        if state.by != by:
+            raise InvalidParameterError(f"merge_summary_states: states grouped by {by} and {state.by} cannot merge")
+    keys = [*by, "metric"]
+    frame = pl.concat([s.frame for s in states], how="vertical_relaxed")
+    count = pl.col("count")
+    total = count.sum()
+    weighted_mean = (pl.col("mean").fill_null(0.0) * count).sum() / total
+    # sum of squared deviations about the merged mean: sum of m2_i + n_i (mean_i - mean)^2
+    merged = frame.group_by(keys, maintain_order=True).agg(
+        pl.col("rows").sum(),
+        total.alias("count"),
+        pl.when(total > 0).then(weighted_mean).alias("mean"),
+        pl.when(total > 0)
+        .then(pl.col("m2").fill_null(0.0).sum() + (count * (pl.col("mean").fill_null(0.0) - weighted_mean) ** 2).sum())
+        .alias("m2"),
+        pl.col("min").min(),
+        pl.col("max").max(),
+        pl.col("passed").sum(),
+        pl.col("has_passed").any(),
+        pl.col("bins"),
+        pl.col("bin_counts"),
+        pl.col("bin_sums"),
+    )
+    merged = merged.with_columns(_merge_sketches(merged))
+    sort_keys = [*by] if by else []
+    order = merged.with_columns(pl.col("metric").rank("dense").alias("_m")) if not by else merged
+    if sort_keys:
+        metric_order = {m: i for i, m in enumerate(frame["metric"].unique(maintain_order=True).to_list())}
+        order = order.with_columns(pl.col("metric").replace_strict(metric_order).alias("_m")).sort(
+            [*sort_keys, "_m"], nulls_last=False
+        )
+    return SummaryState(order.select(*by, *_STATE_COLUMNS), by)
+
+
+def _merge_sketches(merged: pl.DataFrame) -> list[pl.Series]:
+    """Add up the bin counts and sums gathered in each (group, metric) cell; null if any part is null."""
+    cell = pl.int_range(pl.len()).alias("_cell")
+    parts = merged.select(cell, "bins", "bin_counts", "bin_sums")
+    broken = parts.select(pl.col("bins").list.eval(pl.element().is_null()).list.any().fill_null(True).alias("broken"))[
+        "broken"
+    ]
+    flat = (
+        parts.explode("bins", "bin_counts", "bin_sums")
+        .explode("bins", "bin_counts", "bin_sums")
+        .drop_nulls("bins")
+        .group_by("_cell", "bins")
+        .agg(pl.col("bin_counts").sum(), pl.col("bin_sums").sum())
+        .sort("_cell", "bins")
+        .group_by("_cell", maintain_order=True)
+        .agg("bins", "bin_counts", "bin_sums")
+    )
+    out = parts.select("_cell").join(flat, on="_cell", how="left").sort("_cell")
+    out = out.with_columns(
+        pl.when(~broken).then(pl.col(c).fill_null(pl.lit([], dtype=out.schema[c])))
+        for c in ("bins", "bin_counts", "bin_sums")
+    )
+    return out.select("bins", "bin_counts", "bin_sums").get_columns()
+
+
+def _sketch_percentiles(state: pl.DataFrame, method: str) -> dict[str, np.ndarray]:
+    """Percentiles from the sketches: each order statistic is its bin's mean value."""
+    rows = state.height
+    out = {name: np.full(rows, np.nan) for name in PERCENTILES}
+    if rows == 0:
+        return out
+    lengths_all = state.select(pl.col("bin_counts").list.len().fill_null(0))["bin_counts"].to_numpy()
+    has = lengths_all > 0
+    if not has.any():
+        return out
+    flat = state.select(pl.col("bin_counts").explode(), pl.col("bin_sums").explode()).drop_nulls()
+    bin_counts = flat["bin_counts"].cast(pl.Float64).to_numpy()
+    bin_means = flat["bin_sums"].to_numpy() / bin_counts
+    cum = np.cumsum(bin_counts)
+    lengths = lengths_all[has]
+    seg_start = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    before = np.where(seg_start > 0, cum[seg_start - 1], 0.0)
+    n = state["count"].to_numpy()[has].astype(np.float64)
+    lo_clip = state["min"].to_numpy()[has]
+    hi_clip = state["max"].to_numpy()[has]
+
+    def order_stat(index: np.ndarray) -> np.ndarray:
+        position = np.searchsorted(cum, before + index + 1, side="left")
+        return np.clip(bin_means[position], lo_clip, hi_clip)
+
+    for name, q in PERCENTILES.items():
+        if method in ("lower", "higher", "nearest"):
+            index = {"lower": np.floor, "higher": np.ceil, "nearest": np.around}[method]((n - 1) * q)
+            out[name][has] = order_stat(np.clip(index, 0, n - 1))
+            continue
+        # numpy's virtual index, then interpolation between the two neighbouring order statistics
+        virtual = virtual_index(n, q, method)
+        previous = np.clip(np.floor(virtual), 0, n - 1)
+        following = np.clip(np.floor(virtual) + 1, 0, n - 1)
+        gamma = np.clip(virtual - np.floor(virtual), 0.0, 1.0)
+        gamma = np.where(virtual >= n - 1, 0.0, np.where(virtual < 0, 0.0, gamma))
+        if method == "midpoint":
+            gamma = np.where(virtual % 1 == 0, 0.0, 0.5)
+        out[name][has] = lerp(order_stat(previous), order_stat(following), gamma)
+    return out
+
+
+def _t_interval(state: pl.DataFrame, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Student t interval of the mean: mean +- t(1 - (1 - c) / 2, n - 1) sd / sqrt(n); null when n < 2."""
+    n = state["count"].to_numpy().astype(np.float64)
+    mean = state["mean"].to_numpy().astype(np.float64)
+    m2 = state["m2"].to_numpy().astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sd = np.sqrt(np.maximum(m2, 0.0) / (n - 1))
+        half = stats.t.ppf(0.5 + confidence / 2, n - 1) * sd / np.sqrt(n)
+    half = np.where(n >= 2, half, np.nan)
+    return mean - half, mean + half
+
+
+def _finish(
+    state: pl.DataFrame, by: list[str], percentiles: dict[str, np.ndarray], interval: tuple[np.ndarray, np.ndarray]
+) -> pl.DataFrame:
+    count = pl.col("count")
+    rows = pl.col("rows")
+    out = state.with_columns(
+        *(pl.Series(name, values).fill_nan(None) for name, values in percentiles.items()),
+        pl.Series("ci_low", interval[0]).fill_nan(None),
+        pl.Series("ci_high", interval[1]).fill_nan(None),
+    ).with_columns(
+        (rows - count).alias("null_count"),
+        pl.when(rows > 0).then((rows - count) / rows).alias("null_rate"),
+        pl.when(count > 1).then((pl.col("m2").clip(0.0) / (count - 1)).sqrt()).alias("std"),
+        pl.when(count > 0).then((pl.col("m2").clip(0.0) / count).sqrt()).alias("std_pop"),
+        pl.when(pl.col("has_passed") & (rows > 0)).then(pl.col("passed") / rows).alias("pass_rate"),
+        pl.col("min").cast(pl.Float64),
+        pl.col("max").cast(pl.Float64),
+    )
+    return out.select(*by, *SUMMARY_COLUMNS)
+
+
+def summarize(
+    scores: Any,
+    /,
+    metrics: str | Sequence[str] | None = None,
+    by: str | Sequence[str] | None = None,
+    ci: str = "t",
+    percentile_method: str = "linear",
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> pl.DataFrame:
+    """Per-metric (x group) summary of score columns: counts, moments, percentiles, pass rate, CI.
+
+    Parameters
+    ----------
+    scores : frame
+        Any frame with score columns (polars, LazyFrame, pyarrow, pandas).
+    metrics : str or list of str, optional
+        Score columns; default every score column ragframe wrote (:func:`ragframe.metrics.score_columns`).
+    by : str or list of str, optional
+        Metadata columns; one row per metric per group (groups sorted, nulls first).
+    ci : {"t", "bootstrap"}
+        Confidence interval of the mean: Student t (default) or the percentile bootstrap
+        (``n_resamples`` Poisson-weighted resamples drawn with ``seed``).
+    percentile_method : str
+        numpy's method name for p50/p90/p95/p99 (the anchor seed's p95 is ``"higher"``).
+    confidence : float
+        Coverage of the interval, default 0.95.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``by`` columns, then ``metric, count, null_count, null_rate, mean, std`` (ddof=1),
+        ``std_pop`` (ddof=0, the seed's stdDev), ``min, p50, p90, p95, p99, max, pass_rate``
+        (rows with ``<metric>_passed`` true over all rows; null without that column),
+        ``ci_low, ci_high`` (null when fewer than 2 values). Statistics are over the
+        non-null values; a metric with none has null statistics.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> scored = pl.DataFrame({"mrr": [1.0, 0.5, 0.0, None], "split": ["a", "a", "b", "b"]})
+    >>> summarize(scored, by="split").select("split", "count", "mean", "p50").rows()
+    [('a', 2, 0.75, 0.75), ('b', 1, 0.0, 0.0)]
+    """
+    if ci not in ("t", "bootstrap"):
+        raise InvalidParameterError(f"summarize: ci={ci!r}; use 't' or 'bootstrap'")
+    if not 0.0 < confidence < 1.0:
+        raise InvalidParameterError(f"summarize: confidence={confidence!r} must be between 0 and 1")
+    check_method(percentile_method, "summarize")
+    df, names, group_by = prepare_scores(scores, metrics, by, "summarize")
+    codes, keys = _group_codes(df, group_by)
+    state = _state_frame(df, names, group_by, codes, keys)
+    n_groups = max(keys.height, 1) if group_by else 1
+    percentiles = {name: [] for name in PERCENTILES}
+    low, high = [], []
+    for name in names:  # exact percentiles from values sorted within groups, one sort per metric
+        sorted_values, starts, counts = _sorted_segments(df[name], codes, n_groups)
+        for label, q in PERCENTILES.items():
+            percentiles[label].append(segment_quantiles(sorted_values, starts, counts, q, percentile_method))
+        if ci == "bootstrap":
+            means = bootstrap_means(sorted_values, starts, counts, n_resamples, seed)
+            with np.errstate(invalid="ignore"):
+                lo = np.nanquantile(means, (1 - confidence) / 2, axis=1) if means.size else np.zeros(0)
+                hi = np.nanquantile(means, 0.5 + confidence / 2, axis=1) if means.size else np.zeros(0)
+            lo[counts < 2] = np.nan
+            hi[counts < 2] = np.nan
+            low.append(lo)
+            high.append(hi)
+    # the state has rows group-major, metric-minor; the arrays above are metric-major
+    order = np.arange(n_groups * len(names)).reshape(len(names), n_groups).T.ravel()
+    present = _present_cells(codes, n_groups, len(names)) if group_by else np.ones(len(names), dtype=bool)
+    pick = order[present]
+    flat = {label: np.concatenate(parts)[pick] for label, parts in percentiles.items()}
+    interval = (
+        (np.concatenate(low)[pick], np.concatenate(high)[pick]) if ci == "bootstrap" else _t_interval(state, confidence)
+    )
+    return _finish(state, group_by, flat, interval)
+
+
+def _present_cells(codes: np.ndarray, n_groups: int, n_metrics: int) -> np.ndarray:
+    """Mask of (group, metric) cells, group-major, whose group has at least one row."""
+    rows = np.bincount(codes, minlength=n_groups)
+    return np.repeat(rows > 0, n_metrics)
+
+
+def _sorted_segments(column: pl.Series, codes: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    frame = pl.DataFrame({"_code": codes, "v": column.cast(pl.Float64)}).drop_nulls().sort(["_code", "v"])
+    counts = np.bincount(frame["_code"].to_numpy(), minlength=n_groups).astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    return frame["v"].to_numpy(), starts, counts
