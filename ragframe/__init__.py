@@ -13,6 +13,7 @@ Examples
 """
 
 from ragframe.batch_summary import batch_passed, detect_regressions, summarize_batch
+from ragframe.compare import adjust_p_values, compare, compare_runs
 from ragframe.exceptions import InvalidParameterError, MissingDependencyError, RagframeError, SchemaError
 from ragframe.io import read_qrels, read_trec_run, write_qrels, write_trec_run
 from ragframe.metrics import METRICS, MetricSpec
@@ -36,6 +37,8 @@ from ragframe.metrics.retrieval import (
     run_summary,
     score_retrieval,
 )
+from ragframe.regressions import regressions
+from ragframe.summary import SummaryState, merge_summary_states, summarize, summary_state
 
 __version__ = "0.1.0"
 
@@ -69,5 +72,13 @@ __all__ = [
     "summarize_batch",
     "write_qrels",
     "write_trec_run",
+    "SummaryState",
+    "adjust_p_values",
+    "compare",
+    "compare_runs",
+    "merge_summary_states",
+    "regressions",
+    "summarize",
+    "summary_state",
     "__version__",
 ]

@@ -97,7 +97,7 @@ def _check_ids(df: pl.DataFrame, on: list[str], side: str, function: str) -> Non
         row = first_true_row(df[name].is_null())
         if row is not None:
             raise SchemaError(f"null id in {side}", function=function, column=name, row=row, expected="an id")
-    duplicated = df.select(pl.struct(on).is_duplicated()).to_series()
+    duplicated = df.select(~pl.struct(on).is_first_distinct()).to_series()
     row = first_true_row(duplicated)
     if row is not None:
         found = df.select(on).row(row)
@@ -204,11 +204,11 @@ def _wilcoxon(seg: _Segments) -> tuple[np.ndarray, np.ndarray]:
     ties = ties.group_by("cell").agg(((pl.col("t") ** 3 - pl.col("t")).sum()).alias("tie"), (pl.col("t") > 1).any())
     n_cells = seg.n_cells
     cells = frame["cell"].to_numpy()
-    ranks = frame["rank"].to_numpy()
+    ranks = frame["rank"].cast(pl.Float64).to_numpy()
     positive = frame["pos"].to_numpy()
     count = np.bincount(cells, minlength=n_cells).astype(np.float64)
-    r_plus = np.bincount(cells, ranks * positive, n_cells)
-    r_minus = np.bincount(cells, ranks * ~positive, n_cells)
+    r_plus = np.bincount(cells, ranks * positive, n_cells).astype(np.float64)
+    r_minus = np.bincount(cells, ranks * ~positive, n_cells).astype(np.float64)
     tie_correct = np.zeros(n_cells)
     has_ties = np.zeros(n_cells, dtype=bool)
     tie_cells = ties["cell"].to_numpy()
