@@ -1,0 +1,285 @@
+"""``ragframe trec``: trec_eval's output, byte for byte, for the measures ragframe implements.
+
+The expected outputs are trec_eval 10.0's own test files (``tests/data/trec_eval``; which
+flags produced which file is in the upstream README). Each expected file is filtered to the
+measures ragframe supports (names mapped by :mod:`ragframe.trec_eval_format`, independently of
+what the command prints) and must equal the command's output line for line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import LOCAL_DATA, shared_path
+from trec_names import ragframe_name
+
+from ragframe.cli import main
+from ragframe.trec_eval_format import (
+    SUPPORTED_MEASURES,
+    UnsupportedMeasureError,
+    output_measures,
+    parse_measures,
+    ragframe_column,
+)
+
+TE = LOCAL_DATA / "trec_eval"
+REPO = Path(__file__).resolve().parent.parent
+
+CASES = [
+    # expected output, qrels, results, trec_eval flags (as in the upstream Makefile, minus unsupported measures)
+    ("out.test", "qrels.test", "results.test", []),
+    ("out.test", "qrels.test.with-comments", "results.test", []),
+    ("out.test.a", "qrels.test", "results.test", ["-m", "all_trec"]),
+    ("out.test.aq", "qrels.test", "results.test", ["-m", "all_trec", "-q"]),
+    ("out.test.aqc", "qrels.test", "results.trunc", ["-m", "all_trec", "-q", "-c"]),
+    ("out.test.aqcM", "qrels.test", "results.trunc", ["-m", "all_trec", "-q", "-c", "-M100"]),
+    ("out.test.aql", "qrels.rel_level", "results.test", ["-m", "all_trec", "-q", "-l2"]),
+    (
+        "out.test.meas_params",
+        "qrels.test",
+        "results.test",
+        ["-q", "-m", "P.5,7,3", "-m", "recall.20,2000", "-m", "ndcg_cut.10,20,23.4", "-m", "success.2,5,20"],
+    ),
+]
+
+
+def supported(name: str) -> bool:
+    return name == "runid" or ragframe_column(name) is not None
+
+
+def expected_lines(path: Path) -> list[str]:
+    """trec_eval's output lines whose measure ragframe implements, in trec_eval's order."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if supported(line.split("\t")[0].rstrip())]
+
+
+def run_cli(capsys, *argv: str | Path) -> tuple[int, str, str]:
+    code = main(["trec", *map(str, argv)])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize(("expected", "qrels", "results", "flags"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_output_equals_trec_eval(capsys, expected, qrels, results, flags):
+    code, out, err = run_cli(capsys, TE / results, TE / qrels, *flags)
+    assert code == 0, err
+    want = expected_lines(TE / expected)
+    assert len(want) >= 17  # runid, num_q, 3 counts, map, Rprec, recip_rank and 9 P_k at least
+    assert out.splitlines() == want
+    assert out.endswith("\n") and err == ""
+
+
+def test_comment_qrels_rag24(capsys):
+    # 31 judged RAG 2024 topics ('#' inside doc ids, graded qrels); the run has 301 topics
+    folder = shared_path("trec_eval")
+    code, out, _ = run_cli(capsys, folder / "results.comment.test", folder / "qrels.comment.test")
+    assert code == 0
+    assert out.splitlines() == expected_lines(folder / "out.comment.test")
+    assert "num_q                 \tall\t31\n" in out
+
+
+def test_subprocess_byte_exact(tmp_path):
+    want = "".join(line + "\n" for line in expected_lines(TE / "out.test.aq")).encode()
+    args = ["trec", str(TE / "results.test"), str(TE / "qrels.test"), "-q", "-m", "all_trec"]
+    done = subprocess.run([sys.executable, "-m", "ragframe.cli", *args], capture_output=True, cwd=REPO, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout == want
+    assert b"P_10                  \t301\t0.2000\n" in done.stdout  # trec_eval's %-22s padding
+
+
+def test_entry_point_exit_codes():
+    script = shutil.which("ragframe", path=str(Path(sys.executable).parent))
+    if script is None:
+        pytest.skip("the ragframe entry point is not installed next to this Python")
+    ok = subprocess.run([script, "trec", str(TE / "results.test"), str(TE / "qrels.test")], capture_output=True)
+    assert ok.returncode == 0
+    assert ok.stdout.decode().splitlines() == expected_lines(TE / "out.test")
+    bad = subprocess.run([script, "trec", str(TE / "results.test"), str(TE / "qrels.test"), "-m", "bpref"])
+    assert bad.returncode == 2
+    missing = subprocess.run([script, "trec", "no-such-run.txt", str(TE / "qrels.test")], capture_output=True)
+    assert missing.returncode == 3
+    assert b"no-such-run.txt" in missing.stderr
+
+
+def test_default_is_the_official_subset(capsys):
+    _, default, _ = run_cli(capsys, TE / "results.test", TE / "qrels.test")
+    _, official, _ = run_cli(capsys, TE / "results.test", TE / "qrels.test", "-m", "official")
+    assert default == official
+    names = [line.split("\t")[0].rstrip() for line in default.splitlines()]
+    assert names[:8] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank"]
+    assert names[8:] == [f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
+
+
+def test_measures_print_in_trec_eval_order_whatever_the_flag_order(capsys):
+    base = [TE / "results.test", TE / "qrels.test"]
+    _, one, _ = run_cli(capsys, *base, "-m", "ndcg_cut.10", "-m", "map", "-m", "P.10,5", "-m", "num_q")
+    _, two, _ = run_cli(capsys, *base, "-m", "num_q", "-m", "P.5,10", "-m", "map", "-m", "ndcg_cut.10")
+    assert one == two
+    assert [line.split("\t")[0].rstrip() for line in one.splitlines()] == ["num_q", "map", "P_5", "P_10", "ndcg_cut_10"]
+
+
+def test_underscore_spelling_equals_dot_spelling(capsys):
+    base = [TE / "results.test", TE / "qrels.test", "-q"]
+    _, dot, _ = run_cli(capsys, *base, "-m", "P.5,10", "-m", "ndcg_cut.10", "-m", "recall.100", "-m", "success.10")
+    _, under, _ = run_cli(
+        capsys, *base, "-m", "P_5", "-m", "P_10", "-m", "ndcg_cut_10", "-m", "recall_100", "-m", "success_10"
+    )
+    assert dot == under
+
+
+def test_count_only_measures_and_summary_only_lines(capsys):
+    code, out, _ = run_cli(capsys, TE / "results.test", TE / "qrels.test", "-q", "-m", "num_q", "-m", "num_rel")
+    assert code == 0
+    assert out.splitlines() == [
+        "num_rel               \t301\t474",
+        "num_rel               \t302\t77",
+        "num_rel               \t303\t10",
+        "num_q                 \tall\t3",
+        "num_rel               \tall\t561",
+    ]
+
+
+def test_unjudged_run_queries_are_skipped(capsys, tmp_path):
+    run = tmp_path / "run.txt"
+    extra = "999 Q0 FT941-1 1 5.0 STANDARD\n"  # a query with no judgments: trec_eval ignores it
+    run.write_text(extra + (TE / "results.test").read_text(encoding="utf-8"), encoding="utf-8")
+    _, out, _ = run_cli(capsys, run, TE / "qrels.test", "-q", "-m", "all_trec")
+    assert out.splitlines() == expected_lines(TE / "out.test.aq")
+
+
+def test_runid_is_the_tag_of_the_last_line(capsys, tmp_path):
+    run = tmp_path / "run.txt"
+    run.write_text("301 Q0 a 1 2.0 first\n301 Q0 b 2 1.0 last\n", encoding="utf-8")
+    code, out, _ = run_cli(capsys, run, TE / "qrels.test", "-m", "runid")
+    assert code == 0
+    assert out == "runid                 \tall\tlast\n"
+
+
+def test_gzip_inputs(capsys, tmp_path):
+    run = tmp_path / "run.gz"
+    run.write_bytes(gzip.compress((TE / "results.test").read_bytes()))
+    _, out, _ = run_cli(capsys, run, TE / "qrels.test")
+    assert out.splitlines() == expected_lines(TE / "out.test")
+
+
+@pytest.mark.parametrize(
+    ("measure", "message"),
+    [
+        ("bpref", "'bpref' is not implemented by ragframe; supported: runid, num_q"),
+        ("gm_map", "is not implemented by ragframe; supported: "),
+        ("iprec_at_recall..10,.20", "is not implemented by ragframe; supported: "),
+        ("map_cut.10", "is not implemented by ragframe; supported: "),
+        ("set", "is not implemented by ragframe; supported: "),
+        ("MAP", "is not a trec_eval measure; supported: "),
+        ("ndcg.1=3,2=9,4=4.5", "custom gain map is not supported"),
+        ("map.5", "takes no parameters"),
+        ("all_trec.5", "takes no parameters"),
+        ("P.0", "not an integer >= 1"),
+        ("P.five", "not an integer >= 1"),
+        ("P.", "not an integer >= 1"),
+    ],
+)
+def test_unsupported_measure_is_a_usage_error(capsys, measure, message):
+    code, out, err = run_cli(capsys, TE / "results.test", TE / "qrels.test", "-m", measure)
+    assert code == 2
+    assert out == ""
+    assert message in err
+
+
+def test_full_meas_params_command_is_rejected(capsys):
+    # the upstream command for out.test.meas_params asks for measures ragframe does not have
+    argv = [TE / "results.test", TE / "qrels.test", "-q", "-m", "Rprec_mult.5.0,0.2,0.35", "-m", "P.5,7,3"]
+    code, _, err = run_cli(capsys, *argv)
+    assert code == 2
+    assert "Rprec_mult" in err
+
+
+@pytest.mark.parametrize("flags", [["-Z", "zscores_file"], ["-M", "0"], ["-M", "many"], ["-l", "two"], ["-x"]])
+def test_bad_flag_is_a_usage_error(capsys, flags):
+    code, out, _ = run_cli(capsys, TE / "results.test", TE / "qrels.test", *flags)
+    assert code == 2
+    assert out == ""
+
+
+def test_missing_argument_is_a_usage_error(capsys):
+    code, _, err = run_cli(capsys, TE / "results.test")
+    assert code == 2
+    assert "QRELS" in err
+
+
+@pytest.mark.parametrize("role", ["run", "qrels"])
+def test_missing_file_is_an_input_error(capsys, tmp_path, role):
+    missing = tmp_path / f"no-such-{role}.txt"
+    argv = [missing, TE / "qrels.test"] if role == "run" else [TE / "results.test", missing]
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 3
+    assert out == ""
+    assert err.startswith("ragframe: error: ")
+    assert f"{role} file not found" in err and str(missing) in err
+
+
+def test_directory_and_undecodable_files_are_input_errors(capsys, tmp_path):
+    code, _, err = run_cli(capsys, TE / "results.test", tmp_path)
+    assert code == 3 and "is a directory" in err
+    binary = tmp_path / "run.bin"
+    binary.write_bytes(b"\xff\xfe\x00garbage\x80\n")
+    code, _, err = run_cli(capsys, binary, TE / "qrels.test")
+    assert code == 3 and "cannot read run file" in err and str(binary) in err
+    broken = tmp_path / "run.gz"
+    broken.write_bytes(b"\x1f\x8b\x08\x00broken")
+    code, _, err = run_cli(capsys, broken, TE / "qrels.test")
+    assert code == 3 and str(broken) in err
+
+
+def test_swapped_arguments_get_a_hint(capsys):
+    code, out, err = run_cli(capsys, TE / "qrels.test", TE / "results.test")
+    assert code == 3
+    assert out == ""
+    assert "malformed line 1" in err and "RUN then QRELS" in err
+
+
+def test_no_common_query_is_an_input_error(capsys, tmp_path):
+    run = tmp_path / "run.txt"
+    run.write_text("999 Q0 a 1 1.0 tag\n", encoding="utf-8")
+    code, out, err = run_cli(capsys, run, TE / "qrels.test")
+    assert code == 3
+    assert out == ""
+    assert "no queries with both results and relevance info" in err
+
+
+def test_help_documents_every_flag(capsys):
+    code = main(["trec", "--help"])
+    text = capsys.readouterr().out
+    assert code == 0
+    for flag in ("RUN", "QRELS", "-m MEASURE", "-q", "-c", "-M N", "-l N", "--help"):
+        assert flag in text
+    for name in SUPPORTED_MEASURES:
+        assert name in text
+    assert "RUN then QRELS" in text and "all_trec" in text and "exit codes" in text
+
+
+def test_parse_measures_semantics():
+    assert parse_measures(None) == parse_measures(["official"])
+    # explicit cutoffs replace a nickname's defaults; several explicit lists merge
+    assert parse_measures(["all_trec", "P.5"])["P"] == (5,)
+    assert parse_measures(["P.10", "P_5", "P.5,20"])["P"] == (5, 10, 20)
+    assert parse_measures(["ndcg_cut.23.4"])["ndcg_cut"] == (23,)  # trec_eval reads cutoffs with atol
+    assert list(parse_measures(["success", "runid", "recall.7"])) == ["runid", "recall", "success"]
+    assert parse_measures(["success"])["success"] == (1, 5, 10)
+    with pytest.raises(UnsupportedMeasureError, match="supported: "):
+        parse_measures(["bpref"])
+
+
+def test_names_agree_with_the_conformance_mapping():
+    # the module duplicates tests/trec_names.py's mapping: they must not drift apart
+    all_trec = {line.split("\t")[0].rstrip() for line in (TE / "out.test.a").read_text().splitlines()}
+    params = {line.split("\t")[0].rstrip() for line in (TE / "out.test.meas_params").read_text().splitlines()}
+    for name in sorted(all_trec | params):
+        assert ragframe_column(name) == ragframe_name(name), name
+    printed = [m.name for m in output_measures(parse_measures(["all_trec"]))]
+    assert set(printed) == {name for name in all_trec if supported(name)}
