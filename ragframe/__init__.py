@@ -12,6 +12,7 @@ Examples
 [0.5]
 """
 
+from ragframe.agreement import agreement, cohen_kappa, judgment_summary, judgments_to_qrels
 from ragframe.batch_summary import batch_passed, detect_regressions, summarize_batch
 from ragframe.compare import adjust_p_values, compare, compare_runs
 from ragframe.exceptions import InvalidParameterError, MissingDependencyError, RagframeError, SchemaError
@@ -80,5 +81,9 @@ __all__ = [
     "regressions",
     "summarize",
     "summary_state",
+    "agreement",
+    "cohen_kappa",
+    "judgment_summary",
+    "judgments_to_qrels",
     "__version__",
 ]

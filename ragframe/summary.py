@@ -140,22 +140,27 @@ def _group_codes(df: pl.DataFrame, by: list[str]) -> tuple[np.ndarray, pl.DataFr
     return codes, keys
 
 
-def _sketch(values: np.ndarray, codes: np.ndarray, n_groups: int) -> pl.DataFrame:
-    """Per group code, the occupied sketch bins with their value counts and sums (values in [0, 1])."""
-    bins = np.minimum((values * SKETCH_BINS).astype(np.int64), SKETCH_BINS - 1)
-    cells = (
-        pl.DataFrame({"_code": codes.astype(np.int64), "bin": bins, "value": values})
-        .group_by("_code", "bin")
-        .agg(pl.len().cast(pl.Int64).alias("n"), pl.col("value").sum().alias("s"))
-        .sort("_code", "bin")
-        .group_by("_code", maintain_order=True)
-        .agg(pl.col("bin").alias("bins"), pl.col("n").alias("bin_counts"), pl.col("s").alias("bin_sums"))
-    )
-    codes_frame = pl.DataFrame({"_code": np.arange(n_groups, dtype=np.int64)})
-    joined = codes_frame.join(cells, on="_code", how="left")
-    return joined.select(
-        pl.col(c).fill_null(pl.lit([], dtype=joined.schema[c])) for c in ("bins", "bin_counts", "bin_sums")
-    )
+def _sketch(sorted_values: np.ndarray, counts: np.ndarray) -> list[pl.Series]:
+    """Per segment (values sorted within segments, all in [0, 1]): occupied bins, their counts and sums."""
+    n_groups = counts.size
+    segment = np.repeat(np.arange(n_groups, dtype=np.int64), counts)
+    bins = np.minimum((sorted_values * SKETCH_BINS).astype(np.int64), SKETCH_BINS - 1)
+    key = segment * SKETCH_BINS + bins  # non-decreasing: values are sorted within segments
+    first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if key.size else np.zeros(0, dtype=np.int64)
+    cell_counts = np.diff(np.r_[first, key.size])
+    cell_sums = np.add.reduceat(sorted_values, first) if first.size else np.zeros(0)
+    per_group = np.bincount(segment[first], minlength=n_groups) if first.size else np.zeros(n_groups, dtype=np.int64)
+    offsets = np.r_[0, np.cumsum(per_group)]
+
+    def lists(values: np.ndarray, name: str, dtype: pl.DataType) -> pl.Series:
+        flat = pl.Series(name, values, dtype=dtype)
+        return pl.Series(name, [flat[offsets[g] : offsets[g + 1]] for g in range(n_groups)], dtype=pl.List(dtype))
+
+    return [
+        lists(bins[first], "bins", pl.Int64),
+        lists(cell_counts, "bin_counts", pl.Int64),
+        lists(cell_sums, "bin_sums", pl.Float64),
+    ]
 
 
 @dataclass(frozen=True)
@@ -223,52 +228,56 @@ def summary_state(
 
 
 def _state_frame(
-    df: pl.DataFrame, names: list[str], by: list[str], codes: np.ndarray, keys: pl.DataFrame
+    df: pl.DataFrame,
+    names: list[str],
+    by: list[str],
+    codes: np.ndarray,
+    keys: pl.DataFrame,
+    sketch: bool = True,
+    segments: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
 ) -> pl.DataFrame:
+    """Reducers per (group, metric), from each metric's values sorted within groups (one sort per metric)."""
     n_groups = max(keys.height, 1) if by else 1
-    code = pl.Series("_code", codes)
+    rows = np.bincount(codes, minlength=n_groups).astype(np.int64)
     parts = []
-    for name in names:  # one group-by per metric column (a handful), never per row or group
+    for index, name in enumerate(names):  # a handful of metric columns; every group at once
+        values, starts, counts = segments[index] if segments else _sorted_segments(df[name], codes, n_groups)
+        segment = np.repeat(np.arange(n_groups), counts)
+        filled = counts > 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.bincount(segment, values, n_groups) / counts
+            m2 = np.bincount(segment, (values - mean[segment]) ** 2, n_groups)
+        first = np.minimum(starts, max(values.size - 1, 0))
+        last = np.clip(starts + counts - 1, 0, max(values.size - 1, 0))
         flag = passed_column(name)
         has_flag = flag in df.columns
-        value = pl.col(name).cast(pl.Float64)
-        work = df.select(value, (pl.col(flag) if has_flag else pl.lit(None, pl.Boolean)).alias("_flag")).with_columns(
-            code
+        passed = (
+            np.bincount(codes, df[flag].fill_null(False).cast(pl.Float64).to_numpy(), n_groups)
+            if has_flag
+            else np.zeros(n_groups)
         )
-        agg = (
-            work.group_by("_code")
-            .agg(
-                pl.len().cast(pl.Int64).alias("rows"),
-                value.count().cast(pl.Int64).alias("count"),
-                value.mean().alias("mean"),
-                (value.var(ddof=0) * value.count()).alias("m2"),
-                value.min().alias("min"),
-                value.max().alias("max"),
-                pl.col("_flag").fill_null(False).sum().cast(pl.Int64).alias("passed"),
-            )
-            .sort("_code")
-        )
-        full = pl.DataFrame({"_code": np.arange(n_groups, dtype=np.int64)}).join(agg, on="_code", how="left")
-        valid = work.filter(pl.col(name).is_not_null())
-        values = valid[name].cast(pl.Float64).to_numpy()
-        in_range = values.size == 0 or (values.min() >= 0.0 and values.max() <= 1.0)
-        if in_range:
-            sketch = _sketch(values, valid["_code"].to_numpy(), n_groups).get_columns()
+        columns = {
+            "metric": [name] * n_groups,
+            "rows": rows,
+            "count": counts,
+            "mean": np.where(filled, mean, np.nan),
+            "m2": np.where(filled, m2, np.nan),
+            "min": np.where(filled, values[first] if values.size else np.nan, np.nan),
+            "max": np.where(filled, values[last] if values.size else np.nan, np.nan),
+            "passed": passed.astype(np.int64),
+            "has_passed": [has_flag] * n_groups,
+        }
+        part = pl.DataFrame(columns).with_columns(pl.col("mean", "m2", "min", "max").fill_nan(None))
+        in_range = values.size == 0 or (values[0] >= 0.0 and values.max() <= 1.0 and values.min() >= 0.0)
+        if sketch and in_range:
+            part = part.with_columns(_sketch(values, counts))
         else:
-            sketch = [
-                pl.Series(name, [None] * n_groups, dtype=pl.List(dtype))
-                for name, dtype in (("bins", pl.Int64), ("bin_counts", pl.Int64), ("bin_sums", pl.Float64))
-            ]
-        parts.append(
-            full.with_columns(
-                pl.lit(name).alias("metric"),
-                pl.col("rows").fill_null(0),
-                pl.col("count").fill_null(0),
-                pl.col("passed").fill_null(0),
-                pl.lit(has_flag).alias("has_passed"),
-                *sketch,
+            part = part.with_columns(
+                pl.lit(None, pl.List(pl.Int64)).alias("bins"),
+                pl.lit(None, pl.List(pl.Int64)).alias("bin_counts"),
+                pl.lit(None, pl.List(pl.Float64)).alias("bin_sums"),
             )
-        )
+        parts.append(part.with_columns(pl.Series("_code", np.arange(n_groups, dtype=np.int64))))
     state = pl.concat(parts).sort("_code", maintain_order=True)
     if by:
         state = state.join(keys.with_row_index("_code").with_columns(pl.col("_code").cast(pl.Int64)), on="_code")
@@ -476,12 +485,12 @@ def summarize(
     check_method(percentile_method, "summarize")
     df, names, group_by = prepare_scores(scores, metrics, by, "summarize")
     codes, keys = _group_codes(df, group_by)
-    state = _state_frame(df, names, group_by, codes, keys)
     n_groups = max(keys.height, 1) if group_by else 1
+    segments = [_sorted_segments(df[name], codes, n_groups) for name in names]
+    state = _state_frame(df, names, group_by, codes, keys, sketch=False, segments=segments)
     percentiles = {name: [] for name in PERCENTILES}
     low, high = [], []
-    for name in names:  # exact percentiles from values sorted within groups, one sort per metric
-        sorted_values, starts, counts = _sorted_segments(df[name], codes, n_groups)
+    for sorted_values, starts, counts in segments:  # exact percentiles from the values sorted within groups
         for label, q in PERCENTILES.items():
             percentiles[label].append(segment_quantiles(sorted_values, starts, counts, q, percentile_method))
         if ci == "bootstrap":
@@ -511,7 +520,17 @@ def _present_cells(codes: np.ndarray, n_groups: int, n_metrics: int) -> np.ndarr
 
 
 def _sorted_segments(column: pl.Series, codes: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    frame = pl.DataFrame({"_code": codes, "v": column.cast(pl.Float64)}).drop_nulls().sort(["_code", "v"])
-    counts = np.bincount(frame["_code"].to_numpy(), minlength=n_groups).astype(np.int64)
+    """Non-null values sorted by group, then value; with each group's start and count."""
+    values = column.cast(pl.Float64)
+    valid = values.is_not_null().to_numpy()
+    values = values.drop_nulls()
+    group = codes[valid]
+    counts = np.bincount(group, minlength=n_groups).astype(np.int64)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-    return frame["v"].to_numpy(), starts, counts
+    if n_groups == 1:
+        return values.sort().to_numpy(), starts, counts
+    # sort by value (multithreaded), then a stable radix sort by the small group code
+    by_value = values.arg_sort().to_numpy()
+    code_dtype = np.int16 if n_groups < 2**15 else np.int64
+    by_group = np.argsort(group[by_value].astype(code_dtype), kind="stable")
+    return values.to_numpy()[by_value[by_group]], starts, counts
