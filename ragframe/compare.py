@@ -163,10 +163,9 @@ class _Segments:
     """Paired differences of every (group, metric) cell, sorted by cell, with per-cell moments."""
 
     def __init__(self, cell: np.ndarray, a: np.ndarray, b: np.ndarray, n_cells: int) -> None:
-        order = np.argsort(cell, kind="stable")
-        self.cell = cell[order]
-        self.a = a[order]
-        self.b = b[order]
+        self.cell = cell  # non-decreasing: the caller lays the cells out in order
+        self.a = a
+        self.b = b
         self.d = self.b - self.a
         self.n_cells = n_cells
         self.n = np.bincount(self.cell, minlength=n_cells)
@@ -198,34 +197,39 @@ def _t_test(seg: _Segments, confidence: float) -> tuple[np.ndarray, ...]:
 def _wilcoxon(seg: _Segments) -> tuple[np.ndarray, np.ndarray]:
     """Wilcoxon signed-rank (zero_method='wilcox'), choosing exact/permutation/normal as scipy's 'auto'."""
     nonzero = seg.d != 0
-    frame = pl.DataFrame({"cell": seg.cell[nonzero], "abs": np.abs(seg.d[nonzero]), "pos": seg.d[nonzero] > 0})
-    frame = frame.with_columns(pl.col("abs").rank("average").over("cell").alias("rank"))
-    ties = frame.group_by("cell", "abs").agg(pl.len().cast(pl.Float64).alias("t"))
-    ties = ties.group_by("cell").agg(((pl.col("t") ** 3 - pl.col("t")).sum()).alias("tie"), (pl.col("t") > 1).any())
     n_cells = seg.n_cells
-    cells = frame["cell"].to_numpy()
-    ranks = frame["rank"].cast(pl.Float64).to_numpy()
-    positive = frame["pos"].to_numpy()
+    absolute = np.abs(seg.d[nonzero])
+    # sort by |d| (multithreaded), then a stable radix sort by cell: runs of equal (cell, |d|) are the ties
+    by_value = pl.Series(absolute).arg_sort().to_numpy()
+    in_cell = seg.cell[nonzero][by_value]
+    by_cell = np.argsort(in_cell.astype(np.int16 if n_cells < 2**15 else np.int64), kind="stable")
+    order = by_value[by_cell]
+    cells = in_cell[by_cell]
+    values = absolute[order]
+    positive = seg.d[nonzero][order] > 0
+    size = values.size
+    new_run = np.r_[True, (cells[1:] != cells[:-1]) | (values[1:] != values[:-1])] if size else np.zeros(0, bool)
+    run_start = np.flatnonzero(new_run)
+    run_length = np.diff(np.r_[run_start, size]).astype(np.float64)
     count = np.bincount(cells, minlength=n_cells).astype(np.float64)
+    cell_first = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)
+    run_rank = run_start - cell_first[cells[run_start]] + (run_length + 1) / 2  # average rank of a tie run
+    ranks = np.repeat(run_rank, run_length.astype(np.int64))
     r_plus = np.bincount(cells, ranks * positive, n_cells).astype(np.float64)
     r_minus = np.bincount(cells, ranks * ~positive, n_cells).astype(np.float64)
-    tie_correct = np.zeros(n_cells)
-    has_ties = np.zeros(n_cells, dtype=bool)
-    tie_cells = ties["cell"].to_numpy()
-    tie_correct[tie_cells] = ties["tie"].to_numpy()
-    has_ties[tie_cells] = ties["t"].to_numpy()
+    tie_correct = np.bincount(cells[run_start], run_length**3 - run_length, n_cells)
+    has_ties = np.bincount(cells[run_start], run_length > 1, n_cells) > 0
     has_zeros = count < seg.n
     with np.errstate(invalid="ignore", divide="ignore"):
         se = np.sqrt((count * (count + 1) * (2 * count + 1) - tie_correct / 2) / 24)
         z = (r_plus - count * (count + 1) / 4) / se
         p = 2 * stats.norm.sf(np.abs(z))
     small = np.flatnonzero((seg.n <= 50) & (count > 0))
-    cell_start = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)
     for c in small:  # exact or enumerated p for the few cells of at most 50 pairs, as scipy's method='auto'
         if not (has_ties[c] or has_zeros[c]):
             p[c] = _wilcoxon_exact_p(r_plus[c], int(count[c]))
         elif seg.n[c] <= 13:
-            cell_ranks = ranks[cell_start[c] : cell_start[c] + int(count[c])]
+            cell_ranks = ranks[cell_first[c] : cell_first[c] + int(count[c])]
             bits = (np.arange(2**cell_ranks.size)[:, None] >> np.arange(cell_ranks.size)) & 1
             null = bits @ cell_ranks
             p[c] = _two_sided_p(null[None, :], np.array([r_plus[c]]), 0)[0]
@@ -377,14 +381,18 @@ def compare(
         codes = np.zeros(paired.height, dtype=np.int64)
         keys = pl.DataFrame()
         n_groups = 1
+    # cells are metric-major (cell = metric * groups + group): rows sorted once by group (a stable
+    # radix sort of the small codes) make every metric's cells come out in order, with no 10M-row sort
+    by_group = np.argsort(codes.astype(np.int16 if n_groups < 2**15 else np.int64), kind="stable")
+    sorted_codes = codes[by_group]
     cells, values_a, values_b = [], [], []
-    for index, name in enumerate(names):  # stack the metrics: one segment per (group, metric)
-        va = paired[name].cast(pl.Float64)
-        vb = paired[f"{name}__b"].cast(pl.Float64)
-        both = (va.is_not_null() & vb.is_not_null()).to_numpy()
-        cells.append(codes[both] * len(names) + index)
-        values_a.append(va.to_numpy()[both])
-        values_b.append(vb.to_numpy()[both])
+    for index, name in enumerate(names):  # one segment per (metric, group)
+        va = paired[name].cast(pl.Float64).to_numpy()[by_group]
+        vb = paired[f"{name}__b"].cast(pl.Float64).to_numpy()[by_group]
+        both = ~(np.isnan(va) | np.isnan(vb))
+        cells.append(index * n_groups + sorted_codes[both])
+        values_a.append(va[both])
+        values_b.append(vb[both])
     n_cells = n_groups * len(names)
     seg = _Segments(np.concatenate(cells), np.concatenate(values_a), np.concatenate(values_b), n_cells)
     confidence = 1 - alpha
@@ -403,8 +411,9 @@ def compare(
         effect = np.where(seg.sd > 0, seg.delta / seg.sd, np.nan)
     out = pl.DataFrame(
         {
-            "_group": np.repeat(np.arange(n_groups), len(names)),
-            "metric": np.tile(np.array(names, dtype=object), n_groups).astype(str),
+            "_group": np.tile(np.arange(n_groups), len(names)),
+            "_metric": np.repeat(np.arange(len(names)), n_groups),
+            "metric": np.repeat(np.array(names, dtype=object), n_groups).astype(str),
             "n": seg.n.astype(np.int64),
             "mean_a": seg.mean_a,
             "mean_b": seg.mean_b,
@@ -419,6 +428,7 @@ def compare(
             "effect_size": effect,
         }
     ).with_columns(pl.col(pl.Float64).fill_nan(None), pl.lit(test).alias("test"))
+    out = out.sort("_group", "_metric")  # rows group-major, metrics in the order asked
     if group_by:
         out = out.join(keys.rename({"_code": "_group"}), on="_group", how="left", maintain_order="left")
     return out.select(*group_by, *COMPARE_COLUMNS, "test")
