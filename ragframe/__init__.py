@@ -15,7 +15,13 @@ Examples
 from ragframe.agreement import agreement, cohen_kappa, judgment_summary, judgments_to_qrels
 from ragframe.batch_summary import batch_passed, detect_regressions, summarize_batch
 from ragframe.compare import adjust_p_values, compare, compare_runs
-from ragframe.exceptions import InvalidParameterError, MissingDependencyError, RagframeError, SchemaError
+from ragframe.exceptions import (
+    InputFileError,
+    InvalidParameterError,
+    MissingDependencyError,
+    RagframeError,
+    SchemaError,
+)
 from ragframe.io import read_qrels, read_trec_run, write_qrels, write_trec_run
 from ragframe.metrics import METRICS, MetricSpec
 from ragframe.metrics.heuristic import (
@@ -39,6 +45,7 @@ from ragframe.metrics.retrieval import (
     score_retrieval,
 )
 from ragframe.regressions import regressions
+from ragframe.streaming import ParquetEvaluation, ResumeError, evaluate_parquet
 from ragframe.summary import SummaryState, merge_summary_states, summarize, summary_state
 
 __version__ = "0.1.0"
@@ -85,5 +92,9 @@ __all__ = [
     "cohen_kappa",
     "judgment_summary",
     "judgments_to_qrels",
+    "evaluate_parquet",
+    "ParquetEvaluation",
+    "ResumeError",
+    "InputFileError",
     "__version__",
 ]

@@ -13,6 +13,7 @@ __all__ = [
     "SchemaError",
     "InvalidParameterError",
     "MissingDependencyError",
+    "InputFileError",
 ]
 
 
@@ -73,3 +74,7 @@ class InvalidParameterError(RagframeError, ValueError, TypeError):
 
 class MissingDependencyError(RagframeError, ImportError):
     """An optional dependency is needed; the message names the extra to install."""
+
+
+class InputFileError(RagframeError, OSError):
+    """An input file is missing, unreadable or damaged; the message names the file."""

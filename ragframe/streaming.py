@@ -1,0 +1,492 @@
+"""Score Parquet logs larger than memory: batches in, a Parquet dataset out, resumable.
+
+:func:`evaluate_parquet` reads a file, a folder or a glob of Parquet files in batches of
+``batch_rows`` rows, scores each batch with the same kernels as in memory
+(:func:`ragframe.evaluate` for the heuristic metrics, :func:`ragframe.score_retrieval`
+for the ranking metrics), and writes::
+
+    OUT/scores/part-00000.parquet ...   one part per batch: kept columns + scores
+    OUT/rejects/part-00003.parquet      rows that broke the column contract, with the reason
+    OUT/state/part-00000.parquet        each batch's mergeable summary reducers
+    OUT/summary.parquet                 the summary of all rows (merged reducers)
+    OUT/manifest.json                   source fingerprint, options, finished parts
+
+Every file is written to a temporary name and renamed, and the manifest is updated after
+each part, so a killed run restarted with the same arguments skips the finished parts and
+ends with byte-identical files. Memory is bounded by the batch size, not the file size.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow.parquet as pq
+
+from ragframe.exceptions import InputFileError, InvalidParameterError, RagframeError, SchemaError
+from ragframe.metrics.heuristic import HEURISTIC_METRICS, METRIC_INPUTS, evaluate
+from ragframe.metrics.retrieval import score_retrieval
+from ragframe.summary import SummaryState, merge_summary_states, summary_state
+
+__all__ = ["evaluate_parquet", "ParquetEvaluation", "ResumeError", "source_files", "DEFAULT_BATCH_ROWS"]
+
+DEFAULT_BATCH_ROWS = 50_000
+MANIFEST = "manifest.json"
+_TEXT_ROLES = ("question", "answer", "ground_truth")
+_LIST_ROLES = ("contexts", "retrieved_ids", "relevant_ids")
+_ROLES = (*_TEXT_ROLES, *_LIST_ROLES, "retrieved_scores", "relevance")
+_FORMAT_VERSION = 1
+_ROLE_DTYPES = {
+    **{role: pl.String for role in _TEXT_ROLES},
+    **{role: pl.List(pl.String) for role in _LIST_ROLES},
+    "retrieved_scores": pl.List(pl.Float64),
+    "relevance": pl.List(pl.Struct({"id": pl.String, "grade": pl.Int64})),
+}
+
+
+class ResumeError(RagframeError):
+    """The output folder holds a run made from another source or with other options."""
+
+
+@dataclass
+class ParquetEvaluation:
+    """What :func:`evaluate_parquet` did.
+
+    Attributes
+    ----------
+    out : Path
+        The output folder; ``out / "scores"`` is the scored Parquet dataset.
+    rows, scored, rejected : int
+        Input rows, rows scored, rows written to ``rejects/``.
+    batches, resumed : int
+        Batches in the plan, and how many were already done by an earlier run.
+    seconds : float
+        Wall time of this call.
+    summary : polars.DataFrame
+        :func:`ragframe.summarize`-style table of every score column over all rows.
+    """
+
+    out: Path
+    rows: int
+    scored: int
+    rejected: int
+    batches: int
+    resumed: int
+    seconds: float
+    summary: pl.DataFrame = field(repr=False)
+
+
+@dataclass(frozen=True)
+class _Batch:
+    index: int
+    file: str
+    offset: int
+    rows: int
+
+
+def source_files(source: str | os.PathLike | Sequence[str | os.PathLike]) -> list[Path]:
+    """The Parquet files of ``source``: a file, a folder (searched recursively) or a glob; sorted.
+
+    Examples
+    --------
+    >>> source_files("no/such/*.parquet")
+    Traceback (most recent call last):
+    ragframe.exceptions.InputFileError: no Parquet file matches 'no/such/*.parquet'
+    """
+    sources = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    files: list[Path] = []
+    for item in sources:
+        path = Path(item)
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*.parquet") if p.is_file())
+        elif path.is_file():
+            found = [path]
+        else:
+            found = sorted(Path(p) for p in glob.glob(str(item), recursive=True) if Path(p).is_file())
+        if not found:
+            raise InputFileError(f"no Parquet file matches {str(item)!r}")
+        files.extend(found)
+    return files
+
+
+def _plan(files: list[Path], batch_rows: int) -> tuple[list[_Batch], list[dict[str, Any]], pl.Schema]:
+    """Batches of at most ``batch_rows`` rows within each file, the source fingerprint and the schema."""
+    batches: list[_Batch] = []
+    fingerprint = []
+    schema: pl.Schema | None = None
+    for path in files:
+        try:
+            rows = pq.ParquetFile(path).metadata.num_rows
+            file_schema = pl.read_parquet_schema(path)
+        except Exception as exc:  # any reader failure is reported with the file's name
+            raise InputFileError(f"cannot read Parquet file {str(path)!r}: {exc}") from exc
+        stat = path.stat()
+        fingerprint.append(
+            {"path": str(path.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "rows": rows}
+        )
+        schema = schema or pl.Schema(file_schema)
+        for offset in range(0, rows, batch_rows):
+            batches.append(_Batch(len(batches), str(path), offset, min(batch_rows, rows - offset)))
+    return batches, fingerprint, schema or pl.Schema()
+
+
+def _columns_for(
+    schema: pl.Schema, metrics: Sequence[str] | None, columns: Mapping[str, str]
+) -> tuple[list[str], bool]:
+    """Heuristic metrics to run (by default those whose input columns exist) and whether to score retrieval."""
+    present = set(schema.names())
+
+    def has(role: str) -> bool:
+        return columns.get(role, role) in present
+
+    if metrics is None:
+        heuristic = [m for m in HEURISTIC_METRICS if all(has(r) for r in METRIC_INPUTS[m])]
+        retrieval = has("retrieved_ids") and (has("relevant_ids") or has("relevance"))
+        if not heuristic and not retrieval:
+            raise SchemaError(
+                "the log has none of the columns a metric needs (question/answer/contexts/ground_truth, "
+                "or retrieved_ids with relevant_ids or relevance); map them with columns={...}",
+                function="evaluate_parquet",
+                available=list(present),
+            )
+        return heuristic, retrieval
+    wanted = list(metrics)
+    unknown = [m for m in wanted if m not in HEURISTIC_METRICS and m != "retrieval"]
+    if unknown:
+        raise InvalidParameterError(
+            f"evaluate_parquet: unknown metric {unknown[0]!r}; use names from {list(HEURISTIC_METRICS)} or 'retrieval'"
+        )
+    return [m for m in wanted if m != "retrieval"], "retrieval" in wanted
+
+
+def _bad_rows(df: pl.DataFrame, roles: Mapping[str, str]) -> pl.DataFrame:
+    """Rows breaking the column contract, vectorised: (row position, reason) for each."""
+    checks = []
+    for role, name in roles.items():
+        if name not in df.columns:
+            continue
+        dtype = df.schema[name]
+        if role in _TEXT_ROLES and dtype not in (pl.String, pl.Null):
+            checks.append(pl.lit(f"column {name!r}: expected String, found {dtype}"))
+        elif role in _LIST_ROLES:
+            if not isinstance(dtype, pl.List) and dtype != pl.Null:
+                checks.append(pl.lit(f"column {name!r}: expected a list, found {dtype}"))
+            elif isinstance(dtype, pl.List):
+                inner = dtype.inner
+                if role == "contexts" and inner not in (pl.String, pl.Null):
+                    checks.append(pl.lit(f"column {name!r}: expected list[str], found {dtype}"))
+                else:
+                    has_null = pl.col(name).list.eval(pl.element().is_null()).list.any().fill_null(False)
+                    checks.append(pl.when(has_null).then(pl.lit(f"column {name!r}: null inside the list")))
+    if not checks:
+        return pl.DataFrame({"row": [], "reason": []}, schema={"row": pl.Int64, "reason": pl.String})
+    reasons = df.select(pl.coalesce(checks).alias("reason")).with_row_index("row").drop_nulls("reason")
+    return reasons.with_columns(pl.col("row").cast(pl.Int64))
+
+
+def _score(
+    df: pl.DataFrame,
+    heuristic: list[str],
+    retrieval: bool,
+    roles: Mapping[str, str],
+    options: Mapping[str, Any],
+    retrieval_options: Mapping[str, Any],
+) -> pl.DataFrame:
+    """The score columns of one batch (heuristics with composite, then ranking metrics)."""
+    parts = []
+    if heuristic:
+        names = {r: roles[r] for r in ("question", "answer", "contexts", "ground_truth")}
+        scored = evaluate(df, heuristic, **names, **options)
+        parts.append(scored.select(scored.columns[df.width :]))
+    if retrieval:
+        scored = score_retrieval(
+            df,
+            retrieved_ids=roles["retrieved_ids"],
+            relevant_ids=roles["relevant_ids"] if roles["relevant_ids"] in df.columns else None,
+            retrieved_scores=roles["retrieved_scores"],
+            relevance=roles["relevance"],
+            **retrieval_options,
+        )
+        parts.append(scored.select(scored.columns[df.width :]))
+    return pl.concat(parts, how="horizontal") if parts else pl.DataFrame()
+
+
+def _score_batch(
+    df: pl.DataFrame, batch: _Batch, score: Callable[[pl.DataFrame], pl.DataFrame], roles: Mapping[str, str]
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """(good rows, their scores, rejects). A kernel's SchemaError naming a row moves that row to rejects."""
+    bad = _bad_rows(df, roles)
+    reasons = dict(zip(bad["row"].to_list(), bad["reason"].to_list()))
+    for _ in range(10_000):  # bounded: each round rejects one more row
+        keep = pl.Series([i not in reasons for i in range(df.height)]) if reasons else None
+        good = df.filter(keep) if keep is not None else df
+        if good.height == 0:  # every row rejected: score an empty frame with the contract's dtypes
+            good = good.with_columns(
+                pl.lit(None, _ROLE_DTYPES[role]).alias(name) for role, name in roles.items() if name in good.columns
+            )
+        try:
+            scores = score(good)
+            break
+        except SchemaError as exc:
+            if exc.row is None:
+                raise
+            original = (keep.arg_true() if keep is not None else pl.Series(range(df.height)))[exc.row]
+            reasons[int(original)] = str(exc)
+    else:  # pragma: no cover - a kernel rejecting 10,000 rows one by one
+        raise RagframeError(f"evaluate_parquet: too many bad rows in {batch.file} at row {batch.offset}")
+    rejects = pl.DataFrame(
+        {
+            "source_file": [batch.file] * len(reasons),
+            "source_row": [batch.offset + r for r in sorted(reasons)],
+            "reason": [reasons[r] for r in sorted(reasons)],
+        },
+        schema={"source_file": pl.String, "source_row": pl.Int64, "reason": pl.String},
+    )
+    return good, scores, rejects
+
+
+def _write_atomic(frame: pl.DataFrame, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    frame.write_parquet(temporary)
+    os.replace(temporary, path)
+
+
+def _write_json_atomic(payload: dict[str, Any], path: Path) -> None:
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(json.dumps(payload, indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def _open_output(out: Path, expected: dict[str, Any], resume: bool, overwrite: bool) -> dict[str, Any]:
+    """The manifest to continue from (fresh unless a matching one exists)."""
+    manifest_path = out / MANIFEST
+    fresh = {**expected, "finished": {}, "complete": False}
+    ours = [out / "scores", out / "rejects", out / "state", out / "summary.parquet", manifest_path]
+    if overwrite:
+        for path in ours:
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
+        return fresh
+    if manifest_path.exists():
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        changed = [k for k in ("source", "options", "format") if manifest.get(k) != expected[k]]
+        if changed:
+            raise ResumeError(
+                f"{out} holds a run with a different {' and '.join(changed)}; "
+                "pass overwrite=True (ragframe eval --overwrite) to replace it, or choose another output folder"
+            )
+        if not resume:
+            raise ResumeError(
+                f"{out} already holds a run; pass resume=True to continue it or overwrite=True to replace it"
+            )
+        return manifest
+    if any(path.exists() for path in ours):
+        raise ResumeError(f"{out} holds ragframe output without a manifest; pass overwrite=True to replace it")
+    return fresh
+
+
+class _Progress:
+    """rows done, rows/s and ETA on a terminal (tqdm when installed); silent otherwise."""
+
+    def __init__(self, enabled: bool, total: int, done: int) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+        self.total, self.done, self.start = total, done, time.perf_counter()
+        self.first = done
+        self.bar = None
+        if self.enabled:
+            try:
+                from tqdm import tqdm
+            except ImportError:
+                tqdm = None
+            if tqdm is not None:
+                self.bar = tqdm(total=total, initial=done, unit="rows", unit_scale=True, desc="ragframe eval")
+
+    def update(self, rows: int) -> None:
+        self.done += rows
+        if self.bar is not None:
+            self.bar.update(rows)
+        elif self.enabled:
+            elapsed = max(time.perf_counter() - self.start, 1e-9)
+            rate = (self.done - self.first) / elapsed
+            eta = (self.total - self.done) / rate if rate else float("inf")
+            print(f"\r{self.done:,}/{self.total:,} rows  {rate:,.0f} rows/s  ETA {eta:,.0f} s", end="", file=sys.stderr)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        elif self.enabled:
+            print(file=sys.stderr)
+
+
+def evaluate_parquet(
+    source: str | os.PathLike | Sequence[str | os.PathLike],
+    out: str | os.PathLike,
+    /,
+    metrics: Iterable[str] | None = None,
+    *,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    keep: Iterable[str] | None = None,
+    columns: Mapping[str, str] | None = None,
+    k: int | Iterable[int] = (1, 5, 10),
+    resume: bool = True,
+    overwrite: bool = False,
+    progress: bool = True,
+    **options: Any,
+) -> ParquetEvaluation:
+    """Score a Parquet log in batches and write the scores as a Parquet dataset (see the module doc).
+
+    Parameters
+    ----------
+    source : path, folder, glob, or a list of them
+        The log; a folder is searched recursively for ``*.parquet``.
+    out : path
+        Output folder (created).
+    metrics : list of str, optional
+        Heuristic metric names and/or ``"retrieval"``; default: every metric whose input
+        columns the log has.
+    batch_rows : int
+        Rows per batch (and per output part); bounds memory.
+    keep : list of str, optional
+        Input columns copied to the output; default every column that is not a metric
+        input (the id and metadata, not the long texts).
+    columns : dict, optional
+        Column mapping from ragframe's role names (``question``, ``answer``, ``contexts``,
+        ``ground_truth``, ``retrieved_ids``, ``relevant_ids``, ``retrieved_scores``,
+        ``relevance``) to the log's names.
+    k : int or list of int
+        Cutoffs of the ranking metrics.
+    resume, overwrite : bool
+        Continue a run with the same source and options (default), or replace the
+        folder's previous output.
+    progress : bool
+        Show a progress bar on a terminal (tqdm when installed); never in a pipe or CI.
+    **options
+        Passed to :func:`ragframe.evaluate` (``thresholds``, ``weights``,
+        ``ngram_sizes``, ...); ``relevance_level`` goes to :func:`ragframe.score_retrieval`.
+
+    Returns
+    -------
+    ParquetEvaluation
+
+    Examples
+    --------
+    >>> import polars as pl, tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> log = pl.DataFrame({"id": [1], "retrieved_ids": [["a", "b"]], "relevant_ids": [["b"]]})
+    >>> log.write_parquet(folder / "log.parquet")
+    >>> result = evaluate_parquet(folder / "log.parquet", folder / "out", k=[1], progress=False)
+    >>> pl.read_parquet(folder / "out" / "scores").select("id", "mrr").row(0)
+    (1, 0.5)
+    """
+    started = time.perf_counter()
+    if not isinstance(batch_rows, int) or isinstance(batch_rows, bool) or batch_rows < 1:
+        raise InvalidParameterError(f"evaluate_parquet: batch_rows={batch_rows!r} must be a positive integer")
+    roles = {role: role for role in _ROLES} | dict(columns or {})
+    unknown_roles = sorted(set(roles) - set(_ROLES))
+    if unknown_roles:
+        raise InvalidParameterError(f"evaluate_parquet: unknown column role {unknown_roles[0]!r}; use {list(_ROLES)}")
+    files = source_files(source)
+    batches, fingerprint, schema = _plan(files, batch_rows)
+    heuristic, retrieval = _columns_for(schema, list(metrics) if metrics is not None else None, roles)
+    inputs = {roles[r] for m in heuristic for r in METRIC_INPUTS[m]}
+    if retrieval:
+        inputs |= {roles[r] for r in ("retrieved_ids", "relevant_ids", "retrieved_scores", "relevance")}
+    kept = list(keep) if keep is not None else [c for c in schema.names() if c not in inputs]
+    missing = [c for c in kept if c not in schema.names()]
+    if missing:
+        raise SchemaError(
+            "missing column to keep", function="evaluate_parquet", column=missing[0], available=schema.names()
+        )
+    read = [c for c in schema.names() if c in inputs or c in kept]
+    retrieval_options = {"k": list(k) if not isinstance(k, int) else [k]}
+    if "relevance_level" in options:
+        retrieval_options["relevance_level"] = options.pop("relevance_level")
+    settings = {
+        "metrics": heuristic + (["retrieval"] if retrieval else []),
+        "batch_rows": batch_rows,
+        "keep": kept,
+        "columns": roles,
+        "retrieval": retrieval_options,
+        "options": options,
+    }
+    out_dir = Path(out)
+    expected = {
+        "source": fingerprint,
+        "options": json.loads(json.dumps(settings, default=str)),
+        "format": _FORMAT_VERSION,
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    manifest = _open_output(out_dir, expected, resume, overwrite)
+    finished: dict[str, Any] = manifest["finished"]
+    manifest["complete"] = False
+    _write_json_atomic(manifest, out_dir / MANIFEST)  # before any part, so a kill leaves a resumable folder
+
+    def score(frame: pl.DataFrame) -> pl.DataFrame:
+        return _score(frame, heuristic, retrieval, roles, options, retrieval_options)
+
+    resumed = sum(1 for b in batches if str(b.index) in finished)
+    bar = _Progress(progress, sum(b.rows for b in batches), sum(b.rows for b in batches if str(b.index) in finished))
+    try:
+        for batch in batches:
+            if str(batch.index) in finished:
+                continue
+            try:
+                frame = pl.scan_parquet(batch.file).select(read).slice(batch.offset, batch.rows).collect()
+            except Exception as exc:  # a damaged page: name the file, keep what is written
+                raise InputFileError(f"cannot read rows {batch.offset}.. of {batch.file!r}: {exc}") from exc
+            good, scores, rejects = _score_batch(frame, batch, score, roles)
+            part = good.select(kept).hstack(scores) if kept else scores
+            name = f"part-{batch.index:05d}.parquet"
+            state = summary_state(part, metrics=_score_names(scores)) if scores.width else None
+            if rejects.height:
+                _write_atomic(rejects, out_dir / "rejects" / name)
+            if state is not None:
+                temporary = out_dir / "state" / f".{name}.tmp"
+                temporary.parent.mkdir(parents=True, exist_ok=True)
+                state.write_parquet(temporary)
+                os.replace(temporary, out_dir / "state" / name)
+            _write_atomic(part, out_dir / "scores" / name)
+            finished[str(batch.index)] = {"rows": batch.rows, "scored": good.height, "rejected": rejects.height}
+            _write_json_atomic(manifest, out_dir / MANIFEST)
+            bar.update(batch.rows)
+    finally:
+        bar.close()
+    states = [
+        SummaryState.read_parquet(out_dir / "state" / f"part-{b.index:05d}.parquet")
+        for b in batches
+        if (out_dir / "state" / f"part-{b.index:05d}.parquet").exists()
+    ]
+    summary = merge_summary_states(states).finalize() if states else pl.DataFrame()
+    _write_atomic(summary, out_dir / "summary.parquet")
+    manifest["complete"] = True
+    _write_json_atomic(manifest, out_dir / MANIFEST)
+    rejected = sum(v["rejected"] for v in finished.values())
+    scored = sum(v["scored"] for v in finished.values())
+    return ParquetEvaluation(
+        out=out_dir,
+        rows=scored + rejected,
+        scored=scored,
+        rejected=rejected,
+        batches=len(batches),
+        resumed=resumed,
+        seconds=time.perf_counter() - started,
+        summary=summary,
+    )
+
+
+def _score_names(scores: pl.DataFrame) -> list[str]:
+    from ragframe.metrics import score_columns
+
+    return score_columns(scores.columns)

@@ -1,0 +1,178 @@
+"""evaluate_parquet: same numbers as in memory, bounded batches, resume, rejects, damaged files."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import polars as pl
+import pytest
+
+import ragframe as rf
+from ragframe import streaming
+from ragframe.summary import SKETCH_ERROR
+
+TEXTS = [
+    "The Eiffel Tower is in Paris. It was finished in 1889.",
+    "Paris is the capital of France. The tower is made of iron.",
+    "Bananas are yellow. They grow in tropical places.",
+    "",
+]
+
+
+def make_log(rows: int, seed: int = 0) -> pl.DataFrame:
+    rng = random.Random(seed)
+    return pl.DataFrame(
+        {
+            "id": [f"q{seed}-{i}" for i in range(rows)],
+            "split": [rng.choice(["a", "b"]) for _ in range(rows)],
+            "question": [rng.choice(["Where is the Eiffel Tower?", "What colour are bananas?"]) for _ in range(rows)],
+            "answer": [rng.choice(TEXTS) for _ in range(rows)],
+            "contexts": [rng.sample(TEXTS, rng.randint(0, 3)) for _ in range(rows)],
+            "ground_truth": [rng.choice([*TEXTS[:3], None]) for _ in range(rows)],
+            "retrieved_ids": [rng.sample(["d1", "d2", "d3", "d4", "d5"], 3) for _ in range(rows)],
+            "relevant_ids": [rng.sample(["d1", "d2", "d3", "d4", "d5"], rng.randint(0, 2)) for _ in range(rows)],
+        }
+    )
+
+
+@pytest.fixture
+def log_folder(tmp_path):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    make_log(23, seed=1).write_parquet(folder / "day1.parquet")
+    make_log(17, seed=2).write_parquet(folder / "day2.parquet")
+    return folder
+
+
+def in_memory(log: pl.DataFrame, k=(1, 5, 10)) -> pl.DataFrame:
+    scored = rf.score_retrieval(rf.evaluate(log), k=list(k))
+    return scored.drop("question", "answer", "contexts", "ground_truth", "retrieved_ids", "relevant_ids")
+
+
+def test_scores_equal_in_memory_and_summary_merges(log_folder, tmp_path):
+    result = rf.evaluate_parquet(log_folder, tmp_path / "out", batch_rows=5, progress=False)
+    assert (result.rows, result.scored, result.rejected, result.batches) == (40, 40, 0, 5 + 4)
+    got = pl.read_parquet(tmp_path / "out" / "scores")
+    log = pl.concat([pl.read_parquet(log_folder / "day1.parquet"), pl.read_parquet(log_folder / "day2.parquet")])
+    expected = in_memory(log)
+    assert got.equals(expected)
+    whole = rf.summarize(expected)
+    summary = pl.read_parquet(tmp_path / "out" / "summary.parquet")
+    assert summary["metric"].to_list() == whole["metric"].to_list()
+    for ours, theirs in zip(summary.iter_rows(named=True), whole.iter_rows(named=True)):
+        for key in ("count", "mean", "std", "min", "max", "pass_rate"):
+            assert ours[key] == (None if theirs[key] is None else pytest.approx(theirs[key], rel=1e-9)), key
+        assert ours["p50"] is None or abs(ours["p50"] - theirs["p50"]) <= SKETCH_ERROR
+
+
+def test_batch_size_does_not_change_results(log_folder, tmp_path):
+    rf.evaluate_parquet(log_folder, tmp_path / "small", batch_rows=3, progress=False)
+    rf.evaluate_parquet(log_folder, tmp_path / "large", batch_rows=1000, progress=False)
+    assert pl.read_parquet(tmp_path / "small" / "scores").equals(pl.read_parquet(tmp_path / "large" / "scores"))
+
+
+def test_sources_keep_and_metrics(log_folder, tmp_path):
+    one = rf.evaluate_parquet(
+        log_folder / "day1.parquet", tmp_path / "o1", metrics=["faithfulness"], keep=["id"], progress=False
+    )
+    columns = pl.read_parquet_schema(next((tmp_path / "o1" / "scores").iterdir())).names()
+    assert columns == ["id", "faithfulness", "faithfulness_passed", "composite_score", "passed"]
+    assert one.rows == 23
+    globbed = rf.evaluate_parquet(str(log_folder / "day*.parquet"), tmp_path / "o2", progress=False)
+    assert globbed.rows == 40
+    renamed = tmp_path / "renamed.parquet"
+    make_log(4).rename({"answer": "response"}).write_parquet(renamed)
+    mapped = rf.evaluate_parquet(renamed, tmp_path / "o3", columns={"answer": "response"}, progress=False)
+    assert "faithfulness" in pl.read_parquet(tmp_path / "o3" / "scores").columns and mapped.rejected == 0
+    with pytest.raises(rf.SchemaError, match="missing column to keep"):
+        rf.evaluate_parquet(log_folder, tmp_path / "o4", keep=["nope"], progress=False)
+    with pytest.raises(rf.InvalidParameterError, match="unknown metric"):
+        rf.evaluate_parquet(log_folder, tmp_path / "o5", metrics=["fluency"], progress=False)
+    with pytest.raises(rf.InvalidParameterError, match="batch_rows"):
+        rf.evaluate_parquet(log_folder, tmp_path / "o6", batch_rows=0, progress=False)
+
+
+def _snapshot(out) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_resume_after_a_kill_gives_identical_files(log_folder, tmp_path, monkeypatch, seed):
+    reference = tmp_path / "reference"
+    rf.evaluate_parquet(log_folder, reference, batch_rows=4, progress=False)
+    killed_at = random.Random(seed).randrange(1, 10)
+    original = streaming._write_atomic
+    calls = {"parts": 0}
+
+    def dying_write(frame, path):
+        if path.parent.name == "scores":
+            calls["parts"] += 1
+            if calls["parts"] == killed_at:
+                raise KeyboardInterrupt  # killed in the middle of the run
+        original(frame, path)
+
+    out = tmp_path / "resumed"
+    monkeypatch.setattr(streaming, "_write_atomic", dying_write)
+    with pytest.raises(KeyboardInterrupt):
+        rf.evaluate_parquet(log_folder, out, batch_rows=4, progress=False)
+    monkeypatch.setattr(streaming, "_write_atomic", original)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert len(manifest["finished"]) == killed_at - 1 and not manifest["complete"]
+    result = rf.evaluate_parquet(log_folder, out, batch_rows=4, progress=False)
+    assert result.resumed == killed_at - 1
+    assert _snapshot(out) == _snapshot(reference)
+
+
+def test_changed_options_or_source_need_overwrite(log_folder, tmp_path):
+    out = tmp_path / "out"
+    rf.evaluate_parquet(log_folder, out, batch_rows=4, progress=False)
+    with pytest.raises(streaming.ResumeError, match="different options"):
+        rf.evaluate_parquet(log_folder, out, batch_rows=5, progress=False)
+    with pytest.raises(streaming.ResumeError, match="already holds a run"):
+        rf.evaluate_parquet(log_folder, out, batch_rows=4, resume=False, progress=False)
+    assert (
+        rf.evaluate_parquet(log_folder, out, batch_rows=4, progress=False).resumed == 11
+    )  # all done already (23 + 17 rows in 6 + 5 parts)
+    make_log(3, seed=9).write_parquet(log_folder / "day3.parquet")
+    with pytest.raises(streaming.ResumeError, match="different source"):
+        rf.evaluate_parquet(log_folder, out, batch_rows=4, progress=False)
+    result = rf.evaluate_parquet(log_folder, out, batch_rows=5, overwrite=True, progress=False)
+    assert result.rows == 43 and result.resumed == 0
+    assert len(list((out / "scores").iterdir())) == result.batches
+
+
+def test_bad_rows_go_to_rejects(tmp_path):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    log = make_log(10)
+    log.with_columns(
+        contexts=pl.when(pl.int_range(pl.len()) == 3).then(pl.lit(["ok", None])).otherwise(pl.col("contexts"))
+    ).write_parquet(folder / "a.parquet")
+    make_log(4, seed=5).with_columns(answer=pl.lit(7)).write_parquet(folder / "b.parquet")  # wrong type
+    result = rf.evaluate_parquet(folder, tmp_path / "out", batch_rows=6, progress=False)
+    assert (result.rows, result.scored, result.rejected) == (14, 9, 5)
+    rejects = pl.read_parquet(tmp_path / "out" / "rejects").sort("source_file", "source_row")
+    assert rejects["source_row"].to_list() == [3, 0, 1, 2, 3]
+    assert "null inside the list" in rejects["reason"][0]
+    assert rejects["source_file"][0].endswith("a.parquet")
+    assert "expected String, found Int32" in rejects["reason"][1]
+    scored = pl.read_parquet(tmp_path / "out" / "scores")
+    assert scored.height == 9 and "q0-3" not in scored["id"].to_list()
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["complete"]
+
+
+def test_damaged_and_empty_files(log_folder, tmp_path):
+    out = tmp_path / "out"
+    rf.evaluate_parquet(log_folder, out, progress=False)
+    before = _snapshot(out)
+    (log_folder / "day0.parquet").write_bytes(b"PAR1 this is not parquet")
+    with pytest.raises(rf.InputFileError, match=r"day0\.parquet"):
+        rf.evaluate_parquet(log_folder, out, progress=False)
+    assert _snapshot(out) == before  # nothing already written is lost
+    (log_folder / "day0.parquet").unlink()
+    make_log(0).write_parquet(log_folder / "empty.parquet")
+    result = rf.evaluate_parquet(log_folder, tmp_path / "with_empty", progress=False)
+    assert result.rows == 40
+    with pytest.raises(rf.InputFileError, match="no Parquet file matches"):
+        rf.evaluate_parquet(tmp_path / "nothing-here", tmp_path / "x", progress=False)
