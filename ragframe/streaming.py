@@ -281,10 +281,11 @@ def _open_output(out: Path, expected: dict[str, Any], resume: bool, overwrite: b
         return fresh
     if manifest_path.exists():
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        changed = [k for k in ("source", "options", "format") if manifest.get(k) != expected[k]]
+        words = {"source": "a different source", "options": "different options", "format": "an older output format"}
+        changed = [words[k] for k in ("source", "options", "format") if manifest.get(k) != expected[k]]
         if changed:
             raise ResumeError(
-                f"{out} holds a run with a different {' and '.join(changed)}; "
+                f"{out} holds a run made with {' and '.join(changed)}; "
                 "pass overwrite=True (ragframe eval --overwrite) to replace it, or choose another output folder"
             )
         if not resume:
