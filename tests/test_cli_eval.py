@@ -1,0 +1,103 @@
+"""`ragframe eval` end to end: flags, TOML config, exit codes, and a real kill + resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import polars as pl
+import pytest
+from test_streaming import make_log
+
+from ragframe.cli import main
+
+
+@pytest.fixture
+def log_file(tmp_path):
+    path = tmp_path / "log.parquet"
+    make_log(30, seed=3).write_parquet(path)
+    return path
+
+
+def test_eval_prints_summary_and_writes_dataset(log_file, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["eval", str(log_file), "-o", str(out), "--batch-rows", "7", "--k", "1", "3"]) == 0
+    printed = capsys.readouterr().out
+    assert "faithfulness" in printed and "ndcg_at_3" in printed and "scored 30 of 30 rows (0 rejected)" in printed
+    scores = pl.read_parquet(out / "scores")
+    assert scores.height == 30 and "precision_at_1" in scores.columns and "answer" not in scores.columns
+    assert main(["eval", str(log_file), "-o", str(out), "--batch-rows", "7", "--k", "1", "3"]) == 0
+    assert "5 of 5 batches done by an earlier run" in capsys.readouterr().out
+
+
+def test_eval_config_and_column_mapping(tmp_path, capsys):
+    log = tmp_path / "renamed.parquet"
+    make_log(12).rename({"answer": "response", "contexts": "chunks"}).write_parquet(log)
+    config = tmp_path / "ragframe.toml"
+    config.write_text(
+        'metrics = ["faithfulness", "hallucination_rate"]\n'
+        "batch_rows = 5\n"
+        'keep = ["id"]\n'
+        '[columns]\nanswer = "response"\n'
+        "[thresholds]\nfaithfulness = 0.0\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    code = main(["eval", str(log), "-o", str(out), "--config", str(config), "--column", "contexts=chunks"])
+    assert code == 0, capsys.readouterr().err
+    scores = pl.read_parquet(out / "scores")
+    assert scores.columns[:3] == ["id", "faithfulness", "faithfulness_passed"]
+    assert scores["faithfulness_passed"].all()  # threshold 0 from the config
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["options"]["batch_rows"] == 5 and len(manifest["finished"]) == 3
+
+
+def test_eval_exit_codes(log_file, tmp_path, capsys):
+    out = str(tmp_path / "out")
+    assert main(["eval", str(log_file), "-o", out, "--metrics", "fluency"]) == 2
+    assert "unknown metric 'fluency'" in capsys.readouterr().err
+    bad = tmp_path / "bad.toml"
+    bad.write_text("colour = 3\n", encoding="utf-8")
+    assert main(["eval", str(log_file), "-o", out, "--config", str(bad)]) == 2
+    assert "unknown key 'colour'" in capsys.readouterr().err
+    assert main(["eval", str(tmp_path / "missing.parquet"), "-o", out]) == 3
+    assert "missing.parquet" in capsys.readouterr().err
+    assert main(["eval", str(log_file)]) == 2  # -o is required
+    assert main(["eval", str(log_file), "-o", out, "--batch-rows", "5"]) == 0
+    assert main(["eval", str(log_file), "-o", out, "--batch-rows", "6"]) == 3
+    assert "different options" in capsys.readouterr().err
+    assert main(["eval", str(log_file), "-o", out, "--batch-rows", "6", "--overwrite"]) == 0
+
+
+def _snapshot(folder) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_sigkill_then_resume_gives_byte_identical_output(tmp_path):
+    log = tmp_path / "log.parquet"
+    pl.concat([make_log(500, seed=s) for s in range(6)]).write_parquet(log)
+    command = [sys.executable, "-m", "ragframe.cli", "eval", str(log), "--batch-rows", "40", "--no-progress", "-o"]
+    reference = tmp_path / "reference"
+    subprocess.run([*command, str(reference)], check=True, capture_output=True)
+
+    out = tmp_path / "killed"
+    process = subprocess.Popen([*command, str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    manifest = out / "manifest.json"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if len(json.loads(manifest.read_text())["finished"]) >= 20:
+                os.kill(process.pid, signal.SIGKILL)
+                break
+        except (FileNotFoundError, json.JSONDecodeError, KeyError):
+            pass
+        time.sleep(0.005)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    assert not json.loads(manifest.read_text())["complete"]
+    subprocess.run([*command, str(out)], check=True, capture_output=True)
+    assert _snapshot(out) == _snapshot(reference)
