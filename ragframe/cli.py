@@ -153,10 +153,53 @@ def _demo(args: argparse.Namespace) -> int:
     print(
         format_frame(summary.select("run", "metric", "count", "mean", "std", "min", "p50", "max", "ci_low", "ci_high"))
     )
-    # TODO: score a small RAG log with the heuristic metrics (faithfulness, answer relevance, ...) once the
-    # package bundles one; there is no RAG text example in ragframe/data yet, and none is made up here.
-    print(f"\nper-query scores ({scores.height} rows) written to {per_query_path.resolve()}")
+    rag_path = _demo_heuristics(out_dir)
+    print(f"\nper-query ranking scores ({scores.height} rows) written to {per_query_path.resolve()}")
+    print(f"per-answer heuristic scores (200 rows) written to {rag_path.resolve()}")
     return 0
+
+
+_DEMO_LABELS = {
+    "faithfulness": "human_faithfulness",
+    "hallucination_rate": "human_faithfulness",
+    "answer_relevance": "human_answer_relevance",
+    "context_precision": "human_context_relevance",
+    "context_relevance": "human_context_relevance",
+}
+
+
+def _demo_heuristics(out_dir: Path) -> Path:
+    """Score the bundled ARES log with the heuristic metrics; print the summary and the AUC per human label."""
+    from sklearn.metrics import roc_auc_score
+
+    from ragframe.datasets import example_rag_log
+    from ragframe.metrics.heuristic import evaluate
+
+    log = pl.read_parquet(example_rag_log())
+    scored = evaluate(log, list(_DEMO_LABELS))
+    path = out_dir / "rag_scores.parquet"
+    scored.drop("question", "answer", "contexts").write_parquet(path)
+    print("\nheuristic RAG metrics on the bundled ARES log: 200 answers of a documentation assistant")
+    print("with human labels (rf.evaluate, then rf.summarize; no reference answers, so five metrics)\n")
+    summary = summarize(scored)
+    print(format_frame(summary.select("metric", "count", "mean", "std", "p50", "pass_rate", "ci_low", "ci_high")))
+    rows = []
+    for metric, label in _DEMO_LABELS.items():  # five metrics: report lines, not a hot path
+        frame = scored.select(metric, label).drop_nulls()
+        labels = frame[label].to_numpy()
+        means = frame.group_by(label).agg(pl.col(metric).mean()).sort(label)[metric].to_list()
+        rows.append(
+            {
+                "metric": metric,
+                "human label": label,
+                "mean if 0": means[0],
+                "mean if 1": means[-1],
+                "roc_auc": float(roc_auc_score(labels, frame[metric].to_numpy())),
+            }
+        )
+    print("\nhow well each metric separates the human labels (ROC AUC 0.5 = chance)\n")
+    print(format_frame(pl.DataFrame(rows)))
+    return path
 
 
 _DEMO_DESCRIPTION = """\
@@ -164,7 +207,9 @@ Score the bundled TREC DL 2019 passage-ranking example: a BM25 run and a GPT-3.5
 listwise rerank of it, 43 judged queries (see ragframe/data/README.md). Prints the
 ranking measures of both runs, a paired comparison of the runs (mean difference,
 its 95% interval, t-test p-values), and a summary of the per-query scores; writes
-the per-query scores to OUT/per_query.parquet."""
+the per-query scores to OUT/per_query.parquet. Then scores the bundled ARES RAG log
+(200 answers with human labels) with the heuristic metrics, prints their summary
+and how well each separates the human labels, and writes OUT/rag_scores.parquet."""
 
 
 def _add_demo_parser(sub: argparse._SubParsersAction) -> None:
