@@ -10,6 +10,7 @@ A/B test of two retrievers, on every ranking measure at once.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -44,6 +45,7 @@ COMPARE_COLUMNS = [
     "effect_size",
 ]
 _EPS = np.finfo(np.float64).eps * 100  # scipy's tolerance for ties in a null distribution
+_RANK_CHUNK = 1 << 20  # pairs per sort when ranking |d| within cells
 
 
 def adjust_p_values(p_values: np.ndarray, method: str | None) -> np.ndarray:
@@ -160,24 +162,47 @@ def _two_sided_p(null: np.ndarray, observed: np.ndarray, adjustment: int) -> np.
 
 
 class _Segments:
-    """Paired differences of every (group, metric) cell, sorted by cell, with per-cell moments."""
+    """Paired differences of every (metric, group) cell, laid out cell after cell, with per-cell moments.
 
-    def __init__(self, cell: np.ndarray, a: np.ndarray, b: np.ndarray, n_cells: int) -> None:
-        self.cell = cell  # non-decreasing: the caller lays the cells out in order
-        self.a = a
-        self.b = b
-        self.d = self.b - self.a
-        self.n_cells = n_cells
-        self.n = np.bincount(self.cell, minlength=n_cells)
-        self.starts = np.concatenate([[0], np.cumsum(self.n)[:-1]]).astype(np.int64)
-        n = self.n.astype(np.float64)
+    Built one metric at a time (:meth:`add`), so only the differences of all metrics
+    are kept (not both sides), and the per-cell sums come from small bincounts.
+    """
+
+    def __init__(self, n_metrics: int, n_groups: int) -> None:
+        self.n_groups = n_groups
+        self.n_cells = n_metrics * n_groups
+        self.n = np.zeros(self.n_cells, dtype=np.int64)
+        self.mean_a = np.full(self.n_cells, np.nan)
+        self.mean_b = np.full(self.n_cells, np.nan)
+        self.delta = np.full(self.n_cells, np.nan)
+        self.sd = np.full(self.n_cells, np.nan)
+        self._cells: list[np.ndarray] = []
+        self._differences: list[np.ndarray] = []
+
+    def add(self, metric: int, group: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+        """Add one metric's pairs; ``group`` is the (non-decreasing) group code of each pair."""
+        groups = self.n_groups
+        cells = slice(metric * groups, (metric + 1) * groups)
+        d = b - a
+        n = np.bincount(group, minlength=groups)
         with np.errstate(invalid="ignore", divide="ignore"):
-            self.mean_a = np.bincount(self.cell, self.a, n_cells) / n
-            self.mean_b = np.bincount(self.cell, self.b, n_cells) / n
-            self.delta = np.bincount(self.cell, self.d, n_cells) / n
-            centred = self.d - self.delta[self.cell]
-            self.sd = np.sqrt(np.bincount(self.cell, centred * centred, n_cells) / (n - 1))
-        self.sd[self.n < 2] = np.nan
+            self.mean_a[cells] = np.bincount(group, a, groups) / n
+            self.mean_b[cells] = np.bincount(group, b, groups) / n
+            delta = np.bincount(group, d, groups) / n
+            centred = d - delta[group]
+            sd = np.sqrt(np.bincount(group, centred * centred, groups) / (n - 1))
+        sd[n < 2] = np.nan
+        self.n[cells], self.delta[cells], self.sd[cells] = n, delta, sd
+        self._cells.append((group + metric * groups).astype(np.int32))
+        self._differences.append(d)
+
+    def finish(self) -> _Segments:
+        """Concatenate the metrics: ``cell`` (non-decreasing), ``d`` and each cell's ``starts``."""
+        self.cell = np.concatenate(self._cells) if self._cells else np.zeros(0, dtype=np.int32)
+        self.d = np.concatenate(self._differences) if self._differences else np.zeros(0)
+        self._cells, self._differences = [], []
+        self.starts = np.concatenate([[0], np.cumsum(self.n)[:-1]]).astype(np.int64)
+        return self
 
 
 def _t_test(seg: _Segments, confidence: float) -> tuple[np.ndarray, ...]:
@@ -198,15 +223,25 @@ def _wilcoxon(seg: _Segments) -> tuple[np.ndarray, np.ndarray]:
     """Wilcoxon signed-rank (zero_method='wilcox'), choosing exact/permutation/normal as scipy's 'auto'."""
     nonzero = seg.d != 0
     n_cells = seg.n_cells
-    absolute = np.abs(seg.d[nonzero])
-    # sort by |d| (multithreaded), then a stable radix sort by cell: runs of equal (cell, |d|) are the ties
-    by_value = pl.Series(absolute).arg_sort().to_numpy()
-    in_cell = seg.cell[nonzero][by_value]
-    by_cell = np.argsort(in_cell.astype(np.int16 if n_cells < 2**15 else np.int64), kind="stable")
-    order = by_value[by_cell]
-    cells = in_cell[by_cell]
-    values = absolute[order]
-    positive = seg.d[nonzero][order] > 0
+    differences = seg.d[nonzero]
+    cells_in = seg.cell[nonzero]
+    # sort by (cell, |d|) in chunks of whole cells: each chunk by |d| (multithreaded), then a stable
+    # radix sort by its cell offsets; runs of equal (cell, |d|) are then the ties
+    per_cell = np.bincount(cells_in, minlength=n_cells)
+    first_row = np.r_[0, np.cumsum(per_cell)]
+    chunk_of_cell = first_row[:-1] // _RANK_CHUNK
+    edges = np.r_[first_row[np.r_[0, np.flatnonzero(np.diff(chunk_of_cell)) + 1]], differences.size]
+    order = np.empty(differences.size, dtype=np.int64)
+    for lo, hi in itertools.pairwise(edges):  # a few chunks of about a million pairs
+        if hi <= lo:
+            continue
+        by_value = pl.Series(np.abs(differences[lo:hi])).arg_sort().to_numpy()
+        offsets = cells_in[lo:hi][by_value] - cells_in[lo]
+        by_cell = np.argsort(offsets.astype(np.int16 if offsets[-1] < 2**15 else np.int64), kind="stable")
+        order[lo:hi] = lo + by_value[by_cell]
+    cells = cells_in[order]
+    values = np.abs(differences[order])
+    positive = differences[order] > 0
     size = values.size
     new_run = np.r_[True, (cells[1:] != cells[:-1]) | (values[1:] != values[:-1])] if size else np.zeros(0, bool)
     run_start = np.flatnonzero(new_run)
@@ -385,16 +420,13 @@ def compare(
     # radix sort of the small codes) make every metric's cells come out in order, with no 10M-row sort
     by_group = np.argsort(codes.astype(np.int16 if n_groups < 2**15 else np.int64), kind="stable")
     sorted_codes = codes[by_group]
-    cells, values_a, values_b = [], [], []
+    seg = _Segments(len(names), n_groups)
     for index, name in enumerate(names):  # one segment per (metric, group)
         va = paired[name].cast(pl.Float64).to_numpy()[by_group]
         vb = paired[f"{name}__b"].cast(pl.Float64).to_numpy()[by_group]
         both = ~(np.isnan(va) | np.isnan(vb))
-        cells.append(index * n_groups + sorted_codes[both])
-        values_a.append(va[both])
-        values_b.append(vb[both])
-    n_cells = n_groups * len(names)
-    seg = _Segments(np.concatenate(cells), np.concatenate(values_a), np.concatenate(values_b), n_cells)
+        seg.add(index, sorted_codes[both], va[both], vb[both])
+    seg.finish()
     confidence = 1 - alpha
     statistic, p, ci_low, ci_high = _t_test(seg, confidence)
     if test == "wilcoxon":

@@ -244,3 +244,18 @@ def test_regressions_on_rows_need_significance():
 def test_regressions_mixed_inputs_error():
     with pytest.raises(rf.SchemaError, match="both be summaries"):
         rf.regressions(pl.DataFrame({"metric": ["a"], "mean": [0.1]}), pl.DataFrame({"id": [1], "mrr": [0.1]}))
+
+
+def test_wilcoxon_ranking_in_chunks_equals_one_sort(monkeypatch):
+    import sys
+
+    module = sys.modules["ragframe.compare"]
+    rng = np.random.default_rng(8)
+    n = 300
+    a = pl.DataFrame(
+        {"id": range(n), "g": rng.integers(0, 4, n), "mrr": rng.choice([0.0, 0.5, 1.0], n), "ndcg": rng.random(n)}
+    )
+    b = a.with_columns(mrr=pl.Series(rng.choice([0.0, 0.5, 1.0], n)), ndcg=pl.Series(rng.random(n)))
+    whole = rf.compare(a, b, by="g", test="wilcoxon")
+    monkeypatch.setattr(module, "_RANK_CHUNK", 7)  # many chunks, cut at cell boundaries
+    assert rf.compare(a, b, by="g", test="wilcoxon").equals(whole)
