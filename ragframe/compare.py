@@ -361,6 +361,9 @@ def compare(
     all 0 and 0 otherwise (scipy gives NaN). A cell of all-zero differences has p = 1 for
     every test. With fewer than 2 pairs (1 for the resampling tests) p is null; null
     p-values are left out of the correction family and are never significant.
+    A resampled p-value is never below 2 / (n_resamples + 1): with Holm or Bonferroni
+    over m cells nothing can be significant unless n_resamples > 2m / alpha (20,000
+    for 500 cells at alpha 0.05); raise n_resamples, or use the t or Wilcoxon test.
 
     Examples
     --------
