@@ -101,3 +101,21 @@ def test_sigkill_then_resume_gives_byte_identical_output(tmp_path):
     assert not json.loads(manifest.read_text())["complete"]
     subprocess.run([*command, str(out)], check=True, capture_output=True)
     assert _snapshot(out) == _snapshot(reference)
+
+
+@pytest.mark.parametrize("command", ["eval", "summary", "compare", "gate", "trec", "demo"])
+def test_every_command_has_help_in_a_real_process(command):
+    done = subprocess.run([sys.executable, "-m", "ragframe.cli", command, "--help"], capture_output=True, text=True)
+    assert done.returncode == 0 and f"usage: ragframe {command}" in done.stdout
+    assert "exit codes" in done.stdout.lower() or command == "demo"
+
+
+def test_demo_and_usage_errors_in_a_real_process(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "ragframe.cli", "demo", "--out", str(tmp_path)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "ndcg_at_10" in done.stdout and "faithfulness" in done.stdout and "roc_auc" in done.stdout
+    assert (tmp_path / "per_query.parquet").exists() and (tmp_path / "rag_scores.parquet").exists()
+    bad = subprocess.run([sys.executable, "-m", "ragframe.cli", "nonsense"], capture_output=True, text=True)
+    assert bad.returncode == 2
