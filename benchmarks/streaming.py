@@ -14,7 +14,7 @@ For each size (``--rows``, default 1,000,000 and 4,000,000) two fresh processes 
 under ``/usr/bin/time -v``:
 
 - ``ragframe eval``: ``python -m ragframe.cli eval LOG -o OUT --overwrite --no-progress``
-  with the same interpreter and default settings (``--batch-rows`` 50,000, every metric the
+  with the same interpreter and default settings (``--batch-rows`` 100,000, every metric the
   columns allow, the ``id`` column kept): read each batch, score all seven heuristic
   metrics with composite score and pass/fail, write one Parquet part and its summary state
   per batch, the manifest after each part, then the merged summary. Its seconds are the

@@ -47,6 +47,7 @@ from ragframe.metrics.retrieval import evaluate_run, run_summary
 from ragframe.quantiles import QUANTILE_METHODS
 from ragframe.regressions import regressions
 from ragframe.report import FORMATS, format_frame
+from ragframe.streaming import DEFAULT_BATCH_ROWS
 from ragframe.summary import summarize
 from ragframe.trec_eval_format import (
     DEFAULT_CUTOFFS,
@@ -924,7 +925,7 @@ def _eval(args: argparse.Namespace) -> int:
     settings = {
         "metrics": args.metrics if args.metrics is not None else config.pop("metrics", None),
         "k": args.k if args.k is not None else config.pop("k", [1, 5, 10]),
-        "batch_rows": args.batch_rows if args.batch_rows is not None else config.pop("batch_rows", 50_000),
+        "batch_rows": args.batch_rows if args.batch_rows is not None else config.pop("batch_rows", DEFAULT_BATCH_ROWS),
         "keep": args.keep if args.keep is not None else config.pop("keep", None),
     }
     for key in ("metrics", "k", "batch_rows", "keep"):
@@ -989,7 +990,9 @@ def _add_eval_parser(sub: argparse._SubParsersAction) -> None:
         metavar="COL",
         help="input columns copied to the output (default: every column that is not a metric input)",
     )
-    evaluate.add_argument("--batch-rows", type=_positive_int, metavar="N", help="rows per batch and part (50000)")
+    evaluate.add_argument(
+        "--batch-rows", type=_positive_int, metavar="N", help=f"rows per batch and part ({DEFAULT_BATCH_ROWS})"
+    )
     evaluate.add_argument("--overwrite", action="store_true", help="replace the output of an earlier run in OUT")
     evaluate.add_argument("--no-resume", action="store_true", help="fail instead of continuing a run found in OUT")
     evaluate.add_argument("--no-progress", action="store_true", help="no progress bar (never shown outside a terminal)")

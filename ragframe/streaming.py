@@ -39,7 +39,7 @@ from ragframe.summary import SummaryState, merge_summary_states, summary_state
 
 __all__ = ["evaluate_parquet", "ParquetEvaluation", "ResumeError", "source_files", "DEFAULT_BATCH_ROWS"]
 
-DEFAULT_BATCH_ROWS = 50_000
+DEFAULT_BATCH_ROWS = 100_000
 MANIFEST = "manifest.json"
 _TEXT_ROLES = ("question", "answer", "ground_truth")
 _LIST_ROLES = ("contexts", "retrieved_ids", "relevant_ids")
