@@ -46,6 +46,7 @@ __all__ = [
     "term_index",
     "Common",
     "common_entries",
+    "common_entries_many",
     "concat_ranges",
     "pair_overlap",
     "pair_tfidf",
@@ -275,25 +276,52 @@ def common_entries(index: TermIndex, left: np.ndarray, right: np.ndarray) -> Com
     The smaller text of each pair is expanded and its grams probed against the other's, so the
     cost is the size of the smaller sides, whatever the size of the larger.
     """
-    sizes = index.sizes
-    swap = sizes[left] > sizes[right]
-    small = np.where(swap, right, left)
-    large = np.where(swap, left, right)
-    reps = sizes[small]
-    pair_dtype = np.int32 if left.size < 2**31 else np.int64
-    pair = np.repeat(np.arange(left.size, dtype=pair_dtype), reps)
-    entry = concat_ranges(index.starts[small], reps)
-    # the key of a gram in the other text: its key in the smaller one, moved to the other text
-    probe = np.repeat((large.astype(np.int64) - small) * index.base, reps)
-    probe += index.keys.to_numpy()[entry]
-    # probe against the keys of the texts on the larger side only: a smaller hash set
-    targets = np.unique(large)
-    if targets.size < index.sizes.size:
-        key_set = index.keys.gather(concat_ranges(index.starts[targets], index.sizes[targets]))
+    return common_entries_many(index, [(left, right)])[0]
+
+
+def common_entries_many(index: TermIndex, pair_lists: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[Common]:
+    """:func:`common_entries` of several pair lists with one membership probe.
+
+    Building the hash set of the probed texts' grams costs more than probing it, so pair lists
+    that compare against the same texts (every metric that reads the contexts) share one set.
+    """
+    if not pair_lists:
+        return []
+    sizes, starts, keys = index.sizes, index.starts, index.keys.to_numpy()
+    plans = []
+    for left, right in pair_lists:
+        swap = sizes[left] > sizes[right]
+        small = np.where(swap, right, left)
+        large = np.where(swap, left, right)
+        plans.append((swap, small, large, sizes[small]))
+    total = sum(int(reps.sum()) for *_, reps in plans)
+    probes = np.empty(total, dtype=np.int64)  # every list's probes, filled in place
+    parts = []
+    at = 0
+    for swap, small, large, reps in plans:
+        pair_dtype = np.int32 if small.size < 2**31 else np.int64
+        pair = np.repeat(np.arange(small.size, dtype=pair_dtype), reps)
+        entry = concat_ranges(starts[small], reps)
+        # the key of a gram in the other text: its key in the smaller one, moved to the other text
+        probe = probes[at : at + entry.size]
+        np.take((large.astype(np.int64) - small) * index.base, pair, out=probe)
+        probe += keys[entry]
+        parts.append((swap, pair, entry, probe))
+        at += entry.size
+    # probe against the keys of the texts on the larger sides only: a smaller hash set
+    targets = np.unique(np.concatenate([plan[2] for plan in plans]))
+    if targets.size < sizes.size:
+        key_set = index.keys.gather(concat_ranges(starts[targets], sizes[targets]))
     else:
         key_set = index.keys
-    hit = pl.Series("k", probe).is_in(key_set.implode()).to_numpy()
-    return Common(pair=pair[hit], small_entry=entry[hit], hit_keys=probe[hit], swap=swap)
+    hits = pl.Series("k", probes).is_in(key_set.implode()).to_numpy()
+    out = []
+    at = 0
+    for swap, pair, entry, probe in parts:
+        hit = hits[at : at + probe.size]
+        at += probe.size
+        out.append(Common(pair=pair[hit], small_entry=entry[hit], hit_keys=probe[hit], swap=swap))
+    return out
 
 
 def _sum_by(group: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:

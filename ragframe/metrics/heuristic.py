@@ -30,7 +30,7 @@ from ragframe.schema import apply_to_frame, frame_kind
 from ragframe.text import (
     Common,
     TermIndex,
-    common_entries,
+    common_entries_many,
     concat_ranges,
     pair_overlap,
     pair_tfidf,
@@ -192,6 +192,7 @@ class _TextBatch:
         self._terms: dict[int, TermIndex] = {}
         self._pairs: dict[tuple[str, int, str], np.ndarray] = {}
         self._common: dict[tuple[int, str], Common] = {}
+        self._planned: dict[int, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
         # text ids of each role, in the order the pools were concatenated
         self._role_ids: dict[str, np.ndarray] = {}
         at = 0
@@ -208,6 +209,15 @@ class _TextBatch:
             self._terms[n] = term_index(*self._tokens, n)
         return self._terms[n]
 
+    def plan(self, tag: str, left: np.ndarray, right: np.ndarray, sizes: Iterable[int]) -> None:
+        """Announce a pair list the metrics will compare with n-grams of ``sizes``.
+
+        The shared grams of every announced list of one n are found in one probe (one hash
+        set of the probed texts' grams instead of one per list).
+        """
+        for n in sizes:
+            self._planned.setdefault(n, {})[tag] = (left, right)
+
     def pair_values(self, kind: str, n: int, left: np.ndarray, right: np.ndarray, tag: str) -> np.ndarray:
         """Similarity of each (left[i], right[i]) text pair; ``tag`` names the pair list for reuse.
 
@@ -220,7 +230,10 @@ class _TextBatch:
                 self._pairs[key] = np.zeros(0)
                 return self._pairs[key]
             if (n, tag) not in self._common:
-                self._common[(n, tag)] = common_entries(self.terms(n), left, right)
+                todo = {t: p for t, p in self._planned.get(n, {}).items() if (n, t) not in self._common and p[0].size}
+                todo[tag] = (left, right)
+                for t, common in zip(todo, common_entries_many(self.terms(n), list(todo.values()))):
+                    self._common[(n, t)] = common
             common = self._common[(n, tag)]
             kernel = {"overlap": pair_overlap, "tfidf": pair_tfidf, "f1": pair_token_f1}[kind]
             self._pairs[key] = kernel(self.terms(n), left, right, common)
@@ -376,10 +389,30 @@ def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: 
     out: dict[str, Any] = {}
     signals: dict[str, _Signals] = {}
     has_ctx = batch.ctx_count > 0 if hasattr(batch, "ctx_count") else np.zeros(n, dtype=bool)
+    weighted_sizes = set(opts.ngram_sizes)
+    if "faithfulness" in metrics or "hallucination_rate" in metrics:
+        per_sentence, sid, cid = _sentence_context_pairs(batch, "answer")
+        sizes = (weighted_sizes if "faithfulness" in metrics else set()) | (
+            {1} if "hallucination_rate" in metrics else set()
+        )
+        batch.plan("answer_sentences-contexts", sid, cid, sizes)
+    if "context_precision" in metrics or "context_relevance" in metrics:
+        q_of_chunk = batch.ids("question")[batch.ctx_row]
+        c_ids = batch.ids("contexts")
+        sizes = ({1} if "context_precision" in metrics else set()) | (
+            weighted_sizes if "context_relevance" in metrics else set()
+        )
+        batch.plan("question-contexts", q_of_chunk, c_ids, sizes)
+    if "context_recall" in metrics:
+        g_per_sentence, gid, g_cid = _sentence_context_pairs(batch, "ground_truth")
+        batch.plan("ground_truth_sentences-contexts", gid, g_cid, {1})
+    if "answer_relevance" in metrics:
+        batch.plan("question-answer", batch.ids("question"), batch.ids("answer"), {1})
+    if "answer_correctness" in metrics:
+        batch.plan("ground_truth-answer", batch.ids("ground_truth"), batch.ids("answer"), {1})
 
     if "faithfulness" in metrics or "hallucination_rate" in metrics:
         s_rows = batch.sentences["answer"][0]
-        per_sentence, sid, cid = _sentence_context_pairs(batch, "answer")
         if "faithfulness" in metrics:
             best = _group_max(batch.weighted(sid, cid, opts, "answer_sentences-contexts"), per_sentence)
             mean, count = _mean_by_row(s_rows, best, n)
@@ -428,8 +461,6 @@ def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: 
             signals["answer_relevance"] = sig
 
     if "context_precision" in metrics or "context_relevance" in metrics:
-        q_of_chunk = batch.ids("question")[batch.ctx_row]
-        c_ids = batch.ids("contexts")
         if "context_precision" in metrics:
             sim = batch.pair_values("tfidf", 1, q_of_chunk, c_ids, "question-contexts")
             mean, _ = _mean_by_row(batch.ctx_row, sim, n)
@@ -463,9 +494,8 @@ def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: 
         missing = (gt.is_null() | (gt == "")).to_numpy()
         if "context_recall" in metrics:
             g_rows, _, _ = batch.sentences["ground_truth"]
-            per_sentence, gid, cid = _sentence_context_pairs(batch, "ground_truth")
             best = _group_max(
-                batch.pair_values("overlap", 1, gid, cid, "ground_truth_sentences-contexts"), per_sentence
+                batch.pair_values("overlap", 1, gid, g_cid, "ground_truth_sentences-contexts"), g_per_sentence
             )
             share, count = _mean_by_row(g_rows, (best >= 0.3).astype(np.float64), n)
             value = np.where(has_ctx & (count > 0), share, 0.0)
