@@ -19,6 +19,7 @@ text of each pair against the other's, so a pair costs the size of its smaller t
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -42,6 +43,7 @@ __all__ = [
     "tfidf_similarity",
     "token_f1",
     "token_ids",
+    "tokenize_ids",
     "TermIndex",
     "term_index",
     "Common",
@@ -141,6 +143,60 @@ def token_ids(tokens: pl.Series) -> tuple[np.ndarray, np.ndarray, int]:
     codes = flat.cast(pl.Categorical(pl.Categories.random())).to_physical().to_numpy().astype(np.int64)
     vocabulary = int(codes.max()) + 1 if codes.size else 0
     return codes, lengths, vocabulary
+
+
+def _first_positions(codes: np.ndarray, size: int) -> np.ndarray:
+    """Position of the first occurrence of each code 0..size-1."""
+    first = np.zeros(size, dtype=np.int64)
+    first[codes[::-1]] = np.arange(codes.size - 1, -1, -1)
+    return first
+
+
+def tokenize_ids(texts: pl.Series, parts: int = 1) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`token_ids` of the tokens of ``texts``, tokenising ``parts`` slices on parallel threads.
+
+    The ids are those of one sequential pass (numbered in order of first appearance), whatever
+    ``parts`` is: each slice numbers its own tokens, and the slices' vocabularies are then
+    numbered together in slice order.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> ids, lengths, size = tokenize_ids(pl.Series(["b a", "a c", "c"]), parts=2)
+    >>> ids.tolist(), lengths.tolist(), size
+    ([0, 1, 1, 2, 2], [2, 2, 1], 3)
+    """
+    n = texts.len()
+    parts = max(1, min(parts, n // 1000 or 1))
+    bounds = np.linspace(0, n, parts + 1).astype(np.int64)
+
+    def one(bound: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, pl.Series]:
+        tokens = pl.select(tokenize_expr(pl.lit(texts.slice(bound[0], bound[1] - bound[0])))).to_series()
+        lengths = tokens.list.len().fill_null(0).to_numpy().astype(np.int64)
+        flat = tokens.explode(empty_as_null=False, keep_nulls=False)
+        codes = flat.cast(pl.Categorical(pl.Categories.random())).to_physical().to_numpy().astype(np.int64)
+        size = int(codes.max()) + 1 if codes.size else 0
+        return codes, lengths, flat.gather(_first_positions(codes, size))
+
+    pieces = [(int(a), int(b)) for a, b in itertools.pairwise(bounds)]
+    if parts == 1:
+        results = [one(pieces[0])]
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=parts) as pool:  # polars releases the GIL
+            results = list(pool.map(one, pieces))
+    if len(results) == 1:
+        codes, lengths, vocabulary = results[0]
+        return codes, lengths, vocabulary.len()
+    merged = pl.concat([vocabulary for _, _, vocabulary in results])
+    global_codes = merged.cast(pl.Categorical(pl.Categories.random())).to_physical().to_numpy().astype(np.int64)
+    ids, at = [], 0
+    for codes, _, vocabulary in results:
+        ids.append(global_codes[at : at + vocabulary.len()][codes])
+        at += vocabulary.len()
+    size = int(global_codes.max()) + 1 if global_codes.size else 0
+    return np.concatenate(ids), np.concatenate([lengths for _, lengths, _ in results]), size
 
 
 @dataclass(frozen=True)
@@ -351,22 +407,22 @@ def pair_tfidf(index: TermIndex, left: np.ndarray, right: np.ndarray, common: Co
     """
     common = common or common_entries(index, left, right)
     pair, swap = common.pair, common.swap
-    small = np.where(swap, right, left)
-    large = np.where(swap, left, right)
-    tf_small = index.counts[common.small_entry] / index.n_tokens[small[pair]]
-    tf_large = index.counts[common.large_entry(index)] / index.n_tokens[large[pair]]
+    # Sums over shared terms are of integer counts: exact, so independent of the order of the
+    # terms (which depends on the batch's numbering of tokens).
+    c_small = index.counts[common.small_entry]
+    c_large = index.counts[common.large_entry(index)]
     p = left.size
-    dot = _sum_by(pair, tf_small * tf_large, p)
-    common_small = _sum_by(pair, tf_small**2, p)
-    common_large = _sum_by(pair, tf_large**2, p)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        total = np.where(index.n_tokens > 0, index.sum_sq / np.maximum(index.n_tokens, 1.0) ** 2, 0.0)
-    common_l = np.where(swap, common_large, common_small)
-    common_r = np.where(swap, common_small, common_large)
+    dot = _sum_by(pair, c_small * c_large, p)
+    shared_small = _sum_by(pair, c_small**2, p)
+    shared_large = _sum_by(pair, c_large**2, p)
+    shared_l = np.where(swap, shared_large, shared_small)
+    shared_r = np.where(swap, shared_small, shared_large)
     w = _IDF_ONE**2
-    norm_l = np.sqrt(np.maximum(w * (total[left] - common_l) + common_l, 0.0))
-    norm_r = np.sqrt(np.maximum(w * (total[right] - common_r) + common_r, 0.0))
-    denom = norm_l * norm_r
+    # |v|^2 of a text up to its tf denominator, which cancels in the cosine:
+    # idf^2 * squared counts of the terms only it has + squared counts of the shared terms
+    square_l = np.maximum(w * (index.sum_sq[left] - shared_l) + shared_l, 0.0)
+    square_r = np.maximum(w * (index.sum_sq[right] - shared_r) + shared_r, 0.0)
+    denom = np.sqrt(square_l * square_r)  # one root: identical texts give exactly 1
     cosine = np.divide(dot, denom, out=np.zeros_like(dot), where=denom > 0)
     return np.minimum(cosine, 1.0)  # identical texts can round to 1 + 2e-16
 

@@ -148,3 +148,22 @@ def test_ngram_weights_shorter_or_longer_than_sizes():
     assert short == pytest.approx((2.0 * uni + 1.0 * bi) / 3.0)
     longer = rf.evaluate(df, metrics=["faithfulness"], ngram_sizes=[1], ngram_weights=[1.0, 5.0])["faithfulness"][0]
     assert longer == pytest.approx(uni)
+
+
+def test_text_chunks_and_slices_do_not_change_results(monkeypatch):
+    """Distinct texts are tokenised once per chunk of rows; chunk and slice sizes never change a score."""
+    from frames import make_frame
+    from polars.testing import assert_frame_equal
+
+    import ragframe.metrics.heuristic as heuristic
+
+    base = make_frame(("question", "answer", "contexts", "ground_truth"), 40, 11)
+    # repeated rows and passages, as in real logs: the same texts recur across chunks and slices
+    df = pl.concat([base, base.reverse(), base.sample(fraction=1.0, shuffle=True, seed=3)])
+    whole = rf.evaluate(df, explain=True)
+    monkeypatch.setattr(heuristic, "_TEXT_ROWS", 17)
+    for batch_rows in (1, 7, 1000):
+        assert_frame_equal(rf.evaluate(df, explain=True, batch_rows=batch_rows), whole, check_exact=True)
+    # each row scored alone gives the same values as in any batch
+    alone = pl.concat([rf.evaluate(df.slice(i, 1), explain=True) for i in range(0, df.height, 9)])
+    assert_frame_equal(alone, whole.gather_every(9), check_exact=True)

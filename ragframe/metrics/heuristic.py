@@ -37,8 +37,7 @@ from ragframe.text import (
     pair_token_f1,
     sentences_expr,
     term_index,
-    token_ids,
-    tokenize_expr,
+    tokenize_ids,
 )
 
 __all__ = [
@@ -86,6 +85,8 @@ METRIC_INPUTS: dict[str, tuple[str, ...]] = {
     "answer_correctness": ("ground_truth", "answer"),
     "hallucination_rate": ("answer", "contexts"),
 }
+#: Rows whose distinct texts are tokenised and indexed together (the text stage's chunk).
+_TEXT_ROWS = 100_000
 _SIGNAL = pl.Struct({"id": pl.String, "severity": pl.String, "message": pl.String, "evidence": pl.String})
 
 
@@ -139,75 +140,14 @@ def _number(value: Any, name: str, function: str) -> float:
 # ----------------------------------------------------------------------------- the text batch
 
 
-class _TextBatch:
-    """Distinct texts of a batch, tokenised once, with cached term tables and pair values."""
+class _PairCache:
+    """Pair similarities over shared term tables, cached per pair list (one per row slice)."""
 
-    def __init__(self, view: pl.DataFrame, columns: Mapping[str, str], needed: set[str], function: str) -> None:
-        self.n = view.height
-        pools: list[pl.Series] = []
-        self._pool_order: list[tuple[str, pl.Series]] = []
-        self.row_text: dict[str, pl.Series] = {}
-        for role in ("question", "answer", "ground_truth"):
-            if role in needed:
-                series = _string_column(view, columns[role], function)
-                self.row_text[role] = series
-                pools.append(series.fill_null(""))
-                self._pool_order.append((role, pools[-1]))
-        if "contexts" in needed:
-            ctx = _contexts_column(view, columns["contexts"], function)
-            lengths = ctx.list.len().fill_null(0).to_numpy().astype(np.int64)
-            self.ctx_row = np.repeat(np.arange(self.n, dtype=np.int64), lengths)
-            self.ctx_index = np.arange(self.ctx_row.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-            self.ctx_text = ctx.explode(empty_as_null=False, keep_nulls=False).fill_null("")
-            self.ctx_count = lengths
-            pools.append(self.ctx_text)
-            self._pool_order.append(("contexts", self.ctx_text))
-        self.sentences: dict[str, tuple[np.ndarray, np.ndarray, pl.Series]] = {}
-        for role in ("answer", "ground_truth"):
-            if role in self.row_text and (
-                (role == "answer" and needed & {"answer_sentences"})
-                or (role == "ground_truth" and needed & {"ground_truth_sentences"})
-            ):
-                lists = pl.select(sentences_expr(pl.lit(self.row_text[role]))).to_series()
-                lengths = lists.list.len().to_numpy().astype(np.int64)
-                rows = np.repeat(np.arange(self.n, dtype=np.int64), lengths)
-                index = np.arange(rows.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-                flat = lists.explode(empty_as_null=False, keep_nulls=False)
-                self.sentences[role] = (rows, index, flat)
-                pools.append(flat)
-                self._pool_order.append((f"{role}_sentences", flat))
-        pool = pl.concat(pools).rename("text") if pools else pl.Series("text", [], dtype=pl.String)
-        # distinct texts, numbered in order of first appearance (exact: a dictionary, not hashes)
-        codes = pool.cast(pl.Categorical(pl.Categories.random())).to_physical().to_numpy().astype(np.int64)
-        n_texts = int(codes.max()) + 1 if codes.size else 0
-        first = np.zeros(n_texts, dtype=np.int64)
-        first[codes[::-1]] = np.arange(codes.size - 1, -1, -1)
-        self.texts = pool.gather(first)
-        tokens = (
-            pl.select(tokenize_expr(pl.lit(self.texts))).to_series()
-            if n_texts
-            else pl.Series([], dtype=pl.List(pl.String))
-        )
-        self._tokens = token_ids(tokens)
-        self._terms: dict[int, TermIndex] = {}
+    def __init__(self, terms: Mapping[int, TermIndex]) -> None:
+        self._terms = terms
         self._pairs: dict[tuple[str, int, str], np.ndarray] = {}
         self._common: dict[tuple[int, str], Common] = {}
         self._planned: dict[int, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
-        # text ids of each role, in the order the pools were concatenated
-        self._role_ids: dict[str, np.ndarray] = {}
-        at = 0
-        for name, series in self._pool_order:
-            self._role_ids[name] = codes[at : at + series.len()]
-            at += series.len()
-
-    def ids(self, role: str) -> np.ndarray:
-        """Distinct-text id of each text of a role (question, answer, ground_truth, contexts, ...)."""
-        return self._role_ids[role]
-
-    def terms(self, n: int) -> TermIndex:
-        if n not in self._terms:
-            self._terms[n] = term_index(*self._tokens, n)
-        return self._terms[n]
 
     def plan(self, tag: str, left: np.ndarray, right: np.ndarray, sizes: Iterable[int]) -> None:
         """Announce a pair list the metrics will compare with n-grams of ``sizes``.
@@ -232,11 +172,11 @@ class _TextBatch:
             if (n, tag) not in self._common:
                 todo = {t: p for t, p in self._planned.get(n, {}).items() if (n, t) not in self._common and p[0].size}
                 todo[tag] = (left, right)
-                for t, common in zip(todo, common_entries_many(self.terms(n), list(todo.values()))):
+                for t, common in zip(todo, common_entries_many(self._terms[n], list(todo.values()))):
                     self._common[(n, t)] = common
             common = self._common[(n, tag)]
             kernel = {"overlap": pair_overlap, "tfidf": pair_tfidf, "f1": pair_token_f1}[kind]
-            self._pairs[key] = kernel(self.terms(n), left, right, common)
+            self._pairs[key] = kernel(self._terms[n], left, right, common)
         return self._pairs[key]
 
     def weighted(self, left: np.ndarray, right: np.ndarray, opts: Options, tag: str) -> np.ndarray:
@@ -251,6 +191,117 @@ class _TextBatch:
         if total == 0:
             return np.zeros(left.size)
         return acc / total
+
+
+def _starts(lengths: np.ndarray) -> np.ndarray:
+    starts = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    return starts
+
+
+class _TextBatch:
+    """The text stage of a chunk of rows: distinct texts tokenised once, n-gram term tables.
+
+    Every text the metrics read (questions, answers, ground truths, context chunks, and the
+    sentences of answers and ground truths) is kept once per chunk however often it occurs,
+    tokenised once (on a thread per core) and indexed once per n-gram size. The pair stage
+    then works on row slices of the chunk (:meth:`rows`), all sharing these tables.
+    """
+
+    def __init__(
+        self,
+        view: pl.DataFrame,
+        columns: Mapping[str, str],
+        needed: set[str],
+        gram_roles: Mapping[int, set[str]],
+        function: str,
+    ) -> None:
+        self.n = view.height
+        pools: list[tuple[str, pl.Series]] = []
+        self.row_text: dict[str, pl.Series] = {}
+        for role in ("question", "answer", "ground_truth"):
+            if role in needed:
+                series = _string_column(view, columns[role], function)
+                self.row_text[role] = series
+                pools.append((role, series.fill_null("")))
+        self.ctx_count = np.zeros(self.n, dtype=np.int64)
+        if "contexts" in needed:
+            ctx = _contexts_column(view, columns["contexts"], function)
+            self.ctx_count = ctx.list.len().fill_null(0).to_numpy().astype(np.int64)
+            pools.append(("contexts", ctx.explode(empty_as_null=False, keep_nulls=False).fill_null("")))
+        self.ctx_start = _starts(self.ctx_count)
+        self.sentences: dict[str, tuple[np.ndarray, pl.Series]] = {}  # role -> (row offsets, sentences)
+        for role in ("answer", "ground_truth"):
+            if role in self.row_text and f"{role}_sentences" in needed:
+                lists = pl.select(sentences_expr(pl.lit(self.row_text[role]))).to_series()
+                flat = lists.explode(empty_as_null=False, keep_nulls=False)
+                self.sentences[role] = (_starts(lists.list.len().to_numpy().astype(np.int64)), flat)
+                pools.append((f"{role}_sentences", flat))
+        pool = pl.concat([series for _, series in pools]).rename("text") if pools else pl.Series("text", [], pl.String)
+        # distinct texts, numbered in order of first appearance (exact: a dictionary, not hashes)
+        codes = pool.cast(pl.Categorical(pl.Categories.random())).to_physical().to_numpy().astype(np.int64)
+        n_texts = int(codes.max()) + 1 if codes.size else 0
+        first = np.zeros(n_texts, dtype=np.int64)
+        first[codes[::-1]] = np.arange(codes.size - 1, -1, -1)
+        self.tokens, self.token_count, self.vocabulary = tokenize_ids(pool.gather(first), parts=os.cpu_count() or 1)
+        self.token_start = _starts(self.token_count)
+        self.gram_roles = gram_roles
+        self._role_ids: dict[str, np.ndarray] = {}  # text ids of each role, in pool order
+        at = 0
+        for role, series in pools:
+            self._role_ids[role] = codes[at : at + series.len()]
+            at += series.len()
+
+    def rows(self, r0: int, r1: int) -> _RowSlice:
+        """The rows r0 .. r1 - 1, for the pair stage."""
+        return _RowSlice(self, r0, r1)
+
+
+class _RowSlice(_PairCache):
+    """Rows r0 .. r1 - 1 of a :class:`_TextBatch`: their texts' term tables and own pair caches.
+
+    The term tables of a slice cover only its own texts (renumbered 0 .. m-1), so they stay
+    small enough for the pair stage's random lookups to hit the cache.
+    """
+
+    def __init__(self, batch: _TextBatch, r0: int, r1: int) -> None:
+        self.n = r1 - r0
+        self.row_text = {role: series.slice(r0, self.n) for role, series in batch.row_text.items()}
+        self.ctx_count = batch.ctx_count[r0:r1]
+        c0, c1 = int(batch.ctx_start[r0]), int(batch.ctx_start[r1])
+        self.ctx_row = np.repeat(np.arange(self.n, dtype=np.int64), self.ctx_count)
+        self.ctx_index = np.arange(c1 - c0) - (batch.ctx_start[r0:r1] - c0)[self.ctx_row]
+        global_ids: dict[str, np.ndarray] = {}
+        for role in ("question", "answer", "ground_truth"):
+            if role in batch._role_ids:
+                global_ids[role] = batch._role_ids[role][r0:r1]
+        if "contexts" in batch._role_ids:
+            global_ids["contexts"] = batch._role_ids["contexts"][c0:c1]
+        self.sentences: dict[str, tuple[np.ndarray, np.ndarray, pl.Series]] = {}
+        for role, (starts, flat) in batch.sentences.items():
+            s0, s1 = int(starts[r0]), int(starts[r1])
+            counts = np.diff(starts[r0 : r1 + 1])
+            rows = np.repeat(np.arange(self.n, dtype=np.int64), counts)
+            index = np.arange(s1 - s0) - (starts[r0:r1] - s0)[rows]
+            self.sentences[role] = (rows, index, flat.slice(s0, s1 - s0))
+            global_ids[f"{role}_sentences"] = batch._role_ids[f"{role}_sentences"][s0:s1]
+        # the slice's own texts, renumbered 0 .. m-1
+        texts = np.unique(np.concatenate(list(global_ids.values()))) if global_ids else np.zeros(0, np.int64)
+        self._role_ids = {role: np.searchsorted(texts, ids) for role, ids in global_ids.items()}
+        lengths = batch.token_count[texts]
+        terms: dict[int, TermIndex] = {}
+        for n, roles in batch.gram_roles.items():
+            used = np.zeros(texts.size, dtype=bool)
+            for role in roles & set(self._role_ids):
+                used[self._role_ids[role]] = True
+            kept = np.where(used, lengths, 0)  # each size indexes only the texts compared with it
+            tokens = batch.tokens[concat_ranges(batch.token_start[texts], kept)]
+            terms[n] = term_index(tokens, kept, batch.vocabulary, n)
+        super().__init__(terms)
+
+    def ids(self, role: str) -> np.ndarray:
+        """Slice-local text id of each text of a role (question, answer, ground_truth, contexts, ...)."""
+        return self._role_ids[role]
 
 
 def _string_column(view: pl.DataFrame, column: str, function: str) -> pl.Series:
@@ -371,7 +422,7 @@ def fixed3(values: Iterable[float]) -> list[str]:
     return [str(Decimal(float(v)).quantize(step, rounding=ROUND_HALF_UP)) for v in values]
 
 
-def _sentence_context_pairs(batch: _TextBatch, role: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _sentence_context_pairs(batch: _RowSlice, role: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every (sentence, context) pair of each row, grouped by sentence.
 
     Returns the number of contexts of each sentence's row, and the text ids of both sides.
@@ -384,11 +435,11 @@ def _sentence_context_pairs(batch: _TextBatch, role: str) -> tuple[np.ndarray, n
     return per_sentence, s_ids, c_ids
 
 
-def _compute(batch: _TextBatch, metrics: Sequence[str], opts: Options, explain: bool) -> dict[str, Any]:
+def _compute(batch: _RowSlice, metrics: Sequence[str], opts: Options, explain: bool) -> dict[str, Any]:
     n = batch.n
     out: dict[str, Any] = {}
     signals: dict[str, _Signals] = {}
-    has_ctx = batch.ctx_count > 0 if hasattr(batch, "ctx_count") else np.zeros(n, dtype=bool)
+    has_ctx = batch.ctx_count > 0
     weighted_sizes = set(opts.ngram_sizes)
     if "faithfulness" in metrics or "hallucination_rate" in metrics:
         per_sentence, sid, cid = _sentence_context_pairs(batch, "answer")
@@ -526,6 +577,32 @@ def _needed(metrics: Sequence[str]) -> set[str]:
     return roles
 
 
+def _gram_roles(metrics: Sequence[str], opts: Options) -> dict[int, set[str]]:
+    """The text roles each n-gram size compares (each size indexes only those texts)."""
+    chosen = set(metrics)
+    roles: dict[int, set[str]] = {}
+
+    def add(n: int, *names: str) -> None:
+        roles.setdefault(n, set()).update(names)
+
+    for n in opts.ngram_sizes:
+        if "faithfulness" in chosen:
+            add(n, "answer_sentences", "contexts")
+        if "context_relevance" in chosen:
+            add(n, "question", "contexts")
+    if "hallucination_rate" in chosen:
+        add(1, "answer_sentences", "contexts")
+    if "answer_relevance" in chosen:
+        add(1, "question", "answer")
+    if "context_precision" in chosen:
+        add(1, "question", "contexts")
+    if "context_recall" in chosen:
+        add(1, "ground_truth_sentences", "contexts")
+    if "answer_correctness" in chosen:
+        add(1, "ground_truth", "answer")
+    return roles
+
+
 def _score_frame(
     view: pl.DataFrame,
     *,
@@ -535,10 +612,32 @@ def _score_frame(
     explain: bool,
     composite: tuple[Mapping[str, float], float] | None,
     function: str,
+    slice_rows: int,
 ) -> pl.DataFrame:
-    n = view.height
-    batch = _TextBatch(view, columns, _needed(metrics), function)
-    values = _compute(batch, metrics, opts, explain)
+    """Score one chunk: its text stage once, then the pair stage in row slices on a thread per core."""
+    batch = _TextBatch(view, columns, _needed(metrics), _gram_roles(metrics, opts), function)
+
+    def one(bounds: tuple[int, int]) -> pl.DataFrame:
+        part = batch.rows(*bounds)
+        return _score_columns(part.n, _compute(part, metrics, opts, explain), metrics, opts, explain, composite)
+
+    pieces = [(start, min(start + slice_rows, view.height)) for start in range(0, view.height, slice_rows)]
+    if len(pieces) <= 1:
+        return one((0, view.height))
+    # rows are independent: the slices bound the pair stage's memory and run on a thread per core
+    with ThreadPoolExecutor(max_workers=min(len(pieces), os.cpu_count() or 1)) as pool:
+        return pl.concat(list(pool.map(one, pieces)))
+
+
+def _score_columns(
+    n: int,
+    values: dict[str, Any],
+    metrics: Sequence[str],
+    opts: Options,
+    explain: bool,
+    composite: tuple[Mapping[str, float], float] | None,
+) -> pl.DataFrame:
+    """The output columns of some rows from their metric values."""
     out: list[pl.Series] = []
     for name in metrics:
         score = pl.Series(name, values[name], dtype=pl.Float64, nan_to_null=True)
@@ -607,17 +706,22 @@ def _run(
 
     def score(view: pl.DataFrame) -> pl.DataFrame:
         return _score_frame(
-            view, metrics=metrics, columns=columns, opts=opts, explain=explain, composite=composite, function=function
+            view,
+            metrics=metrics,
+            columns=columns,
+            opts=opts,
+            explain=explain,
+            composite=composite,
+            function=function,
+            slice_rows=int(batch_rows),
         )
 
     def compute(view: pl.DataFrame) -> pl.DataFrame:
-        # Rows are independent, so a large frame is scored in slices: the working memory stays
-        # bounded and the slices run on a thread per core (numpy and polars release the GIL).
-        if view.height <= batch_rows:
+        # The text stage (distinct texts, tokens, term tables) covers up to _TEXT_ROWS rows at a
+        # time: repeated passages are tokenised once per chunk, and memory stays bounded.
+        if view.height <= _TEXT_ROWS:
             return score(view)
-        slices = [view.slice(start, batch_rows) for start in range(0, view.height, batch_rows)]
-        with ThreadPoolExecutor(max_workers=min(len(slices), os.cpu_count() or 1)) as pool:
-            return pl.concat(list(pool.map(score, slices)))
+        return pl.concat([score(view.slice(start, _TEXT_ROWS)) for start in range(0, view.height, _TEXT_ROWS)])
 
     return apply_to_frame(df, compute, columns=inputs, function=function)
 
