@@ -152,12 +152,12 @@ def _first_positions(codes: np.ndarray, size: int) -> np.ndarray:
     return first
 
 
-def tokenize_ids(texts: pl.Series, parts: int = 1) -> tuple[np.ndarray, np.ndarray, int]:
-    """:func:`token_ids` of the tokens of ``texts``, tokenising ``parts`` slices on parallel threads.
+def tokenize_ids(texts: pl.Series, parts: int = 1, threads: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`token_ids` of the tokens of ``texts``, tokenising ``parts`` slices on ``threads`` threads.
 
     The ids are those of one sequential pass (numbered in order of first appearance), whatever
     ``parts`` is: each slice numbers its own tokens, and the slices' vocabularies are then
-    numbered together in slice order.
+    numbered together in slice order. ``threads`` defaults to ``parts``.
 
     Examples
     --------
@@ -184,7 +184,7 @@ def tokenize_ids(texts: pl.Series, parts: int = 1) -> tuple[np.ndarray, np.ndarr
     else:
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(max_workers=parts) as pool:  # polars releases the GIL
+        with ThreadPoolExecutor(max_workers=min(parts, threads or parts)) as pool:  # polars releases the GIL
             results = list(pool.map(one, pieces))
     if len(results) == 1:
         codes, lengths, vocabulary = results[0]

@@ -243,7 +243,11 @@ class _TextBatch:
         n_texts = int(codes.max()) + 1 if codes.size else 0
         first = np.zeros(n_texts, dtype=np.int64)
         first[codes[::-1]] = np.arange(codes.size - 1, -1, -1)
-        self.tokens, self.token_count, self.vocabulary = tokenize_ids(pool.gather(first), parts=os.cpu_count() or 1)
+        distinct = pool.gather(first)
+        del pool
+        cores = os.cpu_count() or 1
+        self.tokens, self.token_count, self.vocabulary = tokenize_ids(distinct, parts=cores)
+        del distinct
         self.token_start = _starts(self.token_count)
         self.gram_roles = gram_roles
         self._role_ids: dict[str, np.ndarray] = {}  # text ids of each role, in pool order
