@@ -33,6 +33,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from ragframe.exceptions import InputFileError, InvalidParameterError, RagframeError, SchemaError
+from ragframe.memory import trim_heap
 from ragframe.metrics.heuristic import HEURISTIC_METRICS, METRIC_INPUTS, evaluate
 from ragframe.metrics.retrieval import score_retrieval
 from ragframe.summary import SummaryState, merge_summary_states, summary_state
@@ -462,6 +463,8 @@ def evaluate_parquet(
             finished[str(batch.index)] = {"rows": batch.rows, "scored": good.height, "rejected": rejects.height}
             _write_json_atomic(manifest, out_dir / MANIFEST)
             bar.update(batch.rows)
+            del frame, good, scores, part
+            trim_heap()  # keeps the peak flat from batch to batch (see ragframe.memory)
     finally:
         bar.close()
     states = [

@@ -1,12 +1,15 @@
 """The seven heuristic (no-LLM) RAG metrics, composite score and pass/fail (``spec/heuristics.md``).
 
-Every metric is computed for all rows at once. An :class:`_TextBatch` collects every text
-the requested metrics need (questions, answers, ground truths, context chunks and the
-sentences of answers and ground truths), keeps each *distinct* text once, tokenises each
-distinct text once, and caches n-gram term tables and pairwise similarities by (text,
-text) pair. Metrics then reduce those pair values with group-bys. Repeated contexts (real
-logs retrieve the same passages again and again) and repeated pairs therefore cost one
-computation per batch.
+Every metric is computed for all rows at once, in two stages. The text stage
+(:class:`_TextBatch`, up to 100,000 rows at a time) collects every text the requested
+metrics need (questions, answers, ground truths, context chunks and the sentences of
+answers and ground truths), keeps each *distinct* text once and tokenises it once, on a
+thread per core. Repeated contexts (real logs retrieve the same passages again and again)
+are therefore tokenised once per chunk. The pair stage (:class:`_RowSlice`, ``batch_rows``
+rows at a time, a thread per core) builds the n-gram term tables of its own texts, finds
+the grams each compared pair of texts shares with one hash probe per n-gram size, and
+reduces the pair values to rows with bincounts. Every sum over grams is of integer counts,
+so a row's scores are bit-identical whatever the chunks, slices and other rows.
 
 Nulls: a null ``question``/``answer`` is treated as ""; a null ``contexts`` list as []; a
 null chunk as "". A null or empty ``ground_truth`` gives null ``context_recall`` and
@@ -26,6 +29,7 @@ import numpy as np
 import polars as pl
 
 from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.memory import trim_heap
 from ragframe.schema import apply_to_frame, frame_kind
 from ragframe.text import (
     Common,
@@ -723,9 +727,12 @@ def _run(
     def compute(view: pl.DataFrame) -> pl.DataFrame:
         # The text stage (distinct texts, tokens, term tables) covers up to _TEXT_ROWS rows at a
         # time: repeated passages are tokenised once per chunk, and memory stays bounded.
-        if view.height <= _TEXT_ROWS:
-            return score(view)
-        return pl.concat([score(view.slice(start, _TEXT_ROWS)) for start in range(0, view.height, _TEXT_ROWS)])
+        parts = []
+        for start in range(0, max(view.height, 1), _TEXT_ROWS):
+            parts.append(score(view.slice(start, _TEXT_ROWS)))
+            if view.height >= batch_rows:
+                trim_heap()  # give freed memory back to the OS after each chunk (see ragframe.memory)
+        return parts[0] if len(parts) == 1 else pl.concat(parts)
 
     return apply_to_frame(df, compute, columns=inputs, function=function)
 
