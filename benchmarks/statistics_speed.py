@@ -19,8 +19,11 @@ bootstrap under 60 s on the 2-core machine.
 
 Usage::
 
-    python benchmarks/statistics.py                # 1M rows, 10 metrics, 50 slices
-    python benchmarks/statistics.py --rows 100000 --tests t wilcoxon
+    python benchmarks/statistics_speed.py                # 1M rows, 10 metrics, 50 slices
+    python benchmarks/statistics_speed.py --rows 100000 --tests t wilcoxon
+
+(Not named ``statistics.py``: that would shadow the standard library's ``statistics`` for
+every script run from ``benchmarks/``, ranx's import among them.)
 """
 
 from __future__ import annotations
