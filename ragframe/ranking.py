@@ -352,11 +352,18 @@ def compute_measures(
 def _ideal(jq: np.ndarray, jg: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Query code, 0-based rank and discounted gain of each document of the ideal rankings."""
     keep = jg > 0
-    ordered = pl.DataFrame({"q": jq[keep], "g": jg[keep]}).sort(["q", "g"], descending=[False, True])
-    q = ordered.get_column("q").to_numpy()
-    g = ordered.get_column("g").to_numpy()
+    q, g = jq[keep], jg[keep]
     if q.size == 0:
         return q, q.copy(), np.zeros(0)
+    g_max, g_min = int(g.max()), int(g.min())
+    span = g_max - g_min + 1
+    if (int(q.max()) + 1) * span < 2**62:  # one integer key: query ascending, grade descending
+        key = q.astype(np.int64) * span + (g_max - g)
+        key.sort()
+        q, g = key // span, g_max - key % span
+    else:
+        ordered = pl.DataFrame({"q": q, "g": g}).sort(["q", "g"], descending=[False, True])
+        q, g = ordered.get_column("q").to_numpy(), ordered.get_column("g").to_numpy()
     new = np.ones(q.size, dtype=bool)
     new[1:] = q[1:] != q[:-1]
     group_start = np.flatnonzero(new)

@@ -112,12 +112,17 @@ def _in_trec_order(lengths: np.ndarray, score: np.ndarray, doc: pl.Series) -> bo
     """True when each group of ``lengths`` rows is by score descending, then doc id descending."""
     if score.size < 2:
         return True
-    boundary = np.cumsum(lengths)[:-1]  # first row of every group but the first
+    boundary = np.cumsum(lengths)[:-1]  # first row of every group but the first (sorted)
+
+    def at_boundary(rows: np.ndarray) -> np.ndarray:  # rows sorted: a binary search each
+        found = np.searchsorted(boundary, rows).clip(max=max(boundary.size - 1, 0))
+        return boundary[found] == rows if boundary.size else np.zeros(rows.size, dtype=bool)
+
     rises = np.flatnonzero(score[1:] > score[:-1]) + 1
-    if rises.size and not np.isin(rises, boundary).all():
+    if rises.size and not at_boundary(rises).all():
         return False
     tie = np.flatnonzero(score[1:] == score[:-1]) + 1
-    tie = tie[~np.isin(tie, boundary)]
+    tie = tie[~at_boundary(tie)]
     if tie.size == 0:
         return True
     return not bool((doc.gather(tie - 1) < doc.gather(tie)).any())
@@ -492,7 +497,8 @@ def evaluate_run(
 
     # query codes for the judgments: the run's queries first, then (with -c) judged-only queries
     codes = pl.DataFrame({"qid": qids, "code": np.arange(qids.len(), dtype=np.int64)})
-    judged_qids = qrels_qid.unique(maintain_order=True)
+    # qrels come grouped by query: the first id of each run of equal ids is enough to dedupe
+    judged_qids = qrels_qid.filter((qrels_qid != qrels_qid.shift(1)).fill_null(True)).unique(maintain_order=True)
     extra = judged_qids.filter(~judged_qids.is_in(qids.implode()))
     if complete and extra.len():
         extra = extra.sort()
@@ -526,7 +532,7 @@ def evaluate_run(
         out = out.with_columns(pl.Series(name, values[name], dtype=pl.Int64))
     for name in _output_names(ks, chosen, ""):
         out = out.with_columns(pl.Series(name, values[name], dtype=pl.Float64, nan_to_null=True))
-    return out.sort("query_id")
+    return out if out.get_column("query_id").is_sorted() else out.sort("query_id")
 
 
 def _codes_of(qid: pl.Series, codes: pl.DataFrame) -> pl.Series:
