@@ -32,6 +32,7 @@ __all__ = [
     "FULL_MEASURES",
     "COUNT_MEASURES",
     "Judgments",
+    "RepeatedJudgments",
     "pair_keys",
     "dedupe_judgments",
     "match_judgments",
@@ -68,6 +69,10 @@ def pair_keys(q: np.ndarray, doc: pl.Series) -> np.ndarray:
     keys *= _MIX
     keys ^= doc.hash(_SEED).to_numpy()
     return keys
+
+
+class RepeatedJudgments(Exception):
+    """Some (query, document) is judged more than once (see :func:`rank_measures`)."""
 
 
 @dataclass(frozen=True)
@@ -137,7 +142,9 @@ def dedupe_judgments(
     return q[keep], doc.filter(pl.Series(keep)), grade[keep]
 
 
-def match_judgments(run_q: np.ndarray, run_doc: pl.Series, judgments: Judgments) -> tuple[np.ndarray, np.ndarray]:
+def match_judgments(
+    run_q: np.ndarray, run_doc: pl.Series, judgments: Judgments, judged_keys: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Find the retrieved rows that have a judgment.
 
     Only the matches are materialised (judged rows are a small share of a run), so memory
@@ -155,8 +162,10 @@ def match_judgments(run_q: np.ndarray, run_doc: pl.Series, judgments: Judgments)
     if len(run_q) == 0 or len(judgments.q) == 0:
         return empty, empty
     run_keys = pl.DataFrame({"key": pair_keys(run_q, run_doc)}).with_row_index("i")
-    judged_keys = pl.DataFrame({"key": pair_keys(judgments.q, judgments.doc)}).with_row_index("j")
-    pairs = run_keys.join(judged_keys, on="key", how="inner", maintain_order="left")
+    if judged_keys is None:
+        judged_keys = pair_keys(judgments.q, judgments.doc)
+    judged = pl.DataFrame({"key": judged_keys}).with_row_index("j")
+    pairs = run_keys.join(judged, on="key", how="inner", maintain_order="left")
     if pairs.height == 0:
         return empty, empty
     i = pairs.get_column("i").to_numpy().astype(np.int64)
@@ -178,6 +187,7 @@ def rank_measures(
     measures: Sequence[str],
     relevance_level: int = 1,
     chunks: int | None = None,
+    check_unique: bool = False,
 ) -> dict[str, np.ndarray]:
     """Match a ranking to its judgments and compute the measures (see :func:`compute_measures`).
 
@@ -186,6 +196,10 @@ def rank_measures(
     large inputs (a million rows or more) are split into ``chunks`` contiguous ranges of
     queries (default: 4 per core) scored on a thread per core; an explicit ``chunks``
     forces that split whatever the size. The result does not depend on the split.
+
+    The judgments must have one grade per (query, document) (:func:`dedupe_judgments`). With
+    ``check_unique=True`` that is checked here, a chunk at a time on the threads, and
+    :class:`RepeatedJudgments` is raised when it does not hold.
     """
     cores = os.cpu_count() or 1
     # a few chunks per core: smaller hash tables per chunk stay in cache (measured: 4 per core)
@@ -207,7 +221,10 @@ def rank_measures(
             grade=judgments.grade[keep],
             judged=judgments.judged[q0:q1],
         )
-        rows, grade = match_judgments(run_q[r0:r1] - q0, run_doc.slice(r0, r1 - r0), part)
+        keys = pair_keys(part.q, part.doc)
+        if check_unique and pl.Series(keys).n_unique() != keys.size:
+            raise RepeatedJudgments
+        rows, grade = match_judgments(run_q[r0:r1] - q0, run_doc.slice(r0, r1 - r0), part, keys)
         hit_q = (run_q[r0:r1][rows] - q0).astype(np.int64)
         return compute_measures(
             counts[q0:q1],

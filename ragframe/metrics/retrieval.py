@@ -28,6 +28,7 @@ from ragframe.ranking import (
     CUT_MEASURES,
     FULL_MEASURES,
     Judgments,
+    RepeatedJudgments,
     dedupe_judgments,
     rank_measures,
 )
@@ -509,24 +510,28 @@ def evaluate_run(
     jdoc = qrels_doc.filter(known)
     jgrade = grades.filter(known).cast(pl.Int64).to_numpy()
     jrows = np.flatnonzero(known.to_numpy())
-    jq, jdoc, jgrade = dedupe_judgments(jq, jdoc, jgrade, function=function, column=doc_id, row_of=jrows)
     n_queries = codes.height
     judged = np.zeros(n_queries, dtype=bool)
     judged[jq] = True
     judged[qids.len() :] = True
-    judgments = Judgments(q=jq, doc=jdoc, grade=jgrade, judged=judged)
-
     counts = np.zeros(n_queries, dtype=np.int64)
     counts[: run_counts.size] = run_counts
-    values = rank_measures(
-        run_q,
-        run_doc,
-        counts,
-        judgments,
-        ks=ks,
-        measures=list(chosen) + list(COUNT_MEASURES),
-        relevance_level=level,
-    )
+    measures = list(chosen) + list(COUNT_MEASURES)
+    try:  # the usual case, one grade per (query, document), is checked on the threads
+        values = rank_measures(
+            run_q,
+            run_doc,
+            counts,
+            Judgments(q=jq, doc=jdoc, grade=jgrade, judged=judged),
+            ks=ks,
+            measures=measures,
+            relevance_level=level,
+            check_unique=True,
+        )
+    except RepeatedJudgments:  # drop repeats that agree, or name the first conflicting row
+        jq, jdoc, jgrade = dedupe_judgments(jq, jdoc, jgrade, function=function, column=doc_id, row_of=jrows)
+        judgments = Judgments(q=jq, doc=jdoc, grade=jgrade, judged=judged)
+        values = rank_measures(run_q, run_doc, counts, judgments, ks=ks, measures=measures, relevance_level=level)
     out = pl.DataFrame({"query_id": codes.get_column("qid")})
     for name in COUNT_MEASURES:
         out = out.with_columns(pl.Series(name, values[name], dtype=pl.Int64))
