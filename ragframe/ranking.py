@@ -212,15 +212,27 @@ def rank_measures(
     n_chunks = max(1, min(n_chunks, nq))
     bounds = np.linspace(0, nq, n_chunks + 1).astype(np.int64)
 
+    # judgments grouped by query (the usual qrels layout): each chunk's are one slice, no filter
+    grouped = n_chunks > 1 and bool(np.all(judgments.q[1:] >= judgments.q[:-1]))
+
     def score(q0: int, q1: int) -> dict[str, np.ndarray]:
         r0, r1 = int(starts[q0]), int(starts[q1])
-        keep = (judgments.q >= q0) & (judgments.q < q1)
-        part = Judgments(
-            q=judgments.q[keep] - q0,
-            doc=judgments.doc.filter(pl.Series(keep)) if not keep.all() else judgments.doc,
-            grade=judgments.grade[keep],
-            judged=judgments.judged[q0:q1],
-        )
+        if grouped:
+            j0, j1 = (int(j) for j in np.searchsorted(judgments.q, [q0, q1]))
+            part = Judgments(
+                q=judgments.q[j0:j1] - q0,
+                doc=judgments.doc.slice(j0, j1 - j0),
+                grade=judgments.grade[j0:j1],
+                judged=judgments.judged[q0:q1],
+            )
+        else:
+            keep = (judgments.q >= q0) & (judgments.q < q1)
+            part = Judgments(
+                q=judgments.q[keep] - q0,
+                doc=judgments.doc.filter(pl.Series(keep)) if not keep.all() else judgments.doc,
+                grade=judgments.grade[keep],
+                judged=judgments.judged[q0:q1],
+            )
         keys = pair_keys(part.q, part.doc)
         if check_unique and pl.Series(keys).n_unique() != keys.size:
             raise RepeatedJudgments

@@ -515,3 +515,9 @@ def test_query_chunks_do_not_change_results():
         assert split.keys() == whole.keys()
         for name in whole:
             np.testing.assert_array_equal(split[name], whole[name], err_msg=name)
+    # judgments not grouped by query take the filtering path instead of slices
+    perm = rng.permutation(judgments.q.size)
+    shuffled = ranking.Judgments(judgments.q[perm], judgments.doc.gather(perm), judgments.grade[perm], judged)
+    split = ranking.rank_measures(run_q, run_doc, counts, shuffled, ks=[1, 3], measures=names, chunks=3)
+    for name in whole:
+        np.testing.assert_array_equal(split[name], whole[name], err_msg=name)
