@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 
@@ -229,7 +230,11 @@ def _score_batch(
     bad = _bad_rows(df, roles)
     reasons = dict(zip(bad["row"].to_list(), bad["reason"].to_list()))
     for _ in range(10_000):  # bounded: each round rejects one more row
-        keep = pl.Series([i not in reasons for i in range(df.height)]) if reasons else None
+        keep = None
+        if reasons:
+            mask = np.ones(df.height, dtype=bool)
+            mask[list(reasons)] = False
+            keep = pl.Series(mask)
         good = df.filter(keep) if keep is not None else df
         if good.height == 0:  # every row rejected: score an empty frame with the contract's dtypes
             good = good.with_columns(
