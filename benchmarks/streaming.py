@@ -51,7 +51,7 @@ size; 1 otherwise.
 
 Usage, from the repository root::
 
-    python benchmarks/streaming.py                        # 1M and 4M rows: about 15 min on 2 cores
+    python benchmarks/streaming.py                        # 1M and 4M rows: about 12 min on 2 cores
     python benchmarks/streaming.py --rows 1000000
     python benchmarks/streaming.py --rows 4000000 --reference-rows 0 --keep-output
 """
