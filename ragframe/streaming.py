@@ -25,7 +25,6 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -261,13 +260,6 @@ def _score_batch(
     return good, scores, rejects
 
 
-def _read_batch(batch: _Batch, columns: list[str]) -> pl.DataFrame:
-    try:
-        return pl.scan_parquet(batch.file).select(columns).slice(batch.offset, batch.rows).collect()
-    except Exception as exc:  # a damaged page: name the file, keep what is written
-        raise InputFileError(f"cannot read rows {batch.offset}.. of {batch.file!r}: {exc}") from exc
-
-
 def _write_atomic(frame: pl.DataFrame, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.tmp")
@@ -453,33 +445,33 @@ def evaluate_parquet(
 
     resumed = sum(1 for b in batches if str(b.index) in finished)
     bar = _Progress(progress, sum(b.rows for b in batches), sum(b.rows for b in batches if str(b.index) in finished))
-    todo = [b for b in batches if str(b.index) not in finished]
-    # the next batch is read on a second thread while this one is scored (one batch ahead)
-    with ThreadPoolExecutor(max_workers=1) as reader:
-        pending = reader.submit(_read_batch, todo[0], read) if todo else None
-        try:
-            for position, batch in enumerate(todo):
-                frame = pending.result()
-                pending = reader.submit(_read_batch, todo[position + 1], read) if position + 1 < len(todo) else None
-                good, scores, rejects = _score_batch(frame, batch, score, roles)
-                part = good.select(kept).hstack(scores) if kept else scores
-                name = f"part-{batch.index:05d}.parquet"
-                state = summary_state(part, metrics=_score_names(scores)) if scores.width else None
-                if rejects.height:
-                    _write_atomic(rejects, out_dir / "rejects" / name)
-                if state is not None:
-                    temporary = out_dir / "state" / f".{name}.tmp"
-                    temporary.parent.mkdir(parents=True, exist_ok=True)
-                    state.write_parquet(temporary)
-                    os.replace(temporary, out_dir / "state" / name)
-                _write_atomic(part, out_dir / "scores" / name)
-                finished[str(batch.index)] = {"rows": batch.rows, "scored": good.height, "rejected": rejects.height}
-                _write_json_atomic(manifest, out_dir / MANIFEST)
-                bar.update(batch.rows)
-                del frame, good, scores, part
-                trim_heap()  # keeps the peak flat from batch to batch (see ragframe.memory)
-        finally:
-            bar.close()
+    try:
+        for batch in batches:
+            if str(batch.index) in finished:
+                continue
+            try:
+                frame = pl.scan_parquet(batch.file).select(read).slice(batch.offset, batch.rows).collect()
+            except Exception as exc:  # a damaged page: name the file, keep what is written
+                raise InputFileError(f"cannot read rows {batch.offset}.. of {batch.file!r}: {exc}") from exc
+            good, scores, rejects = _score_batch(frame, batch, score, roles)
+            part = good.select(kept).hstack(scores) if kept else scores
+            name = f"part-{batch.index:05d}.parquet"
+            state = summary_state(part, metrics=_score_names(scores)) if scores.width else None
+            if rejects.height:
+                _write_atomic(rejects, out_dir / "rejects" / name)
+            if state is not None:
+                temporary = out_dir / "state" / f".{name}.tmp"
+                temporary.parent.mkdir(parents=True, exist_ok=True)
+                state.write_parquet(temporary)
+                os.replace(temporary, out_dir / "state" / name)
+            _write_atomic(part, out_dir / "scores" / name)
+            finished[str(batch.index)] = {"rows": batch.rows, "scored": good.height, "rejected": rejects.height}
+            _write_json_atomic(manifest, out_dir / MANIFEST)
+            bar.update(batch.rows)
+            del frame, good, scores, part
+            trim_heap()  # keeps the peak flat from batch to batch (see ragframe.memory)
+    finally:
+        bar.close()
     states = [
         SummaryState.read_parquet(out_dir / "state" / f"part-{b.index:05d}.parquet")
         for b in batches
