@@ -17,6 +17,7 @@ means "rank by list order" for that row.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, TypeVar
 
 import numpy as np
@@ -489,7 +490,12 @@ def evaluate_run(
     qrels_qid = _id_column(qrels_df, query_id, function)
     qrels_doc = _id_column(qrels_df, doc_id, function)
 
-    run_q, qids, run_doc, run_counts = _group_run(run_qid, run_doc, run_score)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the run is grouped while the qrels' ids are read
+        grouping = pool.submit(_group_run, run_qid, run_doc, run_score)
+        # qrels come grouped by query: the first id of each run of equal ids is enough
+        qrels_new = (qrels_qid != qrels_qid.shift(1)).fill_null(True)
+        judged_qids = qrels_qid.filter(qrels_new).unique(maintain_order=True)
+        run_q, qids, run_doc, run_counts = grouping.result()
     if max_docs is not None and run_q.size and int(run_counts.max()) > max_docs:
         starts = np.cumsum(run_counts) - run_counts
         keep = (np.arange(run_q.size) - starts[run_q]) < max_docs
@@ -498,18 +504,20 @@ def evaluate_run(
 
     # query codes for the judgments: the run's queries first, then (with -c) judged-only queries
     codes = pl.DataFrame({"qid": qids, "code": np.arange(qids.len(), dtype=np.int64)})
-    # qrels come grouped by query: the first id of each run of equal ids is enough to dedupe
-    judged_qids = qrels_qid.filter((qrels_qid != qrels_qid.shift(1)).fill_null(True)).unique(maintain_order=True)
     extra = judged_qids.filter(~judged_qids.is_in(qids.implode()))
     if complete and extra.len():
         extra = extra.sort()
         codes = pl.concat([codes, pl.DataFrame({"qid": extra, "code": np.arange(extra.len()) + qids.len()})])
-    j_code = _codes_of(qrels_qid, codes)
-    known = j_code.is_not_null()
-    jq = j_code.filter(known).to_numpy().astype(np.int64)
-    jdoc = qrels_doc.filter(known)
-    jgrade = grades.filter(known).cast(pl.Int64).to_numpy()
-    jrows = np.flatnonzero(known.to_numpy())
+    j_code = _codes_of(qrels_qid, codes, qrels_new)
+    if extra.len() == 0 or complete:  # every judged query has a code: nothing to drop
+        jq, jdoc, jgrade = j_code.to_numpy().astype(np.int64), qrels_doc, grades.cast(pl.Int64).to_numpy()
+        jrows = np.arange(jq.size)
+    else:  # judgments of queries the run does not have are left out
+        known = j_code.is_not_null()
+        jq = j_code.filter(known).to_numpy().astype(np.int64)
+        jdoc = qrels_doc.filter(known)
+        jgrade = grades.filter(known).cast(pl.Int64).to_numpy()
+        jrows = np.flatnonzero(known.to_numpy())
     n_queries = codes.height
     judged = np.zeros(n_queries, dtype=bool)
     judged[jq] = True
@@ -540,11 +548,15 @@ def evaluate_run(
     return out if out.get_column("query_id").is_sorted() else out.sort("query_id")
 
 
-def _codes_of(qid: pl.Series, codes: pl.DataFrame) -> pl.Series:
-    """Code of each id via ``codes`` (qid -> code), joining only the first id of each run of equal ids."""
+def _codes_of(qid: pl.Series, codes: pl.DataFrame, new: pl.Series | None = None) -> pl.Series:
+    """Code of each id via ``codes`` (qid -> code), joining only the first id of each run of equal ids.
+
+    ``new`` marks the first id of each run of equal ids, when already known.
+    """
     if qid.len() == 0:
         return pl.Series("code", [], dtype=pl.Int64)
-    new = (qid != qid.shift(1)).fill_null(True)
+    if new is None:
+        new = (qid != qid.shift(1)).fill_null(True)
     firsts = pl.DataFrame({"qid": qid.filter(new)}).join(codes, on="qid", how="left", maintain_order="left")
     starts = np.flatnonzero(new.to_numpy())
     lengths = np.diff(np.append(starts, qid.len()))
