@@ -114,3 +114,16 @@ def test_column_kernels_match_the_one_string_functions():
     assert text.ngrams_column(tokens, 2).to_list() == [text.ngrams(t, 2) for t in tokens.to_list()]
     with pytest.raises(ValueError, match="differ in length"):
         text.token_f1_column(a, b.head(2))
+
+
+def test_tokenize_ids_in_parallel_pieces_equals_one_pass():
+    """Token ids from pieces tokenised on threads equal those of one sequential pass."""
+    rng = np.random.default_rng(5)
+    words = np.array(["alpha", "Beta", "gamma.", "delta,", "épsilon", "ZETA", "eta-theta", "iota"])
+    texts = pl.Series([" ".join(rng.choice(words, size=rng.integers(0, 12))) for _ in range(3500)])
+    whole = text.token_ids(pl.select(text.tokenize_expr(pl.lit(texts))).to_series())
+    for parts, threads in ((1, None), (2, None), (3, 2), (8, 2)):
+        ids, lengths, size = text.tokenize_ids(texts, parts=parts, threads=threads)
+        np.testing.assert_array_equal(ids, whole[0])
+        np.testing.assert_array_equal(lengths, whole[1])
+        assert size == whole[2]
