@@ -716,7 +716,7 @@ def _gate_checks(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]]]:
                 f"and scores {args.scores!r} ({available})"
             )
     checks: list[dict[str, Any]] = []
-    for row in found.iter_rows(named=True):
+    for row in found.iter_rows(named=True):  # one row per metric compared: reporting, not a hot path
         check = {"check": "regression", "metric": row["metric"], "passed": not row[fails]}
         check.update({k: row[k] for k in ("baseline", "current", "delta")})
         check["threshold"] = args.threshold

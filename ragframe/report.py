@@ -49,6 +49,7 @@ def _cells(df: pl.DataFrame, decimals: int) -> tuple[list[str], list[list[str]],
     tiny = 0.5 * 10.0**-decimals
     small = f"<{10.0**-decimals:.{decimals}f}"
     p_columns = {i for i, c in enumerate(header) if c.startswith("p_") and df.schema[c].is_float()}
+    # formatting cells of a summary table (one row per metric x group): reporting, not a hot path
     rows = [
         [
             small if i in p_columns and v is not None and 0.0 < v < tiny else format_value(v, decimals)
@@ -89,6 +90,7 @@ def _finite(value: Any) -> Any:
 
 
 def _json(df: pl.DataFrame) -> str:
+    # a summary table's rows as JSON records: reporting, not a hot path
     records = [{k: _finite(v) for k, v in row.items()} for row in df.iter_rows(named=True)]
     return json.dumps(records, indent=2, default=str)
 

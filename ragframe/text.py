@@ -44,6 +44,7 @@ __all__ = [
     "token_f1",
     "token_ids",
     "tokenize_ids",
+    "first_positions",
     "TermIndex",
     "term_index",
     "Common",
@@ -145,8 +146,14 @@ def token_ids(tokens: pl.Series) -> tuple[np.ndarray, np.ndarray, int]:
     return codes, lengths, vocabulary
 
 
-def _first_positions(codes: np.ndarray, size: int) -> np.ndarray:
-    """Position of the first occurrence of each code 0..size-1."""
+def first_positions(codes: np.ndarray, size: int) -> np.ndarray:
+    """Position of the first occurrence of each code 0..size-1.
+
+    Examples
+    --------
+    >>> first_positions(np.array([1, 0, 1, 2]), 3).tolist()
+    [1, 0, 3]
+    """
     first = np.zeros(size, dtype=np.int64)
     first[codes[::-1]] = np.arange(codes.size - 1, -1, -1)
     return first
@@ -176,7 +183,7 @@ def tokenize_ids(texts: pl.Series, parts: int = 1, threads: int | None = None) -
         flat = tokens.explode(empty_as_null=False, keep_nulls=False)
         codes = flat.cast(pl.Categorical(pl.Categories.random())).to_physical().to_numpy().astype(np.int64)
         size = int(codes.max()) + 1 if codes.size else 0
-        return codes, lengths, flat.gather(_first_positions(codes, size))
+        return codes, lengths, flat.gather(first_positions(codes, size))
 
     pieces = [(int(a), int(b)) for a, b in itertools.pairwise(bounds)]
     if parts == 1:

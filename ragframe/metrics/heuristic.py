@@ -36,6 +36,7 @@ from ragframe.text import (
     TermIndex,
     common_entries_many,
     concat_ranges,
+    first_positions,
     pair_overlap,
     pair_tfidf,
     pair_token_f1,
@@ -244,10 +245,7 @@ class _TextBatch:
         pool = pl.concat([series for _, series in pools]).rename("text") if pools else pl.Series("text", [], pl.String)
         # distinct texts, numbered in order of first appearance (exact: a dictionary, not hashes)
         codes = pool.cast(pl.Categorical(pl.Categories.random())).to_physical().to_numpy().astype(np.int64)
-        n_texts = int(codes.max()) + 1 if codes.size else 0
-        first = np.zeros(n_texts, dtype=np.int64)
-        first[codes[::-1]] = np.arange(codes.size - 1, -1, -1)
-        distinct = pool.gather(first)
+        distinct = pool.gather(first_positions(codes, int(codes.max()) + 1 if codes.size else 0))
         del pool
         cores = os.cpu_count() or 1
         self.tokens, self.token_count, self.vocabulary = tokenize_ids(distinct, parts=cores)
