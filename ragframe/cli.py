@@ -47,7 +47,7 @@ from ragframe.metrics.retrieval import evaluate_run, run_summary
 from ragframe.quantiles import QUANTILE_METHODS
 from ragframe.regressions import regressions
 from ragframe.report import FORMATS, format_frame
-from ragframe.streaming import DEFAULT_BATCH_ROWS
+from ragframe.streaming import DEFAULT_BATCH_ROWS, DEFAULT_BATCHES_PER_PROCESS
 from ragframe.summary import summarize
 from ragframe.trec_eval_format import (
     DEFAULT_CUTOFFS,
@@ -858,7 +858,8 @@ hallucination_rate) and 'retrieval' (ranking metrics at --k); by default every
 metric whose input columns the log has."""
 
 _CONFIG_HELP = (
-    "A TOML config may set: metrics (list), k (list), batch_rows, keep (list), a [columns] table mapping "
+    "A TOML config may set: metrics (list), k (list), batch_rows, batches_per_process, keep (list), a [columns] "
+    "table mapping "
     "ragframe's roles (question, answer, contexts, ground_truth, retrieved_ids, relevant_ids, retrieved_scores, "
     "relevance) to the log's column names, [thresholds] and [weights] tables keyed by metric, composite_threshold, "
     "ngram_sizes, ngram_weights, claim_support_threshold, chunk_relevance_threshold and relevance_level. "
@@ -868,6 +869,7 @@ _CONFIG_KEYS = {
     "metrics",
     "k",
     "batch_rows",
+    "batches_per_process",
     "keep",
     "columns",
     "thresholds",
@@ -930,6 +932,8 @@ def _eval(args: argparse.Namespace) -> int:
     }
     for key in ("metrics", "k", "batch_rows", "keep"):
         config.pop(key, None)
+    if args.batches_per_process is not None:
+        config["batches_per_process"] = args.batches_per_process
     try:
         result = evaluate_parquet(
             args.logs,
@@ -992,6 +996,13 @@ def _add_eval_parser(sub: argparse._SubParsersAction) -> None:
     )
     evaluate.add_argument(
         "--batch-rows", type=_positive_int, metavar="N", help=f"rows per batch and part ({DEFAULT_BATCH_ROWS})"
+    )
+    evaluate.add_argument(
+        "--batches-per-process",
+        type=_positive_int,
+        metavar="N",
+        help=f"a run of more batches scores them in child processes, N batches each, so memory stays at the "
+        f"level of N batches ({DEFAULT_BATCHES_PER_PROCESS})",
     )
     evaluate.add_argument("--overwrite", action="store_true", help="replace the output of an earlier run in OUT")
     evaluate.add_argument("--no-resume", action="store_true", help="fail instead of continuing a run found in OUT")

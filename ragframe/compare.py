@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.metrics import score_columns
@@ -206,6 +205,8 @@ class _Segments:
 
 
 def _t_test(seg: _Segments, confidence: float) -> tuple[np.ndarray, ...]:
+    from scipy import stats  # imported on use: scipy.stats takes ~0.8 s to import
+
     n = seg.n.astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         se = seg.sd / np.sqrt(n)
@@ -221,6 +222,8 @@ def _t_test(seg: _Segments, confidence: float) -> tuple[np.ndarray, ...]:
 
 def _wilcoxon(seg: _Segments) -> tuple[np.ndarray, np.ndarray]:
     """Wilcoxon signed-rank (zero_method='wilcox'), choosing exact/permutation/normal as scipy's 'auto'."""
+    from scipy import stats  # imported on use: scipy.stats takes ~0.8 s to import
+
     nonzero = seg.d != 0
     n_cells = seg.n_cells
     differences = seg.d[nonzero]

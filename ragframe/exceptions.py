@@ -7,6 +7,8 @@ the column, the first offending row and what was found there.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
+from typing import Any
 
 __all__ = [
     "RagframeError",
@@ -53,6 +55,7 @@ class SchemaError(RagframeError, ValueError):
         self.expected = expected
         self.found = found
         self.available = list(available) if available is not None else None
+        self._message = message
         parts = [f"{function}: " if function else "", message]
         if column is not None:
             parts.append(f" [column {column!r}")
@@ -66,6 +69,11 @@ class SchemaError(RagframeError, ValueError):
         if self.available is not None:
             parts.append(f"; available columns: {self.available}")
         super().__init__("".join(parts))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # picklable (errors cross process boundaries: evaluate_parquet's child processes, Ray)
+        fields = ("function", "column", "row", "expected", "found", "available")
+        return partial(type(self), self._message, **{name: getattr(self, name) for name in fields}), ()
 
 
 class InvalidParameterError(RagframeError, ValueError, TypeError):

@@ -21,7 +21,9 @@ from __future__ import annotations
 import glob
 import json
 import os
+import pickle
 import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -39,9 +41,17 @@ from ragframe.metrics.heuristic import HEURISTIC_METRICS, METRIC_INPUTS, evaluat
 from ragframe.metrics.retrieval import score_retrieval
 from ragframe.summary import SummaryState, merge_summary_states, summary_state
 
-__all__ = ["evaluate_parquet", "ParquetEvaluation", "ResumeError", "source_files", "DEFAULT_BATCH_ROWS"]
+__all__ = [
+    "evaluate_parquet",
+    "ParquetEvaluation",
+    "ResumeError",
+    "source_files",
+    "DEFAULT_BATCH_ROWS",
+    "DEFAULT_BATCHES_PER_PROCESS",
+]
 
 DEFAULT_BATCH_ROWS = 100_000
+DEFAULT_BATCHES_PER_PROCESS = 10
 MANIFEST = "manifest.json"
 _TEXT_ROLES = ("question", "answer", "ground_truth")
 _LIST_ROLES = ("contexts", "retrieved_ids", "relevant_ids")
@@ -195,31 +205,60 @@ def _bad_rows(df: pl.DataFrame, roles: Mapping[str, str]) -> pl.DataFrame:
     return reasons.with_columns(pl.col("row").cast(pl.Int64))
 
 
-def _score(
-    df: pl.DataFrame,
-    heuristic: list[str],
-    retrieval: bool,
-    roles: Mapping[str, str],
-    options: Mapping[str, Any],
-    retrieval_options: Mapping[str, Any],
-) -> pl.DataFrame:
-    """The score columns of one batch (heuristics with composite, then ranking metrics)."""
-    parts = []
-    if heuristic:
-        names = {r: roles[r] for r in ("question", "answer", "contexts", "ground_truth")}
-        scored = evaluate(df, heuristic, **names, **options)
-        parts.append(scored.select(scored.columns[df.width :]))
-    if retrieval:
-        scored = score_retrieval(
-            df,
-            retrieved_ids=roles["retrieved_ids"],
-            relevant_ids=roles["relevant_ids"] if roles["relevant_ids"] in df.columns else None,
-            retrieved_scores=roles["retrieved_scores"],
-            relevance=roles["relevance"],
-            **retrieval_options,
-        )
-        parts.append(scored.select(scored.columns[df.width :]))
-    return pl.concat(parts, how="horizontal") if parts else pl.DataFrame()
+@dataclass(frozen=True)
+class _BatchJob:
+    """How to score a batch and where to write it; picklable, so a child process can run it."""
+
+    out: Path
+    read: list[str]
+    kept: list[str]
+    heuristic: list[str]
+    retrieval: bool
+    roles: dict[str, str]
+    options: dict[str, Any]
+    retrieval_options: dict[str, Any]
+
+    def score(self, df: pl.DataFrame) -> pl.DataFrame:
+        """The score columns of one batch (heuristics with composite, then ranking metrics)."""
+        roles, parts = self.roles, []
+        if self.heuristic:
+            names = {r: roles[r] for r in ("question", "answer", "contexts", "ground_truth")}
+            scored = evaluate(df, self.heuristic, **names, **self.options)
+            parts.append(scored.select(scored.columns[df.width :]))
+        if self.retrieval:
+            scored = score_retrieval(
+                df,
+                retrieved_ids=roles["retrieved_ids"],
+                relevant_ids=roles["relevant_ids"] if roles["relevant_ids"] in df.columns else None,
+                retrieved_scores=roles["retrieved_scores"],
+                relevance=roles["relevance"],
+                **self.retrieval_options,
+            )
+            parts.append(scored.select(scored.columns[df.width :]))
+        return pl.concat(parts, how="horizontal") if parts else pl.DataFrame()
+
+    def run(self, batch: _Batch) -> dict[str, int]:
+        """Read, score and write one batch (rejects, summary state, then the scores part)."""
+        try:
+            frame = pl.scan_parquet(batch.file).select(self.read).slice(batch.offset, batch.rows).collect()
+        except Exception as exc:  # a damaged page: name the file, keep what is written
+            raise InputFileError(f"cannot read rows {batch.offset}.. of {batch.file!r}: {exc}") from exc
+        good, scores, rejects = _score_batch(frame, batch, self.score, self.roles)
+        part = good.select(self.kept).hstack(scores) if self.kept else scores
+        name = f"part-{batch.index:05d}.parquet"
+        state = summary_state(part, metrics=_score_names(scores)) if scores.width else None
+        if rejects.height:
+            _write_atomic(rejects, self.out / "rejects" / name)
+        if state is not None:
+            path = self.out / "state" / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            state.write_parquet(_temporary(path))
+            os.replace(_temporary(path), path)
+        _write_atomic(part, self.out / "scores" / name)
+        entry = {"rows": batch.rows, "scored": good.height, "rejected": rejects.height}
+        del frame, good, scores, part
+        trim_heap()  # keeps the peak flat from batch to batch (see ragframe.memory)
+        return entry
 
 
 def _score_batch(
@@ -260,15 +299,20 @@ def _score_batch(
     return good, scores, rejects
 
 
+def _temporary(path: Path) -> Path:
+    """A hidden name beside ``path``, unique to this process (two writers never share one)."""
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
 def _write_atomic(frame: pl.DataFrame, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
+    temporary = _temporary(path)
     frame.write_parquet(temporary)
     os.replace(temporary, path)
 
 
 def _write_json_atomic(payload: dict[str, Any], path: Path) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
+    temporary = _temporary(path)
     temporary.write_text(json.dumps(payload, indent=1, sort_keys=True), encoding="utf-8")
     os.replace(temporary, path)
 
@@ -298,6 +342,8 @@ def _open_output(out: Path, expected: dict[str, Any], resume: bool, overwrite: b
             raise ResumeError(
                 f"{out} already holds a run; pass resume=True to continue it or overwrite=True to replace it"
             )
+        for leftover in [*out.glob(".*.tmp"), *out.glob("*/.*.tmp")]:  # half-written files of a killed run
+            leftover.unlink()
         return manifest
     if any(path.exists() for path in ours):
         raise ResumeError(f"{out} holds ragframe output without a manifest; pass overwrite=True to replace it")
@@ -350,6 +396,7 @@ def evaluate_parquet(
     resume: bool = True,
     overwrite: bool = False,
     progress: bool = True,
+    batches_per_process: int | None = DEFAULT_BATCHES_PER_PROCESS,
     **options: Any,
 ) -> ParquetEvaluation:
     """Score a Parquet log in batches and write the scores as a Parquet dataset (see the module doc).
@@ -379,6 +426,12 @@ def evaluate_parquet(
         folder's previous output.
     progress : bool
         Show a progress bar on a terminal (tqdm when installed); never in a pipe or CI.
+    batches_per_process : int or None
+        A run with more batches to do than this hands them to fresh child processes
+        (``python -c`` importing :mod:`ragframe.batch_worker`), this many batches each: the
+        memory an allocator keeps between batches goes back to the system when each child
+        exits, so the peak is that of ``batches_per_process`` batches whatever the log's
+        size. Shorter runs, and ``None``, score in this process. Results do not depend on it.
     **options
         Passed to :func:`ragframe.evaluate` (``thresholds``, ``weights``,
         ``ngram_sizes``, ...); ``relevance_level`` goes to :func:`ragframe.score_retrieval`.
@@ -400,6 +453,12 @@ def evaluate_parquet(
     started = time.perf_counter()
     if not isinstance(batch_rows, int) or isinstance(batch_rows, bool) or batch_rows < 1:
         raise InvalidParameterError(f"evaluate_parquet: batch_rows={batch_rows!r} must be a positive integer")
+    if batches_per_process is not None and (
+        not isinstance(batches_per_process, int) or isinstance(batches_per_process, bool) or batches_per_process < 1
+    ):
+        raise InvalidParameterError(
+            f"evaluate_parquet: batches_per_process={batches_per_process!r} must be a positive integer or None"
+        )
     roles = {role: role for role in _ROLES} | dict(columns or {})
     unknown_roles = sorted(set(roles) - set(_ROLES))
     if unknown_roles:
@@ -440,36 +499,21 @@ def evaluate_parquet(
     manifest["complete"] = False
     _write_json_atomic(manifest, out_dir / MANIFEST)  # before any part, so a kill leaves a resumable folder
 
-    def score(frame: pl.DataFrame) -> pl.DataFrame:
-        return _score(frame, heuristic, retrieval, roles, options, retrieval_options)
+    job = _BatchJob(out_dir, read, kept, heuristic, retrieval, roles, options, retrieval_options)
+    pending = [b for b in batches if str(b.index) not in finished]
+    bar = _Progress(progress, sum(b.rows for b in batches), sum(b.rows for b in batches) - sum(b.rows for b in pending))
 
-    resumed = sum(1 for b in batches if str(b.index) in finished)
-    bar = _Progress(progress, sum(b.rows for b in batches), sum(b.rows for b in batches if str(b.index) in finished))
+    def record(index: int, entry: dict[str, int]) -> None:
+        finished[str(index)] = entry
+        _write_json_atomic(manifest, out_dir / MANIFEST)
+        bar.update(entry["rows"])
+
     try:
-        for batch in batches:
-            if str(batch.index) in finished:
-                continue
-            try:
-                frame = pl.scan_parquet(batch.file).select(read).slice(batch.offset, batch.rows).collect()
-            except Exception as exc:  # a damaged page: name the file, keep what is written
-                raise InputFileError(f"cannot read rows {batch.offset}.. of {batch.file!r}: {exc}") from exc
-            good, scores, rejects = _score_batch(frame, batch, score, roles)
-            part = good.select(kept).hstack(scores) if kept else scores
-            name = f"part-{batch.index:05d}.parquet"
-            state = summary_state(part, metrics=_score_names(scores)) if scores.width else None
-            if rejects.height:
-                _write_atomic(rejects, out_dir / "rejects" / name)
-            if state is not None:
-                temporary = out_dir / "state" / f".{name}.tmp"
-                temporary.parent.mkdir(parents=True, exist_ok=True)
-                state.write_parquet(temporary)
-                os.replace(temporary, out_dir / "state" / name)
-            _write_atomic(part, out_dir / "scores" / name)
-            finished[str(batch.index)] = {"rows": batch.rows, "scored": good.height, "rejected": rejects.height}
-            _write_json_atomic(manifest, out_dir / MANIFEST)
-            bar.update(batch.rows)
-            del frame, good, scores, part
-            trim_heap()  # keeps the peak flat from batch to batch (see ragframe.memory)
+        if batches_per_process is None or len(pending) <= batches_per_process:
+            for batch in pending:
+                record(batch.index, job.run(batch))
+        else:
+            _run_in_child_processes(job, pending, batches_per_process, record)
     finally:
         bar.close()
     states = [
@@ -489,10 +533,54 @@ def evaluate_parquet(
         scored=scored,
         rejected=rejected,
         batches=len(batches),
-        resumed=resumed,
+        resumed=len(batches) - len(pending),
         seconds=time.perf_counter() - started,
         summary=summary,
     )
+
+
+def _run_in_child_processes(
+    job: _BatchJob, pending: list[_Batch], per_process: int, record: Callable[[int, dict[str, int]], None]
+) -> None:
+    """Score ``pending`` in child processes, ``per_process`` batches each, recording each finished batch.
+
+    A child gets ``(job, batches)`` pickled on its stdin and answers a pickled message per
+    batch on its stdout (see :mod:`ragframe.batch_worker`); its stderr is this process's.
+    An error in a child is raised here, with its type when it can be pickled.
+    """
+    package_root = str(Path(__file__).resolve().parent.parent)
+    # appended, not prepended: an installed ragframe is found first, a source checkout still works
+    code = f"import sys; sys.path.append({package_root!r}); from ragframe.batch_worker import main; sys.exit(main())"
+    for start in range(0, len(pending), per_process):
+        group = pending[start : start + per_process]
+        child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        done = 0
+        try:
+            assert child.stdin is not None and child.stdout is not None
+            pickle.dump((job, group, os.getpid()), child.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            child.stdin.close()
+            while True:
+                try:
+                    kind, *payload = pickle.load(child.stdout)
+                except EOFError:
+                    break
+                if kind == "error":
+                    raise payload[0]
+                index, entry = payload
+                record(index, entry)
+                done += 1
+            status = child.wait()
+            if done < len(group):
+                batch = group[done]
+                raise RagframeError(
+                    f"evaluate_parquet: the child process scoring rows {batch.offset}.. of {batch.file!r} "
+                    f"stopped with exit status {status} (killed, or out of memory?); finished parts are kept, "
+                    "run again to resume"
+                )
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
 
 
 def _score_names(scores: pl.DataFrame) -> list[str]:

@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.metrics import passed_column, score_columns
@@ -402,6 +401,8 @@ def _sketch_percentiles(state: pl.DataFrame, method: str) -> dict[str, np.ndarra
 
 def _t_interval(state: pl.DataFrame, confidence: float) -> tuple[np.ndarray, np.ndarray]:
     """Student t interval of the mean: mean +- t(1 - (1 - c) / 2, n - 1) sd / sqrt(n); null when n < 2."""
+    from scipy import stats  # imported on use: scipy.stats takes ~0.8 s to import
+
     n = state["count"].to_numpy().astype(np.float64)
     mean = state["mean"].to_numpy().astype(np.float64)
     m2 = state["m2"].to_numpy().astype(np.float64)

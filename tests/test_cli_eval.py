@@ -67,6 +67,7 @@ def test_eval_exit_codes(log_file, tmp_path, capsys):
     assert main(["eval", str(tmp_path / "missing.parquet"), "-o", out]) == 3
     assert "missing.parquet" in capsys.readouterr().err
     assert main(["eval", str(log_file)]) == 2  # -o is required
+    assert main(["eval", str(log_file), "-o", out, "--batches-per-process", "0"]) == 2
     assert main(["eval", str(log_file), "-o", out, "--batch-rows", "5"]) == 0
     assert main(["eval", str(log_file), "-o", out, "--batch-rows", "6"]) == 3
     assert "different options" in capsys.readouterr().err
@@ -80,7 +81,8 @@ def _snapshot(folder) -> dict[str, bytes]:
 def test_sigkill_then_resume_gives_byte_identical_output(tmp_path):
     log = tmp_path / "log.parquet"
     pl.concat([make_log(500, seed=s) for s in range(6)]).write_parquet(log)
-    command = [sys.executable, "-m", "ragframe.cli", "eval", str(log), "--batch-rows", "40", "--no-progress", "-o"]
+    command = [sys.executable, "-m", "ragframe.cli", "eval", str(log), "--batch-rows", "40", "--no-progress"]
+    command += ["--batches-per-process", "25", "-o"]  # 75 batches: three child processes
     reference = tmp_path / "reference"
     subprocess.run([*command, str(reference)], check=True, capture_output=True)
 
@@ -99,6 +101,10 @@ def test_sigkill_then_resume_gives_byte_identical_output(tmp_path):
     process.wait()
     assert process.returncode == -signal.SIGKILL, "the run ended before it could be killed"
     assert not json.loads(manifest.read_text())["complete"]
+    # the child that was scoring dies with its parent
+    written = sorted(p.name for p in (out / "scores").iterdir())
+    time.sleep(1.0)
+    assert sorted(p.name for p in (out / "scores").iterdir()) == written, "an orphaned child kept writing"
     subprocess.run([*command, str(out)], check=True, capture_output=True)
     assert _snapshot(out) == _snapshot(reference)
 

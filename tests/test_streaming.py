@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 import random
 
 import polars as pl
@@ -114,14 +115,46 @@ def test_resume_after_a_kill_gives_identical_files(log_folder, tmp_path, monkeyp
 
     out = tmp_path / "resumed"
     monkeypatch.setattr(streaming, "_write_atomic", dying_write)
-    with pytest.raises(KeyboardInterrupt):
-        rf.evaluate_parquet(log_folder, out, batch_rows=4, progress=False)
+    with pytest.raises(KeyboardInterrupt):  # in this process, where the patch applies
+        rf.evaluate_parquet(log_folder, out, batch_rows=4, progress=False, batches_per_process=None)
     monkeypatch.setattr(streaming, "_write_atomic", original)
     manifest = json.loads((out / "manifest.json").read_text())
     assert len(manifest["finished"]) == killed_at - 1 and not manifest["complete"]
     result = rf.evaluate_parquet(log_folder, out, batch_rows=4, progress=False)
     assert result.resumed == killed_at - 1
     assert _snapshot(out) == _snapshot(reference)
+
+
+def test_child_processes_write_the_same_files(log_folder, tmp_path):
+    rf.evaluate_parquet(log_folder, tmp_path / "here", batch_rows=4, progress=False, batches_per_process=None)
+    result = rf.evaluate_parquet(log_folder, tmp_path / "children", batch_rows=4, progress=False, batches_per_process=3)
+    assert (result.batches, result.rows, result.resumed) == (11, 40, 0)  # 11 batches in 4 child processes
+    assert _snapshot(tmp_path / "children") == _snapshot(tmp_path / "here")
+
+
+def test_an_error_in_a_child_process_is_raised_with_its_type(log_folder, tmp_path):
+    make_log(300, seed=3).write_parquet(log_folder / "day3.parquet", row_group_size=100)
+    damaged = bytearray((log_folder / "day3.parquet").read_bytes())
+    middle = len(damaged) // 2
+    damaged[middle : middle + 200] = bytes(b ^ 0xFF for b in damaged[middle : middle + 200])  # a page, not the footer
+    (log_folder / "day3.parquet").write_bytes(damaged)
+    out = tmp_path / "out"
+    with pytest.raises(rf.InputFileError, match=r"cannot read rows 200\.\. of .*day3\.parquet"):
+        rf.evaluate_parquet(log_folder, out, batch_rows=100, progress=False, batches_per_process=1)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert sorted(manifest["finished"]) == ["0", "1", "2", "3"] and not manifest["complete"]  # good parts kept
+
+
+def test_batches_per_process_must_be_positive(log_folder, tmp_path):
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(rf.InvalidParameterError, match="batches_per_process"):
+            rf.evaluate_parquet(log_folder, tmp_path / "out", progress=False, batches_per_process=bad)
+
+
+def test_schema_errors_survive_pickling():
+    error = rf.SchemaError("null id", function="f", column="doc_id", row=3, expected="an id", found="null")
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is rf.SchemaError and str(copy) == str(error) and (copy.column, copy.row) == ("doc_id", 3)
 
 
 def test_changed_options_or_source_need_overwrite(log_folder, tmp_path):

@@ -1,0 +1,70 @@
+"""The child process of :func:`ragframe.evaluate_parquet`: score a group of batches, then exit.
+
+Started by ``evaluate_parquet`` when a run has more batches than ``batches_per_process``.
+It reads ``(job, batches, parent_pid)`` pickled from stdin, runs ``job.run(batch)`` for each
+batch (which writes the batch's files) and sends ``("done", index, entry)`` per batch, or
+one ``("error", exception)``, pickled on its stdout. Anything a library prints goes to
+stderr, so the stdout stream carries only these messages. On Linux the child is killed
+when its parent dies, so no orphan keeps writing into the output folder.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import pickle
+import signal
+import sys
+import traceback
+from typing import IO, Any
+
+from ragframe.exceptions import RagframeError
+
+__all__ = ["main"]
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid:  # the parent died before the line above
+        os._exit(1)
+
+
+def _portable(exc: BaseException) -> BaseException:
+    """``exc`` if it survives pickling, else a RagframeError carrying its type and message."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:
+        return RagframeError(f"{type(exc).__name__}: {exc}")
+
+
+def _send(channel: IO[bytes], message: tuple[Any, ...]) -> None:
+    pickle.dump(message, channel, protocol=pickle.HIGHEST_PROTOCOL)
+    channel.flush()
+
+
+def main() -> int:
+    """Run the batches read from stdin; 0 when all were written, 1 after an error."""
+    channel = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # stray prints of any library go to stderr, not into the message stream
+    sys.stdout = sys.stderr
+    job, batches, parent_pid = pickle.load(sys.stdin.buffer)
+    _die_with_parent(parent_pid)
+    for batch in batches:
+        try:
+            entry = job.run(batch)
+        except BaseException as exc:  # reported to the parent, which raises it
+            if not isinstance(exc, RagframeError):
+                traceback.print_exc()
+            _send(channel, ("error", _portable(exc)))
+            return 1
+        _send(channel, ("done", batch.index, entry))
+    return 0
