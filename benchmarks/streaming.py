@@ -30,8 +30,10 @@ under ``/usr/bin/time -v``:
   scores only the first ``--reference-rows`` rows, and the table says so.
 
 Peak RSS is "Maximum resident set size" from ``time -v`` (the kernel's ``ru_maxrss`` of
-the process, reported by ``wait4``); for the in-memory worker its own ``VmHWM`` is shown
-next to it as a cross-check. Where ``/usr/bin/time`` is missing (or with
+the process, reported by ``wait4``). On Linux that is the largest of the process and the
+children it waited for: a log of more than ``--batches-per-process`` batches (10 by
+default) is scored in child processes, and their peaks count. For the in-memory worker
+its own ``VmHWM`` is shown next to it as a cross-check. Where ``/usr/bin/time`` is missing (or with
 ``--no-gnu-time``), a small wrapper process runs the command and reports the wall clock
 and ``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``; the output says so. MB = 2**20
 bytes.
