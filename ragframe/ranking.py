@@ -18,7 +18,7 @@ position.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -161,20 +161,26 @@ def match_judgments(
     empty = np.zeros(0, dtype=np.int64)
     if len(run_q) == 0 or len(judgments.q) == 0:
         return empty, empty
-    run_keys = pl.DataFrame({"key": pair_keys(run_q, run_doc)}).with_row_index("i")
+    run_keys = pl.LazyFrame({"key": pair_keys(run_q, run_doc)}).with_row_index("i")
     if judged_keys is None:
         judged_keys = pair_keys(judgments.q, judgments.doc)
-    judged = pl.DataFrame({"key": judged_keys}).with_row_index("j")
-    pairs = run_keys.join(judged, on="key", how="inner", maintain_order="left")
+    judged = pl.LazyFrame({"key": judged_keys}).with_row_index("j")
+    # lazy and unordered: polars' streaming join is about twice as fast as the eager, ordered one
+    # (measured: 19 against 34 ms for 1.25M x 250k keys); the few matches are ordered here
+    pairs = run_keys.join(judged, on="key", how="inner", maintain_order="none").select("i", "j").collect()
     if pairs.height == 0:
         return empty, empty
     i = pairs.get_column("i").to_numpy().astype(np.int64)
     j = pairs.get_column("j").to_numpy().astype(np.int64)
+    order = np.argsort(i, kind="stable")
+    i, j = i[order], j[order]
     same = (run_q[i] == judgments.q[j]) & (run_doc.gather(i) == judgments.doc.gather(j)).to_numpy()
     i, j = i[same], j[same]
     # a document repeated within a ranking counts only at its first position
-    first = pl.Series(j).is_first_distinct().to_numpy()
-    return i[first], judgments.grade[j[first]]
+    if j.size and np.bincount(j).max() > 1:  # rare: look for first positions only then
+        first = pl.Series(j).is_first_distinct().to_numpy()
+        i, j = i[first], j[first]
+    return i, judgments.grade[j]
 
 
 def rank_measures(
@@ -236,7 +242,10 @@ def rank_measures(
         keys = pair_keys(part.q, part.doc)
         if check_unique and pl.Series(keys).n_unique() != keys.size:
             raise RepeatedJudgments
-        rows, grade = match_judgments(run_q[r0:r1] - q0, run_doc.slice(r0, r1 - r0), part, keys)
+        docs = run_doc.slice(r0, r1 - r0)
+        if docs.n_chunks() > 1:  # gathering from one chunk is several times faster (matches are gathered)
+            docs = docs.rechunk()
+        rows, grade = match_judgments(run_q[r0:r1] - q0, docs, part, keys)
         hit_q = (run_q[r0:r1][rows] - q0).astype(np.int64)
         return compute_measures(
             counts[q0:q1],
@@ -320,7 +329,7 @@ def compute_measures(
     gain = hit_grade > 0
     gain_q, gain_rank = hit_q[gain], hit_rank[gain]
     gain_disc = hit_grade[gain] / np.log2(gain_rank + 2.0)
-    ideal_q, ideal_rank, ideal_disc = _ideal(jq, jg)
+    ideal_dcg = _ideal_dcg(jq, jg, nq)
 
     def top(depth: np.ndarray | int) -> np.ndarray:
         """Relevant rows among the first ``depth`` of each query."""
@@ -332,7 +341,7 @@ def compute_measures(
         return np.bincount(q, weights=w, minlength=nq).astype(np.float64, copy=False)
 
     def ndcg(k: int | None) -> np.ndarray:
-        ideal = dcg(ideal_q, ideal_rank, ideal_disc, k)
+        ideal = ideal_dcg(k)
         actual = dcg(gain_q, gain_rank, gain_disc, k)
         return np.divide(actual, ideal, out=np.zeros(nq), where=ideal > 0)
 
@@ -376,6 +385,41 @@ def compute_measures(
         if name in wanted:
             out[name] = counts_out[name]
     return out
+
+
+def _ideal_dcg(jq: np.ndarray, jg: np.ndarray, nq: int) -> Callable[[int | None], np.ndarray]:
+    """Ideal DCG of each query at a cutoff (None: all judged documents), as a function of the cutoff.
+
+    With few distinct grades (the usual 0..3), no sort: the ideal ranking puts the documents
+    of each grade in one block, so a query's ideal DCG is the sum over grades of
+    ``grade * (D[block end] - D[block start])``, D being the prefix sums of the discounts.
+    """
+    keep = jg > 0
+    q, g = jq[keep], jg[keep]
+    if q.size == 0:
+        return lambda k: np.zeros(nq)
+    g_max = int(g.max())
+    span = g_max - int(g.min()) + 1
+    if nq * span > 4 * q.size + 1_000_000:  # many distinct grades: sort the judged documents
+        ideal_q, ideal_rank, ideal_disc = _ideal(q, g)
+
+        def by_sorting(k: int | None) -> np.ndarray:
+            w = ideal_disc if k is None else np.where(ideal_rank < k, ideal_disc, 0.0)
+            return np.bincount(ideal_q, weights=w, minlength=nq).astype(np.float64, copy=False)
+
+        return by_sorting
+    counts = np.bincount(q * span + (g_max - g), minlength=nq * span).reshape(nq, span)  # column c: grade g_max - c
+    ends = np.cumsum(counts, axis=1)
+    starts = ends - counts
+    grades = (g_max - np.arange(span)).astype(np.float64)
+    prefix = np.zeros(int(ends[:, -1].max()) + 1)
+    np.cumsum(1.0 / np.log2(np.arange(prefix.size - 1) + 2.0), out=prefix[1:])
+
+    def by_counting(k: int | None) -> np.ndarray:
+        end, start = (ends, starts) if k is None else (np.minimum(ends, k), np.minimum(starts, k))
+        return (prefix[end] - prefix[start]) @ grades
+
+    return by_counting
 
 
 def _ideal(jq: np.ndarray, jg: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -521,3 +521,13 @@ def test_query_chunks_do_not_change_results():
     split = ranking.rank_measures(run_q, run_doc, counts, shuffled, ks=[1, 3], measures=names, chunks=3)
     for name in whole:
         np.testing.assert_array_equal(split[name], whole[name], err_msg=name)
+
+
+def test_ideal_dcg_with_far_apart_grades_is_sorted_not_counted():
+    """Grades 1 and 3,000,000 (span too wide to count per grade) take the sorting path: hand arithmetic."""
+    run = run_frame([("q", "a", 3.0), ("q", "c", 2.0), ("q", "b", 1.0), ("r", "x", 1.0)], [1, 2, 3, 1], False)
+    qrels = qrels_frame([("q", "a", 1), ("q", "b", 3_000_000), ("r", "x", 2), ("r", "y", 5)], False)
+    got = rf.evaluate_run(run, qrels, k=[2], metrics=["ndcg", "ndcg_at_k"])
+    ideal_q, ndcg_r = 3_000_000 + 1 / math.log2(3), 2 / (5 + 2 / math.log2(3))
+    assert got["ndcg"].to_list() == pytest.approx([(1 + 3_000_000 / 2) / ideal_q, ndcg_r], rel=1e-12)
+    assert got["ndcg_at_2"].to_list() == pytest.approx([1 / ideal_q, ndcg_r], rel=1e-12)
