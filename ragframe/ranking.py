@@ -55,6 +55,7 @@ FULL_MEASURES: tuple[str, ...] = ("ndcg", "mrr", "average_precision", "r_precisi
 #: Integer counts trec_eval reports (summed, not averaged, over queries).
 COUNT_MEASURES: tuple[str, ...] = ("num_ret", "num_rel", "num_rel_ret")
 
+_CHUNK_ROWS = 625_000
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit constant: query code * _MIX is a bijection
 _SEED = 0x5EED
 
@@ -200,16 +201,18 @@ def rank_measures(
     ``run_q`` is the query code of each retrieved row (rows grouped by query, in rank
     order) and ``counts`` the number of rows of each query. Queries are independent, so
     large inputs (a million rows or more) are split into ``chunks`` contiguous ranges of
-    queries (default: 4 per core) scored on a thread per core; an explicit ``chunks``
-    forces that split whatever the size. The result does not depend on the split.
+    queries (default: about 600,000 rows each, at least 2 per core) scored on a thread per
+    core; an explicit ``chunks`` forces that split whatever the size. The result does not
+    depend on the split.
 
     The judgments must have one grade per (query, document) (:func:`dedupe_judgments`). With
     ``check_unique=True`` that is checked here, a chunk at a time on the threads, and
     :class:`RepeatedJudgments` is raised when it does not hold.
     """
     cores = os.cpu_count() or 1
-    # a few chunks per core: smaller hash tables per chunk stay in cache (measured: 4 per core)
-    n_chunks = chunks or 4 * cores
+    # chunks of ~600k rows: their hash tables stay in cache (measured on 10M rows, 2 cores: 16 chunks
+    # 0.35-0.39 s, 8 chunks 0.39-0.42 s, 4 chunks 0.41-0.46 s, 64 chunks 0.43-0.48 s)
+    n_chunks = chunks or max(2 * cores, -(-run_q.size // _CHUNK_ROWS))
     if chunks is None and (run_q.size < 1_000_000 or counts.size < 2 * n_chunks):
         n_chunks = 1
     nq = counts.size

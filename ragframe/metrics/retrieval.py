@@ -17,7 +17,7 @@ means "rank by list order" for that row.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Literal, TypeVar
 
 import numpy as np
@@ -110,8 +110,21 @@ def _output_names(ks: Sequence[int], metrics: Sequence[str], prefix: str) -> lis
 # ----------------------------------------------------------------------------- ordering
 
 
-def _in_trec_order(lengths: np.ndarray, score: np.ndarray, doc: pl.Series) -> bool:
-    """True when each group of ``lengths`` rows is by score descending, then doc id descending."""
+def _score_steps(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows whose score is above the previous row's (rises) and equal to it (ties)."""
+    return np.flatnonzero(score[1:] > score[:-1]) + 1, np.flatnonzero(score[1:] == score[:-1]) + 1
+
+
+def _in_trec_order(
+    lengths: np.ndarray,
+    score: np.ndarray,
+    doc: pl.Series,
+    steps: tuple[np.ndarray, np.ndarray] | None = None,
+) -> bool:
+    """True when each group of ``lengths`` rows is by score descending, then doc id descending.
+
+    ``steps`` is :func:`_score_steps` of ``score``, when already computed.
+    """
     if score.size < 2:
         return True
     boundary = np.cumsum(lengths)[:-1]  # first row of every group but the first (sorted)
@@ -120,10 +133,9 @@ def _in_trec_order(lengths: np.ndarray, score: np.ndarray, doc: pl.Series) -> bo
         found = np.searchsorted(boundary, rows).clip(max=max(boundary.size - 1, 0))
         return boundary[found] == rows if boundary.size else np.zeros(rows.size, dtype=bool)
 
-    rises = np.flatnonzero(score[1:] > score[:-1]) + 1
+    rises, tie = steps if steps is not None else _score_steps(score)
     if rises.size and not at_boundary(rises).all():
         return False
-    tie = np.flatnonzero(score[1:] == score[:-1]) + 1
     tie = tie[~at_boundary(tie)]
     if tie.size == 0:
         return True
@@ -134,7 +146,9 @@ def _check_scores(series: pl.Series, column: str, function: str) -> np.ndarray:
     if not series.dtype.is_numeric():
         raise SchemaError("wrong dtype", function=function, column=column, expected="a number", found=str(series.dtype))
     values = series.cast(pl.Float64)
-    if values.null_count() or values.is_nan().any():
+    array = values.to_numpy() if not values.null_count() else None
+    # a sum is NaN when a value is NaN (or when +inf and -inf meet): then look row by row
+    if array is None or (np.isnan(np.add.reduce(array)) and np.isnan(array).any()):
         row = first_true_row(values.is_null() | values.is_nan())
         raise SchemaError(
             "null or NaN score",
@@ -144,7 +158,7 @@ def _check_scores(series: pl.Series, column: str, function: str) -> np.ndarray:
             expected="a number",
             found=str(values[row]),
         )
-    return values.to_numpy()
+    return array
 
 
 # ----------------------------------------------------------------------------- wide frames
@@ -480,7 +494,6 @@ def evaluate_run(
     qrels_df = to_polars(qrels, [query_id, doc_id, relevance], function)
     run_qid = _id_column(run_df, query_id, function)
     run_doc = _id_column(run_df, doc_id, function)
-    run_score = _check_scores(run_df.get_column(score), score, function)
     grades = qrels_df.get_column(relevance)
     if not grades.dtype.is_integer():
         raise SchemaError("wrong dtype", function=function, column=relevance, expected="int", found=str(grades.dtype))
@@ -490,12 +503,18 @@ def evaluate_run(
     qrels_qid = _id_column(qrels_df, query_id, function)
     qrels_doc = _id_column(qrels_df, doc_id, function)
 
-    with ThreadPoolExecutor(max_workers=1) as pool:  # the run is grouped while the qrels' ids are read
-        grouping = pool.submit(_group_run, run_qid, run_doc, run_score)
-        # qrels come grouped by query: the first id of each run of equal ids is enough
-        qrels_new = (qrels_qid != qrels_qid.shift(1)).fill_null(True)
-        judged_qids = qrels_qid.filter(qrels_new).unique(maintain_order=True)
-        run_q, qids, run_doc, run_counts = grouping.result()
+    with ThreadPoolExecutor(max_workers=2) as pool:  # scores are checked while the query ids are read
+        checking = pool.submit(_checked_scores, run_df.get_column(score), score, function)
+        half = run_qid.len() // 2
+        first_half = pool.submit(lambda: run_qid.slice(0, half).rle().struct.unnest())
+        run_runs = _joined_runs(first_half, run_qid.slice(half).rle().struct.unnest())
+        # qrels come grouped by query: one code lookup per run of equal query ids
+        qrels_runs = qrels_qid.rle().struct.unnest()
+        qrels_firsts = qrels_runs.get_column("value")
+        qrels_lengths = qrels_runs.get_column("len").to_numpy()
+        judged_qids = qrels_firsts.unique(maintain_order=True)
+        run_score, steps = checking.result()
+    run_q, qids, run_doc, run_counts = _group_run(run_qid, run_doc, run_score, run_runs, steps)
     if max_docs is not None and run_q.size and int(run_counts.max()) > max_docs:
         starts = np.cumsum(run_counts) - run_counts
         keep = (np.arange(run_q.size) - starts[run_q]) < max_docs
@@ -508,16 +527,23 @@ def evaluate_run(
     if complete and extra.len():
         extra = extra.sort()
         codes = pl.concat([codes, pl.DataFrame({"qid": extra, "code": np.arange(extra.len()) + qids.len()})])
-    j_code = _codes_of(qrels_qid, codes, qrels_new)
+    first_codes = (
+        pl.DataFrame({"qid": qrels_firsts})
+        .join(codes, on="qid", how="left", maintain_order="left")
+        .get_column("code")
+        .fill_null(-1)
+        .to_numpy()
+    )
+    j_code = np.repeat(first_codes, qrels_lengths)  # -1: a query the run does not have
     if extra.len() == 0 or complete:  # every judged query has a code: nothing to drop
-        jq, jdoc, jgrade = j_code.to_numpy().astype(np.int64), qrels_doc, grades.cast(pl.Int64).to_numpy()
+        jq, jdoc, jgrade = j_code, qrels_doc, grades.cast(pl.Int64).to_numpy()
         jrows = np.arange(jq.size)
     else:  # judgments of queries the run does not have are left out
-        known = j_code.is_not_null()
-        jq = j_code.filter(known).to_numpy().astype(np.int64)
-        jdoc = qrels_doc.filter(known)
-        jgrade = grades.filter(known).cast(pl.Int64).to_numpy()
-        jrows = np.flatnonzero(known.to_numpy())
+        known = j_code >= 0
+        jq = j_code[known]
+        jdoc = qrels_doc.filter(pl.Series(known))
+        jgrade = grades.filter(pl.Series(known)).cast(pl.Int64).to_numpy()
+        jrows = np.flatnonzero(known)
     n_queries = codes.height
     judged = np.zeros(n_queries, dtype=bool)
     judged[jq] = True
@@ -548,34 +574,41 @@ def evaluate_run(
     return out if out.get_column("query_id").is_sorted() else out.sort("query_id")
 
 
-def _codes_of(qid: pl.Series, codes: pl.DataFrame, new: pl.Series | None = None) -> pl.Series:
-    """Code of each id via ``codes`` (qid -> code), joining only the first id of each run of equal ids.
+def _joined_runs(first: Future[pl.DataFrame], second: pl.DataFrame) -> pl.DataFrame:
+    """Run lengths (``rle`` unnested) of two consecutive slices, as those of the whole."""
+    head = first.result()
+    if head.height and second.height and head.item(-1, "value") == second.item(0, "value"):
+        lengths = head.get_column("len").to_numpy().copy()
+        lengths[-1] += second.item(0, "len")
+        head = head.with_columns(pl.Series("len", lengths, dtype=head.schema["len"]))
+        second = second.slice(1)
+    return pl.concat([head, second])
 
-    ``new`` marks the first id of each run of equal ids, when already known.
-    """
-    if qid.len() == 0:
-        return pl.Series("code", [], dtype=pl.Int64)
-    if new is None:
-        new = (qid != qid.shift(1)).fill_null(True)
-    firsts = pl.DataFrame({"qid": qid.filter(new)}).join(codes, on="qid", how="left", maintain_order="left")
-    starts = np.flatnonzero(new.to_numpy())
-    lengths = np.diff(np.append(starts, qid.len()))
-    return firsts.get_column("code").gather(np.repeat(np.arange(starts.size), lengths))
+
+def _checked_scores(scores: pl.Series, column: str, function: str) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    score = _check_scores(scores, column, function)
+    return score, _score_steps(score)
 
 
 def _group_run(
-    qid: pl.Series, doc: pl.Series, score: np.ndarray
+    qid: pl.Series,
+    doc: pl.Series,
+    score: np.ndarray,
+    runs: pl.DataFrame | None = None,
+    steps: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, pl.Series, pl.Series, np.ndarray]:
     """Rows grouped by query in trec_eval order: query code per row, query ids, doc ids, rows per query.
 
     A run already grouped by query and ranked by score (then doc id, descending) is used as
-    it is: only run lengths are computed, no sort.
+    it is: only run lengths are computed, no sort. ``runs`` (``qid.rle()`` unnested) and
+    ``steps`` (:func:`_score_steps`) may be given when already computed.
     """
     if qid.len() == 0:
         return np.zeros(0, dtype=np.int64), qid, doc, np.zeros(0, dtype=np.int64)
-    runs = qid.rle().struct.unnest()
+    if runs is None:
+        runs = qid.rle().struct.unnest()
     firsts, lengths = runs.get_column("value"), runs.get_column("len").to_numpy().astype(np.int64)
-    if firsts.n_unique() != firsts.len() or not _in_trec_order(lengths, score, doc):
+    if firsts.n_unique() != firsts.len() or not _in_trec_order(lengths, score, doc, steps):
         ordered = pl.DataFrame({"q": qid, "s": score, "d": doc}).sort(
             ["q", "s", "d"], descending=[False, True, True], maintain_order=True
         )
