@@ -259,14 +259,13 @@ def test_repeated_judgments_are_found_in_any_chunk():
 
     from ragframe.ranking import Judgments, RepeatedJudgments, rank_measures
 
-    run_q = np.repeat(np.arange(6), 2)
     run_doc = pl.Series(["a", "b"] * 6)
     counts = np.full(6, 2)
     judged = np.ones(6, dtype=bool)
     unique = Judgments(np.arange(6), pl.Series(["a"] * 6), np.ones(6, dtype=np.int64), judged)
-    values = rank_measures(run_q, run_doc, counts, unique, ks=[1], measures=["mrr"], chunks=3, check_unique=True)
+    values = rank_measures(run_doc, counts, unique, ks=[1], measures=["mrr"], chunks=3, check_unique=True)
     assert values["mrr"].tolist() == [1.0] * 6
     # query 5 (the last chunk) judges "b" twice
     repeated = Judgments(np.r_[np.arange(6), 5, 5], pl.Series(["a"] * 6 + ["b", "b"]), np.ones(8, np.int64), judged)
     with pytest.raises(RepeatedJudgments):
-        rank_measures(run_q, run_doc, counts, repeated, ks=[1], measures=["mrr"], chunks=3, check_unique=True)
+        rank_measures(run_doc, counts, repeated, ks=[1], measures=["mrr"], chunks=3, check_unique=True)

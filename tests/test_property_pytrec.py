@@ -496,7 +496,6 @@ def test_query_chunks_do_not_change_results():
 
     rng = np.random.default_rng(7)
     nq, per = 50, 7
-    run_q = np.repeat(np.arange(nq), per)
     run_doc = pl.Series([f"d{x}" for x in rng.integers(0, 12, nq * per)])
     jq = np.repeat(np.arange(nq), 4)
     jdoc = pl.Series([f"d{x}" for x in rng.integers(0, 12, nq * 4)])
@@ -506,19 +505,19 @@ def test_query_chunks_do_not_change_results():
     judgments = ranking.Judgments(jq, jdoc, rng.integers(-1, 4, jq.size), judged)
     counts = np.full(nq, per)
     names = [*ranking.CUT_MEASURES, *ranking.FULL_MEASURES, *ranking.COUNT_MEASURES]
-    whole = ranking.rank_measures(run_q, run_doc, counts, judgments, ks=[1, 3], measures=names, chunks=1)
+    whole = ranking.rank_measures(run_doc, counts, judgments, ks=[1, 3], measures=names, chunks=1)
     assert not np.isnan(whole["ndcg"][judged]).any()
     assert set(whole) >= {"ndcg_at_3", "mrr_at_1", "num_rel_ret"}
     for chunks in (2, 3, 7):
         # an explicit chunks forces the threaded path even on a small input
-        split = ranking.rank_measures(run_q, run_doc, counts, judgments, ks=[1, 3], measures=names, chunks=chunks)
+        split = ranking.rank_measures(run_doc, counts, judgments, ks=[1, 3], measures=names, chunks=chunks)
         assert split.keys() == whole.keys()
         for name in whole:
             np.testing.assert_array_equal(split[name], whole[name], err_msg=name)
     # judgments not grouped by query take the filtering path instead of slices
     perm = rng.permutation(judgments.q.size)
     shuffled = ranking.Judgments(judgments.q[perm], judgments.doc.gather(perm), judgments.grade[perm], judged)
-    split = ranking.rank_measures(run_q, run_doc, counts, shuffled, ks=[1, 3], measures=names, chunks=3)
+    split = ranking.rank_measures(run_doc, counts, shuffled, ks=[1, 3], measures=names, chunks=3)
     for name in whole:
         np.testing.assert_array_equal(split[name], whole[name], err_msg=name)
 
@@ -531,3 +530,17 @@ def test_ideal_dcg_with_far_apart_grades_is_sorted_not_counted():
     ideal_q, ndcg_r = 3_000_000 + 1 / math.log2(3), 2 / (5 + 2 / math.log2(3))
     assert got["ndcg"].to_list() == pytest.approx([(1 + 3_000_000 / 2) / ideal_q, ndcg_r], rel=1e-12)
     assert got["ndcg_at_2"].to_list() == pytest.approx([1 / ideal_q, ndcg_r], rel=1e-12)
+
+
+@pytest.mark.parametrize("second", [1.0, 2.0])  # a tie, then a rise, across the chunk boundary
+def test_score_order_is_checked_across_chunks(second):
+    """Scores are read chunk by chunk: a tie or rise where two chunks meet still calls for a sort."""
+    first = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["z", "a"], "score": [3.0, 1.0]})
+    rest = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["b", "c"], "score": [second, 0.5]})
+    run = pl.concat([first, rest], rechunk=False)
+    assert run["score"].n_chunks() == 2
+    qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["b"], "relevance": [1]})
+    got = rf.evaluate_run(run, qrels, k=[2], metrics=["mrr", "precision_at_k"])
+    # ranked z (3.0), b (tie with a broken by doc id descending, or above it), a, c
+    assert got.select("mrr", "precision_at_2").row(0) == (0.5, 0.5)
+    assert got.equals(rf.evaluate_run(run.rechunk(), qrels, k=[2], metrics=["mrr", "precision_at_k"]))

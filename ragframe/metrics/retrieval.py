@@ -110,14 +110,32 @@ def _output_names(ks: Sequence[int], metrics: Sequence[str], prefix: str) -> lis
 # ----------------------------------------------------------------------------- ordering
 
 
-def _score_steps(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rows whose score is above the previous row's (rises) and equal to it (ties)."""
-    return np.flatnonzero(score[1:] > score[:-1]) + 1, np.flatnonzero(score[1:] == score[:-1]) + 1
+def _pieces(score: np.ndarray | pl.Series) -> list[np.ndarray]:
+    """The values as NumPy arrays without copying: one per chunk of a Series."""
+    if isinstance(score, np.ndarray):
+        return [score]
+    return [chunk.to_numpy() for chunk in score.get_chunks() if chunk.len()]
+
+
+def _score_steps(score: np.ndarray | pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Rows whose score is above the previous row's (rises) and equal to it (ties).
+
+    A Series is read chunk by chunk (its few Arrow chunks, not its rows), never copied whole.
+    """
+    rises, ties = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+    offset, last = 0, None
+    for part in _pieces(score):
+        if last is not None and part[0] >= last:
+            (rises if part[0] > last else ties).append(np.array([offset]))
+        rises.append(np.flatnonzero(part[1:] > part[:-1]) + (offset + 1))
+        ties.append(np.flatnonzero(part[1:] == part[:-1]) + (offset + 1))
+        offset, last = offset + part.size, part[-1]
+    return np.concatenate(rises), np.concatenate(ties)
 
 
 def _in_trec_order(
     lengths: np.ndarray,
-    score: np.ndarray,
+    score: np.ndarray | pl.Series,
     doc: pl.Series,
     steps: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> bool:
@@ -125,7 +143,7 @@ def _in_trec_order(
 
     ``steps`` is :func:`_score_steps` of ``score``, when already computed.
     """
-    if score.size < 2:
+    if len(score) < 2:
         return True
     boundary = np.cumsum(lengths)[:-1]  # first row of every group but the first (sorted)
 
@@ -142,13 +160,13 @@ def _in_trec_order(
     return not bool((doc.gather(tie - 1) < doc.gather(tie)).any())
 
 
-def _check_scores(series: pl.Series, column: str, function: str) -> np.ndarray:
+def _check_scores(series: pl.Series, column: str, function: str) -> pl.Series:
+    """The scores as Float64 (not copied when they are Float64); a typed error for null or NaN."""
     if not series.dtype.is_numeric():
         raise SchemaError("wrong dtype", function=function, column=column, expected="a number", found=str(series.dtype))
     values = series.cast(pl.Float64)
-    array = values.to_numpy() if not values.null_count() else None
     # a sum is NaN when a value is NaN (or when +inf and -inf meet): then look row by row
-    if array is None or (np.isnan(np.add.reduce(array)) and np.isnan(array).any()):
+    if values.null_count() or any(np.isnan(np.add.reduce(part)) and np.isnan(part).any() for part in _pieces(values)):
         row = first_true_row(values.is_null() | values.is_nan())
         raise SchemaError(
             "null or NaN score",
@@ -158,7 +176,7 @@ def _check_scores(series: pl.Series, column: str, function: str) -> np.ndarray:
             expected="a number",
             found=str(values[row]),
         )
-    return array
+    return values
 
 
 # ----------------------------------------------------------------------------- wide frames
@@ -293,7 +311,7 @@ def _score_wide(
         run_q, run_doc = _order_by_scores(view, score_col, retrieved, run_q, run_doc, lengths, function)
 
     judgments = _wide_judgments(view, judgment_col, graded, relevant, function)
-    values = rank_measures(run_q, run_doc, lengths, judgments, ks=ks, measures=metrics, relevance_level=level)
+    values = rank_measures(run_doc, lengths, judgments, ks=ks, measures=metrics, relevance_level=level)
     null_run = retrieved.is_null().to_numpy()
     columns = []
     for name in out_names:
@@ -514,11 +532,12 @@ def evaluate_run(
         qrels_lengths = qrels_runs.get_column("len").to_numpy()
         judged_qids = qrels_firsts.unique(maintain_order=True)
         run_score, steps = checking.result()
-    run_q, qids, run_doc, run_counts = _group_run(run_qid, run_doc, run_score, run_runs, steps)
-    if max_docs is not None and run_q.size and int(run_counts.max()) > max_docs:
+    qids, run_doc, run_counts = _group_run(run_qid, run_doc, run_score, run_runs, steps)
+    if max_docs is not None and run_counts.size and int(run_counts.max()) > max_docs:
         starts = np.cumsum(run_counts) - run_counts
+        run_q = np.repeat(np.arange(run_counts.size), run_counts)
         keep = (np.arange(run_q.size) - starts[run_q]) < max_docs
-        run_q, run_doc = run_q[keep], run_doc.filter(pl.Series(keep))
+        run_doc = run_doc.filter(pl.Series(keep))
         run_counts = np.minimum(run_counts, max_docs)
 
     # query codes for the judgments: the run's queries first, then (with -c) judged-only queries
@@ -553,7 +572,6 @@ def evaluate_run(
     measures = list(chosen) + list(COUNT_MEASURES)
     try:  # the usual case, one grade per (query, document), is checked on the threads
         values = rank_measures(
-            run_q,
             run_doc,
             counts,
             Judgments(q=jq, doc=jdoc, grade=jgrade, judged=judged),
@@ -565,7 +583,7 @@ def evaluate_run(
     except RepeatedJudgments:  # drop repeats that agree, or name the first conflicting row
         jq, jdoc, jgrade = dedupe_judgments(jq, jdoc, jgrade, function=function, column=doc_id, row_of=jrows)
         judgments = Judgments(q=jq, doc=jdoc, grade=jgrade, judged=judged)
-        values = rank_measures(run_q, run_doc, counts, judgments, ks=ks, measures=measures, relevance_level=level)
+        values = rank_measures(run_doc, counts, judgments, ks=ks, measures=measures, relevance_level=level)
     out = pl.DataFrame({"query_id": codes.get_column("qid")})
     for name in COUNT_MEASURES:
         out = out.with_columns(pl.Series(name, values[name], dtype=pl.Int64))
@@ -593,18 +611,18 @@ def _checked_scores(scores: pl.Series, column: str, function: str) -> tuple[np.n
 def _group_run(
     qid: pl.Series,
     doc: pl.Series,
-    score: np.ndarray,
+    score: pl.Series,
     runs: pl.DataFrame | None = None,
     steps: tuple[np.ndarray, np.ndarray] | None = None,
-) -> tuple[np.ndarray, pl.Series, pl.Series, np.ndarray]:
-    """Rows grouped by query in trec_eval order: query code per row, query ids, doc ids, rows per query.
+) -> tuple[pl.Series, pl.Series, np.ndarray]:
+    """Rows grouped by query in trec_eval order: the query ids, the doc ids, the rows of each query.
 
     A run already grouped by query and ranked by score (then doc id, descending) is used as
     it is: only run lengths are computed, no sort. ``runs`` (``qid.rle()`` unnested) and
     ``steps`` (:func:`_score_steps`) may be given when already computed.
     """
     if qid.len() == 0:
-        return np.zeros(0, dtype=np.int64), qid, doc, np.zeros(0, dtype=np.int64)
+        return qid, doc, np.zeros(0, dtype=np.int64)
     if runs is None:
         runs = qid.rle().struct.unnest()
     firsts, lengths = runs.get_column("value"), runs.get_column("len").to_numpy().astype(np.int64)
@@ -615,8 +633,7 @@ def _group_run(
         doc = ordered.get_column("d")
         runs = ordered.get_column("q").rle().struct.unnest()
         firsts, lengths = runs.get_column("value"), runs.get_column("len").to_numpy().astype(np.int64)
-    run_q = np.repeat(np.arange(lengths.size, dtype=np.int32 if lengths.size < 2**31 else np.int64), lengths)
-    return run_q, firsts, doc, lengths
+    return firsts, doc, lengths
 
 
 def run_summary(per_query: Any, /) -> pl.DataFrame:
