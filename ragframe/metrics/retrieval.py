@@ -530,7 +530,6 @@ def evaluate_run(
         qrels_runs = qrels_qid.rle().struct.unnest()
         qrels_firsts = qrels_runs.get_column("value")
         qrels_lengths = qrels_runs.get_column("len").to_numpy()
-        judged_qids = qrels_firsts.unique(maintain_order=True)
         run_score, steps = checking.result()
     qids, run_doc, run_counts = _group_run(run_qid, run_doc, run_score, run_runs, steps)
     if max_docs is not None and run_counts.size and int(run_counts.max()) > max_docs:
@@ -542,17 +541,21 @@ def evaluate_run(
 
     # query codes for the judgments: the run's queries first, then (with -c) judged-only queries
     codes = pl.DataFrame({"qid": qids, "code": np.arange(qids.len(), dtype=np.int64)})
-    extra = judged_qids.filter(~judged_qids.is_in(qids.implode()))
-    if complete and extra.len():
-        extra = extra.sort()
-        codes = pl.concat([codes, pl.DataFrame({"qid": extra, "code": np.arange(extra.len()) + qids.len()})])
-    first_codes = (
-        pl.DataFrame({"qid": qrels_firsts})
-        .join(codes, on="qid", how="left", maintain_order="left")
-        .get_column("code")
-        .fill_null(-1)
-        .to_numpy()
-    )
+    if qrels_firsts.equals(qids):  # the usual case: the same queries in the same order, no lookup
+        extra, first_codes = qids.clear(), np.arange(qids.len(), dtype=np.int64)
+    else:
+        judged_qids = qrels_firsts.unique(maintain_order=True)
+        extra = judged_qids.filter(~judged_qids.is_in(qids.implode()))
+        if complete and extra.len():
+            extra = extra.sort()
+            codes = pl.concat([codes, pl.DataFrame({"qid": extra, "code": np.arange(extra.len()) + qids.len()})])
+        first_codes = (
+            pl.DataFrame({"qid": qrels_firsts})
+            .join(codes, on="qid", how="left", maintain_order="left")
+            .get_column("code")
+            .fill_null(-1)
+            .to_numpy()
+        )
     j_code = np.repeat(first_codes, qrels_lengths)  # -1: a query the run does not have
     if extra.len() == 0 or complete:  # every judged query has a code: nothing to drop
         jq, jdoc, jgrade = j_code, qrels_doc, grades.cast(pl.Int64).to_numpy()
