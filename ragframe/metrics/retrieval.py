@@ -525,9 +525,10 @@ def evaluate_run(
         checking = pool.submit(_checked_scores, run_df.get_column(score), score, function)
         half = run_qid.len() // 2
         first_half = pool.submit(lambda: run_qid.slice(0, half).rle().struct.unnest())
-        run_runs = _joined_runs(first_half, run_qid.slice(half).rle().struct.unnest())
         # qrels come grouped by query: one code lookup per run of equal query ids
-        qrels_runs = qrels_qid.rle().struct.unnest()
+        qrels_coding = pool.submit(lambda: qrels_qid.rle().struct.unnest())
+        run_runs = _joined_runs(first_half, run_qid.slice(half).rle().struct.unnest())
+        qrels_runs = qrels_coding.result()
         qrels_firsts = qrels_runs.get_column("value")
         qrels_lengths = qrels_runs.get_column("len").to_numpy()
         run_score, steps = checking.result()
