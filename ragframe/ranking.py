@@ -1,9 +1,10 @@
 """Ranking kernels: flat arrays with per-query codes in, per-query measures out.
 
 A *ranking* is given as flat arrays over all retrieved documents of all queries,
-grouped by query and in rank order (CSR style): ``run_q`` holds each row's query
-code (0 .. n_queries-1, non-decreasing) and ``run_doc`` its document id. The
-*judgments* are flat arrays too: ``judged_q``, ``judged_doc``, ``judged_grade``.
+grouped by query and in rank order (CSR style): ``run_doc`` holds each row's document
+id and ``counts`` the number of rows of each query (query codes 0 .. n_queries-1);
+where a kernel needs each row's query code it is ``run_q`` (non-decreasing). The
+*judgments* are flat arrays too (:class:`Judgments`): query code, document id, grade.
 No function here loops over queries in Python: matching a ranking to its
 judgments is a hash join on 64-bit keys verified by exact string comparison, and
 every measure is a ``bincount``/``cumsum`` over the flat arrays.
