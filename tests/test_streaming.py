@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import random
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -143,6 +149,31 @@ def test_an_error_in_a_child_process_is_raised_with_its_type(log_folder, tmp_pat
         rf.evaluate_parquet(log_folder, out, batch_rows=100, progress=False, batches_per_process=1)
     manifest = json.loads((out / "manifest.json").read_text())
     assert sorted(manifest["finished"]) == ["0", "1", "2", "3"] and not manifest["complete"]  # good parts kept
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the child process through /proc")
+def test_a_child_process_killed_mid_run_is_a_clear_error(log_folder, tmp_path):
+    def kill_first_child() -> None:  # SIGKILL the first batch worker this process starts
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            for stat in Path("/proc").glob("[0-9]*/stat"):
+                try:
+                    fields = stat.read_text().rsplit(")", 1)[1].split()
+                    command = (stat.parent / "cmdline").read_bytes()
+                except OSError:
+                    continue
+                if int(fields[1]) == os.getpid() and b"batch_worker" in command:
+                    os.kill(int(stat.parent.name), signal.SIGKILL)
+                    return
+            time.sleep(0.01)
+
+    killer = threading.Thread(target=kill_first_child)
+    killer.start()
+    with pytest.raises(rf.RagframeError, match=r"child process scoring rows 0\.\. of .*day1\.parquet.*status -9"):
+        rf.evaluate_parquet(log_folder, tmp_path / "out", batch_rows=4, progress=False, batches_per_process=1)
+    killer.join()
+    result = rf.evaluate_parquet(log_folder, tmp_path / "out", batch_rows=4, progress=False, batches_per_process=None)
+    assert result.rows == 40 and result.resumed == 0  # nothing was finished; the rerun completes
 
 
 def test_batches_per_process_must_be_positive(log_folder, tmp_path):
