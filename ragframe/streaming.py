@@ -431,7 +431,9 @@ def evaluate_parquet(
         (``python -c`` importing :mod:`ragframe.batch_worker`), this many batches each: the
         memory an allocator keeps between batches goes back to the system when each child
         exits, so the peak is that of ``batches_per_process`` batches whatever the log's
-        size. Shorter runs, and ``None``, score in this process. Results do not depend on it.
+        size. Shorter runs, and ``None``, score in this process (use ``None`` where
+        ``sys.executable`` cannot start a Python child, as in a frozen application).
+        Results do not depend on it.
     **options
         Passed to :func:`ragframe.evaluate` (``thresholds``, ``weights``,
         ``ngram_sizes``, ...); ``relevance_level`` goes to :func:`ragframe.score_retrieval`.
