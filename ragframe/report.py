@@ -63,6 +63,7 @@ def _cells(df: pl.DataFrame, decimals: int) -> tuple[list[str], list[list[str]],
 
 def _table(df: pl.DataFrame, decimals: int) -> str:
     header, rows, right = _cells(df, decimals)
+    # column widths over a summary table's few rows: reporting, not a hot path
     widths = [max(len(header[i]), *(len(r[i]) for r in rows)) if rows else len(header[i]) for i in range(len(header))]
 
     def line(cells: list[str]) -> str:
@@ -80,6 +81,7 @@ def _markdown(df: pl.DataFrame, decimals: int) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
     rule = "|" + "|".join("---:" if r else "---" for r in right) + "|"
+    # one Markdown line per summary row: reporting, not a hot path
     return "\n".join([line(header), rule, *(line(r) for r in rows)])
 
 

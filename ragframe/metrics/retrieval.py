@@ -616,19 +616,17 @@ def _group_run(
     qid: pl.Series,
     doc: pl.Series,
     score: pl.Series,
-    runs: pl.DataFrame | None = None,
-    steps: tuple[np.ndarray, np.ndarray] | None = None,
+    runs: pl.DataFrame,
+    steps: tuple[np.ndarray, np.ndarray],
 ) -> tuple[pl.Series, pl.Series, np.ndarray]:
     """Rows grouped by query in trec_eval order: the query ids, the doc ids, the rows of each query.
 
     A run already grouped by query and ranked by score (then doc id, descending) is used as
-    it is: only run lengths are computed, no sort. ``runs`` (``qid.rle()`` unnested) and
-    ``steps`` (:func:`_score_steps`) may be given when already computed.
+    it is: only run lengths are computed, no sort. ``runs`` is ``qid.rle()`` unnested and
+    ``steps`` is :func:`_score_steps` of ``score``, both computed by the caller on threads.
     """
     if qid.len() == 0:
         return qid, doc, np.zeros(0, dtype=np.int64)
-    if runs is None:
-        runs = qid.rle().struct.unnest()
     firsts, lengths = runs.get_column("value"), runs.get_column("len").to_numpy().astype(np.int64)
     if firsts.n_unique() != firsts.len() or not _in_trec_order(lengths, score, doc, steps):
         ordered = pl.DataFrame({"q": qid, "s": score, "d": doc}).sort(
