@@ -1,4 +1,4 @@
-"""Calibration of ``ragframe.compare`` under the null: false-positive rates and family-wise error.
+"""Calibration of ``ragframe.stats.compare`` under the null: false-positive rates and family-wise error.
 
 What is checked
 ---------------
@@ -343,7 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     start = time.perf_counter()
     print(
-        f"ragframe.compare calibration: {args.sims:,} simulations of n = {args.n} pairs per row, seed {args.seed}, "
+        f"compare calibration: {args.sims:,} simulations of n = {args.n} pairs per row, seed {args.seed}, "
         f"{args.n_resamples:,} resamples for permutation/bootstrap"
     )
     rates = []

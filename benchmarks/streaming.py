@@ -501,7 +501,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _default_batch_rows() -> int:
-    from ragframe.streaming import DEFAULT_BATCH_ROWS
+    from ragframe.io.streaming import DEFAULT_BATCH_ROWS
 
     return DEFAULT_BATCH_ROWS
 

@@ -12,9 +12,6 @@ Examples
 [0.5]
 """
 
-from ragframe.agreement import agreement, cohen_kappa, judgment_summary, judgments_to_qrels
-from ragframe.batch_summary import batch_passed, detect_regressions, summarize_batch
-from ragframe.compare import adjust_p_values, compare, compare_runs
 from ragframe.exceptions import (
     InputFileError,
     InvalidParameterError,
@@ -22,7 +19,8 @@ from ragframe.exceptions import (
     RagframeError,
     SchemaError,
 )
-from ragframe.io import read_qrels, read_trec_run, write_qrels, write_trec_run
+from ragframe.io.streaming import ParquetEvaluation, ResumeError, evaluate_parquet
+from ragframe.io.trec import read_qrels, read_trec_run, write_qrels, write_trec_run
 from ragframe.metrics import METRICS, MetricSpec
 from ragframe.metrics.heuristic import (
     DEFAULT_THRESHOLDS,
@@ -44,9 +42,11 @@ from ragframe.metrics.retrieval import (
     run_summary,
     score_retrieval,
 )
-from ragframe.regressions import regressions
-from ragframe.streaming import ParquetEvaluation, ResumeError, evaluate_parquet
-from ragframe.summary import SummaryState, merge_summary_states, summarize, summary_state
+from ragframe.stats.agreement import agreement, cohen_kappa, judgment_summary, judgments_to_qrels
+from ragframe.stats.batch_summary import batch_passed, detect_regressions, summarize_batch
+from ragframe.stats.compare import adjust_p_values, compare, compare_runs
+from ragframe.stats.regressions import regressions
+from ragframe.stats.summary import SummaryState, merge_summary_states, summarize, summary_state
 
 __version__ = "0.1.0"
 

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
 import ragframe as rf
-from ragframe.agreement import agreement, cohen_kappa, judgment_summary, judgments_to_qrels
 from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.stats.agreement import agreement, cohen_kappa, judgment_summary, judgments_to_qrels
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 LEVEL_WEIGHTS = {"nominal": None, "ordinal": "linear", "interval": "quadratic"}

@@ -257,7 +257,7 @@ def test_duplicate_qrels_lines():
 def test_repeated_judgments_are_found_in_any_chunk():
     import numpy as np
 
-    from ragframe.ranking import Judgments, RepeatedJudgments, rank_measures
+    from ragframe.kernels.ranking import Judgments, RepeatedJudgments, rank_measures
 
     run_doc = pl.Series(["a", "b"] * 6)
     counts = np.full(6, 2)

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from test_streaming import make_log
 
-from ragframe.cli import main
+from ragframe.cli.main import main
 
 
 @pytest.fixture

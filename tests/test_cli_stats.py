@@ -1,8 +1,8 @@
 """``ragframe summary``, ``compare``, ``gate`` and ``demo``: output values equal the library's, exit codes.
 
 Every frame is built here and written to ``tmp_path``; numbers printed as CSV or JSON are
-read back and compared with :func:`ragframe.summarize`, :func:`ragframe.compare` and
-:func:`ragframe.regressions` called directly.
+read back and compared with :func:`ragframe.summarize`, :func:`ragframe.stats.compare` and
+:func:`ragframe.stats.regressions` called directly.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import polars as pl
 import pytest
 
 import ragframe as rf
-from ragframe.cli import main
+from ragframe.cli.main import main
 
 REPO = Path(__file__).resolve().parent.parent
 N = 40

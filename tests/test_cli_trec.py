@@ -2,7 +2,7 @@
 
 The expected outputs are trec_eval 10.0's own test files (``tests/data/trec_eval``; which
 flags produced which file is in the upstream README). Each expected file is filtered to the
-measures ragframe supports (names mapped by :mod:`ragframe.trec_eval_format`, independently of
+measures ragframe supports (names mapped by :mod:`ragframe.io.trec_eval_format`, independently of
 what the command prints) and must equal the command's output line for line.
 """
 
@@ -18,8 +18,8 @@ import pytest
 from conftest import LOCAL_DATA, shared_path
 from trec_names import ragframe_name
 
-from ragframe.cli import main
-from ragframe.trec_eval_format import (
+from ragframe.cli.main import main
+from ragframe.io.trec_eval_format import (
     SUPPORTED_MEASURES,
     UnsupportedMeasureError,
     output_measures,

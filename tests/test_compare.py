@@ -249,7 +249,7 @@ def test_regressions_mixed_inputs_error():
 def test_wilcoxon_ranking_in_chunks_equals_one_sort(monkeypatch):
     import sys
 
-    module = sys.modules["ragframe.compare"]
+    module = sys.modules["ragframe.stats.compare"]
     rng = np.random.default_rng(8)
     n = 300
     a = pl.DataFrame(

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ragframe as rf
-from ragframe.matching import json_escape, normalize_chunks
+from ragframe.kernels.matching import json_escape, normalize_chunks
 
 TEXTS = pl.List(pl.String)
 

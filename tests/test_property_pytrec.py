@@ -492,7 +492,7 @@ def test_query_chunks_do_not_change_results():
     """rank_measures splits large inputs into query ranges scored on threads; any split gives the same values."""
     import numpy as np
 
-    from ragframe import ranking
+    from ragframe.kernels import ranking
 
     rng = np.random.default_rng(7)
     nq, per = 50, 7

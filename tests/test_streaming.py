@@ -16,8 +16,8 @@ import polars as pl
 import pytest
 
 import ragframe as rf
-from ragframe import streaming
-from ragframe.summary import SKETCH_ERROR
+from ragframe.io import streaming
+from ragframe.stats.summary import SKETCH_ERROR
 
 TEXTS = [
     "The Eiffel Tower is in Paris. It was finished in 1889.",

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import ragframe as rf
-from ragframe.quantiles import QUANTILE_METHODS
-from ragframe.summary import PERCENTILES, SKETCH_ERROR
+from ragframe.kernels.quantiles import QUANTILE_METHODS
+from ragframe.stats.summary import PERCENTILES, SKETCH_ERROR
 
 SCORE = st.one_of(st.none(), st.sampled_from([0.0, 0.25, 0.5, 1.0]), st.floats(0, 1, allow_nan=False))
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragframe import text
+from ragframe.kernels import text
 
 
 @pytest.mark.parametrize(

@@ -29,9 +29,8 @@ import numpy as np
 import polars as pl
 
 from ragframe.exceptions import InvalidParameterError, SchemaError
-from ragframe.memory import trim_heap
-from ragframe.schema import apply_to_frame, frame_kind
-from ragframe.text import (
+from ragframe.io.memory import trim_heap
+from ragframe.kernels.text import (
     Common,
     TermIndex,
     common_entries_many,
@@ -44,6 +43,7 @@ from ragframe.text import (
     term_index,
     tokenize_ids,
 )
+from ragframe.schema import apply_to_frame, frame_kind
 
 __all__ = [
     "HEURISTIC_METRICS",
@@ -729,7 +729,7 @@ def _run(
         for start in range(0, max(view.height, 1), _TEXT_ROWS):
             parts.append(score(view.slice(start, _TEXT_ROWS)))
             if view.height >= batch_rows:
-                trim_heap()  # give freed memory back to the OS after each chunk (see ragframe.memory)
+                trim_heap()  # give freed memory back to the OS after each chunk (see ragframe.io.memory)
         return parts[0] if len(parts) == 1 else pl.concat(parts)
 
     return apply_to_frame(df, compute, columns=inputs, function=function)

@@ -1,6 +1,6 @@
 """Ranking metrics over whole batches, trec_eval-exact (``spec/retrieval.md``).
 
-Two entry points share one kernel (:mod:`ragframe.ranking`):
+Two entry points share one kernel (:mod:`ragframe.kernels.ranking`):
 
 * wide frames, one row per query: :func:`score_retrieval` appends
   ``precision_at_k`` ... ``r_precision`` columns;
@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 
 from ragframe.exceptions import InvalidParameterError, SchemaError
-from ragframe.ranking import (
+from ragframe.kernels.ranking import (
     COUNT_MEASURES,
     CUT_MEASURES,
     FULL_MEASURES,
@@ -211,7 +211,7 @@ def score_retrieval(
         Minimum grade of a relevant document (trec_eval ``-l``).
     match : {"id", "contains"}
         ``"id"`` compares ids; ``"contains"`` matches retrieved chunk texts against
-        gold document texts (see :mod:`ragframe.matching`).
+        gold document texts (see :mod:`ragframe.kernels.matching`).
     retrieved_ids : str, optional
         Column of retrieved ids in rank order (list[str]); defaults to
         ``retrieved_ids`` (or ``contexts`` when ``match="contains"``).
@@ -297,7 +297,7 @@ def _score_wide(
 ) -> pl.DataFrame:
     n = view.height
     if contains:
-        from ragframe.matching import contains_to_ids
+        from ragframe.kernels.matching import contains_to_ids
 
         retrieved, relevant = contains_to_ids(view, retrieved_col, judgment_col, function)
     else:

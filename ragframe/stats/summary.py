@@ -22,9 +22,9 @@ import numpy as np
 import polars as pl
 
 from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.kernels.quantiles import check_method, lerp, segment_quantiles, virtual_index
+from ragframe.kernels.resampling import bootstrap_means
 from ragframe.metrics import passed_column, score_columns
-from ragframe.quantiles import check_method, lerp, segment_quantiles, virtual_index
-from ragframe.resampling import bootstrap_means
 from ragframe.schema import first_true_row, frame_kind, to_polars
 
 __all__ = ["SummaryState", "summarize", "summary_state", "merge_summary_states", "SKETCH_BINS", "SKETCH_ERROR"]

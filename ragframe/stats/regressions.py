@@ -3,7 +3,7 @@
 Two summaries (from :func:`ragframe.summarize` or :func:`ragframe.summarize_batch`): the
 seed's rule, a metric regressed when its mean dropped by more than ``threshold``.
 Two per-row scored frames with ids: the same rule on the means, plus the paired test of
-:func:`ragframe.compare`; a regression then has to be both larger than the threshold and
+:func:`ragframe.stats.compare`; a regression then has to be both larger than the threshold and
 significant (the rule ``ragframe gate`` applies).
 """
 
@@ -14,9 +14,9 @@ from typing import Any
 
 import polars as pl
 
-from ragframe.compare import compare
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.schema import column_names, frame_kind, to_polars
+from ragframe.stats.compare import compare
 
 __all__ = ["regressions"]
 
@@ -50,7 +50,7 @@ def regressions(
     threshold : float
         A drop of the mean by more than this is a regression (``delta < -threshold``).
     on, metrics, by, test, alpha, correction, how, n_resamples, seed
-        Passed to :func:`ragframe.compare` for per-row frames.
+        Passed to :func:`ragframe.stats.compare` for per-row frames.
 
     Returns
     -------

@@ -36,10 +36,10 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from ragframe.exceptions import InputFileError, InvalidParameterError, RagframeError, SchemaError
-from ragframe.memory import trim_heap
+from ragframe.io.memory import trim_heap
 from ragframe.metrics.heuristic import HEURISTIC_METRICS, METRIC_INPUTS, evaluate
 from ragframe.metrics.retrieval import score_retrieval
-from ragframe.summary import SummaryState, merge_summary_states, summary_state
+from ragframe.stats.summary import SummaryState, merge_summary_states, summary_state
 
 __all__ = [
     "evaluate_parquet",
@@ -257,7 +257,7 @@ class _BatchJob:
         _write_atomic(part, self.out / "scores" / name)
         entry = {"rows": batch.rows, "scored": good.height, "rejected": rejects.height}
         del frame, good, scores, part
-        trim_heap()  # keeps the peak flat from batch to batch (see ragframe.memory)
+        trim_heap()  # keeps the peak flat from batch to batch (see ragframe.io.memory)
         return entry
 
 
@@ -428,7 +428,7 @@ def evaluate_parquet(
         Show a progress bar on a terminal (tqdm when installed); never in a pipe or CI.
     batches_per_process : int or None
         A run with more batches to do than this hands them to fresh child processes
-        (``python -c`` importing :mod:`ragframe.batch_worker`), this many batches each: the
+        (``python -c`` importing :mod:`ragframe.io.batch_worker`), this many batches each: the
         memory an allocator keeps between batches goes back to the system when each child
         exits, so the peak is that of ``batches_per_process`` batches whatever the log's
         size. Shorter runs, and ``None``, score in this process (use ``None`` where
@@ -547,12 +547,12 @@ def _run_in_child_processes(
     """Score ``pending`` in child processes, ``per_process`` batches each, recording each finished batch.
 
     A child gets ``(job, batches)`` pickled on its stdin and answers a pickled message per
-    batch on its stdout (see :mod:`ragframe.batch_worker`); its stderr is this process's.
+    batch on its stdout (see :mod:`ragframe.io.batch_worker`); its stderr is this process's.
     An error in a child is raised here, with its type when it can be pickled.
     """
-    package_root = str(Path(__file__).resolve().parent.parent)
+    package_root = str(Path(__file__).resolve().parents[2])
     # appended, not prepended: an installed ragframe is found first, a source checkout still works
-    code = f"import sys; sys.path.append({package_root!r}); from ragframe.batch_worker import main; sys.exit(main())"
+    code = f"import sys; sys.path.append({package_root!r}); from ragframe.io.batch_worker import main; sys.exit(main())"
     for start in range(0, len(pending), per_process):
         group = pending[start : start + per_process]
         child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)

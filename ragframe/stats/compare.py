@@ -19,10 +19,10 @@ import numpy as np
 import polars as pl
 
 from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.kernels.resampling import bootstrap_means, exact_sign_flip_means, sign_flip_means
 from ragframe.metrics import score_columns
-from ragframe.resampling import bootstrap_means, exact_sign_flip_means, sign_flip_means
 from ragframe.schema import first_true_row, frame_kind, to_polars
-from ragframe.summary import prepare_scores
+from ragframe.stats.summary import prepare_scores
 
 __all__ = ["compare", "compare_runs", "adjust_p_values", "TESTS", "CORRECTIONS"]
 

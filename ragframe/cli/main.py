@@ -11,15 +11,15 @@ demo
     summary of the per-query scores.
 trec
     trec_eval-compatible scoring of a TREC run file against a qrels file, printed
-    in trec_eval's layout (see :mod:`ragframe.trec_eval_format`).
+    in trec_eval's layout (see :mod:`ragframe.io.trec_eval_format`).
 summary
     :func:`ragframe.summarize` of a scored frame (Parquet file, folder or glob; CSV or
     JSON file), as a table, CSV, JSON or Markdown.
 compare
-    :func:`ragframe.compare` of two scored frames: paired tests per metric.
+    :func:`ragframe.stats.compare` of two scored frames: paired tests per metric.
 gate
     A CI check: fails (exit code 1) when a metric regressed against a baseline (larger
-    than a threshold and significant, see :func:`ragframe.regressions`) or when a
+    than a threshold and significant, see :func:`ragframe.stats.regressions`) or when a
     metric's mean is below a floor.
 
 Exit codes: 0 ok, 1 gate failed, 2 usage error, 3 input error (a missing or unreadable
@@ -39,17 +39,12 @@ from typing import Any
 
 import polars as pl
 
-from ragframe.compare import TESTS, compare, compare_runs
+from ragframe.cli.format import FORMATS, format_frame
 from ragframe.datasets import example_paths
 from ragframe.exceptions import RagframeError
-from ragframe.io import read_qrels, read_trec_run
-from ragframe.metrics.retrieval import evaluate_run, run_summary
-from ragframe.quantiles import QUANTILE_METHODS
-from ragframe.regressions import regressions
-from ragframe.report import FORMATS, format_frame
-from ragframe.streaming import DEFAULT_BATCH_ROWS, DEFAULT_BATCHES_PER_PROCESS
-from ragframe.summary import summarize
-from ragframe.trec_eval_format import (
+from ragframe.io.streaming import DEFAULT_BATCH_ROWS, DEFAULT_BATCHES_PER_PROCESS
+from ragframe.io.trec import read_qrels, read_trec_run
+from ragframe.io.trec_eval_format import (
     DEFAULT_CUTOFFS,
     NICKNAMES,
     SUPPORTED_MEASURES,
@@ -58,6 +53,11 @@ from ragframe.trec_eval_format import (
     format_trec_eval,
     parse_measures,
 )
+from ragframe.kernels.quantiles import QUANTILE_METHODS
+from ragframe.metrics.retrieval import evaluate_run, run_summary
+from ragframe.stats.compare import TESTS, compare, compare_runs
+from ragframe.stats.regressions import regressions
+from ragframe.stats.summary import summarize
 
 __all__ = ["main", "build_parser"]
 
@@ -602,7 +602,7 @@ def _add_summary_parser(sub: argparse._SubParsersAction) -> None:
 # ----------------------------------------------------------------------------- compare
 
 _COMPARE_DESCRIPTION = """\
-Paired comparison of two scored frames with ragframe.compare: is B different
+Paired comparison of two scored frames with ragframe.stats.compare: is B different
 from A? Rows are paired on --on; per metric (and per slice with --by): n (pairs
 with both scores), mean_a, mean_b, delta (= mean_b - mean_a), ci_low, ci_high (of
 the mean difference), statistic, p_value, p_adjusted, significant (p_adjusted <
@@ -919,7 +919,7 @@ def _mapping(value: str) -> tuple[str, str]:
 
 def _eval(args: argparse.Namespace) -> int:
     from ragframe.exceptions import InvalidParameterError
-    from ragframe.streaming import evaluate_parquet
+    from ragframe.io.streaming import evaluate_parquet
 
     config = _load_config(args.config)
     columns = dict(config.pop("columns", {}))

@@ -1,0 +1,1 @@
+"""Reductions over scored frames: summaries, paired comparisons, regressions and the gate, agreement."""
