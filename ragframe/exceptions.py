@@ -16,6 +16,8 @@ __all__ = [
     "InvalidParameterError",
     "MissingDependencyError",
     "InputFileError",
+    "ResumeError",
+    "UnsupportedMeasureError",
 ]
 
 
@@ -86,3 +88,11 @@ class MissingDependencyError(RagframeError, ImportError):
 
 class InputFileError(RagframeError, OSError):
     """An input file is missing, unreadable or damaged; the message names the file."""
+
+
+class ResumeError(RagframeError):
+    """An output folder holds a run made from another source or with other options."""
+
+
+class UnsupportedMeasureError(InvalidParameterError):
+    """A trec_eval measure name (``-m``) that ragframe cannot compute or cannot parse."""

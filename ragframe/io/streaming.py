@@ -35,7 +35,7 @@ import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 
-from ragframe.exceptions import InputFileError, InvalidParameterError, RagframeError, SchemaError
+from ragframe.exceptions import InputFileError, InvalidParameterError, RagframeError, ResumeError, SchemaError
 from ragframe.io.memory import trim_heap
 from ragframe.metrics.heuristic import HEURISTIC_METRICS, METRIC_INPUTS, evaluate
 from ragframe.metrics.retrieval import score_retrieval
@@ -63,10 +63,6 @@ _ROLE_DTYPES = {
     "retrieved_scores": pl.List(pl.Float64),
     "relevance": pl.List(pl.Struct({"id": pl.String, "grade": pl.Int64})),
 }
-
-
-class ResumeError(RagframeError):
-    """The output folder holds a run made from another source or with other options."""
 
 
 @dataclass

@@ -43,6 +43,8 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
+from ragframe.exceptions import UnsupportedMeasureError
+
 __all__ = [
     "SUPPORTED_MEASURES",
     "NICKNAMES",
@@ -118,10 +120,6 @@ _UNSUPPORTED_TREC = frozenset(
 )
 _UNDERSCORE_CUT = re.compile(r"(P|recall|ndcg_cut|success)_(\d+)")
 _CUTOFF = re.compile(r"(\d+)(?:\.\d*)?")  # trec_eval reads cutoffs with atol: "23.4" is 23
-
-
-class UnsupportedMeasureError(ValueError):
-    """A ``-m`` value that ragframe cannot compute (or cannot parse)."""
 
 
 class OutputMeasure(NamedTuple):
