@@ -1,4 +1,4 @@
-"""Agreement between annotators, and human judgments as qrels (``spec/statistics.md``).
+"""Agreement between annotators, and human judgments as qrels (``docs/statistics.md``).
 
 The input is a long *judgments* table: one row per (item, annotator) rating. The default
 column names follow the anchor seed's ``HumanJudgment``: the item is identified by
