@@ -1,4 +1,4 @@
-"""Batch aggregates and regression detection with the seed's semantics (``spec/heuristics.md``).
+"""Batch aggregates and regression detection with the seed's semantics (``docs/statistics.md``).
 
 :func:`summarize_batch` reduces a scored frame to one row per metric (plus
 ``composite_score``); :func:`batch_passed` says whether the batch passes;
