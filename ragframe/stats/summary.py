@@ -1,6 +1,6 @@
 """Per-metric summaries with confidence intervals, built from mergeable reducers.
 
-:func:`summarize` gives the tidy table of ``spec/statistics.md``: one row per metric
+:func:`summarize` gives the tidy table of ``docs/statistics.md``: one row per metric
 (per group with ``by=``). It is the finalisation of a :class:`SummaryState`, the
 mergeable reducers (rows, count, mean, sum of squared deviations, min, max, pass
 count, and a quantile sketch) that a stream of batches or a cluster accumulates:
