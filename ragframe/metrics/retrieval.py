@@ -1,4 +1,4 @@
-"""Ranking metrics over whole batches, trec_eval-exact (``spec/retrieval.md``).
+"""Ranking metrics over whole batches, trec_eval-exact (``docs/metrics.md``).
 
 Two entry points share one kernel (:mod:`ragframe.kernels.ranking`):
 
