@@ -1,6 +1,6 @@
 """Text kernels: tokenisation, sentences, n-grams and set/vector similarities over whole columns.
 
-Semantics are those of ``spec/heuristics.md`` (the rag-eval-node-ts primitives, made
+Semantics are those of ``docs/metrics.md`` (the rag-eval-node-ts primitives, made
 precise): lower-case, split on runs of JavaScript whitespace or Unicode punctuation
 (category P*); sentences end at ``.``, ``!`` or ``?`` followed by whitespace and an ASCII
 capital letter.
