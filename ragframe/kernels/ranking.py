@@ -9,7 +9,7 @@ No function here loops over queries in Python: matching a ranking to its
 judgments is a hash join on 64-bit keys verified by exact string comparison, and
 every measure is a ``bincount``/``cumsum`` over the flat arrays.
 
-Semantics are trec_eval's (``spec/retrieval.md``): a document is relevant when
+Semantics are trec_eval's (``docs/metrics.md``): a document is relevant when
 its grade >= ``relevance_level``; NDCG gains are the grades themselves (grades
 <= 0 give no gain); the ideal ranking is built from all judged documents of the
 query; a document id repeated within one ranking counts only at its first
