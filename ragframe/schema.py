@@ -36,7 +36,7 @@ __all__ = [
 
 Frame = TypeVar("Frame")
 
-#: Canonical column names (DESIGN.md, section 2). Every function lets the caller
+#: Canonical column names (docs/metrics.md says which metric reads which). Every function lets the caller
 #: rename them by keyword.
 DEFAULT_COLUMNS: dict[str, str] = {
     "id": "id",
