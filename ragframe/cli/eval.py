@@ -1,0 +1,170 @@
+"""``ragframe eval``: :func:`ragframe.evaluate_parquet` from the command line, with a TOML config."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ragframe.cli.args import EXIT_CODES, UsageError, add_format_argument, epilog, mapping, positive_int
+from ragframe.cli.format import format_frame
+from ragframe.io.streaming import DEFAULT_BATCH_ROWS, DEFAULT_BATCHES_PER_PROCESS
+
+__all__ = ["add_parser", "run"]
+
+_EVAL_DESCRIPTION = """\
+Score Parquet logs with ragframe.evaluate_parquet: every batch of --batch-rows
+rows is scored with the in-memory kernels and written to OUT/scores/ as one
+Parquet part; rows that break the column contract go to OUT/rejects/ with the
+reason and their row number; OUT/summary.parquet summarizes every score column.
+A killed run restarted with the same arguments continues where it stopped.
+Metrics: the heuristic metric names (faithfulness, answer_relevance,
+context_precision, context_recall, context_relevance, answer_correctness,
+hallucination_rate) and 'retrieval' (ranking metrics at --k); by default every
+metric whose input columns the log has."""
+
+_CONFIG_HELP = (
+    "A TOML config may set: metrics (list), k (list), batch_rows, batches_per_process, keep (list), a [columns] "
+    "table mapping "
+    "ragframe's roles (question, answer, contexts, ground_truth, retrieved_ids, relevant_ids, retrieved_scores, "
+    "relevance) to the log's column names, [thresholds] and [weights] tables keyed by metric, composite_threshold, "
+    "ngram_sizes, ngram_weights, claim_support_threshold, chunk_relevance_threshold and relevance_level. "
+    "Flags given on the command line override the config."
+)
+_CONFIG_KEYS = {
+    "metrics",
+    "k",
+    "batch_rows",
+    "batches_per_process",
+    "keep",
+    "columns",
+    "thresholds",
+    "weights",
+    "composite_threshold",
+    "ngram_sizes",
+    "ngram_weights",
+    "claim_support_threshold",
+    "chunk_relevance_threshold",
+    "relevance_level",
+}
+
+
+def _load_config(path: str | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        try:
+            import tomli as tomllib
+        except ModuleNotFoundError as exc:
+            from ragframe.exceptions import MissingDependencyError
+
+            raise MissingDependencyError(
+                "reading a TOML config on Python 3.10 needs: pip install 'ragframe[cli]'"
+            ) from exc
+    try:
+        with open(path, "rb") as handle:
+            config = tomllib.load(handle)
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"config file {path!r} not found") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"config file {path!r} is not valid TOML: {exc}") from exc
+    unknown = sorted(set(config) - _CONFIG_KEYS)
+    if unknown:
+        raise UsageError(f"config file {path!r}: unknown key {unknown[0]!r}; known keys: {sorted(_CONFIG_KEYS)}")
+    return config
+
+
+def run(args: argparse.Namespace) -> int:
+    from ragframe.exceptions import InvalidParameterError
+    from ragframe.io.streaming import evaluate_parquet
+
+    config = _load_config(args.config)
+    columns = dict(config.pop("columns", {}))
+    columns.update(dict(args.column or []))
+    settings = {
+        "metrics": args.metrics if args.metrics is not None else config.pop("metrics", None),
+        "k": args.k if args.k is not None else config.pop("k", [1, 5, 10]),
+        "batch_rows": args.batch_rows if args.batch_rows is not None else config.pop("batch_rows", DEFAULT_BATCH_ROWS),
+        "keep": args.keep if args.keep is not None else config.pop("keep", None),
+    }
+    for key in ("metrics", "k", "batch_rows", "keep"):
+        config.pop(key, None)
+    if args.batches_per_process is not None:
+        config["batches_per_process"] = args.batches_per_process
+    try:
+        result = evaluate_parquet(
+            args.logs,
+            args.out,
+            settings["metrics"],
+            batch_rows=settings["batch_rows"],
+            keep=settings["keep"],
+            columns=columns,
+            k=settings["k"],
+            resume=not args.no_resume,
+            overwrite=args.overwrite,
+            progress=not args.no_progress,
+            **config,
+        )
+    except InvalidParameterError as exc:
+        raise UsageError(str(exc)) from exc
+    if result.summary.height:
+        print(format_frame(result.summary, args.format))
+    resumed = f", {result.resumed} of {result.batches} batches done by an earlier run" if result.resumed else ""
+    print(
+        f"\nscored {result.scored:,} of {result.rows:,} rows ({result.rejected:,} rejected) in {result.seconds:.1f} s"
+        f"{resumed}; scores in {result.out / 'scores'}, summary in {result.out / 'summary.parquet'}"
+        + (f", rejects in {result.out / 'rejects'}" if result.rejected else ""),
+        file=sys.stderr if args.format != "table" else sys.stdout,
+    )
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    evaluate = sub.add_parser(
+        "eval",
+        help="score Parquet logs in batches into a Parquet dataset (resumable)",
+        description=_EVAL_DESCRIPTION,
+        epilog=epilog(_CONFIG_HELP, EXIT_CODES),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    evaluate.add_argument(
+        "logs", nargs="+", metavar="LOG", help="Parquet files, folders (searched recursively) or globs"
+    )
+    evaluate.add_argument("-o", "--out", required=True, metavar="OUT", help="output folder (created)")
+    evaluate.add_argument(
+        "--metrics", nargs="+", metavar="METRIC", help="metrics to run (default: all the log's columns allow)"
+    )
+    evaluate.add_argument(
+        "--k", nargs="+", type=positive_int, metavar="K", help="cutoffs of the ranking metrics (1 5 10)"
+    )
+    evaluate.add_argument("--config", metavar="FILE", help="TOML config (see below)")
+    evaluate.add_argument(
+        "--column",
+        action="append",
+        type=mapping,
+        metavar="ROLE=COLUMN",
+        help="map a role to the log's column, e.g. --column answer=response (repeatable)",
+    )
+    evaluate.add_argument(
+        "--keep",
+        nargs="+",
+        metavar="COL",
+        help="input columns copied to the output (default: every column that is not a metric input)",
+    )
+    evaluate.add_argument(
+        "--batch-rows", type=positive_int, metavar="N", help=f"rows per batch and part ({DEFAULT_BATCH_ROWS})"
+    )
+    evaluate.add_argument(
+        "--batches-per-process",
+        type=positive_int,
+        metavar="N",
+        help=f"a run of more batches scores them in child processes, N batches each, so memory stays at the "
+        f"level of N batches ({DEFAULT_BATCHES_PER_PROCESS})",
+    )
+    evaluate.add_argument("--overwrite", action="store_true", help="replace the output of an earlier run in OUT")
+    evaluate.add_argument("--no-resume", action="store_true", help="fail instead of continuing a run found in OUT")
+    evaluate.add_argument("--no-progress", action="store_true", help="no progress bar (never shown outside a terminal)")
+    add_format_argument(evaluate)
+    evaluate.set_defaults(handler=run)
