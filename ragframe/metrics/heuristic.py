@@ -1,4 +1,4 @@
-"""The seven heuristic (no-LLM) RAG metrics, composite score and pass/fail (``spec/heuristics.md``).
+"""The seven heuristic (no-LLM) RAG metrics, composite score and pass/fail (``docs/metrics.md``).
 
 Every metric is computed for all rows at once, in two stages. The text stage
 (:class:`_TextBatch`, up to 100,000 rows at a time) collects every text the requested
@@ -889,7 +889,7 @@ def _single(name: str):
 
     Reads {", ".join(f"``{c}``" for c in inputs)} (names overridable by keyword). Default
     threshold {DEFAULT_THRESHOLDS[name]}; ``threshold=`` overrides it. Options as in
-    :func:`evaluate`. Semantics: ``spec/heuristics.md``.
+    :func:`evaluate`. Semantics: ``docs/metrics.md``.
 
     Examples
     --------
