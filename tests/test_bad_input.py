@@ -240,7 +240,7 @@ def test_malformed_trec_files(tmp_path):
     bad_qrels.write_text("q1 0 d1 1\nq1 0 d2 x\n")
     with pytest.raises(SchemaError, match="line 2"):
         rf.read_qrels(bad_qrels)
-    with pytest.raises(FileNotFoundError, match="read_qrels"):
+    with pytest.raises(rf.InputFileError, match="read_qrels"):
         rf.read_qrels(tmp_path / "nope.txt")
 
 

@@ -1,11 +1,25 @@
 """Reading and writing TREC run and qrels files as tables.
 
 A TREC run file has lines ``qid Q0 docno rank score tag`` and a qrels file
-``qid iter docno rel``, whitespace separated. Fields after the sixth (run) or
-fourth (qrels) are ignored, as trec_eval ignores them; blank lines and lines
-starting with ``#`` are skipped (trec_eval 10 comments). A ``#`` inside a docno is
-part of the docno. Parsing is one regular expression over the whole file,
-not a Python loop over lines.
+``qid iter docno rel``, separated by ASCII whitespace (space, tab, ``\\r``, ``\\f``,
+``\\v``: C's ``isspace``, as trec_eval splits them; other Unicode spaces are part of a
+field). The rules follow trec_eval 10's readers:
+
+* a qrels line has exactly four fields; a run line at least six, and fields after the
+  sixth are ignored (trec_eval's own test run ``results.trunc`` has such lines);
+* a (query, docno) pair appears at most once in a run file (trec_eval stops with
+  "duplicate docs"): a repeated pair is an :class:`~ragframe.exceptions.InputFileError`
+  naming the file, both line numbers and the docno;
+* blank lines and lines starting with ``#`` are skipped (trec_eval 10 comments); a
+  ``#`` inside a docno is part of the docno;
+* a UTF-8 byte order mark at the start of the file (or of the decompressed content of a
+  gzip file) is removed, so the first query id is read without it (trec_eval would keep
+  it as part of the id).
+
+A malformed line or a non-numeric field is a :class:`~ragframe.exceptions.SchemaError`
+naming the file and the line number; a missing, undecodable or damaged file an
+:class:`~ragframe.exceptions.InputFileError`. Parsing is one regular expression over the
+whole file, not a Python loop over lines.
 """
 
 from __future__ import annotations
@@ -16,46 +30,83 @@ from typing import Any
 
 import polars as pl
 
-from ragframe.exceptions import SchemaError
+from ragframe.exceptions import InputFileError, SchemaError
 from ragframe.schema import first_true_row, to_polars
 
 __all__ = ["read_trec_run", "read_qrels", "write_trec_run", "write_qrels"]
 
-_FIELD = r"(\S+)"
-_SEP = r"\s+"
+_SPACE = r"[ \t\n\r\f\v]"  # C's isspace in the "C" locale, which trec_eval splits on
+_FIELD = r"([^ \t\n\r\f\v]+)"
+_BOM = b"\xef\xbb\xbf"
 
 
 def _read_lines(path: str | os.PathLike[str], function: str) -> pl.DataFrame:
+    """The file's lines that hold data (``line_no`` counted from 1 over every line, ``line``)."""
     p = Path(path)
     if not p.is_file():
-        raise FileNotFoundError(f"{function}: no such file: {str(p)!r}")
-    text = p.read_bytes()
-    if text.startswith(b"\x1f\x8b"):
+        raise InputFileError(f"{function}: no such file: {str(p)!r}")
+    data = p.read_bytes()
+    if data.startswith(b"\x1f\x8b"):
         import gzip
 
-        text = gzip.decompress(text)
-    lines = pl.Series("line", text.decode("utf-8").splitlines(), dtype=pl.String)
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise InputFileError(f"{function}: cannot decompress {str(p)!r}: {exc}") from exc
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_no = data.count(b"\n", 0, exc.start) + 1
+        raise InputFileError(f"{function}: line {line_no} of {str(p)!r} is not UTF-8 ({exc.reason})") from None
+    pieces = text.split("\n")
+    if pieces and pieces[-1] == "":
+        pieces.pop()
+    lines = pl.Series("line", pieces, dtype=pl.String)
     numbered = pl.DataFrame({"line_no": pl.int_range(1, lines.len() + 1, eager=True), "line": lines})
-    stripped = pl.col("line").str.strip_chars()
+    stripped = pl.col("line").str.strip_chars(" \t\n\r\f\v")
     return numbered.filter((stripped != "") & ~stripped.str.starts_with("#"))
 
 
-def _parse(path: str | os.PathLike[str], names: list[str], function: str) -> pl.DataFrame:
+def _parse(
+    path: str | os.PathLike[str], names: list[str], function: str, *, extra_fields: bool = False
+) -> pl.DataFrame:
+    """One column per field name; ``extra_fields`` allows (and ignores) fields after the last name."""
     lines = _read_lines(path, function)
-    pattern = r"^\s*" + _SEP.join([_FIELD] * len(names)) + r"(?:\s|$)"
+    fields = f"{_SPACE}+".join([_FIELD] * len(names))
+    end = f"(?:{_SPACE}|$)" if extra_fields else f"{_SPACE}*$"
+    pattern = f"^{_SPACE}*{fields}{end}"
     parsed = lines.select(
         "line_no", "line", pl.col("line").str.extract_groups(pattern).struct.rename_fields(names).alias("f")
     ).unnest("f")
     bad = parsed.get_column(names[0]).is_null()
     if bad.any():
         at = parsed.row(first_true_row(bad) or 0, named=True)
+        count = f"at least {len(names)}" if extra_fields else f"exactly {len(names)}"
         raise SchemaError(
             f"malformed line {at['line_no']} in {str(path)!r}",
             function=function,
-            expected=f"{len(names)} whitespace-separated fields ({' '.join(names)})",
+            expected=f"{count} whitespace-separated fields ({' '.join(names)})",
             found=repr(at["line"][:200]),
         )
     return parsed
+
+
+def _refuse_duplicates(df: pl.DataFrame, path: Any, function: str) -> None:
+    """trec_eval refuses a docno retrieved twice for one query: so does ragframe, naming both lines."""
+    pair = pl.struct("query_id", "doc_id")
+    repeated = df.select(~pair.is_first_distinct()).to_series()
+    row = first_true_row(repeated)
+    if row is None:
+        return
+    at = df.row(row, named=True)
+    first = df.filter((pl.col("query_id") == at["query_id"]) & (pl.col("doc_id") == at["doc_id"])).item(0, "line_no")
+    raise InputFileError(
+        f"{function}: duplicate docno {at['doc_id']!r} for query {at['query_id']!r} at line {at['line_no']} "
+        f"of {str(path)!r} (first at line {first}); a run lists each document at most once per query, "
+        "as trec_eval requires"
+    )
 
 
 def _to_number(df: pl.DataFrame, column: str, dtype: pl.DataType, path: Any, function: str) -> pl.DataFrame:
@@ -85,7 +136,8 @@ def read_trec_run(path: str | os.PathLike[str]) -> pl.DataFrame:
     """
     function = "read_trec_run"
     names = ["query_id", "q0", "doc_id", "rank", "score", "tag"]
-    df = _parse(path, names, function)
+    df = _parse(path, names, function, extra_fields=True)
+    _refuse_duplicates(df, path, function)
     df = _to_number(df, "rank", pl.Int64, path, function)
     df = _to_number(df, "score", pl.Float64, path, function)
     return df.select(names)
