@@ -41,8 +41,11 @@ def scored_frames(draw, max_rows=40):
     )
 
 
-def _reference(values: list, passed: list | None, method: str = "linear") -> dict:
-    """Summary statistics of one group computed independently with numpy and scipy."""
+def _reference(values: list, passed: list | None, method: str = "linear", bounds=(0.0, 1.0)) -> dict:
+    """Summary statistics of one group computed independently with numpy and scipy.
+
+    The t interval is scipy's, clipped to the score's bounds (ragframe scores lie in [0, 1]).
+    """
     rows = len(values)
     x = np.array([v for v in values if v is not None], dtype=np.float64)
     out = {"count": x.size, "null_count": rows - x.size, "null_rate": (rows - x.size) / rows}
@@ -53,6 +56,8 @@ def _reference(values: list, passed: list | None, method: str = "linear") -> dic
         out["std"] = x.std(ddof=1)
         if x.std() > 0:
             low, high = stats.t.interval(0.95, x.size - 1, loc=x.mean(), scale=stats.sem(x))
+            if bounds is not None:
+                low, high = np.clip([low, high], *bounds)
             out |= {"ci_low": low, "ci_high": high}
     out["pass_rate"] = None if passed is None else sum(p is True for p in passed) / rows
     return out
@@ -89,6 +94,7 @@ def test_summarize_whole_frame_and_metric_selection():
     assert out["metric"].to_list() == ["ndcg_at_10", "faithfulness"]  # x is not a score column
     _check(out.row(0, named=True), _reference([0.1, 0.4, 0.9, None], None))
     assert rf.summarize(df, metrics="x")["mean"].item() == 2.5
+    _check(rf.summarize(df, metrics="x").row(0, named=True), _reference([1, 2, 3, 4], None, bounds=None))
     # the anchor seed's p95 is numpy's "higher" percentile
     assert rf.summarize(df, metrics="x", percentile_method="higher")["p95"].item() == 4.0
 
@@ -184,8 +190,66 @@ def test_bad_input_is_named():
         rf.summarize(df.with_columns(mrr=pl.lit(0.5)), by="nope")
     with pytest.raises(rf.InvalidParameterError, match="percentile_method"):
         rf.summarize(df.with_columns(mrr=pl.lit(0.5)), percentile_method="inverted_cdf")
-    with pytest.raises(rf.InvalidParameterError, match="ci="):
+    with pytest.raises(rf.InvalidParameterError, match="ci must be"):
         rf.summarize(df.with_columns(mrr=pl.lit(0.5)), ci="normal")
+
+
+@pytest.mark.parametrize(
+    ("options", "parameter"),
+    [
+        ({"ci": "bootstrap", "n_resamples": 0}, "n_resamples"),
+        ({"ci": "bootstrap", "n_resamples": True}, "n_resamples"),
+        ({"ci": "bootstrap", "n_resamples": 2.5}, "n_resamples"),
+        ({"seed": "x"}, "seed"),
+        ({"seed": -1}, "seed"),
+        ({"confidence": 1.0}, "confidence"),
+        ({"confidence": float("nan")}, "confidence"),
+        ({"confidence": "0.9"}, "confidence"),
+        ({"percentile_method": None}, "percentile_method"),
+        ({"percentile_method": ["linear"]}, "percentile_method"),
+        ({"ci": None}, "ci"),
+        ({"stats": "everything"}, "stats"),
+        ({"stats": ["mean", "median"]}, "stats"),
+        ({"stats": []}, "stats"),
+        ({"metrics": []}, "metrics"),
+        ({"metrics": 3}, "metrics"),
+        ({"by": 3}, "by"),
+    ],
+)
+def test_bad_parameters_name_function_parameter_and_value(options, parameter):
+    df = pl.DataFrame({"mrr": [0.5, 1.0, 0.0]})
+    with pytest.raises(rf.InvalidParameterError, match=f"summarize: {parameter} must be") as info:
+        rf.summarize(df, **options)
+    found = "median" if options.get("stats") == ["mean", "median"] else options[parameter]  # the bad item
+    assert f"found {found!r}" in str(info.value)
+
+
+def test_t_interval_is_clipped_to_the_score_bounds():
+    # three reciprocal ranks: scipy's t interval of the mean reaches above 1
+    x = np.array([1.0, 1.0, 0.5, 1.0, 0.25])
+    low, high = stats.t.interval(0.95, x.size - 1, loc=x.mean(), scale=stats.sem(x))
+    assert high > 1.0
+    row = rf.summarize(pl.DataFrame({"mrr": x})).row(0, named=True)
+    assert row["ci_low"] == pytest.approx(low, rel=1e-12) and row["ci_high"] == 1.0
+    # an unbounded column keeps scipy's interval; so does a merged state's finalize on a bounded one
+    unbounded = rf.summarize(pl.DataFrame({"latency": x}), metrics="latency").row(0, named=True)
+    assert unbounded["ci_high"] == pytest.approx(high, rel=1e-12)
+    assert rf.summary_state(pl.DataFrame({"mrr": x})).finalize()["ci_high"].item() == 1.0
+    # the bootstrap interval stays within the values' range without clipping
+    boot = rf.summarize(pl.DataFrame({"mrr": x}), ci="bootstrap", n_resamples=500).row(0, named=True)
+    assert 0.25 <= boot["ci_low"] <= boot["ci_high"] <= 1.0
+
+
+def test_stats_option_selects_columns_and_skips_work():
+    df = pl.DataFrame({"mrr": [0.0, 0.5, 1.0, None], "g": ["a", "a", "b", "b"]})
+    whole = rf.summarize(df, by="g")
+    seed = rf.summarize(df, by="g", stats="seed")
+    assert seed.columns == ["g", "metric", "count", "mean", "p50", "min", "max", "std_pop", "pass_rate", "null_rate"]
+    assert seed.equals(whole.select(seed.columns))
+    picked = rf.summarize(df, stats=["p95", "mean"], ci="bootstrap", n_resamples=1)
+    assert picked.columns == ["metric", "p95", "mean"]
+    assert picked.row(0) == rf.summarize(df).select("metric", "p95", "mean").row(0)
+    assert rf.summarize(df, stats="ci_high").columns == ["metric", "ci_high"]
 
 
 def test_seed_batch_aggregates():

@@ -1,9 +1,13 @@
-"""Batch aggregates and regression detection with the seed's semantics (``docs/statistics.md``).
+"""The seed's batch functions (rag-eval-node-ts 0.3.2), as thin aliases of the one way.
 
-:func:`summarize_batch` reduces a scored frame to one row per metric (plus
-``composite_score``); :func:`batch_passed` says whether the batch passes;
-:func:`detect_regressions` compares two summaries. The statistics issue generalises the
-summary (groups, confidence intervals); these keep the seed's numbers exactly.
+:func:`summarize_batch` is :func:`ragframe.summarize` with ``stats="seed"``;
+:func:`detect_regressions` is :func:`ragframe.regressions` on two seed summaries;
+:func:`batch_passed` says whether a batch passes. Their columns and numbers are the
+seed's, which differ from the one way by documented post-steps only: the median is
+named ``median`` (``p50`` in :func:`ragframe.summarize`), a statistic that is undefined
+(an all-null metric, an empty frame, no pass flag column) is 0.0 (null in
+:func:`ragframe.summarize`), and the regression columns are ``baseline_mean`` and
+``current_mean`` (``baseline`` and ``current`` in :func:`ragframe.regressions`).
 """
 
 from __future__ import annotations
@@ -13,22 +17,44 @@ from typing import Any
 
 import polars as pl
 
-from ragframe.exceptions import InvalidParameterError, SchemaError
-from ragframe.metrics.heuristic import HEURISTIC_METRICS
-from ragframe.schema import to_polars
+from ragframe import validate
+from ragframe.exceptions import SchemaError
+from ragframe.metrics import score_columns
+from ragframe.schema import column_names, to_polars
+from ragframe.stats.regressions import regressions
+from ragframe.stats.summary import SEED_STATS, is_summary, summarize
 
 __all__ = ["summarize_batch", "batch_passed", "detect_regressions"]
 
-_STATS = ["count", "mean", "median", "min", "max", "std_pop", "pass_rate", "null_rate"]
+_COMPOSITE = "composite_score"
+#: the seed's names for columns that summarize and regressions name otherwise
+_SEED_SUMMARY_NAMES = {"p50": "median"}
+_SEED_REGRESSION_NAMES = {"baseline": "baseline_mean", "current": "current_mean"}
 
 
 def summarize_batch(scored: Any, /, metrics: Iterable[str] | None = None) -> pl.DataFrame:
-    """One row per metric: count, mean, median, min, max, std_pop, pass_rate, null_rate.
+    """The seed's batch aggregates: ``summarize(scored, stats="seed")`` in the seed's form.
 
-    Statistics are over the non-null scores (all 0 when there is none); ``pass_rate`` is
-    rows with ``<metric>_passed == True`` over all rows and ``null_rate`` null scores over
-    all rows (both 0 for an empty frame). ``std_pop`` divides by n (the seed's stdDev).
-    The last row is ``composite_score`` (its pass_rate from ``passed``) when present.
+    One row per metric: ``metric, count, mean, median, min, max, std_pop, pass_rate,
+    null_rate``, computed by :func:`ragframe.summarize` (``median`` is its ``p50``).
+    Statistics are over the non-null scores; ``pass_rate`` is rows with
+    ``<metric>_passed == True`` over all rows, ``null_rate`` null scores over all rows,
+    ``std_pop`` divides by n (the seed's stdDev). Seed post-step: a statistic that is
+    undefined (a metric with no non-null score, an empty frame, no pass flag column) is
+    0.0 instead of null. The last row is ``composite_score`` (its pass_rate from
+    ``passed``) when present.
+
+    Parameters
+    ----------
+    scored : frame
+        A scored frame (any frame kind).
+    metrics : list of str, optional
+        Score columns; default every score column (:func:`ragframe.metrics.score_columns`).
+
+    Returns
+    -------
+    polars.DataFrame
+        The seed's summary columns above, one row per metric, ``composite_score`` last.
 
     Examples
     --------
@@ -37,38 +63,30 @@ def summarize_batch(scored: Any, /, metrics: Iterable[str] | None = None) -> pl.
     >>> summarize_batch(scored).select("metric", "count", "mean", "pass_rate", "null_rate").row(0)
     ('faithfulness', 2, 0.6, 0.3333333333333333, 0.3333333333333333)
     """
-    df = to_polars(scored, function="summarize_batch")
+    return _seed_form(summarize(scored, metrics=_seed_metrics(scored, metrics), stats="seed"))
+
+
+def _seed_metrics(scored: Any, metrics: Iterable[str] | None) -> list[str]:
+    """The seed's metric rows: the metrics asked (default every score column), then ``composite_score``."""
+    columns = column_names(scored, "summarize_batch")
     if metrics is None:
-        names = [m for m in HEURISTIC_METRICS if m in df.columns]
+        names = [c for c in score_columns(columns) if c != _COMPOSITE]
     else:
-        names = list(metrics)
-        missing = [m for m in names if m not in df.columns]
+        names = validate.column_list(metrics, "metrics", "summarize_batch", allow_empty=True)
+        missing = [m for m in names if m not in columns]
         if missing:
-            raise SchemaError("missing column", function="summarize_batch", column=missing[0], available=df.columns)
-    pairs = [(m, f"{m}_passed") for m in names]
-    if "composite_score" in df.columns:
-        pairs.append(("composite_score", "passed"))
-    if not pairs:
-        raise SchemaError("no score columns to summarize", function="summarize_batch", available=df.columns)
-    rows = []
-    n = df.height
-    for score_col, pass_col in pairs:  # one small aggregation per metric column, not per row
-        score = pl.col(score_col)
-        passed = pl.col(pass_col) if pass_col in df.columns else pl.lit(None, dtype=pl.Boolean)
-        rows.append(
-            df.select(
-                pl.lit(score_col).alias("metric"),
-                score.count().cast(pl.Int64).alias("count"),
-                score.mean().fill_null(0.0).alias("mean"),
-                score.median().fill_null(0.0).alias("median"),
-                score.min().cast(pl.Float64).fill_null(0.0).alias("min"),
-                score.max().cast(pl.Float64).fill_null(0.0).alias("max"),
-                score.std(ddof=0).fill_null(0.0).alias("std_pop"),
-                (passed.fill_null(False).sum() / n if n else pl.lit(0.0)).cast(pl.Float64).alias("pass_rate"),
-                (score.null_count() / n if n else pl.lit(0.0)).cast(pl.Float64).alias("null_rate"),
-            )
-        )
-    return pl.concat(rows)
+            raise SchemaError("missing column", function="summarize_batch", column=missing[0], available=columns)
+    if _COMPOSITE in columns and _COMPOSITE not in names:
+        names.append(_COMPOSITE)
+    if not names:
+        raise SchemaError("no score columns to summarize", function="summarize_batch", available=columns)
+    return names
+
+
+def _seed_form(summary: pl.DataFrame) -> pl.DataFrame:
+    """The seed's post-step: ``p50`` named ``median``, undefined statistics 0.0 instead of null."""
+    undefined = [name for name in SEED_STATS if name != "count"]
+    return summary.with_columns(pl.col(undefined).fill_null(0.0)).rename(_SEED_SUMMARY_NAMES)
 
 
 def batch_passed(scored: Any, /) -> bool:
@@ -90,10 +108,26 @@ def batch_passed(scored: Any, /) -> bool:
 
 
 def detect_regressions(baseline: Any, current: Any, /, threshold: float = 0.05) -> pl.DataFrame:
-    """Per metric present in both: baseline_mean, current_mean, delta, regressed (delta < -threshold).
+    """The seed's regression rule: :func:`ragframe.regressions` on two seed summaries.
 
-    ``baseline`` and ``current`` are summaries from :func:`summarize_batch` or scored frames
-    (summarised first). The composite row is not compared (the seed compares metrics only).
+    ``baseline`` and ``current`` are summaries (:func:`ragframe.stats.summary.is_summary`)
+    or scored frames, summarised first by :func:`summarize_batch` (so an all-null
+    metric's mean is the seed's 0.0). A metric regressed when its mean dropped by more
+    than ``threshold``. Seed post-steps: the composite row is not compared, and the mean
+    columns are named ``baseline_mean`` and ``current_mean``.
+
+    Parameters
+    ----------
+    baseline, current : frame
+        Two summaries or two scored frames (or one of each).
+    threshold : float
+        A drop of the mean by more than this (>= 0) is a regression.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``metric, baseline_mean, current_mean, delta, regressed``, one row per metric in both
+        (the baseline's order).
 
     Examples
     --------
@@ -103,19 +137,8 @@ def detect_regressions(baseline: Any, current: Any, /, threshold: float = 0.05) 
     >>> detect_regressions(a, b).select("metric", "regressed").row(0)
     ('faithfulness', True)
     """
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
-        raise InvalidParameterError(f"detect_regressions: threshold must be a number, found {threshold!r}")
-    base, cur = _as_summary(baseline), _as_summary(current)
-    joined = base.select("metric", pl.col("mean").alias("baseline_mean")).join(
-        cur.select("metric", pl.col("mean").alias("current_mean")), on="metric", how="inner", maintain_order="left"
-    )
-    joined = joined.filter(pl.col("metric") != "composite_score")
-    delta = pl.col("current_mean") - pl.col("baseline_mean")
-    return joined.with_columns(delta.alias("delta"), (delta < -float(threshold)).alias("regressed"))
-
-
-def _as_summary(frame: Any) -> pl.DataFrame:
-    df = to_polars(frame, function="detect_regressions")
-    if "metric" in df.columns and "mean" in df.columns:
-        return df
-    return summarize_batch(df)
+    threshold = validate.number(threshold, "threshold", "detect_regressions", minimum=0.0)
+    frames = (baseline, current)
+    base, now = (f if is_summary(column_names(f, "detect_regressions")) else summarize_batch(f) for f in frames)
+    found = regressions(base, now, threshold=threshold)
+    return found.filter(pl.col("metric") != _COMPOSITE).rename(_SEED_REGRESSION_NAMES)

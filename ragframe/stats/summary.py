@@ -13,7 +13,7 @@ Percentiles from :func:`summarize` are exact (computed from the values in memory
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,13 +21,26 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+import ragframe.metrics as _metrics
+from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
-from ragframe.kernels.quantiles import check_method, lerp, segment_quantiles, virtual_index
+from ragframe.kernels.quantiles import QUANTILE_METHODS, lerp, segment_quantiles, virtual_index
 from ragframe.kernels.resampling import bootstrap_means
 from ragframe.metrics import passed_column, score_columns
 from ragframe.schema import first_true_row, frame_kind, to_polars
 
-__all__ = ["SummaryState", "summarize", "summary_state", "merge_summary_states", "SKETCH_BINS", "SKETCH_ERROR"]
+__all__ = [
+    "SummaryState",
+    "summarize",
+    "summary_state",
+    "merge_summary_states",
+    "is_summary",
+    "score_bounds",
+    "STATS",
+    "SEED_STATS",
+    "SKETCH_BINS",
+    "SKETCH_ERROR",
+]
 
 #: The quantile sketch has this many equal bins over [0, 1] and keeps each bin's count and sum.
 SKETCH_BINS = 10_000
@@ -51,6 +64,10 @@ SUMMARY_COLUMNS = [
     "ci_low",
     "ci_high",
 ]
+#: The statistics :func:`summarize` can report (``stats=``), in its column order.
+STATS: tuple[str, ...] = tuple(SUMMARY_COLUMNS[1:])
+#: ``stats="seed"``: rag-eval-node-ts's batch aggregates in its order (its ``median`` is ``p50``).
+SEED_STATS: tuple[str, ...] = ("count", "mean", "p50", "min", "max", "std_pop", "pass_rate", "null_rate")
 _STATE_COLUMNS = [
     "metric",
     "rows",
@@ -67,10 +84,40 @@ _STATE_COLUMNS = [
 ]
 
 
-def _as_list(value: str | Sequence[str] | None) -> list[str]:
-    if value is None:
-        return []
-    return [value] if isinstance(value, str) else list(value)
+def is_summary(columns: Iterable[str]) -> bool:
+    """True when ``columns`` are a summary's (``metric`` and ``mean``) rather than per-row scores.
+
+    The one test of "is this a summary?" used by :func:`ragframe.regressions`,
+    :func:`ragframe.gate`, :func:`ragframe.detect_regressions` and the command line.
+
+    Examples
+    --------
+    >>> is_summary(["metric", "count", "mean"]), is_summary(["id", "mrr"])
+    (True, False)
+    """
+    names = set(columns)
+    return "metric" in names and "mean" in names
+
+
+def score_bounds(column: str) -> tuple[float, float] | None:
+    """The closed range of a score column's values, or None when unbounded or not a score.
+
+    Built-in metrics (and ``composite_score``, a weighted mean of them) lie in [0, 1].
+
+    Examples
+    --------
+    >>> score_bounds("ndcg_at_10"), score_bounds("latency_ms")
+    ((0.0, 1.0), None)
+    """
+    if not score_columns([column]):
+        return None
+    # the registry's metric_for_column knows each metric's bounds; (0, 1) until it is there
+    lookup = getattr(_metrics, "metric_for_column", None)
+    metric = lookup(column) if lookup is not None else None
+    if metric is None:  # composite_score: a weighted mean of bounded scores
+        return (0.0, 1.0)
+    bounds = getattr(metric, "bounds", (0.0, 1.0))
+    return None if bounds is None else (float(bounds[0]), float(bounds[1]))
 
 
 def prepare_scores(scores: Any, metrics: Any, by: Any, function: str) -> tuple[pl.DataFrame, list[str], list[str]]:
@@ -78,7 +125,7 @@ def prepare_scores(scores: Any, metrics: Any, by: Any, function: str) -> tuple[p
     if frame_kind(scores, function) == "lazy":
         scores = scores.collect()
     df = to_polars(scores, function=function)
-    group_by = _as_list(by)
+    group_by = [] if by is None else validate.column_list(by, "by", function, allow_empty=True)
     for name in group_by:
         if name not in df.columns:
             raise SchemaError("missing column", function=function, column=name, available=df.columns)
@@ -91,9 +138,7 @@ def prepare_scores(scores: Any, metrics: Any, by: Any, function: str) -> tuple[p
                 available=df.columns,
             )
     else:
-        names = _as_list(metrics)
-        if not names:
-            raise InvalidParameterError(f"{function}: metrics is empty")
+        names = validate.column_list(metrics, "metrics", function)
     for name in names:
         if name not in df.columns:
             raise SchemaError("missing column", function=function, column=name, available=df.columns)
@@ -190,13 +235,17 @@ class SummaryState:
         return merge_summary_states([self, other])
 
     def finalize(self, ci: str = "t", confidence: float = 0.95, percentile_method: str = "linear") -> pl.DataFrame:
-        """The summary table; percentiles come from the sketch (within :data:`SKETCH_ERROR`)."""
-        if ci != "t":
-            raise InvalidParameterError(f"SummaryState.finalize: ci={ci!r}; a merged state supports ci='t' only")
-        check_method(percentile_method, "SummaryState.finalize")
+        """The summary table; percentiles come from the sketch (within :data:`SKETCH_ERROR`).
+
+        The interval is the t interval of :func:`summarize`, clipped to the metric's bounds.
+        """
+        function = "SummaryState.finalize"
+        validate.choice(ci, "ci", function, ("t",))  # a merged state has no values to resample
+        confidence = validate.confidence(confidence, "confidence", function)
+        validate.choice(percentile_method, "percentile_method", function, QUANTILE_METHODS)
         state = self.frame
         percentiles = _sketch_percentiles(state, percentile_method)
-        return _finish(state, list(self.by), percentiles, _t_interval(state, confidence))
+        return _finish(state, list(self.by), percentiles, _t_interval(state, confidence), STATS)
 
     def write_parquet(self, path: str | Path) -> None:
         """Write the state (its ``by`` columns are recorded in the file's metadata)."""
@@ -413,16 +462,30 @@ def _t_interval(state: pl.DataFrame, confidence: float) -> tuple[np.ndarray, np.
     return mean - half, mean + half
 
 
+def _clip_to_bounds(metrics: pl.Series, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Clip each row's interval to its metric's bounds (:func:`score_bounds`); unbounded metrics unchanged."""
+    bounds = {name: score_bounds(name) or (-np.inf, np.inf) for name in metrics.unique().to_list()}
+    lower = metrics.replace_strict({k: v[0] for k, v in bounds.items()}, return_dtype=pl.Float64).to_numpy()
+    upper = metrics.replace_strict({k: v[1] for k, v in bounds.items()}, return_dtype=pl.Float64).to_numpy()
+    with np.errstate(invalid="ignore"):
+        return np.clip(low, lower, upper), np.clip(high, lower, upper)
+
+
 def _finish(
-    state: pl.DataFrame, by: list[str], percentiles: dict[str, np.ndarray], interval: tuple[np.ndarray, np.ndarray]
+    state: pl.DataFrame,
+    by: list[str],
+    percentiles: dict[str, np.ndarray],
+    interval: tuple[np.ndarray, np.ndarray] | None,
+    stats: Sequence[str],
 ) -> pl.DataFrame:
+    """The summary columns ``stats`` from the reducers, exact or sketched percentiles and the interval."""
     count = pl.col("count")
     rows = pl.col("rows")
-    out = state.with_columns(
-        *(pl.Series(name, values).fill_nan(None) for name, values in percentiles.items()),
-        pl.Series("ci_low", interval[0]).fill_nan(None),
-        pl.Series("ci_high", interval[1]).fill_nan(None),
-    ).with_columns(
+    columns = [pl.Series(name, values).fill_nan(None) for name, values in percentiles.items()]
+    if interval is not None:
+        low, high = _clip_to_bounds(state["metric"], *interval)
+        columns += [pl.Series("ci_low", low).fill_nan(None), pl.Series("ci_high", high).fill_nan(None)]
+    out = state.with_columns(*columns).with_columns(
         (rows - count).alias("null_count"),
         pl.when(rows > 0).then((rows - count) / rows).alias("null_rate"),
         pl.when(count > 1).then((pl.col("m2").clip(0.0) / (count - 1)).sqrt()).alias("std"),
@@ -431,7 +494,19 @@ def _finish(
         pl.col("min").cast(pl.Float64),
         pl.col("max").cast(pl.Float64),
     )
-    return out.select(*by, *SUMMARY_COLUMNS)
+    return out.select(*by, "metric", *stats)
+
+
+def _check_stats(stats: Any, function: str) -> list[str]:
+    """``"all"``, ``"seed"``, one statistic or a list of them -> the statistic columns, in order."""
+    if isinstance(stats, str) and stats in ("all", "seed"):
+        return list(STATS if stats == "all" else SEED_STATS)
+    if isinstance(stats, str) and stats not in STATS:
+        raise validate.fail(function, "stats", f"'all', 'seed' or statistics from {list(STATS)}", stats)
+    names = validate.column_list(stats, "stats", function)
+    for name in names:  # the seed's "median" is p50
+        validate.choice(name, "stats", function, STATS)
+    return names
 
 
 def summarize(
@@ -443,7 +518,8 @@ def summarize(
     percentile_method: str = "linear",
     confidence: float = 0.95,
     n_resamples: int = 2000,
-    seed: int = 0,
+    seed: int | None = 0,
+    stats: str | Sequence[str] = "all",
 ) -> pl.DataFrame:
     """Per-metric (x group) summary of score columns: counts, moments, percentiles, pass rate, CI.
 
@@ -456,21 +532,36 @@ def summarize(
     by : str or list of str, optional
         Metadata columns; one row per metric per group (groups sorted, nulls first).
     ci : {"t", "bootstrap"}
-        Confidence interval of the mean: Student t (default) or the percentile bootstrap
-        (``n_resamples`` Poisson-weighted resamples drawn with ``seed``).
+        Confidence interval of the mean. ``"t"`` (default): Student t, clipped to the
+        metric's bounds (:func:`score_bounds`: [0, 1] for every ragframe score, so a t
+        interval never claims a mean above 1; unbounded columns are not clipped; clipping
+        only removes impossible values, so coverage is kept). ``"bootstrap"``: the
+        percentile bootstrap (``n_resamples`` Poisson-weighted resamples drawn with
+        ``seed``), inside the values' range by construction; better than t for skewed or
+        near-boundary scores.
     percentile_method : str
         numpy's method name for p50/p90/p95/p99 (the anchor seed's p95 is ``"higher"``).
     confidence : float
-        Coverage of the interval, default 0.95.
+        Coverage of the interval, strictly between 0 and 1; default 0.95.
+    n_resamples : int
+        Bootstrap resamples (>= 1), default 2000.
+    seed : int or None
+        Random seed of the bootstrap (>= 0, or None for a fresh one).
+    stats : "all", "seed", or list of str
+        The statistic columns to report: ``"all"`` (default, :data:`STATS`), ``"seed"``
+        (rag-eval-node-ts's batch aggregates :data:`SEED_STATS`: count, mean, p50, min,
+        max, std_pop, pass_rate, null_rate), or any of :data:`STATS` in the order given.
+        Percentiles and intervals that are not asked for are not computed.
 
     Returns
     -------
     polars.DataFrame
-        ``by`` columns, then ``metric, count, null_count, null_rate, mean, std`` (ddof=1),
-        ``std_pop`` (ddof=0, the seed's stdDev), ``min, p50, p90, p95, p99, max, pass_rate``
-        (rows with ``<metric>_passed`` true over all rows; null without that column),
-        ``ci_low, ci_high`` (null when fewer than 2 values). Statistics are over the
-        non-null values; a metric with none has null statistics.
+        ``by`` columns, then ``metric`` and the ``stats`` columns: ``count, null_count,
+        null_rate, mean, std`` (ddof=1), ``std_pop`` (ddof=0, the seed's stdDev), ``min,
+        p50, p90, p95, p99, max, pass_rate`` (rows with ``<metric>_passed`` true over all
+        rows; null without that column), ``ci_low, ci_high`` (null when fewer than 2
+        values). Statistics are over the non-null values; a metric with none has null
+        statistics (never 0: :func:`ragframe.summarize_batch` reports the seed's 0.0).
 
     Examples
     --------
@@ -478,40 +569,60 @@ def summarize(
     >>> scored = pl.DataFrame({"mrr": [1.0, 0.5, 0.0, None], "split": ["a", "a", "b", "b"]})
     >>> summarize(scored, by="split").select("split", "count", "mean", "p50").rows()
     [('a', 2, 0.75, 0.75), ('b', 1, 0.0, 0.0)]
+    >>> summarize(pl.DataFrame({"mrr": [1.0, 1.0, 0.5]}))["ci_high"].item()  # t interval clipped to [0, 1]
+    1.0
+    >>> summarize(scored, stats="seed").columns
+    ['metric', 'count', 'mean', 'p50', 'min', 'max', 'std_pop', 'pass_rate', 'null_rate']
     """
-    if ci not in ("t", "bootstrap"):
-        raise InvalidParameterError(f"summarize: ci={ci!r}; use 't' or 'bootstrap'")
-    if not 0.0 < confidence < 1.0:
-        raise InvalidParameterError(f"summarize: confidence={confidence!r} must be between 0 and 1")
-    check_method(percentile_method, "summarize")
-    df, names, group_by = prepare_scores(scores, metrics, by, "summarize")
+    function = "summarize"
+    validate.choice(ci, "ci", function, ("t", "bootstrap"))
+    validate.choice(percentile_method, "percentile_method", function, QUANTILE_METHODS)
+    confidence = validate.confidence(confidence, "confidence", function)
+    n_resamples = validate.positive_int(n_resamples, "n_resamples", function)
+    seed = validate.seed(seed, "seed", function)
+    chosen = _check_stats(stats, function)
+    df, names, group_by = prepare_scores(scores, metrics, by, function)
     codes, keys = _group_codes(df, group_by)
     n_groups = max(keys.height, 1) if group_by else 1
     segments = [_sorted_segments(df[name], codes, n_groups) for name in names]
     state = _state_frame(df, names, group_by, codes, keys, sketch=False, segments=segments)
-    percentiles = {name: [] for name in PERCENTILES}
-    low, high = [], []
-    for sorted_values, starts, counts in segments:  # exact percentiles from the values sorted within groups
-        for label, q in PERCENTILES.items():
-            percentiles[label].append(segment_quantiles(sorted_values, starts, counts, q, percentile_method))
-        if ci == "bootstrap":
-            means = bootstrap_means(sorted_values, starts, counts, n_resamples, seed)
-            with np.errstate(invalid="ignore"):
-                lo = np.nanquantile(means, (1 - confidence) / 2, axis=1) if means.size else np.zeros(0)
-                hi = np.nanquantile(means, 0.5 + confidence / 2, axis=1) if means.size else np.zeros(0)
-            lo[counts < 2] = np.nan
-            hi[counts < 2] = np.nan
-            low.append(lo)
-            high.append(hi)
-    # the state has rows group-major, metric-minor; the arrays above are metric-major
+    # the state has rows group-major, metric-minor; the per-segment arrays are metric-major
     order = np.arange(n_groups * len(names)).reshape(len(names), n_groups).T.ravel()
     present = _present_cells(codes, n_groups, len(names)) if group_by else np.ones(len(names), dtype=bool)
     pick = order[present]
-    flat = {label: np.concatenate(parts)[pick] for label, parts in percentiles.items()}
-    interval = (
-        (np.concatenate(low)[pick], np.concatenate(high)[pick]) if ci == "bootstrap" else _t_interval(state, confidence)
-    )
-    return _finish(state, group_by, flat, interval)
+    wanted = {label: q for label, q in PERCENTILES.items() if label in chosen}
+    percentiles = {  # exact, from the values sorted within groups
+        label: np.concatenate([segment_quantiles(*segment, q, percentile_method) for segment in segments])[pick]
+        for label, q in wanted.items()
+    }
+    interval = None
+    if "ci_low" in chosen or "ci_high" in chosen:
+        if ci == "bootstrap":
+            interval = _bootstrap_interval(segments, n_resamples, seed, confidence, pick)
+        else:
+            interval = _t_interval(state, confidence)
+    return _finish(state, group_by, percentiles, interval, chosen)
+
+
+def _bootstrap_interval(
+    segments: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    n_resamples: int,
+    seed: int | None,
+    confidence: float,
+    pick: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bootstrap interval of each segment's mean (null below 2 values), in state row order."""
+    low, high = [], []
+    for sorted_values, starts, counts in segments:  # one resampling matrix per metric, every group at once
+        means = bootstrap_means(sorted_values, starts, counts, n_resamples, seed)
+        with np.errstate(invalid="ignore"):
+            lo = np.nanquantile(means, (1 - confidence) / 2, axis=1) if means.size else np.zeros(0)
+            hi = np.nanquantile(means, 0.5 + confidence / 2, axis=1) if means.size else np.zeros(0)
+        lo[counts < 2] = np.nan
+        hi[counts < 2] = np.nan
+        low.append(lo)
+        high.append(hi)
+    return np.concatenate(low)[pick], np.concatenate(high)[pick]
 
 
 def _present_cells(codes: np.ndarray, n_groups: int, n_metrics: int) -> np.ndarray:
