@@ -52,14 +52,14 @@ def make_logs(rows: int, bad_share: float, seed: int = 0) -> tuple[pl.DataFrame,
             "id": np.arange(rows),
             "retrieved_ids": ("d" + ids).reshape((rows, DOCS)).arr.to_list(),
             "retrieved_scores": pl.Series(scores).arr.to_list(),
-            "relevance": pl.DataFrame({"id": ("d" + pl.Series(judged.ravel()).cast(pl.String)), "grade": grades.ravel()})
+            "relevance": pl.DataFrame({"id": "d" + pl.Series(judged.ravel()).cast(pl.String), "grade": grades.ravel()})
             .select(pl.struct("id", "grade").alias("relevance"))
             .to_series()
             .reshape((rows, JUDGED))
             .arr.to_list(),
         }
     )
-    n_bad = int(round(rows * bad_share))
+    n_bad = round(rows * bad_share)
     bad_rows = np.linspace(0, rows - 1, n_bad).astype(np.int64) if n_bad else np.zeros(0, dtype=np.int64)
     kind = np.full(rows, -1)
     kind[bad_rows] = np.arange(n_bad) % 3

@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -240,3 +241,79 @@ def test_damaged_and_empty_files(log_folder, tmp_path):
     assert result.rows == 40
     with pytest.raises(rf.InputFileError, match="no Parquet file matches"):
         rf.evaluate_parquet(tmp_path / "nothing-here", tmp_path / "x", progress=False)
+
+
+def test_one_output_schema_across_files(tmp_path):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    first = make_log(6, seed=1).with_columns(id=pl.int_range(6, dtype=pl.Int64), note=pl.lit(None, pl.Null))
+    first.write_parquet(folder / "a.parquet")
+    second = make_log(5, seed=2).with_columns(id=pl.int_range(6, 11, dtype=pl.Int32), note=pl.lit("x"))
+    second.write_parquet(folder / "b.parquet")
+    result = rf.evaluate_parquet(folder, tmp_path / "out", batch_rows=4, progress=False)
+    scores = pl.read_parquet(tmp_path / "out" / "scores")  # the parts combine
+    assert result.rows == 11 and scores["id"].to_list() == list(range(11))
+    # Int32 -> Int64 (the first file's); the first file's null-typed column takes the later String
+    assert scores.schema["id"] == pl.Int64 and scores.schema["note"] == pl.String
+    assert scores["note"].to_list() == [None] * 6 + ["x"] * 5
+    for part in (tmp_path / "out" / "scores").iterdir():
+        assert pl.read_parquet_schema(part) == scores.schema
+
+
+def test_files_that_disagree_on_a_dtype_are_refused_before_anything_is_written(tmp_path):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    make_log(5, seed=1).with_columns(id=pl.int_range(5)).write_parquet(folder / "a.parquet")
+    make_log(5, seed=2).write_parquet(folder / "b.parquet")  # id: String
+    out = tmp_path / "out"
+    with pytest.raises(rf.InputFileError) as error:
+        rf.evaluate_parquet(folder, out, progress=False)
+    message = str(error.value)
+    assert "'id'" in message and "String" in message and "Int64" in message
+    assert "a.parquet" in message and "b.parquet" in message
+    assert not out.exists()
+    # leaving the column out is the way round it
+    assert rf.evaluate_parquet(folder, out, keep=["split"], progress=False).rows == 10
+    make_log(5, seed=2).with_columns(id=pl.int_range(5).cast(pl.Float64)).write_parquet(folder / "b.parquet")
+    with pytest.raises(rf.InputFileError, match=r"Float64 in .*b\.parquet.* but Int64 in .*a\.parquet"):
+        rf.evaluate_parquet(folder, tmp_path / "out2", progress=False)  # Float64 -> Int64 would lose fractions
+    make_log(5, seed=2).drop("split").write_parquet(folder / "b.parquet")
+    with pytest.raises(rf.InputFileError, match=r"column 'split' of .*a\.parquet' is missing from .*b\.parquet"):
+        rf.evaluate_parquet(folder, tmp_path / "out3", progress=False)
+    make_log(5, seed=2).with_columns(id=pl.int_range(5), extra=pl.lit(1)).write_parquet(folder / "b.parquet")
+    with pytest.raises(rf.InputFileError, match=r"column 'extra' of .*b\.parquet' is not in the first file"):
+        rf.evaluate_parquet(folder, tmp_path / "out4", progress=False)
+    assert not any((tmp_path / name).exists() for name in ("out2", "out3", "out4"))
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "lossless"),
+    [
+        (pl.Int32, pl.Int64, True),
+        (pl.Int64, pl.Int32, False),
+        (pl.UInt32, pl.Int64, True),
+        (pl.UInt64, pl.Int64, False),
+        (pl.Int8, pl.UInt8, False),
+        (pl.Int32, pl.Float64, True),
+        (pl.Int64, pl.Float64, False),  # 2**53 + 1 has no Float64
+        (pl.Int16, pl.Float32, True),
+        (pl.Int32, pl.Float32, False),
+        (pl.Float32, pl.Float64, True),
+        (pl.Float64, pl.Float32, False),
+        (pl.Null, pl.List(pl.String), True),
+        (pl.String, pl.Int64, False),
+        (pl.Int64, pl.String, False),
+        (pl.List(pl.Int32), pl.List(pl.Int64), True),
+        (pl.List(pl.Int64), pl.List(pl.Int32), False),
+        (pl.Struct({"a": pl.Int8}), pl.Struct({"a": pl.Int16}), True),
+        (pl.Struct({"a": pl.Int8}), pl.Struct({"b": pl.Int16}), False),
+        (pl.Boolean, pl.Int8, False),
+    ],
+)
+def test_lossless_casts(source, target, lossless):
+    assert streaming._lossless_cast(source, target) is lossless
+    if lossless and source != pl.Null:  # the values that could be lost: the extremes survive the round trip
+        if source.is_integer():
+            info = np.iinfo(str(source).lower())
+            values = pl.Series([int(info.min), int(info.max)], dtype=source)
+            assert values.cast(target).cast(source).equals(values)

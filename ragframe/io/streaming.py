@@ -126,25 +126,132 @@ def source_files(source: str | os.PathLike | Sequence[str | os.PathLike]) -> lis
     return files
 
 
-def _plan(files: list[Path], batch_rows: int) -> tuple[list[_Batch], list[dict[str, Any]], pl.Schema]:
-    """Batches of at most ``batch_rows`` rows within each file, the source fingerprint and the schema."""
+def _plan(files: list[Path], batch_rows: int) -> tuple[list[_Batch], list[dict[str, Any]], list[pl.Schema]]:
+    """Batches of at most ``batch_rows`` rows within each file, the source fingerprint and each file's schema."""
     batches: list[_Batch] = []
     fingerprint = []
-    schema: pl.Schema | None = None
+    schemas: list[pl.Schema] = []
     for path in files:
         try:
             rows = pq.ParquetFile(path).metadata.num_rows
-            file_schema = pl.read_parquet_schema(path)
+            schemas.append(pl.Schema(pl.read_parquet_schema(path)))
         except Exception as exc:  # any reader failure is reported with the file's name
             raise InputFileError(f"cannot read Parquet file {str(path)!r}: {exc}") from exc
         stat = path.stat()
         fingerprint.append(
             {"path": str(path.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "rows": rows}
         )
-        schema = schema or pl.Schema(file_schema)
         for offset in range(0, rows, batch_rows):
             batches.append(_Batch(len(batches), str(path), offset, min(batch_rows, rows - offset)))
-    return batches, fingerprint, schema or pl.Schema()
+    return batches, fingerprint, schemas
+
+
+_INT_BITS = {
+    dtype: bits
+    for name, bits in [("Int8", 8), ("Int16", 16), ("Int32", 32), ("Int64", 64), ("Int128", 128)]
+    if (dtype := getattr(pl, name, None)) is not None
+}
+_UINT_BITS = {
+    dtype: bits
+    for name, bits in [("UInt8", 8), ("UInt16", 16), ("UInt32", 32), ("UInt64", 64), ("UInt128", 128)]
+    if (dtype := getattr(pl, name, None)) is not None
+}
+_FLOAT_MANTISSA = {pl.Float32: 24, pl.Float64: 53}
+
+
+def _lossless_cast(source: pl.DataType, target: pl.DataType) -> bool:
+    """True when every value of dtype ``source`` is exactly a value of dtype ``target``.
+
+    Null-typed columns (no values) cast to anything; integers to wider integers, and to
+    floats whose mantissa holds them; Float32 to Float64; lists and structs field by field
+    (same field names in the same order). Anything else (Int64 to String, Float64 to
+    Int64, ...) is refused.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> _lossless_cast(pl.Int32, pl.Int64), _lossless_cast(pl.Int64, pl.String), _lossless_cast(pl.Null, pl.String)
+    (True, False, True)
+    >>> _lossless_cast(pl.List(pl.UInt8), pl.List(pl.Int16)), _lossless_cast(pl.Int64, pl.Float64)
+    (True, False)
+    """
+    if source == target or source == pl.Null:
+        return True
+    base, goal = source.base_type(), target.base_type()
+    if base in _INT_BITS:
+        bits = _INT_BITS[base]
+        return (goal in _INT_BITS and bits <= _INT_BITS[goal]) or bits - 1 <= _FLOAT_MANTISSA.get(goal, 0)
+    if base in _UINT_BITS:
+        bits = _UINT_BITS[base]
+        fits = (goal in _UINT_BITS and bits <= _UINT_BITS[goal]) or (goal in _INT_BITS and bits < _INT_BITS[goal])
+        return fits or bits <= _FLOAT_MANTISSA.get(goal, 0)
+    if base == pl.Float32:
+        return goal == pl.Float64
+    if isinstance(source, pl.List) and isinstance(target, pl.List):
+        return _lossless_cast(source.inner, target.inner)
+    if isinstance(source, pl.Struct) and isinstance(target, pl.Struct):
+        names = [f.name for f in source.fields]
+        return names == [f.name for f in target.fields] and all(
+            _lossless_cast(a.dtype, b.dtype) for a, b in zip(source.fields, target.fields)
+        )
+    return False
+
+
+def _has_null_type(dtype: pl.DataType) -> bool:
+    """True for Null and for lists and structs holding a Null type (a column without values)."""
+    if dtype == pl.Null:
+        return True
+    if isinstance(dtype, pl.List):
+        return _has_null_type(dtype.inner)
+    if isinstance(dtype, pl.Struct):
+        return any(_has_null_type(f.dtype) for f in dtype.fields)
+    return False
+
+
+def _output_schema(
+    files: list[Path], schemas: list[pl.Schema], read: list[str], kept: list[str], default_keep: bool
+) -> dict[str, pl.DataType]:
+    """The dtype of each kept column in every output part, checked against every file before anything is written.
+
+    A column's dtype is the first file's (or, where that file's is null-typed, the first
+    more specific one a later file has). Each file must have every column read, with a
+    dtype that casts to the output's without loss; with the default ``keep``, a later file
+    may not have a column the first lacks (it would be dropped without a word).
+    """
+    first = str(files[0])
+    output: dict[str, pl.DataType] = {}
+    origin: dict[str, int] = {}
+    for index, (path, schema) in enumerate(zip(files, schemas)):
+        for column in read:
+            if column not in schema:
+                raise InputFileError(
+                    f"evaluate_parquet: column {column!r} of {first!r} is missing from {str(path)!r}; "
+                    "every file of a run needs the same columns"
+                )
+        extra = [c for c in schema.names() if c not in schemas[0]]
+        if extra and default_keep:
+            raise InputFileError(
+                f"evaluate_parquet: column {extra[0]!r} of {str(path)!r} is not in the first file {first!r}; "
+                "every file of a run needs the same columns (or choose the columns to copy with keep=[...])"
+            )
+        for column in kept:
+            dtype = schema[column]
+            if column not in output or (
+                not _lossless_cast(dtype, output[column])
+                and _has_null_type(output[column])
+                and _lossless_cast(output[column], dtype)
+            ):
+                output[column], origin[column] = dtype, index
+    for path, schema in zip(files, schemas):
+        for column in kept:
+            if not _lossless_cast(schema[column], output[column]):
+                raise InputFileError(
+                    f"evaluate_parquet: column {column!r} is {schema[column]} in {str(path)!r} but "
+                    f"{output[column]} in {str(files[origin[column]])!r}, and {schema[column]} does not cast to "
+                    f"{output[column]} without loss; every output part has one schema: make the files agree "
+                    "(or leave the column out with keep=[...])"
+                )
+    return output
 
 
 def _columns_for(
@@ -213,6 +320,7 @@ class _BatchJob:
     roles: dict[str, str]
     options: dict[str, Any]
     retrieval_options: dict[str, Any]
+    schema: dict[str, pl.DataType]  # dtypes of the kept columns in every part
 
     def score(self, df: pl.DataFrame) -> pl.DataFrame:
         """The score columns of one batch (heuristics with composite, then ranking metrics)."""
@@ -239,6 +347,9 @@ class _BatchJob:
             frame = pl.scan_parquet(batch.file).select(self.read).slice(batch.offset, batch.rows).collect()
         except Exception as exc:  # a damaged page: name the file, keep what is written
             raise InputFileError(f"cannot read rows {batch.offset}.. of {batch.file!r}: {exc}") from exc
+        frame = frame.with_columns(  # lossless casts (checked by _output_schema before the run)
+            pl.col(name).cast(dtype) for name, dtype in self.schema.items() if frame.schema[name] != dtype
+        )
         good, scores, rejects = _score_batch(frame, batch, self.score, self.roles)
         part = good.select(self.kept).hstack(scores) if self.kept else scores
         name = f"part-{batch.index:05d}.parquet"
@@ -400,7 +511,12 @@ def evaluate_parquet(
     Parameters
     ----------
     source : path, folder, glob, or a list of them
-        The log; a folder is searched recursively for ``*.parquet``.
+        The log; a folder is searched recursively for ``*.parquet``. Every file needs the
+        columns of the first; a kept column has one dtype in every output part: the first
+        file's (where that is null-typed, the first later file's), to which another file's
+        column is cast when no value can change (Int32 to Int64, null-typed to any); any
+        other difference is an :class:`~ragframe.exceptions.InputFileError` naming both
+        files, the column and both dtypes, raised before anything is written.
     out : path
         Output folder (created).
     metrics : list of str, optional
@@ -462,7 +578,8 @@ def evaluate_parquet(
     if unknown_roles:
         raise InvalidParameterError(f"evaluate_parquet: unknown column role {unknown_roles[0]!r}; use {list(_ROLES)}")
     files = source_files(source)
-    batches, fingerprint, schema = _plan(files, batch_rows)
+    batches, fingerprint, schemas = _plan(files, batch_rows)
+    schema = schemas[0]
     heuristic, retrieval = _columns_for(schema, list(metrics) if metrics is not None else None, roles)
     inputs = {roles[r] for m in heuristic for r in METRIC_INPUTS[m]}
     if retrieval:
@@ -474,6 +591,7 @@ def evaluate_parquet(
             "missing column to keep", function="evaluate_parquet", column=missing[0], available=schema.names()
         )
     read = [c for c in schema.names() if c in inputs or c in kept]
+    output_schema = _output_schema(files, schemas, read, kept, keep is None)
     retrieval_options = {"k": list(k) if not isinstance(k, int) else [k]}
     if "relevance_level" in options:
         retrieval_options["relevance_level"] = options.pop("relevance_level")
@@ -497,7 +615,7 @@ def evaluate_parquet(
     manifest["complete"] = False
     _write_json_atomic(manifest, out_dir / MANIFEST)  # before any part, so a kill leaves a resumable folder
 
-    job = _BatchJob(out_dir, read, kept, heuristic, retrieval, roles, options, retrieval_options)
+    job = _BatchJob(out_dir, read, kept, heuristic, retrieval, roles, options, retrieval_options, output_schema)
     pending = [b for b in batches if str(b.index) not in finished]
     bar = _Progress(progress, sum(b.rows for b in batches), sum(b.rows for b in batches) - sum(b.rows for b in pending))
 
