@@ -269,3 +269,35 @@ def test_repeated_judgments_are_found_in_any_chunk():
     repeated = Judgments(np.r_[np.arange(6), 5, 5], pl.Series(["a"] * 6 + ["b", "b"]), np.ones(8, np.int64), judged)
     with pytest.raises(RepeatedJudgments):
         rank_measures(run_doc, counts, repeated, ks=[1], measures=["mrr"], chunks=3, check_unique=True)
+
+
+# ----------------------------------------------------------------------------- relevance_level
+
+
+def test_relevance_level_zero_and_one_by_hand():
+    # ranked a, b, c, d; a graded 0, b -1, c 2, e 0 (not retrieved), d unjudged
+    run = pl.DataFrame({"query_id": ["q"] * 4, "doc_id": ["a", "b", "c", "d"], "score": [4.0, 3.0, 2.0, 1.0]})
+    qrels = pl.DataFrame({"query_id": ["q"] * 4, "doc_id": ["a", "b", "c", "e"], "relevance": [0, -1, 2, 0]})
+    metrics = ["precision_at_k", "mrr", "average_precision", "r_precision", "ndcg"]
+    zero = rf.evaluate_run(run, qrels, k=[1, 3], metrics=metrics, relevance_level=0).row(0, named=True)
+    # level 0 (trec_eval -l0): relevant = judged with grade >= 0 -> a, c, e; never b (grade -1) or d (unjudged)
+    assert (zero["num_rel"], zero["num_rel_ret"]) == (3, 2)
+    assert (zero["precision_at_1"], zero["precision_at_3"], zero["mrr"]) == (1.0, pytest.approx(2 / 3), 1.0)
+    assert zero["average_precision"] == pytest.approx((1 / 1 + 2 / 3) / 3)
+    assert zero["r_precision"] == pytest.approx(2 / 3)
+    one = rf.evaluate_run(run, qrels, k=[1, 3], metrics=metrics, relevance_level=1).row(0, named=True)
+    assert (one["num_rel"], one["num_rel_ret"], one["precision_at_1"], one["mrr"]) == (1, 1, 0.0, pytest.approx(1 / 3))
+    assert one["average_precision"] == pytest.approx(1 / 3) and one["r_precision"] == 0.0
+    # gains are the grades whatever the level: DCG 2/log2(4) = 1 against the ideal 2/log2(2) = 2
+    assert zero["ndcg"] == one["ndcg"] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("level", [-1, -2])
+def test_negative_relevance_level_is_refused(level):
+    run, qrels = run_qrels()
+    with pytest.raises(InvalidParameterError, match="relevance_level must be an int >= 0"):
+        rf.evaluate_run(run, qrels, relevance_level=level)
+    with pytest.raises(InvalidParameterError, match="relevance_level must be an int >= 0"):
+        rf.score_retrieval(wide(retrieved_ids=[["a"]], relevant_ids=[["a"]]), relevance_level=level)
+    with pytest.raises(InvalidParameterError, match="relevance_level must be an int >= 0"):
+        rf.retrieval_metrics(["a"], {"a": -1}, relevance_level=level)

@@ -32,7 +32,10 @@ QUERY_IDS = ("q1", "q2", "q3", "q10")
 #: Few distinct scores, all exact in float32, so ties are frequent and unambiguous.
 SCORES = (-1.0, 0.0, 0.5, 1.0)
 GRADES = (-1, 0, 1, 2, 3)
+#: trec_eval ``-l`` levels pytrec_eval accepts (it refuses 0: level 0 is checked against :func:`reference`).
 LEVELS = (1, 2)
+#: Levels checked against :func:`reference` only, 0 included.
+REFERENCE_LEVELS = (0, 1, 2)
 #: A doc id no ranking holds (see :func:`pytrec`).
 PAD_DOC = "never-retrieved"
 
@@ -103,7 +106,8 @@ def reference(ranking: list[str], judgments: dict[str, int] | None, ks: list[int
     """One query's measures, written from spec/retrieval.md with no cleverness.
 
     ``ranking`` is in rank order and may repeat ids; ``judgments`` maps id -> grade (None: not
-    judged, so every measure is None).
+    judged, so every measure is None). Relevant: judged with grade >= ``level`` (>= 0); unjudged
+    documents and later copies never are.
     """
     if judgments is None:
         return dict.fromkeys(measure_columns(ks))
@@ -111,11 +115,11 @@ def reference(ranking: list[str], judgments: dict[str, int] | None, ks: list[int
     rel: list[bool] = []  # relevant at this position (first copies only)
     gain: list[int] = []
     for doc in ranking:
-        grade = judgments.get(doc, 0) if doc not in seen else 0  # later copies: non-relevant
+        grade = judgments.get(doc) if doc not in seen else None  # later copies: non-relevant
         seen.add(doc)
-        rel.append(grade > 0 and grade >= level)
-        gain.append(max(grade, 0))
-    n_rel = sum(1 for g in judgments.values() if g > 0 and g >= level)
+        rel.append(grade is not None and grade >= max(level, 0))
+        gain.append(max(grade or 0, 0))
+    n_rel = sum(1 for g in judgments.values() if g >= max(level, 0))
     ideal = sorted((g for g in judgments.values() if g > 0), reverse=True)
 
     def dcg(gains: list[int], k: int | None) -> float:
@@ -292,7 +296,7 @@ def test_run_summary_is_the_mean_over_judged_queries(case, ks, level, complete, 
     data=st.data(),
     judgments=st.dictionaries(st.sampled_from(DOC_IDS[:5]), st.sampled_from(GRADES), min_size=1, max_size=5),
     ks=cutoffs,
-    level=st.sampled_from(LEVELS),
+    level=st.sampled_from(REFERENCE_LEVELS),
 )
 def test_evaluate_run_repeated_rows_count_once(run, data, judgments, ks, level):
     """A (query, doc) repeated in a TREC run counts at its first (best-ranked) position only."""
@@ -304,6 +308,32 @@ def test_evaluate_run_repeated_rows_count_once(run, data, judgments, ks, level):
     row = out.row(0, named=True)
     assert row["num_ret"] == len(pairs)
     assert_close(row, reference(trec_order(pairs), judgments, ks, level), f"run {pairs}")
+
+
+@SETTINGS
+@given(case=collections(), ks=cutoffs, complete=st.booleans(), data=st.data())
+def test_level_zero_follows_trec_eval(case, ks, complete, data):
+    """``-l 0``: every judged document with grade >= 0 is relevant, unjudged and negative ones never.
+
+    pytrec_eval refuses a level below 1, so this follows trec_eval 10's source
+    (``form_res_rels.c``): R counts the judged documents with grade >= 0 at levels <= 0, and a
+    retrieved document is relevant when it is judged with grade >= the level.
+    """
+    run, qrels, as_int = case
+    run_df, qrels_df = shuffled_frames(data, run, qrels, as_int)
+    out = rf.evaluate_run(run_df, qrels_df, k=ks, relevance_level=0, complete=complete)
+    assert out["query_id"].to_list() == sorted(set(run) | ({q for q in qrels if q not in run} if complete else set()))
+    for row in out.iter_rows(named=True):
+        qid = row["query_id"]
+        if qid not in qrels:
+            assert all(row[c] is None for c in measure_columns(ks)), row
+            continue
+        ranking, judged = trec_order(list(run.get(qid, {}).items())), qrels[qid]
+        want = reference(ranking, judged, ks, 0)
+        want["num_ret"] = len(ranking)
+        want["num_rel"] = sum(1 for g in judged.values() if g >= 0)
+        want["num_rel_ret"] = sum(1 for d in ranking if judged.get(d, -1) >= 0)
+        assert_close(row, want, f"query {qid}")
 
 
 # ----------------------------------------------------------------------------- wide frames
@@ -387,6 +417,11 @@ def test_score_retrieval_matches_pytrec_eval_and_evaluate_run(case, ks, level):
     )
     assert long["query_id"].to_list() == qid
 
+    at_zero = rf.score_retrieval(df, k=ks, relevance_level=0)  # pytrec_eval refuses -l 0: the reference decides
+    for i, row in enumerate(at_zero.iter_rows(named=True)):
+        ids, scores, judgments, _ = rows[i]
+        assert_close(row, reference(ranking_of(ids, scores), judgments, ks, 0), f"row {i} at level 0")
+
     for i, (row, long_row) in enumerate(zip(scored.iter_rows(named=True), long.iter_rows(named=True))):
         ids, scores, judgments, _ = rows[i]
         want = {k: v for k, v in expected[qid[i]].items() if k not in COUNT_NAMES}
@@ -407,7 +442,7 @@ def repeated_rankings(draw, with_scores: bool):
 
 
 @SETTINGS
-@given(rows=repeated_rankings(with_scores=False), ks=cutoffs, level=st.sampled_from(LEVELS))
+@given(rows=repeated_rankings(with_scores=False), ks=cutoffs, level=st.sampled_from(REFERENCE_LEVELS))
 def test_repeated_ids_count_once_in_list_order(rows, ks, level):
     scored = rf.score_retrieval(wide_frame(rows, "none", True), k=ks, relevance_level=level)
     for i, row in enumerate(scored.iter_rows(named=True)):
@@ -416,7 +451,7 @@ def test_repeated_ids_count_once_in_list_order(rows, ks, level):
 
 
 @SETTINGS
-@given(rows=repeated_rankings(with_scores=True), ks=cutoffs, level=st.sampled_from(LEVELS))
+@given(rows=repeated_rankings(with_scores=True), ks=cutoffs, level=st.sampled_from(REFERENCE_LEVELS))
 def test_repeated_ids_count_once_after_ranking_by_score(rows, ks, level):
     scored = rf.score_retrieval(wide_frame(rows, "all", True), k=ks, relevance_level=level)
     for i, row in enumerate(scored.iter_rows(named=True)):
@@ -452,7 +487,7 @@ def rows_with_nulls(draw, graded: bool):
 
 
 @SETTINGS
-@given(graded=st.booleans(), data=st.data(), ks=cutoffs, level=st.sampled_from(LEVELS))
+@given(graded=st.booleans(), data=st.data(), ks=cutoffs, level=st.sampled_from(REFERENCE_LEVELS))
 def test_null_and_empty_judgments_and_rankings(graded, data, ks, level):
     rows = data.draw(rows_with_nulls(graded), label="rows")
     scored = rf.score_retrieval(wide_frame(rows, "none", graded), k=ks, relevance_level=level)

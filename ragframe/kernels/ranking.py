@@ -9,8 +9,9 @@ No function here loops over queries in Python: matching a ranking to its
 judgments is a hash join on 64-bit keys verified by exact string comparison, and
 every measure is a ``bincount``/``cumsum`` over the flat arrays.
 
-Semantics are trec_eval's (``docs/metrics.md``): a document is relevant when
-its grade >= ``relevance_level``; NDCG gains are the grades themselves (grades
+Semantics are trec_eval's (``docs/metrics.md``): a judged document is relevant when
+its grade >= ``relevance_level`` (the level is >= 0, checked by the callers; unjudged
+documents are never relevant, and only judged ones count in R); NDCG gains are the grades themselves (grades
 <= 0 give no gain); the ideal ranking is built from all judged documents of the
 query; a document id repeated within one ranking counts only at its first
 position.
@@ -298,7 +299,7 @@ def compute_measures(
     measures : sequence of str
         Names from :data:`CUT_MEASURES`, :data:`FULL_MEASURES`, :data:`COUNT_MEASURES`.
     relevance_level : int
-        Minimum grade of a relevant document (trec_eval ``-l``).
+        Minimum grade of a relevant judged document (trec_eval ``-l``), >= 0.
 
     Returns
     -------

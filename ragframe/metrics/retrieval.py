@@ -23,6 +23,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 import polars as pl
 
+from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.kernels.ranking import (
     COUNT_MEASURES,
@@ -94,9 +95,23 @@ def _check_metrics(metrics: Iterable[str] | None, allowed: Sequence[str], functi
 
 
 def _check_level(relevance_level: int, function: str) -> int:
-    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, np.integer)):
-        raise InvalidParameterError(f"{function}: relevance_level must be an int, found {relevance_level!r}")
-    return int(relevance_level)
+    """trec_eval's ``-l``: an int >= 0 (a judged document is relevant when its grade >= the level).
+
+    trec_eval takes any level, but below 0 its measures disagree with its own counts: a
+    retrieved document missing from the qrels has the internal grade -1, so at ``-l -1`` P,
+    recall, MAP and MRR count it as relevant while R and num_rel_ret do not (recall can
+    exceed 1). ragframe refuses those levels; at 0 and above it follows trec_eval exactly.
+    """
+    level = validate.integer(relevance_level, "relevance_level", function)
+    if level < 0:
+        raise validate.fail(
+            function,
+            "relevance_level",
+            "an int >= 0 (below 0 trec_eval counts unjudged documents as relevant in some measures and not in "
+            "others; at 0 every judged document with grade >= 0 is relevant)",
+            relevance_level,
+        )
+    return level
 
 
 def _output_names(ks: Sequence[int], metrics: Sequence[str], prefix: str) -> list[str]:
@@ -478,7 +493,9 @@ def evaluate_run(
     metrics : list of str, optional
         Names from :data:`RETRIEVAL_METRICS`; all by default.
     relevance_level : int
-        Minimum grade of a relevant document (trec_eval ``-l``).
+        Minimum grade of a relevant document (trec_eval ``-l``), >= 0: a judged
+        document is relevant when its grade >= the level (at 0, grade-0 documents
+        too); negative grades and unjudged documents never are.
     complete : bool
         trec_eval ``-c``: queries in the qrels but absent from the run are
         scored 0 instead of being left out.
