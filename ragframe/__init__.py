@@ -12,6 +12,7 @@ Examples
 [0.5]
 """
 
+from ragframe.evaluator import Evaluator, evaluate
 from ragframe.exceptions import (
     InputFileError,
     InvalidParameterError,
@@ -21,12 +22,9 @@ from ragframe.exceptions import (
 )
 from ragframe.io.streaming import ParquetEvaluation, ResumeError, evaluate_parquet
 from ragframe.io.trec import read_qrels, read_trec_run, write_qrels, write_trec_run
-from ragframe.metrics import METRICS, MetricSpec
+from ragframe.metrics import Metric, list_metrics, register_metric, score_columns, unregister_metric
 from ragframe.metrics.heuristic import (
-    DEFAULT_THRESHOLDS,
     HEURISTIC_METRICS,
-    Evaluator,
-    evaluate,
     score_answer_correctness,
     score_answer_relevance,
     score_context_precision,
@@ -51,13 +49,15 @@ from ragframe.stats.summary import SummaryState, merge_summary_states, summarize
 __version__ = "0.1.0"
 
 __all__ = [
-    "DEFAULT_THRESHOLDS",
     "Evaluator",
     "HEURISTIC_METRICS",
-    "METRICS",
     "RETRIEVAL_METRICS",
     "InvalidParameterError",
-    "MetricSpec",
+    "Metric",
+    "list_metrics",
+    "register_metric",
+    "unregister_metric",
+    "score_columns",
     "MissingDependencyError",
     "RagframeError",
     "SchemaError",

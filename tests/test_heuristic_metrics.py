@@ -83,8 +83,9 @@ def test_single_metric_functions_and_column_overrides():
 def test_evaluator_defaults_and_overrides():
     df = frame([{"question": "cat", "answer": "cat", "contexts": ["cat"], "ground_truth": "cat"}])
     ev = rf.Evaluator(metrics=["answer_correctness"], composite_threshold=0.99)
-    assert ev(df)["passed"][0] is True
-    assert ev(df, composite_threshold=1.5)["passed"][0] is False
+    assert ev.evaluate(df)["passed"][0] is True
+    assert df.pipe(ev.replace(composite_threshold=1.5))["passed"][0] is False
+    assert ev.to_dict() == {"metrics": ["answer_correctness"], "composite_threshold": 0.99}
     with pytest.raises(InvalidParameterError, match="unknown metric"):
         rf.Evaluator(metrics=["faithfulnes"])
 
@@ -155,13 +156,13 @@ def test_text_chunks_and_slices_do_not_change_results(monkeypatch):
     from frames import make_frame
     from polars.testing import assert_frame_equal
 
-    import ragframe.metrics.heuristic as heuristic
+    from ragframe.metrics import text_engine
 
     base = make_frame(("question", "answer", "contexts", "ground_truth"), 40, 11)
     # repeated rows and passages, as in real logs: the same texts recur across chunks and slices
     df = pl.concat([base, base.reverse(), base.sample(fraction=1.0, shuffle=True, seed=3)])
     whole = rf.evaluate(df, explain=True)
-    monkeypatch.setattr(heuristic, "_TEXT_ROWS", 17)
+    monkeypatch.setattr(text_engine, "TEXT_ROWS", 17)
     for batch_rows in (1, 7, 1000):
         assert_frame_equal(rf.evaluate(df, explain=True, batch_rows=batch_rows), whole, check_exact=True)
     # each row scored alone gives the same values as in any batch

@@ -1,7 +1,9 @@
-"""Invariants every registered metric keeps (DESIGN.md section 4), driven by ``rf.METRICS``.
+"""Invariants every registered metric keeps, driven by the registry (``rf.list_metrics()``).
 
 A metric joins these tests by being registered: row order, any batch split, LazyFrame vs
-DataFrame, every frame kind, untouched input columns, bounds and determinism.
+DataFrame, every frame kind, untouched input columns, bounds and determinism. Each metric is
+scored alone through ``rf.evaluate`` with its family's example options (``tests/metric_cases.py``),
+plus a few whole-family cases (graded and scored judgments, every heuristic at once).
 """
 
 from __future__ import annotations
@@ -15,20 +17,19 @@ import pytest
 from frames import make_frame
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from metric_cases import CASES
 from polars.testing import assert_frame_equal
 
-import ragframe as rf
-
-SPECS = list(rf.METRICS.values())
-IDS = [s.name for s in SPECS]
+SPECS = CASES
+IDS = [case.name for case in CASES]
 
 
 def _score(spec, frame):
-    return spec.function(frame, **spec.example_kwargs)
+    return spec.score(frame)
 
 
 def _outputs(spec):
-    return spec.outputs(spec.example_kwargs)
+    return spec.outputs()
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)

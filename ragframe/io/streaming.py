@@ -37,7 +37,9 @@ import pyarrow.parquet as pq
 
 from ragframe.exceptions import InputFileError, InvalidParameterError, RagframeError, ResumeError, SchemaError
 from ragframe.io.memory import trim_heap
-from ragframe.metrics.heuristic import HEURISTIC_METRICS, METRIC_INPUTS, evaluate
+from ragframe.evaluator import evaluate
+from ragframe.metrics.heuristic import HEURISTIC_METRICS
+from ragframe.metrics.registry import get_metric
 from ragframe.metrics.retrieval import score_retrieval
 from ragframe.stats.summary import SummaryState, merge_summary_states, summary_state
 
@@ -264,7 +266,7 @@ def _columns_for(
         return columns.get(role, role) in present
 
     if metrics is None:
-        heuristic = [m for m in HEURISTIC_METRICS if all(has(r) for r in METRIC_INPUTS[m])]
+        heuristic = [m for m in HEURISTIC_METRICS if all(has(r) for r in get_metric(m).inputs)]
         retrieval = has("retrieved_ids") and (has("relevant_ids") or has("relevance"))
         if not heuristic and not retrieval:
             raise SchemaError(
@@ -581,7 +583,7 @@ def evaluate_parquet(
     batches, fingerprint, schemas = _plan(files, batch_rows)
     schema = schemas[0]
     heuristic, retrieval = _columns_for(schema, list(metrics) if metrics is not None else None, roles)
-    inputs = {roles[r] for m in heuristic for r in METRIC_INPUTS[m]}
+    inputs = {roles[r] for m in heuristic for r in get_metric(m).inputs}
     if retrieval:
         inputs |= {roles[r] for r in ("retrieved_ids", "relevant_ids", "retrieved_scores", "relevance")}
     kept = list(keep) if keep is not None else [c for c in schema.names() if c not in inputs]

@@ -34,13 +34,11 @@ from ragframe.kernels.ranking import (
     dedupe_judgments,
     rank_measures,
 )
+from ragframe.metrics.registry import Family, Metric, register_family, register_metric
 from ragframe.schema import (
-    apply_to_frame,
     check_id_list_column,
-    column_names,
     first_true_row,
     id_dtype_ok,
-    require_columns,
     to_polars,
 )
 
@@ -202,7 +200,7 @@ def score_retrieval(
     /,
     *,
     k: int | Iterable[int] = (1, 5, 10),
-    metrics: Iterable[str] | None = None,
+    metrics: Iterable[str] | str | None = None,
     relevance_level: int = 1,
     match: Literal["id", "contains"] = "id",
     retrieved_ids: str | None = None,
@@ -220,8 +218,8 @@ def score_retrieval(
     k : int or list of int
         Cutoffs for the ``*_at_k`` metrics.
     metrics : list of str, optional
-        Names from :data:`RETRIEVAL_METRICS` (``"ndcg_at_k"``, ``"mrr"``, ...);
-        all by default.
+        Ranking metric names (``"ndcg_at_k"``, ``"mrr"``, ...) or output names
+        (``"ndcg_at_10"``); all of :data:`RETRIEVAL_METRICS` by default.
     relevance_level : int
         Minimum grade of a relevant document (trec_eval ``-l``).
     match : {"id", "contains"}
@@ -239,7 +237,7 @@ def score_retrieval(
     relevance : str or None
         Graded judgments, list[struct{id, grade}]; used when the column exists.
     prefix : str
-        Prepended to every output column name.
+        Prepended to every output column name (``""`` or ending with ``_ - . : /``).
 
     Returns
     -------
@@ -252,47 +250,126 @@ def score_retrieval(
     >>> score_retrieval(df, k=2, metrics=["precision_at_k", "mrr"]).row(0)
     (['a', 'b', 'c'], ['b'], 0.5, 0.5)
     """
+    from ragframe.evaluator import Evaluator
+
     function = "score_retrieval"
-    ks = _check_ks(k, function)
-    chosen = _check_metrics(metrics, RETRIEVAL_METRICS, function)
-    level = _check_level(relevance_level, function)
-    if match not in ("id", "contains"):
-        raise InvalidParameterError(f"{function}: match must be 'id' or 'contains', found {match!r}")
-    contains = match == "contains"
-    retrieved_col = retrieved_ids or ("contexts" if contains else "retrieved_ids")
-    binary_col = relevant_ids or ("gold_documents" if contains else "relevant_ids")
+    options = {
+        "k": k,
+        "relevance_level": relevance_level,
+        "match": match,
+        "retrieved_ids": retrieved_ids,
+        "retrieved_scores": retrieved_scores,
+        "relevant_ids": relevant_ids,
+        "relevance": relevance,
+        "prefix": prefix,
+    }
+    evaluator = Evaluator._make("retrieval" if metrics is None else metrics, {**options, "composite": False}, function)
+    for metric, _ in evaluator.requests(function=function):
+        if metric.family != "retrieval":
+            raise InvalidParameterError(f"{function}: {metric.name!r} is not a ranking metric; use rf.evaluate")
+    return evaluator.evaluate(df, function=function)
 
-    names = column_names(df, function)
-    score_col = retrieved_scores if (retrieved_scores and retrieved_scores in names and not contains) else None
-    graded_col = relevance if (relevance and relevance in names and not contains) else None
-    if graded_col and binary_col in names and relevant_ids is not None:
-        raise SchemaError(
-            f"both {graded_col!r} (graded) and {binary_col!r} (binary) judgments are present; "
-            "pass relevance=None or relevant_ids=None to choose",
-            function=function,
+
+# ----------------------------------------------------------------------------- the retrieval family
+
+
+def _family_check(options: dict[str, Any], function: str) -> dict[str, Any]:
+    def column(name: str) -> str | None:
+        value = options[name]
+        return None if value is None else validate.column_name(value, name, function)
+
+    return {
+        "k": _check_ks(options["k"], function),
+        "relevance_level": _check_level(options["relevance_level"], function),
+        "match": validate.choice(options["match"], "match", function, ["id", "contains"]),
+        "retrieved_ids": column("retrieved_ids"),
+        "retrieved_scores": column("retrieved_scores"),
+        "relevant_ids": column("relevant_ids"),
+        "relevance": column("relevance"),
+        "contexts": options["contexts"],
+    }
+
+
+def _family_columns(requests: Sequence[Any], options: dict[str, Any], available: Sequence[str]) -> dict[str, str]:
+    """The columns the ranking metrics read: ids, optional scores, graded or binary judgments."""
+    contains = options["match"] == "contains"
+    names = set(available)
+    columns = {"retrieved_ids": options["retrieved_ids"] or (options["contexts"] if contains else "retrieved_ids")}
+    if options["retrieved_scores"] and options["retrieved_scores"] in names and not contains:
+        columns["retrieved_scores"] = options["retrieved_scores"]
+    binary = options["relevant_ids"] or ("gold_documents" if contains else "relevant_ids")
+    graded = options["relevance"]
+    if graded and graded in names and not contains:
+        if options["relevant_ids"] is not None and binary in names:
+            raise SchemaError(
+                f"both {graded!r} (graded) and {binary!r} (binary) judgments are present; "
+                "pass relevance=None or relevant_ids=None to choose",
+                column=binary,
+            )
+        columns["relevance"] = graded
+    else:
+        columns["relevant_ids"] = binary
+    return columns
+
+
+def _family_score(view: pl.DataFrame, requests: Sequence[Any], options: dict[str, Any], function: str) -> pl.DataFrame:
+    columns = _family_columns(requests, options, view.columns)
+    return _score_wide(
+        view,
+        retrieved_col=columns["retrieved_ids"],
+        score_col=columns.get("retrieved_scores"),
+        judgment_col=columns.get("relevance") or columns["relevant_ids"],
+        graded="relevance" in columns,
+        contains=options["match"] == "contains",
+        ks=sorted({k for _, k in requests if k is not None}) or [1],
+        metrics=list(dict.fromkeys(metric.name for metric, _ in requests)),
+        level=options["relevance_level"],
+        out_names=[metric.column(k) for metric, k in requests],
+        prefix="",
+        function=function,
+    )
+
+
+register_family(
+    Family(
+        name="retrieval",
+        score=_family_score,
+        options={
+            "k": (1, 5, 10),
+            "relevance_level": 1,
+            "match": "id",
+            "retrieved_ids": None,
+            "retrieved_scores": "retrieved_scores",
+            "relevant_ids": None,
+            "relevance": "relevance",
+        },
+        check=_family_check,
+        columns=_family_columns,
+    )
+)
+_DESCRIPTIONS = {
+    "precision_at_k": "Relevant documents in the top k, divided by k (trec_eval P_k).",
+    "recall_at_k": "Relevant documents in the top k, divided by all relevant (trec_eval recall_k).",
+    "f1_at_k": "Harmonic mean of precision_at_k and recall_at_k.",
+    "hit_rate_at_k": "1 if any relevant document is in the top k (trec_eval success_k).",
+    "recall_all_at_k": "1 if every relevant document is in the top k.",
+    "ndcg_at_k": "nDCG at k, gains = grades, ideal from all judged documents (trec_eval ndcg_cut_k).",
+    "mrr_at_k": "Reciprocal rank of the first relevant document within the top k.",
+    "ndcg": "nDCG over the whole ranking (trec_eval ndcg).",
+    "mrr": "Reciprocal rank of the first relevant document (trec_eval recip_rank).",
+    "average_precision": "Average precision over the whole ranking (trec_eval map).",
+    "r_precision": "Precision at R, the number of relevant documents (trec_eval Rprec).",
+}
+for _name in RETRIEVAL_METRICS:
+    register_metric(
+        Metric(
+            name=_name,
+            family="retrieval",
+            inputs=("retrieved_ids", "relevant_ids"),
+            description=_DESCRIPTIONS[_name],
+            cutoff=_name.endswith("_at_k"),
         )
-    judgment_col = graded_col or binary_col
-    columns = [retrieved_col, judgment_col] + ([score_col] if score_col else [])
-    require_columns(names, columns, function)
-    out_names = _output_names(ks, chosen, prefix)
-
-    def compute(view: pl.DataFrame) -> pl.DataFrame:
-        return _score_wide(
-            view,
-            retrieved_col=retrieved_col,
-            score_col=score_col,
-            judgment_col=judgment_col,
-            graded=graded_col is not None,
-            contains=contains,
-            ks=ks,
-            metrics=chosen,
-            level=level,
-            out_names=out_names,
-            prefix=prefix,
-            function=function,
-        )
-
-    return apply_to_frame(df, compute, columns=columns, function=function)
+    )
 
 
 def _score_wide(

@@ -1,0 +1,460 @@
+"""One run configuration: which metrics, with which options, for every way of running them.
+
+:class:`Evaluator` is immutable and picklable: it is what :func:`evaluate`,
+:func:`ragframe.evaluate_parquet`, its child processes and the CLI's TOML config share, so an
+option name exists once. It resolves metric names through the registry (metric names such
+as ``"ndcg_at_k"``, output names such as ``"ndcg_at_10"``, family names such as
+``"retrieval"``), asks each family to score its metrics over the frame, adds a pass flag to
+every score that has a threshold, and the per-row ``composite_score`` / ``passed`` over them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+import polars as pl
+
+from ragframe import validate
+from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.metrics import registry
+from ragframe.metrics.registry import COMPOSITE, Metric
+from ragframe.schema import apply_to_frame, column_names
+
+__all__ = ["Evaluator", "evaluate", "AUTO"]
+
+Frame = TypeVar("Frame")
+Request = tuple[Metric, "int | None"]
+#: ``metrics="auto"``: every metric whose input columns the frame has.
+AUTO = "auto"
+#: Options of the run itself (the families add theirs: column names, k, explain, ...).
+GENERAL_OPTIONS: dict[str, Any] = {
+    "prefix": "",
+    "thresholds": None,
+    "weights": None,
+    "composite_threshold": 0.6,
+    "composite": True,
+}
+
+
+def _freeze(value: Any) -> Any:
+    """A hashable, picklable copy: dicts become sorted item tuples, lists tuples."""
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), _freeze(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _all_options() -> dict[str, Any]:
+    merged = dict(GENERAL_OPTIONS)
+    for name in registry.families():
+        merged.update(registry.get_family(name).options)
+    return merged
+
+
+@dataclass(frozen=True, init=False)
+class Evaluator:
+    """A run configuration: metrics and options, checked once, reused for every frame.
+
+    Parameters
+    ----------
+    metrics : str or list of str, optional
+        Metric names (``"faithfulness"``, ``"ndcg_at_k"``), output names (``"ndcg_at_10"``),
+        family names (``"heuristic"``, ``"retrieval"``) or ``"auto"`` (every metric the
+        frame's columns allow). Default: the seven heuristic metrics.
+    **options
+        ``prefix`` (prepended to every output column), ``thresholds`` and ``weights``
+        (dicts keyed by metric or output name), ``composite_threshold`` (0.6),
+        ``composite`` (add ``composite_score``/``passed``, default True), and the families'
+        options: heuristic ``question``, ``answer``, ``contexts``, ``ground_truth`` (column
+        names), ``explain``, ``batch_rows``, ``ngram_sizes``, ``ngram_weights``,
+        ``claim_support_threshold``, ``chunk_relevance_threshold``; retrieval ``k``,
+        ``relevance_level``, ``match``, ``retrieved_ids``, ``retrieved_scores``,
+        ``relevant_ids``, ``relevance``. See :func:`ragframe.list_options`.
+
+    Examples
+    --------
+    >>> import pickle
+    >>> import polars as pl
+    >>> ev = Evaluator(["answer_relevance", "mrr"], thresholds={"answer_relevance": 0.1})
+    >>> pickle.loads(pickle.dumps(ev)) == ev
+    True
+    >>> df = pl.DataFrame({"question": ["cats?"], "answer": ["cats purr"],
+    ...                    "retrieved_ids": [["a", "b"]], "relevant_ids": [["b"]]})
+    >>> ev.evaluate(df).select("answer_relevance_passed", "mrr").row(0)
+    (True, 0.5)
+    >>> df.pipe(ev.replace(prefix="v2_")).columns[-4:]
+    ['v2_answer_relevance_passed', 'v2_mrr', 'v2_composite_score', 'v2_passed']
+    """
+
+    metrics: str | tuple[str, ...] | None
+    options: tuple[tuple[str, Any], ...]
+
+    def __init__(self, metrics: str | Iterable[str] | None = None, **options: Any) -> None:
+        self._setup(metrics, options, "Evaluator")
+
+    @classmethod
+    def _make(cls, metrics: Any, options: dict[str, Any], function: str) -> Evaluator:
+        self = cls.__new__(cls)
+        self._setup(metrics, options, function)
+        return self
+
+    def _setup(self, metrics: Any, options: dict[str, Any], function: str) -> None:
+        if metrics is not None and not isinstance(metrics, str):
+            if not isinstance(metrics, Iterable):
+                raise validate.fail(function, "metrics", "a name or a list of names", metrics)
+            metrics = tuple(metrics)
+        object.__setattr__(self, "metrics", metrics)
+        object.__setattr__(self, "options", _freeze(options))
+        checked = self._checked(function)  # every check runs once, here
+        if metrics != AUTO:
+            _resolve(metrics, checked, function)
+
+    def replace(self, **changes: Any) -> Evaluator:
+        """A copy with some options (or ``metrics``) changed; ``None`` resets an option to its default.
+
+        Examples
+        --------
+        >>> Evaluator(["mrr"], k=[5]).replace(k=[10]).to_dict()
+        {'metrics': ['mrr'], 'k': [10]}
+        """
+        config = self.to_dict()
+        metrics = changes.pop("metrics", config.pop("metrics", None))
+        config.update(changes)
+        return Evaluator._make(metrics, {k: v for k, v in config.items() if v is not None}, "Evaluator.replace")
+
+    def __call__(self, frame: Frame, /) -> Frame:
+        """``df.pipe(evaluator)``: the same as :meth:`evaluate`."""
+        return self.evaluate(frame)
+
+    # ------------------------------------------------------------------ options
+
+    def option(self, name: str) -> Any:
+        """The value of one option (its default when not set).
+
+        Examples
+        --------
+        >>> Evaluator(k=[5]).option("k"), Evaluator().option("composite_threshold")
+        ([5], 0.6)
+        """
+        known = _all_options()
+        if name not in known:
+            raise InvalidParameterError(f"Evaluator.option: unknown option {name!r}; choose from {sorted(known)}")
+        return self.to_dict().get(name, known[name])
+
+    def to_dict(self) -> dict[str, Any]:
+        """The options set (not the defaults), as plain dicts and lists (JSON/TOML-safe).
+
+        Examples
+        --------
+        >>> Evaluator(["mrr"], k=[5, 10]).to_dict()
+        {'metrics': ['mrr'], 'k': [5, 10]}
+        """
+        out: dict[str, Any] = {}
+        if self.metrics is not None:
+            out["metrics"] = self.metrics if isinstance(self.metrics, str) else list(self.metrics)
+        for name, value in self.options:
+            out[name] = _thaw(name, value)
+        return out
+
+    @classmethod
+    def from_dict(cls, config: Mapping[str, Any]) -> Evaluator:
+        """The evaluator a :meth:`to_dict` mapping (or a TOML ``[evaluate]`` table) describes."""
+        config = dict(config)
+        return cls(config.pop("metrics", None), **config)
+
+    def _checked(self, function: str) -> dict[str, Any]:
+        given = self.to_dict()
+        given.pop("metrics", None)
+        known = _all_options()
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            raise InvalidParameterError(f"{function}: unknown option(s) {unknown}; choose from {sorted(known)}")
+        merged = {**known, **given}
+        checked: dict[str, Any] = {"_families": {}}
+        for name in registry.families():
+            checked["_families"][name] = registry.get_family(name).check(dict(merged), function)
+        checked["prefix"] = registry.check_prefix(merged["prefix"], function)
+        checked["composite"] = validate.flag(merged["composite"], "composite", function)
+        checked["composite_threshold"] = validate.number(merged["composite_threshold"], "composite_threshold", function)
+        checked["thresholds"] = _keyed_numbers(merged["thresholds"], "thresholds", function, minimum=None)
+        checked["weights"] = _keyed_numbers(merged["weights"], "weights", function, minimum=0.0)
+        return checked
+
+    # ------------------------------------------------------------------ metrics and columns
+
+    def requests(self, columns: Iterable[str] | None = None, *, function: str = "Evaluator") -> list[Request]:
+        """The (metric, cutoff) pairs this run computes; ``columns`` resolves ``"auto"``.
+
+        Examples
+        --------
+        >>> [(m.name, k) for m, k in Evaluator(["ndcg_at_10", "mrr"]).requests()]
+        [('ndcg_at_k', 10), ('mrr', None)]
+        """
+        checked = self._checked(function)
+        if self.metrics == AUTO:
+            if columns is None:
+                raise InvalidParameterError(f"{function}: metrics='auto' needs the frame's columns")
+            return _auto(checked, list(columns), function)
+        return _resolve(self.metrics, checked, function)
+
+    def outputs(self, columns: Iterable[str] | None = None) -> list[str]:
+        """The score columns this run writes (prefixed), in order.
+
+        Examples
+        --------
+        >>> Evaluator("retrieval", k=[10], prefix="bm25_").outputs()[:3]
+        ['bm25_precision_at_10', 'bm25_recall_at_10', 'bm25_f1_at_10']
+        """
+        checked = self._checked("Evaluator.outputs")
+        return [checked["prefix"] + m.column(k) for m, k in self.requests(columns)]
+
+    def input_columns(self, columns: Iterable[str] | None = None) -> dict[str, str]:
+        """The input columns the run reads, keyed by role (after renames)."""
+        checked = self._checked("Evaluator.input_columns")
+        available = list(columns) if columns is not None else []
+        return _input_columns(self.requests(columns), checked, available)
+
+    # ------------------------------------------------------------------ running
+
+    def evaluate(self, frame: Frame, /, *, function: str = "evaluate") -> Frame:
+        """Score ``frame``: the same kind of frame with the score columns appended.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> df = pl.DataFrame({"retrieved_ids": [["a", "b"]], "relevant_ids": [["b"]]})
+        >>> Evaluator(["mrr"]).evaluate(df)["mrr"].to_list()
+        [0.5]
+        """
+        checked = self._checked(function)
+        available = column_names(frame, function)
+        requests = self._requests_for(checked, available, function)
+        roles = _input_columns(requests, checked, available)
+        _require(requests, checked, available, function)
+
+        def compute(view: pl.DataFrame) -> pl.DataFrame:
+            return _score(view, requests, checked, function)
+
+        return apply_to_frame(frame, compute, columns=list(dict.fromkeys(roles.values())), function=function)
+
+    def _requests_for(self, checked: dict[str, Any], available: list[str], function: str) -> list[Request]:
+        if self.metrics == AUTO:
+            return _auto(checked, available, function)
+        return _resolve(self.metrics, checked, function)
+
+    def evaluate_parquet(self, source: Any, out: Any, /, **run_options: Any) -> Any:
+        """Score a Parquet file, folder or glob in batches into ``out`` (see :func:`ragframe.evaluate_parquet`)."""
+        from ragframe.io.streaming import evaluate_parquet
+
+        return evaluate_parquet(source, out, evaluator=self, **run_options)
+
+
+def _thaw(name: str, value: Any) -> Any:
+    if name in ("thresholds", "weights") and isinstance(value, tuple):
+        return {k: v for k, v in value}
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _keyed_numbers(value: Any, name: str, function: str, *, minimum: float | None) -> dict[str, float]:
+    if value is None:
+        return {}
+    items = value.items() if isinstance(value, Mapping) else value if isinstance(value, tuple) else None
+    if items is None:
+        raise validate.fail(function, name, "a dict of metric name -> number", value)
+    out: dict[str, float] = {}
+    for key, number in items:
+        if not isinstance(key, str) or (key not in {m.name for m in registry.metrics()} and _plain(key) is None):
+            raise InvalidParameterError(f"{function}: {name} names unknown metric {key!r}")
+        out[key] = validate.number(number, f"{name}[{key!r}]", function, minimum=minimum)
+    return out
+
+
+def _plain(column: str) -> registry.ScoreColumn | None:
+    parsed = registry.parse_column(column)
+    return parsed if parsed is not None and parsed.prefix == "" and parsed.metric is not None else None
+
+
+def _resolve(metrics: Any, checked: dict[str, Any], function: str) -> list[Request]:
+    """Metric, output and family names -> (metric, cutoff) pairs, each once, grouped by family."""
+    names = ["heuristic"] if metrics is None else [metrics] if isinstance(metrics, str) else list(metrics)
+    if not names:
+        raise InvalidParameterError(f"{function}: metrics is empty; choose from {[m.name for m in registry.metrics()]}")
+    requests: list[Request] = []
+    for name in names:
+        requests += _expand(name, checked, function)
+    return _ordered(requests)
+
+
+def _expand(name: Any, checked: dict[str, Any], function: str) -> list[Request]:
+    if not isinstance(name, str):
+        raise validate.fail(function, "metrics", "metric names (str)", name)
+    if name in registry.families():
+        return [r for m in registry.metrics(name) for r in _at_cutoffs(m, checked)]
+    parsed = _plain(name)
+    if parsed is not None and parsed.k is not None:
+        return [(parsed.metric, parsed.k)]
+    try:
+        metric = registry.get_metric(name)
+    except InvalidParameterError:
+        choices = [m.name for m in registry.metrics()] + registry.families()
+        raise InvalidParameterError(f"{function}: unknown metric {name!r}; choose from {choices}") from None
+    return _at_cutoffs(metric, checked)
+
+
+def _at_cutoffs(metric: Metric, checked: dict[str, Any]) -> list[Request]:
+    if not metric.cutoff:
+        return [(metric, None)]
+    return [(metric, k) for k in checked["_families"][metric.family]["k"]]
+
+
+def _ordered(requests: list[Request]) -> list[Request]:
+    """Each request once; families in order of first request; within a family registry order
+    (cutoff metrics by k first, as trec_eval prints them, then the whole-ranking ones)."""
+    unique = list(dict.fromkeys((m.name, k) for m, k in requests))
+    position = {m.name: i for i, m in enumerate(registry.metrics())}
+    family_order = list(dict.fromkeys(m.family for m, _ in requests))
+    by_name = {m.name: m for m, _ in requests}
+
+    def key(item: tuple[str, int | None]) -> tuple[int, int, int, int]:
+        metric = by_name[item[0]]
+        cut = 0 if metric.cutoff else 1
+        return (family_order.index(metric.family), cut, item[1] or 0, position[metric.name])
+
+    return [(by_name[name], k) for name, k in sorted(unique, key=key)]
+
+
+def _input_columns(requests: list[Request], checked: dict[str, Any], available: list[str]) -> dict[str, str]:
+    roles: dict[str, str] = {}
+    for family in dict.fromkeys(m.family for m, _ in requests):
+        family_requests = [r for r in requests if r[0].family == family]
+        opts = checked["_families"][family]
+        roles.update(registry.get_family(family).columns(family_requests, opts, available))
+    return roles
+
+
+def _require(requests: list[Request], checked: dict[str, Any], available: list[str], function: str) -> None:
+    """A missing input column is an error naming the metric that needs it."""
+    present = set(available)
+    for metric, k in requests:
+        opts = checked["_families"][metric.family]
+        for role, column in registry.get_family(metric.family).columns([(metric, k)], opts, available).items():
+            if column not in present:
+                raise SchemaError(
+                    f"metric {metric.column(k)!r} needs the {role} column",
+                    function=function,
+                    column=column,
+                    available=available,
+                )
+
+
+def _auto(checked: dict[str, Any], available: list[str], function: str) -> list[Request]:
+    present = set(available)
+    chosen: list[Request] = []
+    for family in ("heuristic", "retrieval"):
+        opts = checked["_families"][family]
+        for metric in registry.metrics(family):
+            for request in _at_cutoffs(metric, checked):
+                needed = registry.get_family(family).columns([request], opts, available).values()
+                if all(c in present for c in needed):
+                    chosen.append(request)
+    if not chosen:
+        raise SchemaError(
+            "metrics='auto' found no metric whose input columns are all present",
+            function=function,
+            available=available,
+        )
+    return _ordered(chosen)
+
+
+def _score(view: pl.DataFrame, requests: list[Request], checked: dict[str, Any], function: str) -> pl.DataFrame:
+    """Every family's columns, pass flags, the composite, then the prefix."""
+    blocks = []
+    for family in dict.fromkeys(m.family for m, _ in requests):
+        family_requests = [r for r in requests if r[0].family == family]
+        opts = checked["_families"][family]
+        columns = registry.get_family(family).columns(family_requests, opts, view.columns)
+        part = view.select(list(dict.fromkeys(columns.values())))
+        blocks.append(registry.get_family(family).score(part, family_requests, opts, function))
+    scores = pl.concat(blocks, how="horizontal") if blocks else pl.DataFrame(height=view.height)
+    thresholds = {m.column(k): _threshold(m, k, checked) for m, k in requests}
+    out = _with_pass_flags(scores, {c: t for c, t in thresholds.items() if t is not None})
+    if checked["composite"] and any(t is not None for t in thresholds.values()):
+        out = out.hstack(_composite(scores, thresholds, checked))
+    prefix = checked["prefix"]
+    return out.rename({c: prefix + c for c in out.columns}) if prefix else out
+
+
+def _threshold(metric: Metric, k: int | None, checked: dict[str, Any]) -> float | None:
+    given = checked["thresholds"]
+    column = metric.column(k)
+    return given.get(column, given.get(metric.name, metric.threshold))
+
+
+def _with_pass_flags(scores: pl.DataFrame, thresholds: dict[str, float]) -> pl.DataFrame:
+    columns: list[pl.Series] = []
+    for series in scores.get_columns():
+        columns.append(series)
+        if series.name in thresholds:
+            columns.append((series >= thresholds[series.name]).rename(f"{series.name}_passed"))
+    return pl.DataFrame(columns, height=scores.height)
+
+
+def _composite(scores: pl.DataFrame, thresholds: dict[str, float | None], checked: dict[str, Any]) -> pl.DataFrame:
+    """Weighted mean of the non-null thresholded scores; passed = none failed and composite >= threshold."""
+    n = scores.height
+    num, den = np.zeros(n), np.zeros(n)
+    any_failed = np.zeros(n, dtype=bool)
+    weights = checked["weights"]
+    for column, threshold in thresholds.items():
+        if threshold is None:
+            continue
+        score = scores.get_column(column).to_numpy().astype(np.float64)
+        ok = ~np.isnan(score)
+        parsed = registry.parse_column(column)
+        w = float(weights.get(column, weights.get(parsed.metric.name if parsed and parsed.metric else column, 1.0)))
+        num = num + np.where(ok, w * np.nan_to_num(score), 0.0)
+        den = den + np.where(ok, w, 0.0)
+        any_failed |= ok & ~(np.nan_to_num(score) >= threshold)
+    comp = np.divide(num, den, out=np.full(n, np.nan), where=den != 0)
+    passed = ~any_failed & ~np.isnan(comp) & (np.nan_to_num(comp) >= checked["composite_threshold"])
+    return pl.DataFrame(
+        [pl.Series(COMPOSITE, comp, dtype=pl.Float64, nan_to_null=True), pl.Series("passed", passed, dtype=pl.Boolean)]
+    )
+
+
+def evaluate(df: Frame, /, metrics: str | Iterable[str] | None = None, **options: Any) -> Frame:
+    """Score any mix of metrics at once: the one entry point.
+
+    Parameters
+    ----------
+    df : frame
+        polars DataFrame/LazyFrame, pyarrow Table/RecordBatch or pandas DataFrame.
+    metrics : str or list of str, optional
+        Metric names (``"faithfulness"``, ``"mrr"``, ``"ndcg_at_k"``), output names
+        (``"ndcg_at_10"``), family names (``"heuristic"``, ``"retrieval"``) or ``"auto"``.
+        Default: the seven heuristic metrics.
+    **options
+        As :class:`Evaluator` (``prefix``, ``thresholds``, ``weights``, ``composite_threshold``,
+        ``explain``, ``k``, column names, ...).
+
+    Returns
+    -------
+    The same kind of frame, with one column per score, ``<score>_passed`` for every score
+    with a threshold, and ``composite_score``/``passed`` over those.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"question": ["What is the capital of France?"],
+    ...                    "answer": ["Paris is the capital of France."],
+    ...                    "contexts": [["Paris is the capital and largest city of France."]],
+    ...                    "ground_truth": ["Paris"]})
+    >>> out = evaluate(df, metrics=["faithfulness", "answer_correctness"])
+    >>> round(out["faithfulness"][0], 4), out["passed"][0]
+    (0.6, False)
+    """
+    return Evaluator._make(metrics, options, "evaluate").evaluate(df, function="evaluate")

@@ -1,0 +1,386 @@
+"""The metric registry: every fact about a metric lives in its :class:`Metric`, and only there.
+
+A :class:`Metric` is a frozen, picklable description: name, family, input roles,
+direction, bounds, default threshold, a one-line description and the family-specific
+kernel that computes it. A :class:`Family` knows how to score several of its metrics at
+once over a polars frame (the heuristic metrics share one text stage; the ranking measures
+one ranking kernel). :func:`ragframe.evaluate`, the statistics, streaming and the CLI ask
+the registry; nothing else keeps lists of metric names.
+
+Score columns are recognised by name: a column is a score when it is
+``prefix + output name`` of a registered metric, where the prefix is empty or ends with a
+separator (``_ - . : /``). ``bm25_ndcg_at_10`` is ``ndcg_at_k`` at k=10 with the prefix
+``bm25_``; ``xmrr`` is not a score.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import polars as pl
+
+from ragframe.exceptions import InvalidParameterError
+
+__all__ = [
+    "Metric",
+    "Family",
+    "Requests",
+    "ScoreColumn",
+    "COMPOSITE",
+    "SEPARATORS",
+    "register_metric",
+    "register_family",
+    "unregister_metric",
+    "get_metric",
+    "get_family",
+    "metrics",
+    "families",
+    "list_metrics",
+    "parse_column",
+    "score_columns",
+    "passed_column",
+    "metric_for_column",
+    "check_prefix",
+]
+
+#: A prefix is empty or ends with one of these (so ``bm25_mrr`` is a score and ``xmrr`` is not).
+SEPARATORS = "_-.:/"
+#: The derived per-row score of :func:`ragframe.evaluate` (weighted mean of the thresholded metrics).
+COMPOSITE = "composite_score"
+_FAMILY_NAMES = ("retrieval", "heuristic", "judge", "custom")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """What one metric is: the single source of every fact about it.
+
+    Attributes
+    ----------
+    name : str
+        Registry name; also the output column, except for cutoff metrics, whose name ends in
+        ``_at_k`` and whose columns are ``..._at_<k>`` (``ndcg_at_k`` writes ``ndcg_at_10``).
+    family : str
+        ``"retrieval"``, ``"heuristic"``, ``"judge"`` or ``"custom"``.
+    inputs : tuple of str
+        The roles (canonical column names) it reads, e.g. ``("answer", "contexts")``.
+    description : str
+        One line for :func:`list_metrics` and the docs.
+    kernel : object
+        The family-specific computation (picklable: a module-level function or a frozen object).
+    higher_is_better : bool
+        Direction (every built-in metric: True).
+    bounds : tuple of float, or None
+        The closed range of the scores, or None when unbounded.
+    threshold : float or None
+        Default pass threshold (``<column>_passed``); None for none (ranking measures).
+    cutoff : bool
+        True for ``*_at_k`` metrics, computed at each requested ``k``.
+
+    Examples
+    --------
+    >>> m = get_metric("faithfulness")
+    >>> m.family, m.inputs, m.threshold, m.higher_is_better
+    ('heuristic', ('answer', 'contexts'), 0.7, True)
+    >>> get_metric("ndcg_at_k").column(10, prefix="bm25_")
+    'bm25_ndcg_at_10'
+    """
+
+    name: str
+    family: str
+    inputs: tuple[str, ...]
+    description: str
+    kernel: Any = field(default=None, compare=False, repr=False)
+    higher_is_better: bool = True
+    bounds: tuple[float, float] | None = (0.0, 1.0)
+    threshold: float | None = None
+    cutoff: bool = False
+
+    def column(self, k: int | None = None, prefix: str = "") -> str:
+        """The output column name for cutoff ``k`` (cutoff metrics only) and ``prefix``."""
+        if self.cutoff:
+            if k is None:
+                raise InvalidParameterError(f"metric {self.name!r} needs a cutoff k")
+            return f"{prefix}{self.name.removesuffix('_at_k')}_at_{int(k)}"
+        return prefix + self.name
+
+
+@dataclass(frozen=True)
+class Family:
+    """How a family scores its metrics together.
+
+    Attributes
+    ----------
+    name : str
+        The family name.
+    score : callable
+        ``score(view, requests, options, function) -> polars.DataFrame``: ``view`` holds the
+        input columns, ``requests`` is a list of ``(Metric, k or None)``, ``options`` the
+        family's checked options; returns one Float64 column per request named
+        ``metric.column(k)``, plus optional companion columns (``<column>_signals``).
+    options : dict
+        The family's option names and their defaults (column names included).
+    check : callable
+        ``check(options, function) -> options``: validated, canonical option values.
+    columns : callable
+        ``columns(requests, options, available) -> list of str``: the input columns it reads.
+    """
+
+    name: str
+    score: Callable[..., pl.DataFrame]
+    options: Mapping[str, Any]
+    check: Callable[[dict[str, Any], str], dict[str, Any]]
+    columns: Callable[..., list[str]]
+
+
+#: What a family is asked to compute: (metric, cutoff k or None) pairs.
+Requests = Sequence[tuple[Metric, "int | None"]]
+
+_METRICS: dict[str, Metric] = {}
+_FAMILIES: dict[str, Family] = {}
+
+
+def register_family(family: Family) -> Family:
+    """Add a metric family (the built-in ones register themselves on import)."""
+    if family.name in _FAMILIES:
+        raise InvalidParameterError(f"register_family: family {family.name!r} is already registered")
+    _FAMILIES[family.name] = family
+    return family
+
+
+def register_metric(metric: Metric, *, replace: bool = False) -> Metric:
+    """Add ``metric`` to the registry so that every part of ragframe knows it.
+
+    Parameters
+    ----------
+    metric : Metric
+        Its family must be registered; its name must be new (or ``replace=True``) and must
+        not collide with a family name.
+    replace : bool
+        Replace a metric of the same name (for notebooks re-running a cell).
+
+    Returns
+    -------
+    Metric
+        The registered metric.
+
+    Examples
+    --------
+    >>> m = register_metric(Metric("toy_len", "custom", ("answer",), "Answer length.",
+    ...                            kernel=lambda view: view["answer"].str.len_chars(), bounds=None))
+    >>> metric_for_column("run1_toy_len").name
+    'toy_len'
+    >>> unregister_metric("toy_len")
+    """
+    if not isinstance(metric, Metric):
+        raise InvalidParameterError(f"register_metric: expected a Metric, found {type(metric).__name__}")
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", metric.name):
+        raise InvalidParameterError(f"register_metric: metric names are lower_snake_case, found {metric.name!r}")
+    if metric.family not in _FAMILY_NAMES:
+        raise InvalidParameterError(
+            f"register_metric: family must be one of {list(_FAMILY_NAMES)}, found {metric.family!r}"
+        )
+    if metric.name in _FAMILY_NAMES or metric.name == COMPOSITE or metric.name.endswith("_passed"):
+        raise InvalidParameterError(f"register_metric: {metric.name!r} is a reserved name")
+    if metric.name in _METRICS and not replace:
+        raise InvalidParameterError(f"register_metric: metric {metric.name!r} is already registered")
+    if metric.cutoff != metric.name.endswith("_at_k"):
+        raise InvalidParameterError(f"register_metric: {metric.name!r}: cutoff metrics, and only they, end in '_at_k'")
+    _METRICS[metric.name] = metric
+    _PATTERN.cache_clear()
+    return metric
+
+
+def unregister_metric(name: str) -> None:
+    """Remove a metric registered by :func:`register_metric` (built-in metrics stay)."""
+    metric = get_metric(name)
+    if metric.family in ("retrieval", "heuristic"):
+        raise InvalidParameterError(f"unregister_metric: {name!r} is built in")
+    del _METRICS[name]
+    _PATTERN.cache_clear()
+
+
+def get_metric(name: str) -> Metric:
+    """The registered metric called ``name`` (InvalidParameterError naming the choices otherwise)."""
+    try:
+        return _METRICS[name]
+    except (KeyError, TypeError):
+        raise InvalidParameterError(f"unknown metric {name!r}; choose from {list(_METRICS)}") from None
+
+
+def get_family(name: str) -> Family:
+    """The registered family called ``name``."""
+    try:
+        return _FAMILIES[name]
+    except KeyError:
+        raise InvalidParameterError(f"unknown metric family {name!r}; choose from {list(_FAMILIES)}") from None
+
+
+def metrics(family: str | None = None) -> list[Metric]:
+    """Registered metrics in registration order, optionally of one family."""
+    return [m for m in _METRICS.values() if family is None or m.family == family]
+
+
+def families() -> list[str]:
+    """Names of the registered families."""
+    return list(_FAMILIES)
+
+
+def list_metrics() -> pl.DataFrame:
+    """One row per registered metric: what it reads, its direction, bounds and default threshold.
+
+    Returns
+    -------
+    polars.DataFrame
+        Columns ``name, family, inputs, higher_is_better, lower, upper, threshold, cutoff,
+        description``.
+
+    Examples
+    --------
+    >>> import ragframe as rf
+    >>> table = rf.list_metrics()
+    >>> table.filter(table["name"] == "mrr").select("family", "inputs", "threshold").row(0)
+    ('retrieval', ['retrieved_ids', 'relevant_ids'], None)
+    """
+    rows = [
+        {
+            "name": m.name,
+            "family": m.family,
+            "inputs": list(m.inputs),
+            "higher_is_better": m.higher_is_better,
+            "lower": None if m.bounds is None else float(m.bounds[0]),
+            "upper": None if m.bounds is None else float(m.bounds[1]),
+            "threshold": m.threshold,
+            "cutoff": m.cutoff,
+            "description": m.description,
+        }
+        for m in _METRICS.values()
+    ]
+    schema = {
+        "name": pl.String,
+        "family": pl.String,
+        "inputs": pl.List(pl.String),
+        "higher_is_better": pl.Boolean,
+        "lower": pl.Float64,
+        "upper": pl.Float64,
+        "threshold": pl.Float64,
+        "cutoff": pl.Boolean,
+        "description": pl.String,
+    }
+    return pl.DataFrame(rows, schema=schema)
+
+
+# ----------------------------------------------------------------------------- score columns
+
+
+class ScoreColumn(NamedTuple):
+    """A score column taken apart: ``prefix + metric.column(k)``; metric None for composite_score."""
+
+    column: str
+    prefix: str
+    metric: Metric | None
+    k: int | None
+
+
+class _Pattern:
+    """The compiled column-name pattern of the registered metrics, rebuilt when the registry changes."""
+
+    def __init__(self) -> None:
+        self._regex: re.Pattern[str] | None = None
+
+    def cache_clear(self) -> None:
+        self._regex = None
+
+    def get(self) -> re.Pattern[str]:
+        if self._regex is None:
+            plain = sorted((m.name for m in _METRICS.values() if not m.cutoff), key=len, reverse=True)
+            cut = sorted((m.name.removesuffix("_at_k") for m in _METRICS.values() if m.cutoff), key=len, reverse=True)
+            names = "|".join(map(re.escape, [*plain, COMPOSITE]))
+            cuts = "|".join(map(re.escape, cut)) or "(?!)"
+            sep = re.escape(SEPARATORS)
+            self._regex = re.compile(
+                rf"^(?P<prefix>(?:.*?[{sep}])??)(?:(?P<plain>{names})|(?P<cut>{cuts})_at_(?P<k>[1-9]\d*))$"
+            )
+        return self._regex
+
+
+_PATTERN = _Pattern()
+
+
+def parse_column(column: str) -> ScoreColumn | None:
+    """Take a column name apart into prefix, metric and cutoff; None when it is not a score.
+
+    Examples
+    --------
+    >>> parse_column("bm25_ndcg_at_10")[1:]  # doctest: +ELLIPSIS
+    ('bm25_', Metric(name='ndcg_at_k', ...), 10)
+    >>> parse_column("faithfulness_passed") is None, parse_column("xmrr") is None
+    (True, True)
+    """
+    if not isinstance(column, str):
+        return None
+    found = _PATTERN.get().match(column)
+    if found is None:
+        return None
+    prefix = found["prefix"]
+    if found["plain"] is not None:
+        name = found["plain"]
+        return ScoreColumn(column, prefix, None if name == COMPOSITE else _METRICS[name], None)
+    return ScoreColumn(column, prefix, _METRICS[found["cut"] + "_at_k"], int(found["k"]))
+
+
+def score_columns(columns: Iterable[str]) -> list[str]:
+    """The columns among ``columns`` that are ragframe scores, in their order.
+
+    Registered metrics' output columns (with any prefix) and ``composite_score``; not the pass
+    flags, signals, reasons or trec_eval counts.
+
+    Examples
+    --------
+    >>> score_columns(["id", "ndcg_at_10", "faithfulness", "faithfulness_passed", "num_ret", "bm25_mrr"])
+    ['ndcg_at_10', 'faithfulness', 'bm25_mrr']
+    """
+    return [c for c in columns if parse_column(c) is not None]
+
+
+def metric_for_column(column: str) -> Metric | None:
+    """The metric behind a score column (None for ``composite_score`` and non-scores).
+
+    Examples
+    --------
+    >>> metric_for_column("bm25_recall_at_100").name
+    'recall_at_k'
+    """
+    parsed = parse_column(column)
+    return None if parsed is None else parsed.metric
+
+
+def passed_column(column: str) -> str:
+    """Name of the pass/fail column that goes with a score column.
+
+    Examples
+    --------
+    >>> passed_column("faithfulness"), passed_column("composite_score"), passed_column("v2_composite_score")
+    ('faithfulness_passed', 'passed', 'v2_passed')
+    """
+    if column.endswith(COMPOSITE):
+        return column.removesuffix(COMPOSITE) + "passed"
+    return f"{column}_passed"
+
+
+def check_prefix(prefix: Any, function: str) -> str:
+    """A column prefix: empty, or a string ending with one of ``_ - . : /``.
+
+    Examples
+    --------
+    >>> check_prefix("bm25_", "score_retrieval")
+    'bm25_'
+    """
+    if not isinstance(prefix, str) or (prefix and prefix[-1] not in SEPARATORS):
+        raise InvalidParameterError(
+            f"{function}: prefix must be '' or end with one of {list(SEPARATORS)} "
+            f"(so its columns stay recognisable as scores), found {prefix!r}"
+        )
+    return prefix

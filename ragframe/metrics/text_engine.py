@@ -1,0 +1,392 @@
+"""The text engine of the heuristic metrics: distinct texts tokenised once, shared n-gram tables.
+
+The text stage (:class:`TextBatch`, up to 100,000 rows at a time) collects every text the
+requested metrics need (questions, answers, ground truths, context chunks and the sentences of
+answers and ground truths), keeps each *distinct* text once and tokenises it once, on a thread
+per core. Repeated contexts (real logs retrieve the same passages again and again) are therefore
+tokenised once per chunk. The pair stage (:class:`RowSlice`, ``batch_rows`` rows at a time)
+builds the n-gram term tables of its own texts, finds the grams each compared pair of texts
+shares with one hash probe per n-gram size, and reduces pair values to rows with bincounts.
+Every sum over grams is of integer counts, so a row's scores are bit-identical whatever the
+chunks, slices and other rows.
+
+Pair lists are named by the two text roles they compare (``"answer_sentences-contexts"``);
+metrics announce the lists and n-gram sizes they need (:meth:`PairCache.plan`) and read the
+similarities (:meth:`PairCache.pair_values`), so metrics comparing the same pairs share one
+computation.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ragframe.exceptions import SchemaError
+from ragframe.kernels.text import (
+    Common,
+    TermIndex,
+    common_entries_many,
+    concat_ranges,
+    first_positions,
+    pair_overlap,
+    pair_tfidf,
+    pair_token_f1,
+    sentences_expr,
+    term_index,
+    tokenize_ids,
+)
+
+__all__ = [
+    "TEXT_ROWS",
+    "PairCache",
+    "TextBatch",
+    "RowSlice",
+    "Signals",
+    "group_max",
+    "mean_by_row",
+    "row_warnings",
+    "sentence_signals",
+    "fixed3",
+    "pair_roles",
+]
+
+#: Rows whose distinct texts are tokenised and indexed together (the text stage's chunk).
+TEXT_ROWS = 100_000
+_SIGNAL = pl.Struct({"id": pl.String, "severity": pl.String, "message": pl.String, "evidence": pl.String})
+
+
+def pair_roles(tag: str) -> tuple[str, str]:
+    """The two text roles a pair list compares: ``"question-contexts"`` -> ("question", "contexts")."""
+    left, right = tag.split("-")
+    return left, right
+
+
+class PairCache:
+    """Pair similarities over shared term tables, cached per pair list (one per row slice)."""
+
+    def __init__(self, terms: Mapping[int, TermIndex]) -> None:
+        self._terms = terms
+        self._pairs: dict[tuple[str, int, str], np.ndarray] = {}
+        self._common: dict[tuple[int, str], Common] = {}
+        self._planned: dict[int, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
+
+    def plan(self, tag: str, left: np.ndarray, right: np.ndarray, sizes: Iterable[int]) -> None:
+        """Announce a pair list the metrics will compare with n-grams of ``sizes``.
+
+        The shared grams of every announced list of one n are found in one probe (one hash
+        set of the probed texts' grams instead of one per list).
+        """
+        for n in sizes:
+            self._planned.setdefault(n, {})[tag] = (left, right)
+
+    def pair_values(self, kind: str, n: int, left: np.ndarray, right: np.ndarray, tag: str) -> np.ndarray:
+        """Similarity of each (left[i], right[i]) text pair; ``tag`` names the pair list for reuse.
+
+        Metrics that compare the same pairs (faithfulness and hallucination_rate both need the
+        unigram overlap of every answer sentence with every context) share one computation.
+        """
+        key = (kind, n, tag)
+        if key not in self._pairs:
+            if left.size == 0:
+                self._pairs[key] = np.zeros(0)
+                return self._pairs[key]
+            if (n, tag) not in self._common:
+                todo = {t: p for t, p in self._planned.get(n, {}).items() if (n, t) not in self._common and p[0].size}
+                todo[tag] = (left, right)
+                for t, common in zip(todo, common_entries_many(self._terms[n], list(todo.values()))):
+                    self._common[(n, t)] = common
+            common = self._common[(n, tag)]
+            kernel = {"overlap": pair_overlap, "tfidf": pair_tfidf, "f1": pair_token_f1}[kind]
+            self._pairs[key] = kernel(self._terms[n], left, right, common)
+        return self._pairs[key]
+
+    def weighted(self, left: np.ndarray, right: np.ndarray, opts: Any, tag: str) -> np.ndarray:
+        """weighted_ngram_overlap of each pair (spec: a missing weight counts as 1, total 0 gives 0)."""
+        weights = [opts.ngram_weights[i] if i < len(opts.ngram_weights) else 1.0 for i in range(len(opts.ngram_sizes))]
+        total = 0.0
+        for w in weights:
+            total += w
+        acc = np.zeros(left.size)
+        for size, w in zip(opts.ngram_sizes, weights):
+            acc = acc + w * self.pair_values("overlap", size, left, right, tag)
+        if total == 0:
+            return np.zeros(left.size)
+        return acc / total
+
+
+def _starts(lengths: np.ndarray) -> np.ndarray:
+    starts = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    return starts
+
+
+class TextBatch:
+    """The text stage of a chunk of rows: distinct texts tokenised once, n-gram term tables.
+
+    Every text the metrics read (questions, answers, ground truths, context chunks, and the
+    sentences of answers and ground truths) is kept once per chunk however often it occurs,
+    tokenised once (on a thread per core) and indexed once per n-gram size. The pair stage
+    then works on row slices of the chunk (:meth:`rows`), all sharing these tables.
+    """
+
+    def __init__(
+        self,
+        view: pl.DataFrame,
+        columns: Mapping[str, str],
+        needed: set[str],
+        gram_roles: Mapping[int, set[str]],
+        function: str,
+    ) -> None:
+        self.n = view.height
+        pools: list[tuple[str, pl.Series]] = []
+        self.row_text: dict[str, pl.Series] = {}
+        for role in ("question", "answer", "ground_truth"):
+            if role in needed:
+                series = string_column(view, columns[role], function)
+                self.row_text[role] = series
+                pools.append((role, series.fill_null("")))
+        self.ctx_count = np.zeros(self.n, dtype=np.int64)
+        if "contexts" in needed:
+            ctx = contexts_column(view, columns["contexts"], function)
+            self.ctx_count = ctx.list.len().fill_null(0).to_numpy().astype(np.int64)
+            pools.append(("contexts", ctx.explode(empty_as_null=False, keep_nulls=False).fill_null("")))
+        self.ctx_start = _starts(self.ctx_count)
+        self.sentences: dict[str, tuple[np.ndarray, pl.Series]] = {}  # role -> (row offsets, sentences)
+        for role in ("answer", "ground_truth"):
+            if role in self.row_text and f"{role}_sentences" in needed:
+                lists = pl.select(sentences_expr(pl.lit(self.row_text[role]))).to_series()
+                flat = lists.explode(empty_as_null=False, keep_nulls=False)
+                self.sentences[role] = (_starts(lists.list.len().to_numpy().astype(np.int64)), flat)
+                pools.append((f"{role}_sentences", flat))
+        pool = pl.concat([series for _, series in pools]).rename("text") if pools else pl.Series("text", [], pl.String)
+        # distinct texts, numbered in order of first appearance (exact: a dictionary, not hashes)
+        codes = pool.cast(pl.Categorical(pl.Categories.random())).to_physical().to_numpy().astype(np.int64)
+        distinct = pool.gather(first_positions(codes, int(codes.max()) + 1 if codes.size else 0))
+        del pool
+        cores = os.cpu_count() or 1
+        self.tokens, self.token_count, self.vocabulary = tokenize_ids(distinct, parts=cores)
+        del distinct
+        self.token_start = _starts(self.token_count)
+        self.gram_roles = gram_roles
+        self._role_ids: dict[str, np.ndarray] = {}  # text ids of each role, in pool order
+        at = 0
+        for role, series in pools:
+            self._role_ids[role] = codes[at : at + series.len()]
+            at += series.len()
+
+    def rows(self, r0: int, r1: int) -> RowSlice:
+        """The rows r0 .. r1 - 1, for the pair stage."""
+        return RowSlice(self, r0, r1)
+
+
+class RowSlice(PairCache):
+    """Rows r0 .. r1 - 1 of a :class:`TextBatch`: their texts' term tables and own pair caches.
+
+    The term tables of a slice cover only its own texts (renumbered 0 .. m-1), so they stay
+    small enough for the pair stage's random lookups to hit the cache.
+    """
+
+    def __init__(self, batch: TextBatch, r0: int, r1: int) -> None:
+        self.n = r1 - r0
+        self.row_text = {role: series.slice(r0, self.n) for role, series in batch.row_text.items()}
+        self.ctx_count = batch.ctx_count[r0:r1]
+        c0, c1 = int(batch.ctx_start[r0]), int(batch.ctx_start[r1])
+        self.ctx_row = np.repeat(np.arange(self.n, dtype=np.int64), self.ctx_count)
+        self.ctx_index = np.arange(c1 - c0) - (batch.ctx_start[r0:r1] - c0)[self.ctx_row]
+        global_ids: dict[str, np.ndarray] = {}
+        for role in ("question", "answer", "ground_truth"):
+            if role in batch._role_ids:
+                global_ids[role] = batch._role_ids[role][r0:r1]
+        if "contexts" in batch._role_ids:
+            global_ids["contexts"] = batch._role_ids["contexts"][c0:c1]
+        self.sentences: dict[str, tuple[np.ndarray, np.ndarray, pl.Series]] = {}
+        for role, (starts, flat) in batch.sentences.items():
+            s0, s1 = int(starts[r0]), int(starts[r1])
+            counts = np.diff(starts[r0 : r1 + 1])
+            rows = np.repeat(np.arange(self.n, dtype=np.int64), counts)
+            index = np.arange(s1 - s0) - (starts[r0:r1] - s0)[rows]
+            self.sentences[role] = (rows, index, flat.slice(s0, s1 - s0))
+            global_ids[f"{role}_sentences"] = batch._role_ids[f"{role}_sentences"][s0:s1]
+        # the slice's own texts, renumbered 0 .. m-1
+        texts = np.unique(np.concatenate(list(global_ids.values()))) if global_ids else np.zeros(0, np.int64)
+        self._role_ids = {role: np.searchsorted(texts, ids) for role, ids in global_ids.items()}
+        lengths = batch.token_count[texts]
+        terms: dict[int, TermIndex] = {}
+        for n, roles in batch.gram_roles.items():
+            used = np.zeros(texts.size, dtype=bool)
+            for role in roles & set(self._role_ids):
+                used[self._role_ids[role]] = True
+            kept = np.where(used, lengths, 0)  # each size indexes only the texts compared with it
+            tokens = batch.tokens[concat_ranges(batch.token_start[texts], kept)]
+            terms[n] = term_index(tokens, kept, batch.vocabulary, n)
+        super().__init__(terms)
+        self._lists: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
+
+    def ids(self, role: str) -> np.ndarray:
+        """Slice-local text id of each text of a role (question, answer, ground_truth, contexts, ...)."""
+        return self._role_ids[role]
+
+    def pair_list(self, tag: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """The text ids of a named pair list, built once: (left, right, contexts per sentence or None).
+
+        ``"<role>_sentences-contexts"`` pairs every sentence with every context of its row
+        (grouped by sentence); ``"<role>-contexts"`` pairs a row's text with each of its
+        contexts; ``"<left>-<right>"`` pairs the two texts of each row.
+        """
+        if tag not in self._lists:
+            left, right = pair_roles(tag)
+            if right == "contexts" and left.endswith("_sentences"):
+                per_sentence, s_ids, c_ids = sentence_context_pairs(self, left.removesuffix("_sentences"))
+                self._lists[tag] = (s_ids, c_ids, per_sentence)
+            elif right == "contexts":
+                self._lists[tag] = (self.ids(left)[self.ctx_row], self.ids("contexts"), None)
+            else:
+                self._lists[tag] = (self.ids(left), self.ids(right), None)
+        return self._lists[tag]
+
+    def values(self, kind: str, n: int, tag: str) -> np.ndarray:
+        """Similarity ``kind`` (overlap, tfidf, f1) of ``n``-grams over the pair list ``tag``."""
+        left, right, _ = self.pair_list(tag)
+        return self.pair_values(kind, n, left, right, tag)
+
+    def weighted_values(self, tag: str, opts: Any) -> np.ndarray:
+        """The weighted n-gram overlap over the pair list ``tag``."""
+        left, right, _ = self.pair_list(tag)
+        return self.weighted(left, right, opts, tag)
+
+
+def string_column(view: pl.DataFrame, column: str, function: str) -> pl.Series:
+    series = view.get_column(column)
+    if series.dtype == pl.Null:
+        return series.cast(pl.String)
+    if series.dtype != pl.String:
+        raise SchemaError("wrong dtype", function=function, column=column, expected="str", found=str(series.dtype))
+    return series
+
+
+def contexts_column(view: pl.DataFrame, column: str, function: str) -> pl.Series:
+    series = view.get_column(column)
+    if series.dtype == pl.Null:
+        return series.cast(pl.List(pl.String))
+    if not isinstance(series.dtype, pl.List) or series.dtype.inner not in (pl.String, pl.Null):
+        raise SchemaError(
+            "wrong dtype", function=function, column=column, expected="list[str]", found=str(series.dtype)
+        )
+    return series.cast(pl.List(pl.String))
+
+
+# ----------------------------------------------------------------------------- kernels per metric
+
+
+def group_max(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Max of each consecutive group of ``lengths`` values (0 for an empty group)."""
+    out = np.zeros(lengths.size)
+    nonempty = lengths > 0
+    if values.size:
+        heads = (np.cumsum(lengths) - lengths)[nonempty]
+        out[nonempty] = np.maximum.reduceat(values, heads)
+    return out
+
+
+def mean_by_row(rows: np.ndarray, values: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    counts = np.bincount(rows, minlength=n).astype(np.float64)
+    sums = np.bincount(rows, weights=values, minlength=n)
+    return np.divide(sums, counts, out=np.zeros(n), where=counts > 0), counts
+
+
+@dataclass
+class Signals:
+    """Flat signal rows: (row, order, id, severity, message, evidence)."""
+
+    rows: list[np.ndarray] = field(default_factory=list)
+    frames: list[pl.DataFrame] = field(default_factory=list)
+
+    def add(
+        self,
+        rows: np.ndarray,
+        order: np.ndarray,
+        ids: list[str] | pl.Series,
+        severity: str,
+        messages: list[str] | pl.Series,
+        evidence: pl.Series | None,
+    ) -> None:
+        n = rows.size
+        self.frames.append(
+            pl.DataFrame(
+                {
+                    "row": rows.astype(np.int64),
+                    "order": order.astype(np.int64),
+                    "id": pl.Series(ids, dtype=pl.String),
+                    "severity": pl.Series([severity] * n, dtype=pl.String),
+                    "message": pl.Series(messages, dtype=pl.String),
+                    "evidence": evidence if evidence is not None else pl.Series([None] * n, dtype=pl.String),
+                }
+            )
+        )
+
+    def column(self, name: str, n: int) -> pl.Series:
+        if not self.frames:
+            return pl.Series(name, [[] for _ in range(n)], dtype=pl.List(_SIGNAL))
+        flat = pl.concat(self.frames).sort("row", "order")
+        grouped = flat.group_by("row").agg(pl.struct("id", "severity", "message", "evidence").alias("s"))
+        full = pl.DataFrame({"row": np.arange(n, dtype=np.int64)}).join(
+            grouped, on="row", how="left", maintain_order="left"
+        )
+        return full.get_column("s").fill_null(pl.lit([], dtype=pl.List(_SIGNAL))).cast(pl.List(_SIGNAL)).rename(name)
+
+
+def row_warnings(rows: np.ndarray, signal_id: str, template: str, values: np.ndarray) -> Signals:
+    """One ``warning`` per row of ``rows``; ``template`` gets each value with 3 decimals."""
+    sig = Signals()
+    messages = [template.format(v) for v in fixed3(values)]
+    sig.add(rows, np.zeros(rows.size), [signal_id] * rows.size, "warning", messages, None)
+    return sig
+
+
+def sentence_signals(
+    sentences: tuple[np.ndarray, np.ndarray, pl.Series],
+    low: np.ndarray,
+    prefix: str,
+    severity: str,
+    template: str,
+    values: np.ndarray,
+) -> Signals:
+    """One signal per flagged sentence, id ``<prefix>-<sentence index>``, evidence = the sentence."""
+    rows, index, text = sentences
+    sig = Signals()
+    messages = [template.format(v) for v in fixed3(values[low])]
+    sig.add(rows[low], index[low], [f"{prefix}-{i}" for i in index[low]], severity, messages, text.gather(low))
+    return sig
+
+
+def fixed3(values: Iterable[float]) -> list[str]:
+    """Format numbers with 3 decimals, an exact half rounded up (JavaScript ``toFixed(3)``).
+
+    Only used for signal messages (one call per signal, not per row).
+
+    Examples
+    --------
+    >>> fixed3([0.0625, 0.1234, 1.0])
+    ['0.063', '0.123', '1.000']
+    """
+    step = Decimal("0.001")
+    return [str(Decimal(float(v)).quantize(step, rounding=ROUND_HALF_UP)) for v in values]
+
+
+def sentence_context_pairs(batch: RowSlice, role: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every (sentence, context) pair of each row, grouped by sentence.
+
+    Returns the number of contexts of each sentence's row, and the text ids of both sides.
+    """
+    s_rows, _, _ = batch.sentences[role]
+    per_sentence = batch.ctx_count[s_rows]
+    ctx_start = np.cumsum(batch.ctx_count) - batch.ctx_count
+    s_ids = np.repeat(batch.ids(f"{role}_sentences"), per_sentence)
+    c_ids = batch.ids("contexts")[concat_ranges(ctx_start[s_rows], per_sentence)]
+    return per_sentence, s_ids, c_ids

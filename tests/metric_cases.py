@@ -1,0 +1,66 @@
+"""Test cases built from the metric registry: every registered metric, scored alone, plus family-wide cases.
+
+The invariance and bad-input suites iterate :data:`CASES`; a metric registered with
+``rf.register_metric`` joins them without any edit here (its family's example options, or
+none, are used).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import ragframe as rf
+
+#: Options each family is exercised with (non-default ones, to cover the option paths).
+FAMILY_OPTIONS: dict[str, dict[str, Any]] = {
+    "heuristic": {"explain": True, "ngram_sizes": [1, 2, 3]},
+    "retrieval": {"k": [1, 3, 10]},
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    """A call of ``rf.evaluate`` on frames holding ``inputs``."""
+
+    name: str
+    metrics: tuple[str, ...]
+    inputs: tuple[str, ...]
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def score(self, frame: Any) -> Any:
+        return rf.evaluate(frame, list(self.metrics), **self.options)
+
+    def outputs(self) -> list[str]:
+        """The columns a call appends, read off a call on zero rows."""
+        from frames import make_frame
+
+        empty = make_frame(self.inputs, 0, 0)
+        return [c for c in self.score(empty).columns if c not in empty.columns]
+
+
+def _cases() -> list[Case]:
+    cases = []
+    table = rf.list_metrics()
+    for name, family, inputs in table.select("name", "family", "inputs").iter_rows():
+        cases.append(Case(name, (name,), tuple(inputs), FAMILY_OPTIONS.get(family, {})))
+    cases.append(
+        Case(
+            "retrieval_graded_scored",
+            ("retrieval",),
+            ("retrieved_ids", "retrieved_scores", "relevance"),
+            {"k": [2, 5], "relevance_level": 2},
+        )
+    )
+    cases.append(
+        Case(
+            "all_heuristics_weighted",
+            ("heuristic",),
+            ("question", "answer", "contexts", "ground_truth"),
+            {"ngram_sizes": [1, 2, 3], "weights": {"faithfulness": 2.0}, "prefix": "v1_"},
+        )
+    )
+    return cases
+
+
+CASES = _cases()
