@@ -401,67 +401,104 @@ def test_demo_prints_comparison_and_summary(capsys, tmp_path):
     assert pl.read_parquet(tmp_path / "demo" / "per_query.parquet").height == 86
 
 
-@pytest.mark.parametrize(
-    ("command", "flags"),
-    [
-        ("demo", ["--out"]),
-        (
-            "summary",
-            [
-                "SCORES",
-                "--by",
-                "--metrics",
-                "--format",
-                "--ci",
-                "--confidence",
-                "--percentile-method",
-                "--n-resamples",
-                "--seed",
-            ],
-        ),
-        (
-            "compare",
-            [
-                "A",
-                "B",
-                "--on",
-                "--metrics",
-                "--test",
-                "--by",
-                "--alpha",
-                "--correction",
-                "--how",
-                "--seed",
-                "--n-resamples",
-                "--format",
-            ],
-        ),
-        (
-            "gate",
-            [
-                "SCORES",
-                "--baseline",
-                "--threshold",
-                "--min",
-                "--on",
-                "--metrics",
-                "--no-significance",
-                "--test",
-                "--alpha",
-                "--correction",
-                "--how",
-                "--seed",
-                "--n-resamples",
-                "--format",
-            ],
-        ),
-    ],
-)
-def test_help_documents_every_flag_and_exit_codes(capsys, command, flags):
-    code, out, _ = run_cli(capsys, command, "--help")
-    assert code == 0
-    for flag in flags:
-        assert flag in out, flag
+#: every entry of each command's help: positionals, then options in the order argparse prints them,
+#: written here by hand (not read from the parser) so that a flag added or lost shows up
+HELP_ENTRIES = {
+    "demo": (["--out OUT"], ["per-query scores", "(default: ragframe-demo)"]),
+    "summary": (
+        [
+            "SCORES",
+            "--by COL [COL ...]",
+            "--metrics METRIC [METRIC ...]",
+            "--format {table,csv,json,markdown}",
+            "--ci {t,bootstrap}",
+            "--confidence CONFIDENCE",
+            "--percentile-method M",
+            "--n-resamples N",
+            "--seed N",
+        ],
+        ["ragframe.summarize", "pass_rate", "ci_low, ci_high", "(default: 0.95)", "(default: 2000)"],
+    ),
+    "compare": (
+        [
+            "A",
+            "B",
+            "--metrics METRIC [METRIC ...]",
+            "--by COL [COL ...]",
+            "--on COL [COL ...]",
+            "--test {t,wilcoxon,permutation,bootstrap}",
+            "--alpha ALPHA",
+            "--correction {holm,bonferroni,fdr_bh,none}",
+            "--how {error,inner}",
+            "--seed N",
+            "--n-resamples N",
+            "--format {table,csv,json,markdown}",
+        ],
+        ["scores of system A, the reference", "scores of system B", "delta (= mean_b - mean_a)", "(default: holm)"],
+    ),
+    "gate": (
+        [
+            "SCORES",
+            "--baseline BASELINE",
+            "--threshold THRESHOLD",
+            "--min METRIC=VALUE [METRIC=VALUE ...]",
+            "--metrics METRIC [METRIC ...]",
+            "--no-significance",
+            "--on COL [COL ...]",
+            "--test {t,wilcoxon,permutation,bootstrap}",
+            "--alpha ALPHA",
+            "--correction {holm,bonferroni,fdr_bh,none}",
+            "--how {error,inner}",
+            "--seed N",
+            "--n-resamples N",
+            "--format {text,github,json}",
+        ],
+        ["fails (exit code 1)", "regression (default: 0.05)", "--min METRIC=VALUE", "(default: text)"],
+    ),
+}
+
+
+def help_entries(text: str) -> list[str]:
+    """The argument entries of an argparse help: lines indented by two spaces under a section, without their
+    description."""
+    entries = []
+    section = None
+    for line in text.splitlines():
+        if line.endswith(":") and not line.startswith(" "):
+            section = line
+        elif section in ("positional arguments:", "options:") and line.startswith("  ") and line[2] != " ":
+            entries.append(line[2:].split("  ")[0].strip())
+    return entries
+
+
+@pytest.mark.parametrize("command", list(HELP_ENTRIES))
+def test_help_documents_every_flag_and_exit_codes(capsys, monkeypatch, command):
+    monkeypatch.setenv("COLUMNS", "200")  # one line per entry when it fits, whatever the terminal
+    code, out, err = run_cli(capsys, command, "--help")
+    assert code == 0 and err == ""
+    assert out.startswith(f"usage: ragframe {command} [-h]")
+    entries, phrases = HELP_ENTRIES[command]
+    assert help_entries(out) == [*entries[: sum(not e.startswith("-") for e in entries)], "-h, --help"] + [
+        e for e in entries if e.startswith("-")
+    ]
     text = " ".join(out.split())
-    assert "exit codes: 0 " in text and "2 usage error" in text and "3 input error" in text
+    for phrase in phrases:
+        assert phrase in text, phrase
+    if command == "gate":
+        codes = "exit codes: 0 every check passed, 1 the gate failed (a regression or a value below a floor), 2 usage"
+    else:
+        codes = "exit codes: 0 ok, 2 usage error (bad flag or value), 3 input or runtime error"
+    assert codes in text
+    assert "3 input or runtime error" in text and "130 interrupted (Ctrl-C)" in text
+    assert "Every error is one line on stderr." in text
     assert ("1 the gate failed" in text) == (command == "gate")
+
+
+def test_top_level_help_lists_commands_and_exit_codes(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, _ = run_cli(capsys, "--help")
+    assert code == 0 and out.startswith("usage: ragframe [-h] {demo,eval,trec,summary,compare,gate} ...")
+    text = " ".join(out.split())
+    assert "exit codes: 0 ok, 1 gate failed, 2 usage error, 3 input or runtime error, 130 interrupted" in text
+    for command in ("demo", "eval", "trec", "summary", "compare", "gate"):
+        assert f"\n    {command} " in out, command

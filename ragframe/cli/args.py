@@ -34,13 +34,15 @@ __all__ = [
 
 #: The exit codes of every command but ``gate`` (which adds 1, "the gate failed").
 EXIT_CODES = (
-    "exit codes: 0 ok, 2 usage error (bad flag or value), 3 input error (missing or unreadable file, "
-    "or a frame without the columns needed)."
+    "exit codes: 0 ok, 2 usage error (bad flag or value), 3 input or runtime error (missing, unreadable or "
+    "unwritable file, a frame without the columns needed, a failed computation), 130 interrupted (Ctrl-C). "
+    "Every error is one line on stderr."
 )
 GATE_EXIT_CODES = (
     "exit codes: 0 every check passed, 1 the gate failed (a regression or a value below a floor), "
-    "2 usage error (bad flag or value, unknown metric in --min), 3 input error (missing or unreadable file, "
-    "or a frame without the columns needed)."
+    "2 usage error (bad flag or value, unknown metric in --min), 3 input or runtime error (missing or "
+    "unreadable file, a frame without the columns needed, a failed computation), 130 interrupted (Ctrl-C). "
+    "Every error is one line on stderr."
 )
 SCORES_HELP = (
     "scored frames: a Parquet file, a folder (every *.parquet file under it, recursively), a glob "

@@ -22,14 +22,19 @@ gate
     than a threshold and significant, see :func:`ragframe.stats.regressions`) or when a
     metric's mean is below a floor.
 
-Exit codes: 0 ok, 1 gate failed, 2 usage error, 3 input error (a missing or unreadable
-file, or a frame without the columns the command needs).
+Exit codes (:data:`EXIT_CODES`): 0 ok, 1 the gate failed, 2 usage error, 3 input or
+runtime error (a missing, unreadable or unwritable file, a frame without the columns
+the command needs, a failed computation), 130 interrupted (Ctrl-C). Every error is one
+line on stderr, without a traceback; only a bug (an exception ragframe does not expect)
+prints its traceback, then exits with 3.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import traceback
 
 import polars as pl
 
@@ -38,7 +43,13 @@ from ragframe.cli import eval as eval_command
 from ragframe.cli.args import UsageError
 from ragframe.exceptions import RagframeError
 
-__all__ = ["main", "build_parser"]
+__all__ = ["EXIT_CODES", "build_parser", "main"]
+
+#: The exit codes of the ``ragframe`` command.
+EXIT_CODES = {"ok": 0, "gate failed": 1, "usage": 2, "error": 3, "interrupted": 130}
+
+# paragraphs of polars error messages that dump a query plan or a context stack: not for one line
+_POLARS_DUMPS = ("Resolved plan until failure", "This error occurred with the following context stack")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,7 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ragframe",
         description="Evaluate RAG systems as tables.",
-        epilog="exit codes: 0 ok, 1 gate failed, 2 usage error, 3 input error. 'ragframe COMMAND --help' for more.",
+        epilog="exit codes: 0 ok, 1 gate failed, 2 usage error, 3 input or runtime error, 130 interrupted; "
+        "errors are one line on stderr. 'ragframe COMMAND --help' for more.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     for command in (demo, eval_command, trec, summary, compare, gate):
@@ -60,21 +72,94 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``ragframe`` command; returns the exit code."""
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
+def _one_line(text: str) -> str:
+    """An error message on one line: whitespace runs (newlines too) become one space; polars' plan dumps go.
+
+    Examples
+    --------
+    >>> _one_line('unable to find column "b"\\n\\nDid you mean "a"?')
+    'unable to find column "b" Did you mean "a"?'
+    """
+    for marker in _POLARS_DUMPS:
+        text = text.split(marker, 1)[0]
+    return " ".join(text.split())
+
+
+def _os_error_text(exc: OSError) -> str:
+    """``strerror: 'file'`` for an OSError from the system, else its message."""
+    if exc.strerror and exc.filename is not None:
+        files = repr(str(exc.filename))
+        if exc.filename2 is not None:
+            files += f" -> {str(exc.filename2)!r}"
+        return f"{exc.strerror}: {files}"
+    return str(exc)
+
+
+def _error(message: str, code: int) -> int:
+    print(_one_line(message), file=sys.stderr)
+    return code
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the command's handler; map every error to its exit code and one line on stderr."""
     try:
         return int(args.handler(args))
     except UsageError as exc:
-        print(f"ragframe {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except (RagframeError, FileNotFoundError, pl.exceptions.PolarsError) as exc:
-        print(f"ragframe: error: {exc}", file=sys.stderr)
-        return 3
+        return _error(f"ragframe {args.command}: error: {exc}", EXIT_CODES["usage"])
+    except (RagframeError, pl.exceptions.PolarsError) as exc:
+        return _error(f"ragframe: error: {exc}", EXIT_CODES["error"])
+    except OSError as exc:
+        return _error(f"ragframe: error: {_os_error_text(exc)}", EXIT_CODES["error"])
+    except (Exception, pl.exceptions.PanicException) as exc:  # a bug: keep its traceback for the report
+        traceback.print_exc()
+        return _error(f"ragframe: internal error: {type(exc).__name__}: {exc}", EXIT_CODES["error"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``ragframe`` command; returns the exit code (see :data:`EXIT_CODES`).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after ``ragframe``; default: ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        0 ok, 1 the gate failed, 2 usage error, 3 input or runtime error, 130 interrupted.
+
+    Examples
+    --------
+    >>> main(["summary", "--format", "xml", "scores.parquet"])  # doctest: +SKIP
+    2
+    """
+    try:
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # argparse printed the usage and the error (or the help)
+            return int(exc.code or 0)
+        return _run(args)
+    except KeyboardInterrupt:
+        return _error("ragframe: interrupted", EXIT_CODES["interrupted"])
+    finally:
+        _flush_stdout()
+
+
+def _flush_stdout() -> None:
+    """Flush stdout; a reader that went away (``ragframe ... | head``) is not an error of ours."""
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):
+        _silence_stdout()
+
+
+def _silence_stdout() -> None:
+    # point stdout at /dev/null so that the interpreter's last flush does not fail again
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

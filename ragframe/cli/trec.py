@@ -43,8 +43,9 @@ def _trec_epilog() -> str:
         f"nicknames: {', '.join(NICKNAMES)} (the supported part of trec_eval's sets).",
         "Other trec_eval measures (bpref, gm_map, iprec_at_recall, map_cut, ndcg with a gain map, ...) "
         "are rejected with exit code 2. trec_eval's -n, -J, -N, -R, -T, -Z are not available.",
-        "exit codes: 0 ok, 2 usage error or unsupported measure, 3 missing or unreadable input, "
-        "or no query with both results and judgments.",
+        "exit codes: 0 ok, 2 usage error or unsupported measure, 3 input or runtime error (missing or "
+        "unreadable input, or no query with both results and judgments), 130 interrupted (Ctrl-C). "
+        "Every error is one line on stderr.",
     ]
     return "\n".join(textwrap.fill(p, width=79, break_on_hyphens=False) for p in paragraphs)
 

@@ -6,6 +6,7 @@ batch (which writes the batch's files) and sends ``("done", index, entry)`` per 
 one ``("error", exception)``, pickled on its stdout. Anything a library prints goes to
 stderr, so the stdout stream carries only these messages. On Linux the child is killed
 when its parent dies, so no orphan keeps writing into the output folder.
+The child ignores SIGINT: on Ctrl-C its parent stops and kills it.
 """
 
 from __future__ import annotations
@@ -53,6 +54,9 @@ def _send(channel: IO[bytes], message: tuple[Any, ...]) -> None:
 
 def main() -> int:
     """Run the batches read from stdin; 0 when all were written, 1 after an error."""
+    # Ctrl-C reaches every process of the terminal's group: the parent turns it into one
+    # "interrupted" and kills this child, so the child ignores it (no second traceback)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     channel = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # stray prints of any library go to stderr, not into the message stream
     sys.stdout = sys.stderr
