@@ -1,4 +1,4 @@
-"""compare, compare_runs, regressions and the p-value corrections, against scipy and statsmodels."""
+"""compare, compare_runs and the p-value corrections, against scipy and statsmodels (regressions: test_regressions)."""
 
 from __future__ import annotations
 
@@ -185,12 +185,59 @@ def test_id_errors():
         rf.compare(a.rename({"id": "qid"}), b)
     with pytest.raises(rf.SchemaError, match="null id in a"):
         rf.compare(a.with_columns(id=pl.Series([1, None, 2])), b)
-    with pytest.raises(rf.InvalidParameterError, match="test="):
-        rf.compare(a, b, test="z")
-    with pytest.raises(rf.InvalidParameterError, match="correction="):
-        rf.compare(a, b, correction="sidak")
     with pytest.raises(rf.SchemaError, match="not numeric"):
         rf.compare(a.with_columns(mrr=pl.lit("x")), b)
+
+
+def test_id_types_must_match():
+    a, b = _frames([0.1, 0.2, 0.3], [0.2, 0.3, 0.4])
+    with pytest.raises(rf.SchemaError, match="different types in a and b") as info:
+        rf.compare(a, b.with_columns(pl.col("id").cast(pl.String)))
+    assert info.value.column == "id" and info.value.found == "String in b"
+    # integer widths are widened: the same pairs as with equal types
+    narrow = rf.compare(a.with_columns(pl.col("id").cast(pl.Int32)), b.with_columns(pl.col("id").cast(pl.UInt8)))
+    assert narrow.equals(rf.compare(a, b))
+
+
+def test_a_metric_on_one_side_only_is_named_not_dropped():
+    a, b = _frames([0.1, 0.2, 0.3], [0.2, 0.3, 0.4])
+    with pytest.raises(rf.SchemaError, match=r"\['faithfulness'\] only in a and \[\] only in b") as info:
+        rf.compare(a.with_columns(faithfulness=pl.lit(0.5)), b)
+    assert info.value.column == "faithfulness"
+    with pytest.raises(rf.SchemaError, match=r"\[\] only in a and \['ndcg_at_10'\] only in b"):
+        rf.compare(a, b.with_columns(ndcg_at_10=pl.lit(0.5)))
+    # named metrics: the shared ones are compared, a missing one is an error
+    assert rf.compare(a.with_columns(faithfulness=pl.lit(0.5)), b, metrics="mrr")["metric"].to_list() == ["mrr"]
+    with pytest.raises(rf.SchemaError, match="missing column"):
+        rf.compare(a.with_columns(faithfulness=pl.lit(0.5)), b, metrics=["mrr", "faithfulness"])
+
+
+@pytest.mark.parametrize(
+    ("options", "parameter"),
+    [
+        ({"test": "z"}, "test"),
+        ({"test": None}, "test"),
+        ({"correction": "sidak"}, "correction"),
+        ({"alpha": 0}, "alpha"),
+        ({"alpha": 1.5}, "alpha"),
+        ({"alpha": True}, "alpha"),
+        ({"how": "left"}, "how"),
+        ({"test": "permutation", "n_resamples": True}, "n_resamples"),
+        ({"test": "bootstrap", "n_resamples": 0}, "n_resamples"),
+        ({"test": "permutation", "n_resamples": 10.0}, "n_resamples"),
+        ({"test": "bootstrap", "seed": "x"}, "seed"),
+        ({"test": "bootstrap", "seed": -3}, "seed"),
+        ({"on": 5}, "on"),
+        ({"on": []}, "on"),
+        ({"metrics": []}, "metrics"),
+        ({"by": 1}, "by"),
+    ],
+)
+def test_bad_parameters_name_function_parameter_and_value(options, parameter):
+    a, b = _frames([0.1, 0.2, 0.3], [0.2, 0.3, 0.4])
+    with pytest.raises(rf.InvalidParameterError, match=f"compare: {parameter} must be") as info:
+        rf.compare(a, b, **options)
+    assert f"found {options[parameter]!r}" in str(info.value)
 
 
 def test_frame_kinds_and_lazy_inputs():
@@ -217,33 +264,6 @@ def test_compare_runs_on_the_bundled_example():
     assert row["n"] == 43 and row["p_value"] == pytest.approx(reference.pvalue, rel=1e-9)
     assert row["mean_a"] == pytest.approx(0.5058, abs=5e-5) and row["mean_b"] == pytest.approx(0.6868, abs=5e-5)
     assert row["winner"] == "b"
-
-
-def test_regressions_on_summaries_follow_the_seed_rule():
-    base = pl.DataFrame({"metric": ["a", "b", "c"], "mean": [0.75, 0.5, 0.4]})
-    now = pl.DataFrame({"metric": ["a", "b", "d"], "mean": [0.5, 0.125, 0.9]})
-    out = rf.regressions(base, now, threshold=0.25)
-    assert out["metric"].to_list() == ["a", "b"]
-    assert out["regressed"].to_list() == [False, True]  # strict: a drop of exactly the threshold is not one
-    assert out["delta"].to_list() == [-0.25, -0.375]
-
-
-def test_regressions_on_rows_need_significance():
-    rng = np.random.default_rng(4)
-    a = rng.random(200)
-    base = pl.DataFrame({"id": range(200), "mrr": a, "faithfulness": a})
-    current = base.with_columns(
-        mrr=pl.Series(np.clip(a - 0.1 + rng.normal(0, 0.01, 200), 0, 1)),  # a clear, consistent drop
-        faithfulness=pl.Series(np.clip(a + rng.normal(-0.06, 0.6, 200), 0, 1)),  # noisy
-    )
-    out = {r["metric"]: r for r in rf.regressions(base, current, threshold=0.05).iter_rows(named=True)}
-    assert out["mrr"]["regressed"] and out["mrr"]["exceeds_threshold"]
-    assert out["faithfulness"]["baseline"] == pytest.approx(a.mean())
-
-
-def test_regressions_mixed_inputs_error():
-    with pytest.raises(rf.SchemaError, match="both be summaries"):
-        rf.regressions(pl.DataFrame({"metric": ["a"], "mean": [0.1]}), pl.DataFrame({"id": [1], "mrr": [0.1]}))
 
 
 def test_wilcoxon_ranking_in_chunks_equals_one_sort(monkeypatch):

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe import validate
+from ragframe.exceptions import SchemaError
 from ragframe.kernels.resampling import bootstrap_means, exact_sign_flip_means, sign_flip_means
 from ragframe.metrics import score_columns
 from ragframe.schema import first_true_row, frame_kind, to_polars
@@ -64,8 +65,7 @@ def adjust_p_values(p_values: np.ndarray, method: str | None) -> np.ndarray:
     out = p.copy()
     if method is None:
         return out
-    if method not in CORRECTIONS:
-        raise InvalidParameterError(f"correction={method!r}; use one of {list(CORRECTIONS)}")
+    validate.choice(method, "correction", "adjust_p_values", CORRECTIONS)
     keep = ~np.isnan(p)
     family = p[keep]
     m = family.size
@@ -85,10 +85,6 @@ def adjust_p_values(p_values: np.ndarray, method: str | None) -> np.ndarray:
         adjusted[order] = stepped
     out[keep] = adjusted
     return out
-
-
-def _ids(on: str | Sequence[str]) -> list[str]:
-    return [on] if isinstance(on, str) else list(on)
 
 
 def _check_ids(df: pl.DataFrame, on: list[str], side: str, function: str) -> None:
@@ -111,6 +107,25 @@ def _check_ids(df: pl.DataFrame, on: list[str], side: str, function: str) -> Non
         )
 
 
+def _same_id_types(a: pl.DataFrame, b: pl.DataFrame, on: list[str], function: str) -> tuple[pl.DataFrame, ...]:
+    """The two sides with id columns of one dtype: integers widen to Int64, other differences are errors."""
+    for name in on:
+        left, right = a.schema[name], b.schema[name]
+        if left == right:
+            continue
+        if left.is_integer() and right.is_integer() and pl.UInt64 not in (left, right):
+            a, b = a.with_columns(pl.col(name).cast(pl.Int64)), b.with_columns(pl.col(name).cast(pl.Int64))
+            continue
+        raise SchemaError(
+            "the id column has different types in a and b; cast one side so the ids can match",
+            function=function,
+            column=name,
+            expected=f"{left} (as in a)",
+            found=f"{right} in b",
+        )
+    return a, b
+
+
 def _pair(a: pl.DataFrame, b: pl.DataFrame, on: list[str], how: str, function: str) -> pl.DataFrame:
     """Inner join of the two sides on ``on``; with ``how='error'`` an id on one side only is an error."""
     if how == "error":
@@ -125,8 +140,6 @@ def _pair(a: pl.DataFrame, b: pl.DataFrame, on: list[str], how: str, function: s
                     function=function,
                     column=on[0],
                 )
-    elif how != "inner":
-        raise InvalidParameterError(f"{function}: how={how!r}; use 'error' or 'inner'")
     return a.join(b, on=on, how="inner", suffix="__b")
 
 
@@ -328,16 +341,19 @@ def compare(
     a, b : frame
         Scored frames of two pipelines on the same samples (any frame kind).
     on : str or list of str
-        Sample id column(s); ids must be unique and non-null on each side.
+        Sample id column(s); ids must be unique and non-null on each side, and of one dtype
+        on both (integer widths are widened to Int64; other mismatches raise :class:`SchemaError`).
     metrics : str or list of str, optional
-        Score columns to compare; default every ragframe score column present in both.
+        Score columns to compare, each on both sides. Default: every ragframe score
+        column; a score column on one side only raises :class:`SchemaError` naming it (pass
+        ``metrics=[...]`` to compare the shared ones), so no metric is dropped unseen.
     test : {"t", "wilcoxon", "permutation", "bootstrap"}
         Paired Student t (scipy.stats.ttest_rel), Wilcoxon signed-rank
         (scipy.stats.wilcoxon, zero_method="wilcox", method "auto"), the sign-flip
         randomisation test of the mean difference (exact when 2^n <= n_resamples), or
         the percentile bootstrap of the mean difference (Poisson weights).
     alpha : float
-        Significance level; also sets the interval's coverage (1 - alpha).
+        Significance level, strictly between 0 and 1; also sets the interval's coverage (1 - alpha).
     correction : {"holm", "bonferroni", "fdr_bh", None}
         Multiple-testing correction over every (metric, slice) row of this call.
     by : str or list of str, optional
@@ -345,7 +361,7 @@ def compare(
     how : {"error", "inner"}
         Ids present on one side only raise :class:`SchemaError` (default) or are left out.
     n_resamples, seed : int
-        Resamples and random seed of the permutation and bootstrap tests.
+        Resamples (>= 1) and random seed (>= 0 or None) of the permutation and bootstrap tests.
 
     Returns
     -------
@@ -378,42 +394,75 @@ def compare(
     (4, 0.4, 'b')
     """
     function = "compare"
-    if test not in TESTS:
-        raise InvalidParameterError(f"{function}: test={test!r}; use one of {list(TESTS)}")
-    if correction not in CORRECTIONS:
-        raise InvalidParameterError(f"{function}: correction={correction!r}; use one of {list(CORRECTIONS)}")
-    if not 0.0 < alpha < 1.0:
-        raise InvalidParameterError(f"{function}: alpha={alpha!r} must be between 0 and 1")
-    if not isinstance(n_resamples, int) or n_resamples < 1:
-        raise InvalidParameterError(f"{function}: n_resamples={n_resamples!r} must be a positive integer")
-    on_cols = _ids(on)
-    frames = []
-    for frame in (a, b):
-        frames.append(frame.collect() if frame_kind(frame, function) == "lazy" else to_polars(frame, function=function))
-    left, right = frames
-    _check_ids(left, on_cols, "a", function)
-    _check_ids(right, on_cols, "b", function)
-    group_by = [c for c in ([by] if isinstance(by, str) else list(by or []))]
-    if metrics is None:
-        in_right = set(score_columns(right.columns))
-        names = [c for c in score_columns(left.columns) if c in in_right and c not in on_cols and c not in group_by]
-        if not names:
-            raise SchemaError(
-                "no ragframe score column is present in both frames; pass metrics=[...]",
-                function=function,
-                available=left.columns,
-            )
-    else:
-        names = [metrics] if isinstance(metrics, str) else list(metrics)
+    validate.choice(test, "test", function, TESTS)
+    validate.choice(correction, "correction", function, CORRECTIONS)
+    alpha = validate.confidence(alpha, "alpha", function)
+    validate.choice(how, "how", function, ("error", "inner"))
+    n_resamples = validate.positive_int(n_resamples, "n_resamples", function)
+    seed = validate.seed(seed, "seed", function)
+    on_cols = validate.column_list(on, "on", function)
+    group_by = [] if by is None else validate.column_list(by, "by", function, allow_empty=True)
+    paired, names, group_by = _paired_frame(a, b, on_cols, metrics, group_by, how)
+    seg, keys = _segments(paired, names, group_by)
+    statistic, p, ci_low, ci_high = _run_test(seg, test, 1 - alpha, n_resamples, seed)
+    adjusted = adjust_p_values(p, correction)
+    out = _result_frame(seg, names, statistic, p, adjusted, ci_low, ci_high, alpha).with_columns(
+        pl.lit(test).alias("test")
+    )
+    if group_by:
+        out = out.join(keys.rename({"_code": "_group"}), on="_group", how="left", maintain_order="left")
+    return out.select(*group_by, *COMPARE_COLUMNS, "test")
+
+
+def _read_side(frame: Any, function: str) -> pl.DataFrame:
+    return frame.collect() if frame_kind(frame, function) == "lazy" else to_polars(frame, function=function)
+
+
+def _compared_metrics(
+    left: pl.DataFrame, right: pl.DataFrame, metrics: Any, exclude: list[str], function: str
+) -> list[str]:
+    """The metrics asked, or every score column of both sides; a score column on one side only is an error."""
+    if metrics is not None:
+        return validate.column_list(metrics, "metrics", function)
+    in_a = [c for c in score_columns(left.columns) if c not in exclude]
+    in_b = [c for c in score_columns(right.columns) if c not in exclude]
+    only_a, only_b = [c for c in in_a if c not in in_b], [c for c in in_b if c not in in_a]
+    if only_a or only_b:
+        raise SchemaError(
+            f"score column(s) {only_a} only in a and {only_b} only in b: each metric needs both sides; "
+            "pass metrics=[...] to compare the shared ones",
+            function=function,
+            column=(only_a or only_b)[0],
+        )
+    if not in_a:
+        raise SchemaError(
+            "no ragframe score column is present in both frames; pass metrics=[...]",
+            function=function,
+            available=left.columns,
+        )
+    return in_a
+
+
+def _paired_frame(
+    a: Any, b: Any, on: list[str], metrics: Any, group_by: list[str], how: str
+) -> tuple[pl.DataFrame, list[str], list[str]]:
+    """Both sides checked and joined on the ids: ids, slice columns, then each metric of a and ``<metric>__b``."""
+    function = "compare"
+    left, right = _read_side(a, function), _read_side(b, function)
+    _check_ids(left, on, "a", function)
+    _check_ids(right, on, "b", function)
+    names = _compared_metrics(left, right, metrics, [*on, *group_by], function)
     left, names, group_by = prepare_scores(left, names, group_by, function)
     right, _, _ = prepare_scores(right, names, None, function)
+    left, right = _same_id_types(left, right, on, function)
     paired = _pair(
-        left.select(*on_cols, *[g for g in group_by if g not in on_cols], *names),
-        right.select(*on_cols, *names),
-        on_cols,
-        how,
-        function,
+        left.select(*on, *[g for g in group_by if g not in on], *names), right.select(*on, *names), on, how, function
     )
+    return paired, names, group_by
+
+
+def _segments(paired: pl.DataFrame, names: list[str], group_by: list[str]) -> tuple[_Segments, pl.DataFrame]:
+    """The paired differences of every (metric, slice) cell, and the slice keys by code."""
     if group_by:
         codes = paired.select(pl.struct(group_by).rank("dense").cast(pl.Int64) - 1).to_series().to_numpy()
         keys = paired.select(group_by).with_columns(pl.Series("_code", codes)).unique("_code").sort("_code")
@@ -432,8 +481,13 @@ def compare(
         vb = paired[f"{name}__b"].cast(pl.Float64).to_numpy()[by_group]
         both = ~(np.isnan(va) | np.isnan(vb))
         seg.add(index, sorted_codes[both], va[both], vb[both])
-    seg.finish()
-    confidence = 1 - alpha
+    return seg.finish(), keys
+
+
+def _run_test(
+    seg: _Segments, test: str, confidence: float, n_resamples: int, seed: int | None
+) -> tuple[np.ndarray, ...]:
+    """(statistic, p, ci_low, ci_high) of every cell; the interval is t's except for the bootstrap."""
     statistic, p, ci_low, ci_high = _t_test(seg, confidence)
     if test == "wilcoxon":
         statistic, p = _wilcoxon(seg)
@@ -442,7 +496,21 @@ def compare(
     elif test == "bootstrap":
         statistic = seg.delta.copy()
         p, ci_low, ci_high = _bootstrap(seg, n_resamples, seed, confidence)
-    adjusted = adjust_p_values(p, correction)
+    return statistic, p, ci_low, ci_high
+
+
+def _result_frame(
+    seg: _Segments,
+    names: list[str],
+    statistic: np.ndarray,
+    p: np.ndarray,
+    adjusted: np.ndarray,
+    ci_low: np.ndarray,
+    ci_high: np.ndarray,
+    alpha: float,
+) -> pl.DataFrame:
+    """One row per cell, group-major with metrics in the order asked; ``_group`` holds the slice code."""
+    n_groups = seg.n_groups
     significant = np.nan_to_num(adjusted, nan=1.0) < alpha
     winner = np.where(significant & (seg.delta > 0), "b", np.where(significant & (seg.delta < 0), "a", "tie"))
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -465,11 +533,8 @@ def compare(
             "winner": winner.astype(str),
             "effect_size": effect,
         }
-    ).with_columns(pl.col(pl.Float64).fill_nan(None), pl.lit(test).alias("test"))
-    out = out.sort("_group", "_metric")  # rows group-major, metrics in the order asked
-    if group_by:
-        out = out.join(keys.rename({"_code": "_group"}), on="_group", how="left", maintain_order="left")
-    return out.select(*group_by, *COMPARE_COLUMNS, "test")
+    ).with_columns(pl.col(pl.Float64).fill_nan(None))
+    return out.sort("_group", "_metric")  # rows group-major, metrics in the order asked
 
 
 def compare_runs(

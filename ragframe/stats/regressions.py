@@ -14,15 +14,14 @@ from typing import Any
 
 import polars as pl
 
-from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe import validate
+from ragframe.exceptions import SchemaError
+from ragframe.metrics import score_columns
 from ragframe.schema import column_names, frame_kind, to_polars
 from ragframe.stats.compare import compare
+from ragframe.stats.summary import is_summary
 
 __all__ = ["regressions"]
-
-
-def _is_summary(columns: list[str]) -> bool:
-    return "metric" in columns and "mean" in columns
 
 
 def regressions(
@@ -39,18 +38,33 @@ def regressions(
     how: str = "error",
     n_resamples: int = 9999,
     seed: int | None = 0,
+    significance: bool = True,
 ) -> pl.DataFrame:
-    """Which metrics dropped from ``baseline`` to ``current``.
+    """Which metrics dropped from ``baseline`` to ``current``: the seed's rule, or with significance.
+
+    Two summaries (:func:`ragframe.stats.summary.is_summary`): the seed's mean-drop rule, a
+    metric regressed when its mean dropped by more than ``threshold``. Two per-row scored
+    frames with ids: the same rule on the paired means, and (``significance=True``, the
+    default) the drop must also be significant in the paired test of
+    :func:`ragframe.compare`.
 
     Parameters
     ----------
     baseline, current : frame
-        Two summaries (columns ``metric`` and ``mean``, plus any ``by`` columns), or two
-        per-row scored frames with the id column(s) ``on``.
+        Two summaries (columns ``metric`` and ``mean``, plus any ``by`` columns; one row
+        per metric and group), or two per-row scored frames with the id column(s) ``on``.
     threshold : float
-        A drop of the mean by more than this is a regression (``delta < -threshold``).
-    on, metrics, by, test, alpha, correction, how, n_resamples, seed
-        Passed to :func:`ragframe.stats.compare` for per-row frames.
+        A drop of the mean by more than this (>= 0) exceeds the threshold (``delta < -threshold``).
+    metrics : str or list of str, optional
+        Metrics to check; each must be on both sides. Default: every metric of both
+        sides (score columns of per-row frames, ``metric`` rows of summaries); a metric on
+        one side only is not reported (:func:`ragframe.gate` fails on it).
+    significance : bool
+        Per-row frames: True (default) makes ``regressed`` need a significant drop;
+        False makes any drop beyond the threshold a regression (the test still reports p).
+        Summaries carry no rows to test: the seed's rule applies.
+    on, by, test, alpha, correction, how, n_resamples, seed
+        As in :func:`ragframe.compare` (per-row frames); ``by`` also keys summaries.
 
     Returns
     -------
@@ -58,8 +72,8 @@ def regressions(
         Summaries: ``by`` columns, ``metric, baseline, current, delta, regressed``, one
         row per metric (and group) present in both. Per-row frames: ``by`` columns,
         ``metric, n, baseline, current, delta, p_value, p_adjusted, significant,
-        exceeds_threshold`` (delta < -threshold) and ``regressed`` (exceeds the threshold
-        and significant).
+        exceeds_threshold`` (delta < -threshold) and ``regressed`` (exceeds the threshold,
+        and significant when ``significance``). A null mean or p-value never regresses.
 
     Examples
     --------
@@ -70,57 +84,85 @@ def regressions(
     [('faithfulness', True), ('mrr', False)]
     """
     function = "regressions"
-    if not isinstance(threshold, (int, float)) or threshold < 0:
-        raise InvalidParameterError(f"{function}: threshold={threshold!r} must be a number >= 0")
-    group_by = [by] if isinstance(by, str) else list(by or [])
-    base_columns = column_names(baseline, function)
-    current_columns = column_names(current, function)
-    if _is_summary(base_columns) != _is_summary(current_columns):
+    threshold = validate.number(threshold, "threshold", function, minimum=0.0)
+    significance = validate.flag(significance, "significance", function)
+    group_by = [] if by is None else validate.column_list(by, "by", function, allow_empty=True)
+    wanted = None if metrics is None else validate.column_list(metrics, "metrics", function)
+    base_columns, current_columns = column_names(baseline, function), column_names(current, function)
+    if is_summary(base_columns) != is_summary(current_columns):
         raise SchemaError(
             "baseline and current must both be summaries (metric, mean) or both per-row scored frames",
             function=function,
             column="metric",
             available=current_columns,
         )
-    if not _is_summary(base_columns):
-        compared = compare(
-            baseline,
-            current,
-            on=on,
-            metrics=metrics,
-            test=test,
-            alpha=alpha,
-            correction=correction,
-            by=by,
-            how=how,
-            n_resamples=n_resamples,
-            seed=seed,
+    if is_summary(base_columns):
+        return _summary_regressions(baseline, current, threshold, wanted, group_by)
+    if wanted is None:  # every score column of both sides
+        ids = set([on] if isinstance(on, str) else on or []) | set(group_by)
+        wanted = [c for c in score_columns(base_columns) if c in current_columns and c not in ids]
+        if not wanted:
+            raise SchemaError(
+                "no ragframe score column is present in both frames; pass metrics=[...]",
+                function=function,
+                available=base_columns,
+            )
+    options = {"test": test, "alpha": alpha, "correction": correction, "how": how}
+    compared = compare(baseline, current, on=on, metrics=wanted, by=by, n_resamples=n_resamples, seed=seed, **options)
+    exceeds = (pl.col("delta") < -threshold).fill_null(False)
+    regressed = (exceeds & pl.col("significant")).fill_null(False) if significance else exceeds
+    return compared.select(
+        *group_by,
+        "metric",
+        "n",
+        pl.col("mean_a").alias("baseline"),
+        pl.col("mean_b").alias("current"),
+        "delta",
+        "p_value",
+        "p_adjusted",
+        "significant",
+        exceeds.alias("exceeds_threshold"),
+        regressed.alias("regressed"),
+    )
+
+
+def _summary_frame(frame: Any, keys: list[str], side: str) -> pl.DataFrame:
+    """``keys`` and ``mean`` of a summary, checked: keys present, one row per key."""
+    function = "regressions"
+    df = frame.collect() if frame_kind(frame, function) == "lazy" else to_polars(frame, function=function)
+    for name in keys:
+        if name not in df.columns:
+            raise SchemaError(f"missing column in {side}", function=function, column=name, available=df.columns)
+    out = df.select(*keys, pl.col("mean").cast(pl.Float64))
+    repeated = out.select(keys).is_duplicated()
+    if repeated.any():
+        row = int(repeated.arg_max())
+        raise SchemaError(
+            f"the {side} summary has several rows for one metric (grouped by columns not in by?)",
+            function=function,
+            column="metric",
+            row=row,
+            found=repr(out.row(row)[: len(keys)]),
         )
-        exceeds = pl.col("delta") < -threshold
-        return compared.select(
-            *group_by,
-            "metric",
-            "n",
-            pl.col("mean_a").alias("baseline"),
-            pl.col("mean_b").alias("current"),
-            "delta",
-            "p_value",
-            "p_adjusted",
-            "significant",
-            exceeds.fill_null(False).alias("exceeds_threshold"),
-            (exceeds & pl.col("significant")).fill_null(False).alias("regressed"),
-        )
-    frames = []
-    for frame in (baseline, current):
-        frames.append(frame.collect() if frame_kind(frame, function) == "lazy" else to_polars(frame, function=function))
+    return out
+
+
+def _summary_regressions(
+    baseline: Any, current: Any, threshold: float, wanted: list[str] | None, group_by: list[str]
+) -> pl.DataFrame:
+    """The seed's rule on two summaries: a mean dropped by more than ``threshold``."""
     keys = [*group_by, "metric"]
-    for frame in frames:
-        for name in keys:
-            if name not in frame.columns:
-                raise SchemaError("missing column", function=function, column=name, available=frame.columns)
-    base, now = (f.select(*keys, pl.col("mean").cast(pl.Float64)) for f in frames)
-    if metrics is not None:
-        wanted = [metrics] if isinstance(metrics, str) else list(metrics)
+    base, now = _summary_frame(baseline, keys, "baseline"), _summary_frame(current, keys, "current")
+    if wanted is not None:
+        for side, frame in (("baseline", base), ("current", now)):
+            missing = [m for m in wanted if m not in frame["metric"].to_list()]
+            if missing:
+                has = frame["metric"].unique(maintain_order=True).to_list()
+                raise SchemaError(
+                    f"the {side} summary has no row for metric {missing[0]!r} (it has {has})",
+                    function="regressions",
+                    column="metric",
+                )
         base = base.filter(pl.col("metric").is_in(wanted))
     joined = base.join(now, on=keys, how="inner", suffix="_current", maintain_order="left", nulls_equal=True)
     delta = pl.col("mean_current") - pl.col("mean")
