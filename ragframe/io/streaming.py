@@ -460,20 +460,44 @@ def _open_output(out: Path, expected: dict[str, Any], resume: bool, overwrite: b
 
 
 class _Progress:
-    """rows done, rows/s and ETA on a terminal (tqdm when installed); silent otherwise."""
+    """rows done, rows/s and ETA on a terminal; silent otherwise.
+
+    tqdm's bar when tqdm is installed and can draw on this terminal, else ragframe's own
+    counter line: a terminal that reports no width (a pseudo-terminal without a window
+    size, as in ``script`` or some containers) makes tqdm trim its line to nothing.
+    """
+
+    #: narrower than this, tqdm's line is trimmed to (almost) nothing: the counter is used
+    MIN_BAR_COLUMNS = 20
 
     def __init__(self, enabled: bool, total: int, done: int) -> None:
         self.enabled = enabled and sys.stderr.isatty()
         self.total, self.done, self.start = total, done, time.perf_counter()
         self.first = done
-        self.bar = None
-        if self.enabled:
-            try:
-                from tqdm import tqdm
-            except ImportError:
-                tqdm = None
-            if tqdm is not None:
-                self.bar = tqdm(total=total, initial=done, unit="rows", unit_scale=True, desc="ragframe eval")
+        self.bar = self._tqdm_bar(total, done) if self.enabled else None
+
+    @classmethod
+    def _tqdm_bar(cls, total: int, done: int) -> Any:
+        """tqdm's bar on stderr, or None when tqdm is missing or cannot draw a visible line here."""
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            return None
+        try:
+            columns = os.get_terminal_size(sys.stderr.fileno()).columns
+        except (OSError, ValueError):
+            columns = 0
+        if columns < cls.MIN_BAR_COLUMNS:
+            return None
+        try:
+            bar = tqdm(total=total, initial=done, unit="rows", unit_scale=True, desc="ragframe eval", file=sys.stderr)
+        except Exception:  # a tqdm that breaks on this stream: progress is not worth failing the run for
+            return None
+        if bar.disable or not str(bar).strip():  # disabled (TQDM_DISABLE) or a line trimmed to nothing
+            bar.leave = False
+            bar.close()
+            return None
+        return bar
 
     def update(self, rows: int) -> None:
         self.done += rows
