@@ -283,3 +283,73 @@ def test_names_agree_with_the_conformance_mapping():
         assert ragframe_column(name) == ragframe_name(name), name
     printed = [m.name for m in output_measures(parse_measures(["all_trec"]))]
     assert set(printed) == {name for name in all_trec if supported(name)}
+
+
+# ----------------------------------------------------------------------------- several measures after one -m
+
+
+def aq_lines(*names: str) -> list[str]:
+    """trec_eval's -q output (out.test.aq, all_trec) restricted to the measures ``names``, in its order."""
+    lines = (TE / "out.test.aq").read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if line.split("\t")[0].rstrip() in names]
+
+
+def test_readme_line_several_measures_after_one_m(capsys):
+    # README: ragframe trec run.txt qrels.txt -m ndcg_cut.10 map -q
+    code, out, err = run_cli(capsys, TE / "results.test", TE / "qrels.test", "-m", "ndcg_cut.10", "map", "-q")
+    assert code == 0, err
+    want = aq_lines("map", "ndcg_cut_10")
+    assert len(want) == 8  # 3 queries and 'all', two measures
+    assert out.splitlines() == want
+    _, one_each, _ = run_cli(capsys, TE / "results.test", TE / "qrels.test", "-m", "ndcg_cut.10", "-m", "map", "-q")
+    assert out == one_each
+
+
+def test_readme_line_in_a_real_process():
+    argv = ["trec", str(TE / "results.test"), str(TE / "qrels.test"), "-m", "ndcg_cut.10", "map", "-q"]
+    done = subprocess.run([sys.executable, "-m", "ragframe.cli", *argv], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == aq_lines("map", "ndcg_cut_10")
+
+
+@pytest.mark.parametrize(
+    ("argv", "names"),
+    [
+        (["-m", "map", "{run}", "{qrels}"], ["map"]),  # trec_eval's habit: options first
+        (["-m", "P.5", "map", "{run}", "{qrels}"], ["map", "P_5"]),
+        (["-m", "P.5", "map", "{run}", "-q", "{qrels}"], ["map", "P_5"]),
+        (["{run}", "-m", "P_5", "map", "{qrels}", "-q"], ["map", "P_5"]),
+        (["{run}", "{qrels}", "--measure", "map", "P.5", "-q"], ["map", "P_5"]),
+        (["{run}", "{qrels}", "--measure=map", "P.5", "-q"], ["map", "P_5"]),
+        (["{run}", "{qrels}", "-mmap", "P.5", "-q"], ["map", "P_5"]),
+        (["{run}", "{qrels}", "-q", "-m", "map", "-m", "P.5"], ["map", "P_5"]),
+        (["{run}", "{qrels}", "-m", "num_q", "map", "-c", "-m", "ndcg_cut.10"], ["num_q", "map", "ndcg_cut_10"]),
+    ],
+)
+def test_measure_lists_and_files_in_any_order(capsys, argv, names):
+    argv = [a.format(run=TE / "results.test", qrels=TE / "qrels.test") for a in argv]
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 0, err
+    want = aq_lines(*names)
+    if "-q" not in argv:
+        want = [line for line in want if "\tall\t" in line]
+    assert out.splitlines() == want
+
+
+def test_unsupported_measure_in_a_list_is_a_usage_error(capsys):
+    code, out, err = run_cli(capsys, TE / "results.test", TE / "qrels.test", "-m", "map", "bpref")
+    assert code == 2 and out == ""
+    assert "usage: ragframe trec" in err and "measure 'bpref' is not implemented by ragframe" in err
+    code, _, err = run_cli(capsys, TE / "results.test", TE / "qrels.test", "-m", "bpref", "map")
+    assert code == 2 and "measure 'bpref' is not implemented by ragframe" in err
+
+
+def test_a_file_named_like_a_measure_ends_the_list(capsys, tmp_path, monkeypatch):
+    # a file called 'map' after -m's value is the QRELS argument, not a measure
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(TE / "qrels.test", tmp_path / "map")
+    code, out, err = run_cli(capsys, "-m", "P.5", TE / "results.test", "map")
+    assert code == 0, err
+    assert out.splitlines() == [line for line in aq_lines("P_5") if "\tall\t" in line]
+    code, _, err = run_cli(capsys, TE / "results.test", "-m", "P.5", "map")
+    assert code == 0, err

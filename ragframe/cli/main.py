@@ -72,6 +72,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _expand(argv: list[str]) -> list[str]:
+    """``argv`` with the command's own rewriting: ``trec -m A B`` is ``trec -m A -m B``."""
+    command = next((i for i, token in enumerate(argv) if not token.startswith("-")), None)
+    if command is not None and argv[command] == "trec":
+        return [*argv[: command + 1], *trec.expand_measures(argv[command + 1 :])]
+    return argv
+
+
 def _one_line(text: str) -> str:
     """An error message on one line: whitespace runs (newlines too) become one space; polars' plan dumps go.
 
@@ -135,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     try:
         try:
-            args = build_parser().parse_args(argv)
+            args = build_parser().parse_args(_expand(sys.argv[1:] if argv is None else list(argv)))
         except SystemExit as exc:  # argparse printed the usage and the error (or the help)
             return int(exc.code or 0)
         return _run(args)

@@ -24,7 +24,7 @@ from ragframe.io.trec_eval_format import (
 )
 from ragframe.metrics.retrieval import evaluate_run, run_summary
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "expand_measures", "run"]
 
 _TREC_DESCRIPTION = """\
 Score a TREC run against qrels and print trec_eval's output: lines
@@ -56,6 +56,63 @@ def _trec_measure(value: str) -> str:
     except UnsupportedMeasureError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return value
+
+
+def _names_a_measure(value: str) -> bool:
+    """A measure ragframe supports, or a trec_eval measure it does not (then -m's check says so); never a file."""
+    if value.startswith("-") or Path(value).exists():
+        return False
+    try:
+        parse_measures([value])
+    except UnsupportedMeasureError as exc:
+        return "is not a trec_eval measure" not in str(exc)
+    return True
+
+
+def expand_measures(argv: list[str]) -> list[str]:
+    """``-m A B`` as ``-m A -m B``: measure names right after a ``-m`` value are measures too.
+
+    trec_eval takes one measure per ``-m``; users also type several after one ``-m``
+    (``ragframe trec run.txt qrels.txt -m ndcg_cut.10 map -q``), which argparse would read
+    as extra positional arguments. A word after ``-m``'s value is a measure when it names
+    one (a trec_eval measure, supported or not: ``-m``'s check then refuses the latter)
+    and is not an existing file; anything else (a file, an option) ends the list.
+
+    Parameters
+    ----------
+    argv : list of str
+        The arguments after ``ragframe trec``.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> expand_measures(["run.txt", "qrels.txt", "-m", "ndcg_cut.10", "map", "-q"])
+    ['run.txt', 'qrels.txt', '-m', 'ndcg_cut.10', '-m', 'map', '-q']
+    >>> expand_measures(["-m", "map", "run.txt", "qrels.txt"])
+    ['-m', 'map', 'run.txt', 'qrels.txt']
+    """
+    out: list[str] = []
+    state = None  # "value": the next word is -m's value; "more": further measure names may follow
+    for position, token in enumerate(argv):
+        if token == "--":  # the end of the options: the rest is positional, as given
+            return [*out, *argv[position:]]
+        if state == "value":
+            out.append(token)
+            state = "more"
+            continue
+        if state == "more" and _names_a_measure(token):
+            out += ["-m", token]
+            continue
+        state = None
+        if token in ("-m", "--measure"):
+            state = "value"
+        elif (token.startswith("-m") and not token.startswith("--")) or token.startswith("--measure="):
+            state = "more"  # -mmap, --measure=map: the value is attached
+        out.append(token)
+    return out
 
 
 def _read_input(reader: Callable[[Path], pl.DataFrame], path: str, role: str) -> pl.DataFrame:
@@ -116,7 +173,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=_trec_measure,
         metavar="MEASURE",
         help="measure to print, trec_eval spelling: map, P, P.5,10 (or P_5), ndcg_cut.10, official, all_trec ...; "
-        "repeatable; printed in trec_eval's order (default: official)",
+        "repeatable, and several may follow one -m (-m ndcg_cut.10 map); printed in trec_eval's order "
+        "(default: official)",
     )
     trec.add_argument(
         "-q",
