@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 import ragframe as rf
-from ragframe.io import streaming
+from ragframe.io import row_checks, streaming
 from ragframe.stats.summary import SKETCH_ERROR
 
 TEXTS = [
@@ -219,9 +219,11 @@ def test_bad_rows_go_to_rejects(tmp_path):
     assert (result.rows, result.scored, result.rejected) == (14, 9, 5)
     rejects = pl.read_parquet(tmp_path / "out" / "rejects").sort("source_file", "source_row")
     assert rejects["source_row"].to_list() == [3, 0, 1, 2, 3]
-    assert "null inside the list" in rejects["reason"][0]
+    assert rejects["reason"].to_list() == [
+        "null inside the list [column 'contexts', row 3]; expected no null elements, found ['ok', null]",
+        *(f"wrong dtype [column 'answer', row {row}]; expected str, found Int32" for row in range(4)),
+    ]
     assert rejects["source_file"][0].endswith("a.parquet")
-    assert "expected String, found Int32" in rejects["reason"][1]
     scored = pl.read_parquet(tmp_path / "out" / "scores")
     assert scored.height == 9 and "q0-3" not in scored["id"].to_list()
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["complete"]
@@ -311,9 +313,108 @@ def test_files_that_disagree_on_a_dtype_are_refused_before_anything_is_written(t
     ],
 )
 def test_lossless_casts(source, target, lossless):
-    assert streaming._lossless_cast(source, target) is lossless
+    assert row_checks.lossless_cast(source, target) is lossless
     if lossless and source != pl.Null:  # the values that could be lost: the extremes survive the round trip
         if source.is_integer():
             info = np.iinfo(str(source).lower())
             values = pl.Series([int(info.min), int(info.max)], dtype=source)
             assert values.cast(target).cast(source).equals(values)
+
+
+def ranking_log(rows: int) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "id": list(range(rows)),
+            "retrieved_ids": [[f"d{i % 7}", f"d{i % 5 + 7}", "d20"] for i in range(rows)],
+            "retrieved_scores": [[3.0, 2.0, float(i % 3)] for i in range(rows)],
+            "relevance": [[{"id": f"d{i % 7}", "grade": i % 3}, {"id": "d20", "grade": 1}] for i in range(rows)],
+        }
+    )
+
+
+def _set(log: pl.DataFrame, row: int, column: str, value) -> pl.DataFrame:
+    return log.with_columns(
+        pl.when(pl.col("id") == row).then(pl.lit(value, log.schema[column])).otherwise(pl.col(column)).alias(column)
+    )
+
+
+def test_rows_a_kernel_refuses_are_rejected_in_one_pass(tmp_path, monkeypatch):
+    log = ranking_log(30)
+    log = _set(log, 7, "retrieved_scores", [3.0, 2.0])  # one score too few
+    log = _set(log, 20, "retrieved_scores", [3.0, float("nan"), 1.0])
+    log = _set(log, 21, "retrieved_scores", [1.0] * 2 + [None] + [0.123456789] * 20)  # long: cut to 80 characters
+    log = _set(log, 21, "retrieved_ids", [f"d{i}" for i in range(23)])
+    log = _set(log, 13, "relevance", [{"id": "d6", "grade": 2}, {"id": "d6", "grade": 0}])  # conflicting grades
+    log = _set(log, 14, "relevance", [{"id": "d6", "grade": 1}, {"id": "d6", "grade": 1}])  # repeated, agreeing: fine
+    log = _set(log, 25, "relevance", [{"id": "d1", "grade": None}])
+    log = _set(log, 26, "retrieved_ids", ["d1", None, "d2"])
+    log.write_parquet(tmp_path / "log.parquet")
+    calls = []
+    score = streaming._BatchJob.score
+    monkeypatch.setattr(streaming._BatchJob, "score", lambda job, df: calls.append(df.height) or score(job, df))
+    result = rf.evaluate_parquet(
+        tmp_path / "log.parquet", tmp_path / "out", batch_rows=12, k=[1, 3], progress=False, batches_per_process=None
+    )
+    assert calls == [11, 9, 4]  # each batch scored once, without its bad rows
+    rejects = pl.read_parquet(tmp_path / "out" / "rejects")
+    assert rejects["source_row"].to_list() == [7, 13, 20, 21, 25, 26] and result.rejected == 6
+    reasons = rejects["reason"].to_list()
+    assert reasons[0] == (
+        "scores list and ids list differ in length [column 'retrieved_scores', row 7]; "
+        "expected one score per id of 'retrieved_ids', found 2 scores: [3.0, 2.0]"
+    )
+    assert reasons[1] == (
+        "a document judged twice with different grades [column 'relevance', row 13]; expected one grade per "
+        "document, found [{id: d6, grade: 2}, {id: d6, grade: 0}]"
+    )
+    assert reasons[2] == (
+        "null or NaN score [column 'retrieved_scores', row 20]; expected numbers, found [3.0, NaN, 1.0]"
+    )
+    found = reasons[3].split(", found ", 1)[1]
+    assert found.startswith("[1.0, 1.0, null, 0.123456789") and found.endswith("...") and len(found) == 80
+    assert reasons[4] == (
+        "null judgment, id or grade [column 'relevance', row 25]; expected non-null id and grade, "
+        "found [{id: d1, grade: null}]"
+    )
+    assert reasons[5] == (
+        "null inside the list [column 'retrieved_ids', row 26]; expected no null elements, found ['d1', null, 'd2']"
+    )
+    good = log.filter(~pl.col("id").is_in(rejects["source_row"].implode()))
+    expected = rf.score_retrieval(good, k=[1, 3]).drop("retrieved_ids", "retrieved_scores", "relevance")
+    assert pl.read_parquet(tmp_path / "out" / "scores").equals(expected)
+
+
+def test_a_row_the_checks_miss_is_still_rejected_with_its_source_row(tmp_path, monkeypatch):
+    log = _set(ranking_log(30), 20, "retrieved_scores", [3.0, float("nan"), 1.0])
+    log = _set(log, 17, "retrieved_scores", [float("nan"), 1.0, 1.0])
+    log.write_parquet(tmp_path / "log.parquet")
+    empty = pl.DataFrame(schema={"row": pl.Int64, "reason": pl.String})
+    monkeypatch.setattr(streaming, "row_problems", lambda df, roles, offset: empty)  # as if a check were missing
+    result = rf.evaluate_parquet(
+        tmp_path / "log.parquet", tmp_path / "out", batch_rows=12, progress=False, batches_per_process=None
+    )
+    rejects = pl.read_parquet(tmp_path / "out" / "rejects")
+    assert rejects["source_row"].to_list() == [17, 20] and result.scored == 28
+    assert rejects["reason"][1] == (
+        "score_retrieval: null or NaN inside a scores list [column 'retrieved_scores', row 20]; "
+        "expected numbers, found [3.0, NaN, 1.0]"
+    )
+
+
+def test_a_column_of_the_wrong_dtype_rejects_its_rows_and_null_typed_columns_are_cast(tmp_path):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    ranking_log(4).write_parquet(folder / "a.parquet")
+    wrong = ranking_log(3).with_columns(retrieved_ids=pl.lit([1.5, 2.5, 3.5]))  # list[f64] ids
+    wrong.write_parquet(folder / "b.parquet")
+    empty = ranking_log(2).with_columns(retrieved_scores=pl.lit(None), relevance=pl.lit([], pl.List(pl.Null)))
+    empty.write_parquet(folder / "c.parquet")  # null-typed: no scores, judged with nothing relevant
+    result = rf.evaluate_parquet(folder, tmp_path / "out", k=[1], progress=False)
+    assert (result.rows, result.scored, result.rejected) == (9, 6, 3)
+    rejects = pl.read_parquet(tmp_path / "out" / "rejects")
+    assert rejects["reason"].to_list() == [
+        f"wrong dtype [column 'retrieved_ids', row {row}]; expected list[str] (or list[int]), found List(Float64)"
+        for row in range(3)
+    ]
+    scores = pl.read_parquet(tmp_path / "out" / "scores")
+    assert scores["ndcg_at_1"].to_list()[-2:] == [0.0, 0.0]

@@ -35,9 +35,18 @@ import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 
+from ragframe.evaluator import evaluate
 from ragframe.exceptions import InputFileError, InvalidParameterError, RagframeError, ResumeError, SchemaError
 from ragframe.io.memory import trim_heap
-from ragframe.evaluator import evaluate
+from ragframe.io.row_checks import (
+    CONTRACT_DTYPES,
+    conform_null_types,
+    has_null_type,
+    lossless_cast,
+    one_line_reason,
+    row_problems,
+    value_text,
+)
 from ragframe.metrics.heuristic import HEURISTIC_METRICS
 from ragframe.metrics.registry import get_metric
 from ragframe.metrics.retrieval import score_retrieval
@@ -55,16 +64,8 @@ __all__ = [
 DEFAULT_BATCH_ROWS = 100_000
 DEFAULT_BATCHES_PER_PROCESS = 10
 MANIFEST = "manifest.json"
-_TEXT_ROLES = ("question", "answer", "ground_truth")
-_LIST_ROLES = ("contexts", "retrieved_ids", "relevant_ids")
-_ROLES = (*_TEXT_ROLES, *_LIST_ROLES, "retrieved_scores", "relevance")
+_ROLES = tuple(CONTRACT_DTYPES)  # question, answer, ground_truth, contexts, retrieved_ids, ...
 _FORMAT_VERSION = 1
-_ROLE_DTYPES = {
-    **{role: pl.String for role in _TEXT_ROLES},
-    **{role: pl.List(pl.String) for role in _LIST_ROLES},
-    "retrieved_scores": pl.List(pl.Float64),
-    "relevance": pl.List(pl.Struct({"id": pl.String, "grade": pl.Int64})),
-}
 
 
 @dataclass
@@ -148,68 +149,6 @@ def _plan(files: list[Path], batch_rows: int) -> tuple[list[_Batch], list[dict[s
     return batches, fingerprint, schemas
 
 
-_INT_BITS = {
-    dtype: bits
-    for name, bits in [("Int8", 8), ("Int16", 16), ("Int32", 32), ("Int64", 64), ("Int128", 128)]
-    if (dtype := getattr(pl, name, None)) is not None
-}
-_UINT_BITS = {
-    dtype: bits
-    for name, bits in [("UInt8", 8), ("UInt16", 16), ("UInt32", 32), ("UInt64", 64), ("UInt128", 128)]
-    if (dtype := getattr(pl, name, None)) is not None
-}
-_FLOAT_MANTISSA = {pl.Float32: 24, pl.Float64: 53}
-
-
-def _lossless_cast(source: pl.DataType, target: pl.DataType) -> bool:
-    """True when every value of dtype ``source`` is exactly a value of dtype ``target``.
-
-    Null-typed columns (no values) cast to anything; integers to wider integers, and to
-    floats whose mantissa holds them; Float32 to Float64; lists and structs field by field
-    (same field names in the same order). Anything else (Int64 to String, Float64 to
-    Int64, ...) is refused.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> _lossless_cast(pl.Int32, pl.Int64), _lossless_cast(pl.Int64, pl.String), _lossless_cast(pl.Null, pl.String)
-    (True, False, True)
-    >>> _lossless_cast(pl.List(pl.UInt8), pl.List(pl.Int16)), _lossless_cast(pl.Int64, pl.Float64)
-    (True, False)
-    """
-    if source == target or source == pl.Null:
-        return True
-    base, goal = source.base_type(), target.base_type()
-    if base in _INT_BITS:
-        bits = _INT_BITS[base]
-        return (goal in _INT_BITS and bits <= _INT_BITS[goal]) or bits - 1 <= _FLOAT_MANTISSA.get(goal, 0)
-    if base in _UINT_BITS:
-        bits = _UINT_BITS[base]
-        fits = (goal in _UINT_BITS and bits <= _UINT_BITS[goal]) or (goal in _INT_BITS and bits < _INT_BITS[goal])
-        return fits or bits <= _FLOAT_MANTISSA.get(goal, 0)
-    if base == pl.Float32:
-        return goal == pl.Float64
-    if isinstance(source, pl.List) and isinstance(target, pl.List):
-        return _lossless_cast(source.inner, target.inner)
-    if isinstance(source, pl.Struct) and isinstance(target, pl.Struct):
-        names = [f.name for f in source.fields]
-        return names == [f.name for f in target.fields] and all(
-            _lossless_cast(a.dtype, b.dtype) for a, b in zip(source.fields, target.fields)
-        )
-    return False
-
-
-def _has_null_type(dtype: pl.DataType) -> bool:
-    """True for Null and for lists and structs holding a Null type (a column without values)."""
-    if dtype == pl.Null:
-        return True
-    if isinstance(dtype, pl.List):
-        return _has_null_type(dtype.inner)
-    if isinstance(dtype, pl.Struct):
-        return any(_has_null_type(f.dtype) for f in dtype.fields)
-    return False
-
-
 def _output_schema(
     files: list[Path], schemas: list[pl.Schema], read: list[str], kept: list[str], default_keep: bool
 ) -> dict[str, pl.DataType]:
@@ -239,14 +178,14 @@ def _output_schema(
         for column in kept:
             dtype = schema[column]
             if column not in output or (
-                not _lossless_cast(dtype, output[column])
-                and _has_null_type(output[column])
-                and _lossless_cast(output[column], dtype)
+                not lossless_cast(dtype, output[column])
+                and has_null_type(output[column])
+                and lossless_cast(output[column], dtype)
             ):
                 output[column], origin[column] = dtype, index
     for path, schema in zip(files, schemas):
         for column in kept:
-            if not _lossless_cast(schema[column], output[column]):
+            if not lossless_cast(schema[column], output[column]):
                 raise InputFileError(
                     f"evaluate_parquet: column {column!r} is {schema[column]} in {str(path)!r} but "
                     f"{output[column]} in {str(files[origin[column]])!r}, and {schema[column]} does not cast to "
@@ -285,31 +224,6 @@ def _columns_for(
     return [m for m in wanted if m != "retrieval"], "retrieval" in wanted
 
 
-def _bad_rows(df: pl.DataFrame, roles: Mapping[str, str]) -> pl.DataFrame:
-    """Rows breaking the column contract, vectorised: (row position, reason) for each."""
-    checks = []
-    for role, name in roles.items():
-        if name not in df.columns:
-            continue
-        dtype = df.schema[name]
-        if role in _TEXT_ROLES and dtype not in (pl.String, pl.Null):
-            checks.append(pl.lit(f"column {name!r}: expected String, found {dtype}"))
-        elif role in _LIST_ROLES:
-            if not isinstance(dtype, pl.List) and dtype != pl.Null:
-                checks.append(pl.lit(f"column {name!r}: expected a list, found {dtype}"))
-            elif isinstance(dtype, pl.List):
-                inner = dtype.inner
-                if role == "contexts" and inner not in (pl.String, pl.Null):
-                    checks.append(pl.lit(f"column {name!r}: expected list[str], found {dtype}"))
-                else:
-                    has_null = pl.col(name).list.eval(pl.element().is_null()).list.any().fill_null(False)
-                    checks.append(pl.when(has_null).then(pl.lit(f"column {name!r}: null inside the list")))
-    if not checks:
-        return pl.DataFrame({"row": [], "reason": []}, schema={"row": pl.Int64, "reason": pl.String})
-    reasons = df.select(pl.coalesce(checks).alias("reason")).with_row_index("row").drop_nulls("reason")
-    return reasons.with_columns(pl.col("row").cast(pl.Int64))
-
-
 @dataclass(frozen=True)
 class _BatchJob:
     """How to score a batch and where to write it; picklable, so a child process can run it."""
@@ -323,6 +237,7 @@ class _BatchJob:
     options: dict[str, Any]
     retrieval_options: dict[str, Any]
     schema: dict[str, pl.DataType]  # dtypes of the kept columns in every part
+    checked: dict[str, str]  # role -> column of the inputs the scoring reads: rows are checked on them
 
     def score(self, df: pl.DataFrame) -> pl.DataFrame:
         """The score columns of one batch (heuristics with composite, then ranking metrics)."""
@@ -352,8 +267,8 @@ class _BatchJob:
         frame = frame.with_columns(  # lossless casts (checked by _output_schema before the run)
             pl.col(name).cast(dtype) for name, dtype in self.schema.items() if frame.schema[name] != dtype
         )
-        good, scores, rejects = _score_batch(frame, batch, self.score, self.roles)
-        part = good.select(self.kept).hstack(scores) if self.kept else scores
+        good, scores, rejects = _score_batch(frame, batch, self.score, self.checked)
+        part = frame.filter(good).select(self.kept).hstack(scores) if self.kept else scores
         name = f"part-{batch.index:05d}.parquet"
         state = summary_state(part, metrics=_score_names(scores)) if scores.width else None
         if rejects.height:
@@ -364,28 +279,33 @@ class _BatchJob:
             state.write_parquet(_temporary(path))
             os.replace(_temporary(path), path)
         _write_atomic(part, self.out / "scores" / name)
-        entry = {"rows": batch.rows, "scored": good.height, "rejected": rejects.height}
+        entry = {"rows": batch.rows, "scored": scores.height, "rejected": rejects.height}
         del frame, good, scores, part
         trim_heap()  # keeps the peak flat from batch to batch (see ragframe.io.memory)
         return entry
 
 
 def _score_batch(
-    df: pl.DataFrame, batch: _Batch, score: Callable[[pl.DataFrame], pl.DataFrame], roles: Mapping[str, str]
-) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """(good rows, their scores, rejects). A kernel's SchemaError naming a row moves that row to rejects."""
-    bad = _bad_rows(df, roles)
-    reasons = dict(zip(bad["row"].to_list(), bad["reason"].to_list()))
+    df: pl.DataFrame, batch: _Batch, score: Callable[[pl.DataFrame], pl.DataFrame], checked: Mapping[str, str]
+) -> tuple[pl.Series, pl.DataFrame, pl.DataFrame]:
+    """(mask of the rows scored, their scores, rejects), scoring once.
+
+    Rows breaking the contract are found in one vectorised pass (:mod:`ragframe.io.row_checks`).
+    Should a kernel still refuse a row (a check missing there), that row is rejected and the
+    rest scored again: correct, only slower.
+    """
+    df = conform_null_types(df, checked)
+    bad = row_problems(df, checked, offset=batch.offset)
+    rows, reasons = bad["row"].to_numpy(), bad["reason"].to_list()
     for _ in range(10_000):  # bounded: each round rejects one more row
-        keep = None
-        if reasons:
-            mask = np.ones(df.height, dtype=bool)
-            mask[list(reasons)] = False
-            keep = pl.Series(mask)
-        good = df.filter(keep) if keep is not None else df
+        mask = np.ones(df.height, dtype=bool)
+        mask[rows] = False
+        good = df.filter(pl.Series(mask)) if rows.size else df
         if good.height == 0:  # every row rejected: score an empty frame with the contract's dtypes
             good = good.with_columns(
-                pl.lit(None, _ROLE_DTYPES[role]).alias(name) for role, name in roles.items() if name in good.columns
+                pl.lit(None, CONTRACT_DTYPES[role]).alias(name)
+                for role, name in checked.items()
+                if name in good.columns
             )
         try:
             scores = score(good)
@@ -393,19 +313,24 @@ def _score_batch(
         except SchemaError as exc:
             if exc.row is None:
                 raise
-            original = (keep.arg_true() if keep is not None else pl.Series(range(df.height)))[exc.row]
-            reasons[int(original)] = str(exc)
+            source = int(np.flatnonzero(mask)[exc.row])
+            rows = np.append(rows, source)
+            message = getattr(exc, "_message", str(exc))
+            what = f"{exc.function}: {message}" if exc.function else message
+            found = value_text(good, exc.column, exc.row) if exc.column in good.columns else exc.found
+            reasons.append(one_line_reason(what, exc.column, batch.offset + source, exc.expected, found))
     else:  # pragma: no cover - a kernel rejecting 10,000 rows one by one
         raise RagframeError(f"evaluate_parquet: too many bad rows in {batch.file} at row {batch.offset}")
+    order = np.argsort(rows, kind="stable")
     rejects = pl.DataFrame(
         {
-            "source_file": [batch.file] * len(reasons),
-            "source_row": [batch.offset + r for r in sorted(reasons)],
-            "reason": [reasons[r] for r in sorted(reasons)],
+            "source_file": [batch.file] * rows.size,
+            "source_row": batch.offset + rows[order].astype(np.int64),
+            "reason": [reasons[i] for i in order],
         },
         schema={"source_file": pl.String, "source_row": pl.Int64, "reason": pl.String},
     )
-    return good, scores, rejects
+    return pl.Series(mask), scores, rejects
 
 
 def _temporary(path: Path) -> Path:
@@ -641,7 +566,10 @@ def evaluate_parquet(
     manifest["complete"] = False
     _write_json_atomic(manifest, out_dir / MANIFEST)  # before any part, so a kill leaves a resumable folder
 
-    job = _BatchJob(out_dir, read, kept, heuristic, retrieval, roles, options, retrieval_options, output_schema)
+    checked = {role: name for role, name in roles.items() if name in inputs}
+    job = _BatchJob(
+        out_dir, read, kept, heuristic, retrieval, roles, options, retrieval_options, output_schema, checked
+    )
     pending = [b for b in batches if str(b.index) not in finished]
     bar = _Progress(progress, sum(b.rows for b in batches), sum(b.rows for b in batches) - sum(b.rows for b in pending))
 
