@@ -20,6 +20,7 @@ from ragframe.exceptions import (
     RagframeError,
     SchemaError,
 )
+from ragframe.io.scores import read_scores
 from ragframe.io.streaming import ParquetEvaluation, ResumeError, evaluate_parquet
 from ragframe.io.trec import read_qrels, read_trec_run, write_qrels, write_trec_run
 from ragframe.metrics import Metric, list_metrics, register_metric, score_columns, unregister_metric
@@ -43,6 +44,7 @@ from ragframe.metrics.retrieval import (
 from ragframe.stats.agreement import agreement, cohen_kappa, judgment_summary, judgments_to_qrels
 from ragframe.stats.batch_summary import batch_passed, detect_regressions, summarize_batch
 from ragframe.stats.compare import adjust_p_values, compare, compare_runs
+from ragframe.stats.gate import gate
 from ragframe.stats.regressions import regressions
 from ragframe.stats.summary import SummaryState, merge_summary_states, summarize, summary_state
 
@@ -86,6 +88,8 @@ __all__ = [
     "compare_runs",
     "merge_summary_states",
     "regressions",
+    "gate",
+    "read_scores",
     "summarize",
     "summary_state",
     "agreement",
