@@ -31,6 +31,9 @@ __all__ = [
     "require_columns",
     "check_id_list_column",
     "id_dtype_ok",
+    "id_kind",
+    "check_same_id_kind",
+    "integer_grades",
     "first_true_row",
 ]
 
@@ -209,6 +212,94 @@ def _attach_pandas(pdf: Any, new: pl.DataFrame) -> Any:
 def id_dtype_ok(dtype: pl.DataType) -> bool:
     """True for the id types the contract accepts: strings and integers."""
     return dtype == pl.String or dtype.is_integer()
+
+
+def id_kind(dtype: pl.DataType) -> str | None:
+    """``"str"`` or ``"int"`` for an id dtype (any integer width is ``"int"``), else None.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> id_kind(pl.Int32), id_kind(pl.String), id_kind(pl.Float64)
+    ('int', 'str', None)
+    """
+    if dtype == pl.String:
+        return "str"
+    return "int" if dtype.is_integer() else None
+
+
+def check_same_id_kind(
+    function: str, first: tuple[str, pl.DataType], second: tuple[str, pl.DataType], *, column: str
+) -> None:
+    """Refuse ids of two kinds: ``first`` and ``second`` are (label, dtype of the ids) each.
+
+    An integer id never equals a string id: ``7`` is not ``"7"``, nor ``"07"``. Comparing them
+    by their text would be a silent coercion, so mixing kinds is a :class:`SchemaError`
+    naming both sides and their dtypes (``column`` is the error's column); integers of any
+    width are one kind. Dtypes that are not ids at all are left to each column's own check.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> check_same_id_kind("f", ("'retrieved_ids'", pl.Int64), ("'relevant_ids'", pl.Int32), column="relevant_ids")
+    >>> check_same_id_kind(
+    ...     "f", ("'retrieved_ids'", pl.Int64), ("'relevant_ids'", pl.String), column="relevant_ids"
+    ... )  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ragframe.exceptions.SchemaError: f: ids of different types: 'retrieved_ids' holds Int64 ids, ...
+    """
+    (label_a, dtype_a), (label_b, dtype_b) = first, second
+    kind_a, kind_b = id_kind(dtype_a), id_kind(dtype_b)
+    if kind_a is None or kind_b is None or kind_a == kind_b:
+        return
+    raise SchemaError(
+        f"ids of different types: {label_a} holds {dtype_a} ids, {label_b} {dtype_b} ids; "
+        "an int id never equals a str id: cast one side",
+        function=function,
+        column=column,
+        expected=f"{dtype_a} ids, as {label_a}",
+        found=str(dtype_b),
+    )
+
+
+def integer_grades(grades: pl.Series, column: str, function: str, row_of: Any = None) -> pl.Series:
+    """Relevance grades as Int64: integer dtypes as they are, floats only when whole numbers.
+
+    A float grade column is accepted when every (non-null) value is a finite whole number
+    (``2.0`` is grade 2); ``1.5``, NaN or infinity is a :class:`SchemaError` naming the column
+    and the row (``row_of[i]`` is the input row of value ``i`` when the grades were flattened
+    from lists). Nothing is truncated. Other dtypes are a ``wrong dtype`` error. Nulls pass
+    through (the caller decides what a null grade means).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> integer_grades(pl.Series([2.0, 0.0]), "relevance", "f").to_list()
+    [2, 0]
+    >>> integer_grades(pl.Series([2.0, 1.5]), "relevance", "f")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ragframe.exceptions.SchemaError: f: grade is not a whole number [column 'relevance', row 1]; ... found 1.5
+    """
+    dtype = grades.dtype
+    if dtype.is_integer():
+        return grades if dtype == pl.Int64 else grades.cast(pl.Int64)
+    if not dtype.is_float():
+        raise SchemaError("wrong dtype", function=function, column=column, expected="int", found=str(dtype))
+    values = grades.cast(pl.Float64)
+    bad = ~values.is_finite() | (values != values.floor()) | (values.abs() >= 2.0**63)
+    at = first_true_row(bad)
+    if at is not None:
+        raise SchemaError(
+            "grade is not a whole number",
+            function=function,
+            column=column,
+            row=int(row_of[at]) if row_of is not None else at,
+            expected="an integer grade",
+            found=str(values[at]),
+        )
+    return values.cast(pl.Int64)
 
 
 def first_true_row(mask: pl.Series) -> int | None:
