@@ -188,7 +188,7 @@ def test_evaluate_run_missing_column_and_bad_types():
     assert err.value.column == "score" and "sim" in err.value.available
     assert rf.evaluate_run(run.rename({"score": "sim"}), qrels, score="sim").height == 2
     with pytest.raises(SchemaError, match="expected int"):
-        rf.evaluate_run(run, qrels.with_columns(pl.col("relevance").cast(pl.Float64)))
+        rf.evaluate_run(run, qrels.with_columns(pl.col("relevance").cast(pl.String)))
     with pytest.raises(SchemaError) as err:
         rf.evaluate_run(run.with_columns(query_id=pl.Series(["q1", None, "q2"])), qrels)
     assert (err.value.column, err.value.row) == ("query_id", 1)
@@ -257,7 +257,7 @@ def test_duplicate_qrels_lines():
 def test_repeated_judgments_are_found_in_any_chunk():
     import numpy as np
 
-    from ragframe.kernels.ranking import Judgments, RepeatedJudgments, rank_measures
+    from ragframe.kernels.ranking import Judgments, rank_measures
 
     run_doc = pl.Series(["a", "b"] * 6)
     counts = np.full(6, 2)
@@ -267,8 +267,11 @@ def test_repeated_judgments_are_found_in_any_chunk():
     assert values["mrr"].tolist() == [1.0] * 6
     # query 5 (the last chunk) judges "b" twice
     repeated = Judgments(np.r_[np.arange(6), 5, 5], pl.Series(["a"] * 6 + ["b", "b"]), np.ones(8, np.int64), judged)
-    with pytest.raises(RepeatedJudgments):
-        rank_measures(run_doc, counts, repeated, ks=[1], measures=["mrr"], chunks=3, check_unique=True)
+    # found on the last chunk's thread: no result, the caller dedupes (no exception as control flow)
+    assert rank_measures(run_doc, counts, repeated, ks=[1], measures=["mrr"], chunks=3, check_unique=True) is None
+    assert rank_measures(run_doc, counts, repeated, ks=[1], measures=["mrr"], chunks=1, check_unique=True) is None
+    # without the check the caller promises unique judgments
+    assert rank_measures(run_doc, counts, unique, ks=[1], measures=["mrr"], chunks=3)["mrr"].tolist() == [1.0] * 6
 
 
 # ----------------------------------------------------------------------------- relevance_level
@@ -301,3 +304,119 @@ def test_negative_relevance_level_is_refused(level):
         rf.score_retrieval(wide(retrieved_ids=[["a"]], relevant_ids=[["a"]]), relevance_level=level)
     with pytest.raises(InvalidParameterError, match="relevance_level must be an int >= 0"):
         rf.retrieval_metrics(["a"], {"a": -1}, relevance_level=level)
+
+
+# ----------------------------------------------------------------------------- silent coercions
+
+
+def test_float_grades_whole_numbers_accepted_fractions_refused():
+    run, qrels = run_qrels()
+    as_float = qrels.with_columns(pl.col("relevance").cast(pl.Float64))
+    assert rf.evaluate_run(run, as_float).equals(rf.evaluate_run(run, qrels))  # 1.0 is grade 1
+    fractional = qrels.with_columns(relevance=pl.Series([1.0, 1.5]))
+    with pytest.raises(SchemaError, match="not a whole number") as err:
+        rf.evaluate_run(run, fractional)
+    assert (err.value.column, err.value.row, err.value.found) == ("relevance", 1, "1.5")
+    with pytest.raises(SchemaError, match="not a whole number"):
+        rf.evaluate_run(run, qrels.with_columns(relevance=pl.Series([1.0, float("nan")])))
+    # wide graded judgments: float grades follow the same rule (row named, never truncated)
+    graded = pl.List(pl.Struct({"id": pl.String, "grade": pl.Float64}))
+    df = pl.DataFrame(
+        {
+            "retrieved_ids": [["a", "b"], ["a", "b"]],
+            "relevance": pl.Series(
+                [[{"id": "b", "grade": 2.0}], [{"id": "a", "grade": 0.0}, {"id": "b", "grade": 2.5}]]
+            ),
+        }
+    ).with_columns(pl.col("relevance").cast(graded))
+    ok = rf.score_retrieval(df.head(1), k=1, metrics=["mrr"])
+    assert ok["mrr"].to_list() == [0.5]
+    with pytest.raises(SchemaError, match="not a whole number") as err:
+        rf.score_retrieval(df, k=1, metrics=["mrr"])
+    assert (err.value.column, err.value.row, err.value.found) == ("relevance", 1, "2.5")
+
+
+def test_retrieval_metrics_grades_are_never_truncated():
+    assert rf.retrieval_metrics(["a", "b"], {"b": 2.0}, k=1)["mrr"] == 0.5
+    with pytest.raises(SchemaError, match="not a whole number") as err:
+        rf.retrieval_metrics(["a", "b"], {"a": 0.7, "b": 1}, k=1)  # int(0.7) would make "a" unjudged-like 0
+    assert err.value.column == "relevant" and "0.7 for id 'a'" in str(err.value)
+    for bad in (True, "2", None, float("inf")):
+        with pytest.raises(SchemaError, match="grade"):
+            rf.retrieval_metrics(["a"], {"a": bad})
+
+
+@pytest.mark.parametrize(
+    ("retrieved", "relevant", "name"),
+    [
+        ("ab", ["a"], "retrieved"),  # a string would read as ["a", "b"]
+        (["a", "b"], "b", "relevant"),
+        (b"ab", ["a"], "retrieved"),
+        (5, ["a"], "retrieved"),
+        ({"a": 1}, ["a"], "retrieved"),
+        (["a", None], ["a"], "retrieved"),
+        (["a", 1], ["a"], "retrieved"),
+        (["a", True], ["a"], "retrieved"),
+        (["a"], [1.5], "relevant"),
+    ],
+)
+def test_retrieval_metrics_refuses_what_is_not_a_list_of_ids(retrieved, relevant, name):
+    with pytest.raises(InvalidParameterError, match=f"retrieval_metrics: {name} must be a list of ids"):
+        rf.retrieval_metrics(retrieved, relevant)
+
+
+def test_retrieval_metrics_bad_scores_and_k():
+    with pytest.raises(InvalidParameterError, match="scores must be a list of 2 numbers"):
+        rf.retrieval_metrics(["a", "b"], ["a"], scores=[1.0])
+    with pytest.raises(InvalidParameterError, match="scores must be a list"):
+        rf.retrieval_metrics(["a", "b"], ["a"], scores="12")
+    with pytest.raises(InvalidParameterError, match="retrieval_metrics: k must be"):
+        rf.retrieval_metrics(["a"], ["a"], k=0)
+    assert rf.retrieval_metrics(["a", "b"], ["a"], k=[1, 2], scores=[1, 2])["mrr"] == 0.5  # b ranks first
+
+
+def test_int_and_str_ids_never_match_by_text():
+    # list[int] against list[str]: refused, naming both columns and dtypes
+    df = pl.DataFrame({"retrieved_ids": [[3, 1, 2]], "relevant_ids": [["1"]]})
+    with pytest.raises(SchemaError, match="ids of different types") as err:
+        rf.score_retrieval(df)
+    message = str(err.value)
+    assert "'retrieved_ids' holds Int64 ids" in message and "'relevant_ids' String ids" in message
+    assert err.value.column == "relevant_ids"
+    graded = pl.DataFrame({"retrieved_ids": [["1"]], "relevance": [[{"id": 1, "grade": 1}]]})
+    with pytest.raises(SchemaError, match="'retrieved_ids' holds String ids, 'relevance' Int64 ids"):
+        rf.score_retrieval(graded)
+    # integer widths are one kind
+    widths = pl.DataFrame({"retrieved_ids": [[3, 1]], "relevant_ids": [[1]]}).with_columns(
+        pl.col("relevant_ids").cast(pl.List(pl.Int32))
+    )
+    assert rf.score_retrieval(widths, k=1, metrics=["mrr"])["mrr"].to_list() == [0.5]
+    # long tables: the run's and the qrels' ids
+    run, qrels = run_qrels()
+    int_run = pl.DataFrame({"query_id": ["q1"], "doc_id": [7], "score": [1.0]})
+    with pytest.raises(SchemaError, match="the run's 'doc_id' holds Int64 ids, the qrels' 'doc_id' String ids"):
+        rf.evaluate_run(int_run, qrels)
+    with pytest.raises(SchemaError, match="'query_id'") as err:
+        rf.evaluate_run(run, qrels.with_columns(query_id=pl.Series([1, 2])))
+    assert err.value.column == "query_id"
+    # retrieval_metrics
+    with pytest.raises(SchemaError, match="retrieved holds Int64 ids, relevant String ids"):
+        rf.retrieval_metrics([1, 2], ["1"])
+    assert rf.retrieval_metrics([1, 2], {2: 1}, k=1)["mrr"] == 0.5
+    assert rf.retrieval_metrics([], ["a"], k=1)["mrr"] == 0.0
+
+
+def test_judgment_column_rule():
+    from ragframe.metrics.retrieval import judgment_column
+
+    both = ["retrieved_ids", "relevant_ids", "relevance"]
+    # both kinds present: ambiguous whether or not relevant_ids= was named
+    for named in (None, "relevant_ids"):
+        with pytest.raises(SchemaError, match="both 'relevance' \\(graded\\) and 'relevant_ids' \\(binary\\)") as err:
+            judgment_column(both, relevant_ids=named, relevance="relevance", function="score_retrieval")
+        assert err.value.column == "relevant_ids" and "relevance=None" in str(err.value)
+    assert judgment_column(both, relevant_ids=None, relevance=None) == ("relevant_ids", False)
+    assert judgment_column(["relevance"], relevant_ids=None, relevance="relevance") == ("relevance", True)
+    assert judgment_column(["gold"], relevant_ids="gold", relevance="relevance") == ("gold", False)
+    assert judgment_column(["relevant_ids"], relevant_ids=None, relevance="relevance") == ("relevant_ids", False)
+    assert judgment_column(both, relevant_ids=None, relevance="relevance", contains=True) == ("gold_documents", False)

@@ -34,7 +34,6 @@ __all__ = [
     "FULL_MEASURES",
     "COUNT_MEASURES",
     "Judgments",
-    "RepeatedJudgments",
     "pair_keys",
     "dedupe_judgments",
     "match_judgments",
@@ -72,10 +71,6 @@ def pair_keys(q: np.ndarray, doc: pl.Series) -> np.ndarray:
     keys *= _MIX
     keys ^= doc.hash(_SEED).to_numpy()
     return keys
-
-
-class RepeatedJudgments(Exception):
-    """Some (query, document) is judged more than once (see :func:`rank_measures`)."""
 
 
 @dataclass(frozen=True)
@@ -196,7 +191,7 @@ def rank_measures(
     relevance_level: int = 1,
     chunks: int | None = None,
     check_unique: bool = False,
-) -> dict[str, np.ndarray]:
+) -> dict[str, np.ndarray] | None:
     """Match a ranking to its judgments and compute the measures (see :func:`compute_measures`).
 
     ``run_doc`` holds the retrieved documents grouped by query (query 0's first), each
@@ -208,8 +203,9 @@ def rank_measures(
     depend on the split.
 
     The judgments must have one grade per (query, document) (:func:`dedupe_judgments`). With
-    ``check_unique=True`` that is checked here, a chunk at a time on the threads, and
-    :class:`RepeatedJudgments` is raised when it does not hold.
+    ``check_unique=True`` that is checked here, a chunk at a time on the threads, and the
+    result is ``None`` when it does not hold (the caller then dedupes and calls again: the
+    usual input, unique judgments, is checked without a pass of its own).
     """
     cores = os.cpu_count() or 1
     # chunks of ~600k rows: their hash tables stay in cache (measured on 10M rows, 2 cores: 16 chunks
@@ -227,7 +223,7 @@ def rank_measures(
     # judgments grouped by query (the usual qrels layout): each chunk's are one slice, no filter
     grouped = n_chunks > 1 and bool(np.all(judgments.q[1:] >= judgments.q[:-1]))
 
-    def score(q0: int, q1: int) -> dict[str, np.ndarray]:
+    def score(q0: int, q1: int) -> dict[str, np.ndarray] | None:
         r0, r1 = int(starts[q0]), int(starts[q1])
         if grouped:
             j0, j1 = (int(j) for j in np.searchsorted(judgments.q, [q0, q1]))
@@ -247,7 +243,7 @@ def rank_measures(
             )
         keys = pair_keys(part.q, part.doc)
         if check_unique and pl.Series(keys).n_unique() != keys.size:
-            raise RepeatedJudgments
+            return None  # some (query, document) is judged twice: the caller dedupes
         docs = run_doc.slice(r0, r1 - r0)
         if docs.n_chunks() > 1:  # gathering from one chunk is several times faster (matches are gathered)
             docs = docs.rechunk()
@@ -269,7 +265,9 @@ def rank_measures(
         return score(0, nq)
     with ThreadPoolExecutor(max_workers=min(n_chunks, cores)) as pool:
         parts = list(pool.map(score, bounds[:-1], bounds[1:]))
-    return {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
+    if any(part is None for part in parts):
+        return None
+    return {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}  # type: ignore[index]
 
 
 def compute_measures(

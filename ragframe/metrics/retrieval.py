@@ -16,9 +16,11 @@ means "rank by list order" for that row.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+import numbers
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar, cast
 
 import numpy as np
 import polars as pl
@@ -30,20 +32,22 @@ from ragframe.kernels.ranking import (
     CUT_MEASURES,
     FULL_MEASURES,
     Judgments,
-    RepeatedJudgments,
     dedupe_judgments,
     rank_measures,
 )
 from ragframe.metrics.registry import Family, Metric, register_family, register_metric
 from ragframe.schema import (
     check_id_list_column,
+    check_same_id_kind,
     first_true_row,
     id_dtype_ok,
+    integer_grades,
     to_polars,
 )
 
 __all__ = [
     "RETRIEVAL_METRICS",
+    "judgment_column",
     "score_retrieval",
     "evaluate_run",
     "run_summary",
@@ -60,36 +64,23 @@ RETRIEVAL_METRICS: tuple[str, ...] = CUT_MEASURES + FULL_MEASURES
 
 
 def _check_ks(k: int | Iterable[int], function: str) -> list[int]:
-    values = [k] if isinstance(k, (int, np.integer)) and not isinstance(k, bool) else k
-    try:
-        ks = list(values)  # type: ignore[arg-type]
-    except TypeError:
-        raise InvalidParameterError(f"{function}: k must be an int or a list of ints, found {k!r}") from None
-    if not ks:
-        raise InvalidParameterError(f"{function}: k must name at least one cutoff, found {k!r}")
-    out: list[int] = []
-    for value in ks:
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise InvalidParameterError(f"{function}: k must hold ints, found {value!r} ({type(value).__name__})")
-        if value < 1:
-            raise InvalidParameterError(f"{function}: k must be >= 1, found k={value}")
-        if int(value) not in out:
-            out.append(int(value))
-    return out
+    """One cutoff or a non-empty list of them, each an int >= 1 (sorted, repeats dropped)."""
+    return validate.k_list(k, "k", function)
 
 
-def _check_metrics(metrics: Iterable[str] | None, allowed: Sequence[str], function: str) -> list[str]:
+def _check_metrics(metrics: Iterable[str] | str | None, allowed: Sequence[str], function: str) -> list[str]:
+    """Names from ``allowed`` (one name or a non-empty list; repeats dropped); all of them for None."""
     if metrics is None:
         return list(allowed)
-    if isinstance(metrics, str):
-        metrics = [metrics]
-    chosen = list(metrics)
-    for name in chosen:
-        if name not in allowed:
-            raise InvalidParameterError(f"{function}: unknown metric {name!r}; choose from {list(allowed)}")
+    names = [metrics] if isinstance(metrics, str) else metrics
+    if not isinstance(names, Iterable):
+        raise validate.fail(function, "metrics", f"a name or a list of names from {list(allowed)}", metrics)
+    chosen = list(names)
     if not chosen:
-        raise InvalidParameterError(f"{function}: metrics is empty; choose from {list(allowed)}")
-    return chosen
+        raise validate.fail(function, "metrics", f"a non-empty list of names from {list(allowed)}", metrics)
+    for name in chosen:
+        validate.choice(name, "metrics", function, allowed)
+    return list(dict.fromkeys(chosen))
 
 
 def _check_level(relevance_level: int, function: str) -> int:
@@ -372,6 +363,45 @@ for _name in RETRIEVAL_METRICS:
     )
 
 
+def judgment_column(
+    names: Iterable[str],
+    *,
+    relevant_ids: str | None,
+    relevance: str | None,
+    contains: bool = False,
+    function: str | None = None,
+) -> tuple[str, bool]:
+    """The judgments column a wide frame is scored with, and whether it is graded.
+
+    ``relevant_ids`` and ``relevance`` are the caller's keywords (``relevant_ids=None``: the
+    default column ``relevant_ids``, or ``gold_documents`` with ``match="contains"``;
+    ``relevance=None``: no graded judgments). The graded column is used when it exists; when
+    the frame also holds the binary column, which one to score is ambiguous, so that is a
+    :class:`SchemaError` whether or not ``relevant_ids`` was named: pass ``relevance=None``
+    to score the binary judgments, or leave the binary column out of the frame to score the
+    graded ones. Content matching (``contains``) always reads the binary column.
+
+    Examples
+    --------
+    >>> judgment_column(["retrieved_ids", "relevance"], relevant_ids=None, relevance="relevance")
+    ('relevance', True)
+    >>> judgment_column(["retrieved_ids", "relevant_ids", "relevance"], relevant_ids=None, relevance=None)
+    ('relevant_ids', False)
+    """
+    available = set(names)
+    binary = relevant_ids or ("gold_documents" if contains else "relevant_ids")
+    if contains or not relevance or relevance not in available:
+        return binary, False
+    if binary in available:
+        raise SchemaError(
+            f"both {relevance!r} (graded) and {binary!r} (binary) judgments are present; pass relevance=None "
+            f"to score the binary ones, or leave {binary!r} out of the frame to score the graded ones",
+            function=function,
+            column=binary,
+        )
+    return relevance, True
+
+
 def _score_wide(
     view: pl.DataFrame,
     *,
@@ -394,6 +424,12 @@ def _score_wide(
         retrieved, relevant = contains_to_ids(view, retrieved_col, judgment_col, function)
     else:
         retrieved = check_id_list_column(view, retrieved_col, function)
+        check_same_id_kind(
+            function,
+            (repr(retrieved_col), view.schema[retrieved_col].inner),  # type: ignore[union-attr]
+            (repr(judgment_col), _judged_id_dtype(view.schema[judgment_col], graded)),
+            column=judgment_col,
+        )
         relevant = None
     lengths = retrieved.list.len().fill_null(0).to_numpy().astype(np.int64)
     run_q = np.repeat(np.arange(n, dtype=np.int64), lengths)
@@ -471,33 +507,49 @@ def _order_by_scores(
     return ordered.get_column("q").to_numpy(), ordered.get_column("doc")
 
 
+def _graded_fields(dtype: pl.DataType) -> tuple[str, str] | None:
+    """The id and grade field names of a graded judgments dtype, list[struct{id, grade}], or None.
+
+    ``key``/``value`` are accepted for ``id``/``grade`` (a map read from Arrow); the id is a str
+    or int, the grade an int or a float (whole numbers only, checked on the values).
+    """
+    inner = dtype.inner if isinstance(dtype, pl.List) else None
+    fields = {f.name: f.dtype for f in inner.fields} if isinstance(inner, pl.Struct) else {}
+    id_field = "id" if "id" in fields else "key" if "key" in fields else None
+    grade_field = "grade" if "grade" in fields else "value" if "value" in fields else None
+    if id_field is None or grade_field is None or not id_dtype_ok(fields[id_field]):
+        return None
+    if not (fields[grade_field].is_integer() or fields[grade_field].is_float()):
+        return None
+    return id_field, grade_field
+
+
+def _judged_id_dtype(dtype: pl.DataType, graded: bool) -> pl.DataType:
+    """The dtype of the ids in a judgments column (Null when it is not a valid judgments dtype)."""
+    if graded:
+        fields = _graded_fields(dtype)
+        return {f.name: f.dtype for f in dtype.inner.fields}[fields[0]] if fields else pl.Null  # type: ignore[union-attr]
+    return dtype.inner if isinstance(dtype, pl.List) else pl.Null
+
+
 def _wide_judgments(
     view: pl.DataFrame, column: str, graded: bool, relevant: pl.Series | None, function: str
 ) -> Judgments:
     n = view.height
     if graded:
         series = view.get_column(column)
-        dtype = series.dtype
-        inner = dtype.inner if isinstance(dtype, pl.List) else None
-        fields = {f.name: f.dtype for f in inner.fields} if isinstance(inner, pl.Struct) else {}
-        id_field = "id" if "id" in fields else "key" if "key" in fields else None
-        grade_field = "grade" if "grade" in fields else "value" if "value" in fields else None
-        if (
-            id_field is None
-            or grade_field is None
-            or not id_dtype_ok(fields[id_field])
-            or not fields[grade_field].is_integer()
-        ):
+        fields = _graded_fields(series.dtype)
+        if fields is None:
             raise SchemaError(
                 "wrong dtype",
                 function=function,
                 column=column,
                 expected="list[struct{id: str, grade: int}]",
-                found=str(dtype),
+                found=str(series.dtype),
             )
         flat = series.explode(empty_as_null=False, keep_nulls=False).struct.unnest()
-        ids = flat.get_column(id_field).cast(pl.String)
-        grades = flat.get_column(grade_field)
+        ids = flat.get_column(fields[0]).cast(pl.String)
+        grades = flat.get_column(fields[1])
         lengths = series.list.len().fill_null(0).to_numpy().astype(np.int64)
         row_of = np.repeat(np.arange(n, dtype=np.int64), lengths)
         bad = ids.is_null() | grades.is_null()
@@ -511,7 +563,7 @@ def _wide_judgments(
                 expected="non-null id and grade",
                 found=str(flat.row(at)),
             )
-        grade = grades.cast(pl.Int64).to_numpy()
+        grade = integer_grades(grades, column, function, row_of).to_numpy()
     else:
         series = relevant if relevant is not None else check_id_list_column(view, column, function)
         lengths = series.list.len().fill_null(0).to_numpy().astype(np.int64)
@@ -562,9 +614,14 @@ def evaluate_run(
     Parameters
     ----------
     run : frame
-        Columns ``query_id, doc_id, score`` (names overridable).
+        Columns ``query_id, doc_id, score`` (names overridable). A document listed twice
+        for one query counts at its first position only (and in ``num_ret`` twice);
+        :func:`~ragframe.io.trec.read_trec_run` refuses such files, as trec_eval does.
     qrels : frame
-        Columns ``query_id, doc_id, relevance`` (integer grades).
+        Columns ``query_id, doc_id, relevance``: integer grades (a float column is accepted
+        when every grade is a whole number, ``2.0``; ``1.5`` is an error naming the row).
+        Query and doc ids are str or int, of the same kind as the run's: an int id never
+        equals a str id.
     k : int or list of int
         Cutoffs for the ``*_at_k`` measures.
     metrics : list of str, optional
@@ -599,42 +656,101 @@ def evaluate_run(
     ks = _check_ks(k, function)
     chosen = _check_metrics(metrics, RETRIEVAL_METRICS, function)
     level = _check_level(relevance_level, function)
-    if max_docs is not None and (isinstance(max_docs, bool) or not isinstance(max_docs, int) or max_docs < 1):
-        raise InvalidParameterError(f"{function}: max_docs must be an int >= 1 or None, found {max_docs!r}")
+    complete = validate.flag(complete, "complete", function)
+    max_docs = None if max_docs is None else validate.positive_int(max_docs, "max_docs", function)
+    names = {
+        name: validate.column_name(value, name, function)
+        for name, value in (("query_id", query_id), ("doc_id", doc_id), ("score", score), ("relevance", relevance))
+    }
+    tables = _long_tables(run, qrels, **names, function=function)
+    qids, run_doc, run_counts, qrels_runs = _ranked_run(tables, names["score"], function)
+    if max_docs is not None:
+        run_doc, run_counts = _truncated(run_doc, run_counts, max_docs)
+    query_ids, counts, judgments, jrows = _coded_judgments(qids, run_counts, qrels_runs, tables, complete)
+    measures = [*chosen, *COUNT_MEASURES]
+    values = _measures(run_doc, counts, judgments, jrows, ks=ks, measures=measures, level=level, column=doc_id)
+    return _per_query(query_ids, values, _output_names(ks, chosen, ""))
 
+
+class _LongTables(NamedTuple):
+    """The columns :func:`evaluate_run` reads, checked: ids as String, grades as Int64."""
+
+    run_qid: pl.Series
+    run_doc: pl.Series
+    run_score: pl.Series  # as given (checked on a thread by :func:`_ranked_run`)
+    qrels_qid: pl.Series
+    qrels_doc: pl.Series
+    grades: pl.Series
+
+
+def _long_tables(
+    run: Any, qrels: Any, *, query_id: str, doc_id: str, score: str, relevance: str, function: str
+) -> _LongTables:
     run_df = to_polars(run, [query_id, doc_id, score], function)
     qrels_df = to_polars(qrels, [query_id, doc_id, relevance], function)
-    run_qid = _id_column(run_df, query_id, function)
-    run_doc = _id_column(run_df, doc_id, function)
-    grades = qrels_df.get_column(relevance)
-    if not grades.dtype.is_integer():
-        raise SchemaError("wrong dtype", function=function, column=relevance, expected="int", found=str(grades.dtype))
+    grades = integer_grades(qrels_df.get_column(relevance), relevance, function)
     row = first_true_row(grades.is_null())
     if row is not None:
         raise SchemaError("null grade", function=function, column=relevance, row=row, expected="int", found="null")
-    qrels_qid = _id_column(qrels_df, query_id, function)
-    qrels_doc = _id_column(qrels_df, doc_id, function)
+    for column in (query_id, doc_id):  # an int id never equals a str id
+        check_same_id_kind(
+            function,
+            (f"the run's {column!r}", run_df.schema[column]),
+            (f"the qrels' {column!r}", qrels_df.schema[column]),
+            column=column,
+        )
+    return _LongTables(
+        run_qid=_id_column(run_df, query_id, function),
+        run_doc=_id_column(run_df, doc_id, function),
+        run_score=run_df.get_column(score),
+        qrels_qid=_id_column(qrels_df, query_id, function),
+        qrels_doc=_id_column(qrels_df, doc_id, function),
+        grades=grades,
+    )
 
+
+def _ranked_run(
+    tables: _LongTables, column: str, function: str
+) -> tuple[pl.Series, pl.Series, np.ndarray, pl.DataFrame]:
+    """The run in trec_eval order (:func:`_group_run`) and the qrels' query-id run lengths.
+
+    The scores are checked, and the run lengths of the query ids (both halves of the run, and
+    the qrels') computed, on threads.
+    """
+    run_qid = tables.run_qid
     with ThreadPoolExecutor(max_workers=2) as pool:  # scores are checked while the query ids are read
-        checking = pool.submit(_checked_scores, run_df.get_column(score), score, function)
+        checking = pool.submit(_checked_scores, tables.run_score, column, function)
         half = run_qid.len() // 2
         first_half = pool.submit(lambda: run_qid.slice(0, half).rle().struct.unnest())
         # qrels come grouped by query: one code lookup per run of equal query ids
-        qrels_coding = pool.submit(lambda: qrels_qid.rle().struct.unnest())
+        qrels_coding = pool.submit(lambda: tables.qrels_qid.rle().struct.unnest())
         run_runs = _joined_runs(first_half, run_qid.slice(half).rle().struct.unnest())
         qrels_runs = qrels_coding.result()
-        qrels_firsts = qrels_runs.get_column("value")
-        qrels_lengths = qrels_runs.get_column("len").to_numpy()
         run_score, steps = checking.result()
-    qids, run_doc, run_counts = _group_run(run_qid, run_doc, run_score, run_runs, steps)
-    if max_docs is not None and run_counts.size and int(run_counts.max()) > max_docs:
-        starts = np.cumsum(run_counts) - run_counts
-        run_q = np.repeat(np.arange(run_counts.size), run_counts)
-        keep = (np.arange(run_q.size) - starts[run_q]) < max_docs
-        run_doc = run_doc.filter(pl.Series(keep))
-        run_counts = np.minimum(run_counts, max_docs)
+    qids, run_doc, run_counts = _group_run(run_qid, tables.run_doc, run_score, run_runs, steps)
+    return qids, run_doc, run_counts, qrels_runs
 
-    # query codes for the judgments: the run's queries first, then (with -c) judged-only queries
+
+def _truncated(run_doc: pl.Series, run_counts: np.ndarray, max_docs: int) -> tuple[pl.Series, np.ndarray]:
+    """trec_eval ``-M``: the first ``max_docs`` documents of each query (the run is in trec_eval order)."""
+    if not run_counts.size or int(run_counts.max()) <= max_docs:
+        return run_doc, run_counts
+    starts = np.cumsum(run_counts) - run_counts
+    run_q = np.repeat(np.arange(run_counts.size), run_counts)
+    keep = (np.arange(run_q.size) - starts[run_q]) < max_docs
+    return run_doc.filter(pl.Series(keep)), np.minimum(run_counts, max_docs)
+
+
+def _coded_judgments(
+    qids: pl.Series, run_counts: np.ndarray, qrels_runs: pl.DataFrame, tables: _LongTables, complete: bool
+) -> tuple[pl.Series, np.ndarray, Judgments, np.ndarray]:
+    """Query codes for the judgments: the run's queries first, then (``complete``) judged-only ones.
+
+    Returns the query ids in code order, the number of retrieved rows of each, the judgments of
+    the coded queries (judgments of queries the run does not have are left out unless
+    ``complete``) and each judgment's row in the qrels.
+    """
+    qrels_firsts = qrels_runs.get_column("value")
     codes = pl.DataFrame({"qid": qids, "code": np.arange(qids.len(), dtype=np.int64)})
     if qrels_firsts.equals(qids):  # the usual case: the same queries in the same order, no lookup
         extra, first_codes = qids.clear(), np.arange(qids.len(), dtype=np.int64)
@@ -651,15 +767,15 @@ def evaluate_run(
             .fill_null(-1)
             .to_numpy()
         )
-    j_code = np.repeat(first_codes, qrels_lengths)  # -1: a query the run does not have
+    j_code = np.repeat(first_codes, qrels_runs.get_column("len").to_numpy())  # -1: a query the run does not have
     if extra.len() == 0 or complete:  # every judged query has a code: nothing to drop
-        jq, jdoc, jgrade = j_code, qrels_doc, grades.cast(pl.Int64).to_numpy()
+        jq, jdoc, jgrade = j_code, tables.qrels_doc, tables.grades.to_numpy()
         jrows = np.arange(jq.size)
     else:  # judgments of queries the run does not have are left out
         known = j_code >= 0
         jq = j_code[known]
-        jdoc = qrels_doc.filter(pl.Series(known))
-        jgrade = grades.filter(pl.Series(known)).cast(pl.Int64).to_numpy()
+        jdoc = tables.qrels_doc.filter(pl.Series(known))
+        jgrade = tables.grades.filter(pl.Series(known)).to_numpy()
         jrows = np.flatnonzero(known)
     n_queries = codes.height
     judged = np.zeros(n_queries, dtype=bool)
@@ -667,26 +783,43 @@ def evaluate_run(
     judged[qids.len() :] = True
     counts = np.zeros(n_queries, dtype=np.int64)
     counts[: run_counts.size] = run_counts
-    measures = list(chosen) + list(COUNT_MEASURES)
-    try:  # the usual case, one grade per (query, document), is checked on the threads
-        values = rank_measures(
-            run_doc,
-            counts,
-            Judgments(q=jq, doc=jdoc, grade=jgrade, judged=judged),
-            ks=ks,
-            measures=measures,
-            relevance_level=level,
-            check_unique=True,
-        )
-    except RepeatedJudgments:  # drop repeats that agree, or name the first conflicting row
-        jq, jdoc, jgrade = dedupe_judgments(jq, jdoc, jgrade, function=function, column=doc_id, row_of=jrows)
-        judgments = Judgments(q=jq, doc=jdoc, grade=jgrade, judged=judged)
-        values = rank_measures(run_doc, counts, judgments, ks=ks, measures=measures, relevance_level=level)
-    out = pl.DataFrame({"query_id": codes.get_column("qid")})
-    for name in COUNT_MEASURES:
-        out = out.with_columns(pl.Series(name, values[name], dtype=pl.Int64))
-    for name in _output_names(ks, chosen, ""):
-        out = out.with_columns(pl.Series(name, values[name], dtype=pl.Float64, nan_to_null=True))
+    return codes.get_column("qid"), counts, Judgments(q=jq, doc=jdoc, grade=jgrade, judged=judged), jrows
+
+
+def _measures(
+    run_doc: pl.Series,
+    counts: np.ndarray,
+    judgments: Judgments,
+    jrows: np.ndarray,
+    *,
+    ks: list[int],
+    measures: list[str],
+    level: int,
+    column: str,
+) -> dict[str, np.ndarray]:
+    """:func:`rank_measures`; judgments repeated for a (query, document) are deduped first.
+
+    The usual input, one grade per (query, document), is checked on the scoring threads; only
+    when that check fails are the repeats dropped (if they agree) or the first conflicting qrels
+    row named (``jrows`` maps judgments to qrels rows), and the measures computed again.
+    """
+    options: dict[str, Any] = {"ks": ks, "measures": measures, "relevance_level": level}
+    values = rank_measures(run_doc, counts, judgments, check_unique=True, **options)
+    if values is not None:
+        return values
+    q, doc, grade = dedupe_judgments(
+        judgments.q, judgments.doc, judgments.grade, function="evaluate_run", column=column, row_of=jrows
+    )
+    unique = Judgments(q=q, doc=doc, grade=grade, judged=judgments.judged)
+    return cast("dict[str, np.ndarray]", rank_measures(run_doc, counts, unique, **options))
+
+
+def _per_query(query_ids: pl.Series, values: dict[str, np.ndarray], names: list[str]) -> pl.DataFrame:
+    """One row per query: ``query_id``, the counts, then the measures (NaN as null), by query id."""
+    columns = [query_ids.rename("query_id")]
+    columns += [pl.Series(name, values[name], dtype=pl.Int64) for name in COUNT_MEASURES]
+    columns += [pl.Series(name, values[name], dtype=pl.Float64, nan_to_null=True) for name in names]
+    out = pl.DataFrame(columns)
     return out if out.get_column("query_id").is_sorted() else out.sort("query_id")
 
 
@@ -760,16 +893,35 @@ def run_summary(per_query: Any, /) -> pl.DataFrame:
 
 
 def retrieval_metrics(
-    retrieved: Sequence[str],
-    relevant: Sequence[str] | dict[str, int],
-    k: int = 5,
+    retrieved: Sequence[str] | Sequence[int],
+    relevant: Sequence[str] | Sequence[int] | Mapping[Any, int],
+    k: int | Iterable[int] = 5,
     *,
     scores: Sequence[float] | None = None,
     relevance_level: int = 1,
 ) -> dict[str, float]:
     """Ranking metrics of one query, as a plain dict (the seeds' single-sample call).
 
-    ``relevant`` is a list of relevant ids, or a dict id -> integer grade.
+    Parameters
+    ----------
+    retrieved : list of str or list of int
+        Retrieved ids in rank order. A string is refused (it is not a list of ids).
+    relevant : list of ids, or dict id -> grade
+        Relevant ids, or graded judgments. A grade is an int, or a float that is a whole
+        number (``2.0``); ``1.5`` is refused, never truncated. The ids of ``retrieved`` and
+        ``relevant`` are of one kind: an int id never equals a str id.
+    k : int or list of int
+        Cutoffs for the ``*_at_k`` metrics.
+    scores : list of float, optional
+        One score per retrieved id: the ranking is then by score descending, ties by id
+        descending (trec_eval).
+    relevance_level : int
+        Minimum grade of a relevant document (trec_eval ``-l``), >= 0.
+
+    Returns
+    -------
+    dict
+        Metric name -> value (see :func:`score_retrieval`).
 
     Examples
     --------
@@ -777,19 +929,65 @@ def retrieval_metrics(
     >>> m["precision_at_2"], m["recall_at_2"], m["mrr"]
     (0.5, 0.5, 0.5)
     """
-    data: dict[str, Any] = {"retrieved_ids": [list(retrieved)]}
-    if isinstance(relevant, dict):
-        data["relevance"] = [[{"id": key, "grade": int(value)} for key, value in relevant.items()]]
-        schema = {
-            "retrieved_ids": pl.List(pl.String),
-            "relevance": pl.List(pl.Struct({"id": pl.String, "grade": pl.Int64})),
-        }
+    function = "retrieval_metrics"
+    ks = _check_ks(k, function)
+    level = _check_level(relevance_level, function)
+    ids, ids_dtype = _id_list(retrieved, "retrieved", function)
+    graded = isinstance(relevant, Mapping)
+    judged, judged_dtype = _id_list(list(relevant) if graded else relevant, "relevant", function)
+    check_same_id_kind(function, ("retrieved", ids_dtype), ("relevant", judged_dtype), column="relevant")
+    dtype = ids_dtype if ids_dtype != pl.Null else judged_dtype if judged_dtype != pl.Null else pl.String
+    data: dict[str, pl.Series] = {"retrieved_ids": pl.Series([ids], dtype=pl.List(dtype))}
+    if graded:
+        grades = [_whole_grade(value, key, function) for key, value in relevant.items()]  # type: ignore[union-attr]
+        rows = [{"id": key, "grade": grade} for key, grade in zip(judged, grades)]
+        data["relevance"] = pl.Series([rows], dtype=pl.List(pl.Struct({"id": dtype, "grade": pl.Int64})))
     else:
-        data["relevant_ids"] = [list(relevant)]
-        schema = {"retrieved_ids": pl.List(pl.String), "relevant_ids": pl.List(pl.String)}
+        data["relevant_ids"] = pl.Series([judged], dtype=pl.List(dtype))
     if scores is not None:
-        data["retrieved_scores"] = [list(map(float, scores))]
-        schema["retrieved_scores"] = pl.List(pl.Float64)
-    frame = pl.DataFrame(data, schema=schema)
-    scored = score_retrieval(frame, k=k, relevance_level=relevance_level)
-    return {name: scored[name][0] for name in scored.columns if name not in schema}
+        data["retrieved_scores"] = pl.Series([_score_list(scores, len(ids), function)], dtype=pl.List(pl.Float64))
+    scored = score_retrieval(pl.DataFrame(data), k=ks, relevance_level=level)
+    return {name: scored[name][0] for name in scored.columns if name not in data}
+
+
+def _id_list(value: Any, name: str, function: str) -> tuple[list[Any], pl.DataType]:
+    """The ids of a plain list and their dtype (String, Int64, or Null when empty)."""
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise validate.fail(function, name, "a list of ids (str or int), not a single string", value)
+    ids = list(value)
+    is_str = [isinstance(v, str) for v in ids]
+    is_int = [isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in ids]
+    if all(is_str):
+        return ids, (pl.String if ids else pl.Null)
+    if all(is_int):
+        return [int(v) for v in ids], pl.Int64
+    kind = is_str if any(is_str) else is_int
+    at = next((i for i, ok in enumerate(kind) if not ok), 0)
+    raise validate.fail(function, name, f"a list of ids of one kind (all str or all int); position {at} is", ids[at])
+
+
+def _whole_grade(value: Any, key: Any, function: str) -> int:
+    """A grade of the ``relevant`` dict: an int, or a float that is a whole number."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        number = float(value)
+        if math.isfinite(number) and number.is_integer() and abs(number) < 2.0**63:
+            return int(number)
+    raise SchemaError(
+        "grade is not a whole number",
+        function=function,
+        column="relevant",
+        expected="an integer grade (a float only when a whole number, never truncated)",
+        found=f"{value!r} for id {key!r}",
+    )
+
+
+def _score_list(scores: Any, n: int, function: str) -> list[float]:
+    """The retrieved ids' scores: one real number each."""
+    if isinstance(scores, (str, bytes)) or not isinstance(scores, Iterable):
+        raise validate.fail(function, "scores", "a list of numbers, one per retrieved id", scores)
+    values = list(scores)
+    if len(values) != n or not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values):
+        raise validate.fail(function, "scores", f"a list of {n} numbers, one per retrieved id", scores)
+    return [float(v) for v in values]
