@@ -235,6 +235,9 @@ def test_t_interval_is_clipped_to_the_score_bounds():
     unbounded = rf.summarize(pl.DataFrame({"latency": x}), metrics="latency").row(0, named=True)
     assert unbounded["ci_high"] == pytest.approx(high, rel=1e-12)
     assert rf.summary_state(pl.DataFrame({"mrr": x})).finalize()["ci_high"].item() == 1.0
+    # a prefixed score column is found and bounded the same way
+    prefixed = rf.summarize(pl.DataFrame({"bm25_mrr": x, "note": ["a"] * x.size})).row(0, named=True)
+    assert prefixed["metric"] == "bm25_mrr" and prefixed["ci_high"] == 1.0
     # the bootstrap interval stays within the values' range without clipping
     boot = rf.summarize(pl.DataFrame({"mrr": x}), ci="bootstrap", n_resamples=500).row(0, named=True)
     assert 0.25 <= boot["ci_low"] <= boot["ci_high"] <= 1.0

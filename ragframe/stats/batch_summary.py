@@ -90,7 +90,17 @@ def _seed_form(summary: pl.DataFrame) -> pl.DataFrame:
 
 
 def batch_passed(scored: Any, /) -> bool:
-    """True when every row passed and the composite pass rate is >= 0.5; an empty batch fails.
+    """The seed's batch verdict: every row passed and the composite pass rate is >= 0.5.
+
+    Parameters
+    ----------
+    scored : frame
+        A frame from :func:`ragframe.evaluate` (it needs the ``passed`` column; null counts as failed).
+
+    Returns
+    -------
+    bool
+        True when the batch passes; an empty batch fails.
 
     Examples
     --------

@@ -21,12 +21,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-import ragframe.metrics as _metrics
 from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.kernels.quantiles import QUANTILE_METHODS, lerp, segment_quantiles, virtual_index
 from ragframe.kernels.resampling import bootstrap_means
-from ragframe.metrics import passed_column, score_columns
+from ragframe.metrics import metric_for_column, passed_column, score_columns
 from ragframe.schema import first_true_row, frame_kind, to_polars
 
 __all__ = [
@@ -100,24 +99,22 @@ def is_summary(columns: Iterable[str]) -> bool:
 
 
 def score_bounds(column: str) -> tuple[float, float] | None:
-    """The closed range of a score column's values, or None when unbounded or not a score.
+    """The closed range of a score column's values (its metric's ``bounds``), or None when unbounded.
 
-    Built-in metrics (and ``composite_score``, a weighted mean of them) lie in [0, 1].
+    Columns that are not scores are unbounded; ``composite_score`` (a weighted mean of
+    bounded scores) lies in [0, 1].
 
     Examples
     --------
-    >>> score_bounds("ndcg_at_10"), score_bounds("latency_ms")
+    >>> score_bounds("bm25_ndcg_at_10"), score_bounds("latency_ms")
     ((0.0, 1.0), None)
     """
     if not score_columns([column]):
         return None
-    # the registry's metric_for_column knows each metric's bounds; (0, 1) until it is there
-    lookup = getattr(_metrics, "metric_for_column", None)
-    metric = lookup(column) if lookup is not None else None
-    if metric is None:  # composite_score: a weighted mean of bounded scores
+    metric = metric_for_column(column)
+    if metric is None:  # composite_score
         return (0.0, 1.0)
-    bounds = getattr(metric, "bounds", (0.0, 1.0))
-    return None if bounds is None else (float(bounds[0]), float(bounds[1]))
+    return None if metric.bounds is None else (float(metric.bounds[0]), float(metric.bounds[1]))
 
 
 def prepare_scores(scores: Any, metrics: Any, by: Any, function: str) -> tuple[pl.DataFrame, list[str], list[str]]:
