@@ -70,10 +70,12 @@ class Evaluator:
         (dicts keyed by metric or output name), ``composite_threshold`` (0.6),
         ``composite`` (add ``composite_score``/``passed``, default True), and the families'
         options: heuristic ``question``, ``answer``, ``contexts``, ``ground_truth`` (column
-        names), ``explain``, ``batch_rows``, ``ngram_sizes``, ``ngram_weights``,
-        ``claim_support_threshold``, ``chunk_relevance_threshold``; retrieval ``k``,
-        ``relevance_level``, ``match``, ``retrieved_ids``, ``retrieved_scores``,
-        ``relevant_ids``, ``relevance``. See :func:`ragframe.list_options`.
+        names), ``explain`` (add ``<metric>_signals``), ``slice_rows`` (rows per pair-stage
+        slice, 10,000: bounds memory, never changes a score), ``ngram_sizes``,
+        ``ngram_weights``, ``claim_support_threshold``, ``chunk_relevance_threshold``;
+        retrieval ``k``, ``relevance_level``, ``match``, ``retrieved_ids``,
+        ``retrieved_scores``, ``relevant_ids``, ``relevance``. ``Evaluator.option_defaults()``
+        lists every name with its default.
 
     Examples
     --------
@@ -131,6 +133,17 @@ class Evaluator:
         return self.evaluate(frame)
 
     # ------------------------------------------------------------------ options
+
+    @staticmethod
+    def option_defaults() -> dict[str, Any]:
+        """Every option name with its default (the run's own and each family's).
+
+        Examples
+        --------
+        >>> Evaluator.option_defaults()["composite_threshold"]
+        0.6
+        """
+        return _all_options()
 
     def option(self, name: str) -> Any:
         """The value of one option (its default when not set).

@@ -72,7 +72,7 @@ def make_frame(inputs: tuple[str, ...], n: int, seed: int) -> pl.DataFrame:
             data[column] = pl.Series(column, [_text(rng, column) for _ in range(n)], dtype=pl.String)
         elif column == "contexts":
             values = [
-                None if rng.random() < 0.05 else [_text(rng, "context") for _ in range(int(rng.integers(0, 5)))]
+                None if rng.random() < 0.05 else [_text(rng, "context") or "" for _ in range(int(rng.integers(0, 5)))]
                 for _ in range(n)
             ]
             data[column] = pl.Series(column, values, dtype=pl.List(pl.String))

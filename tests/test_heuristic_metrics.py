@@ -118,27 +118,27 @@ def test_wrong_dtypes_name_the_column():
         rf.evaluate(df)
 
 
-def test_null_chunk_is_empty_text_and_huge_strings_work():
+def test_empty_chunk_and_huge_strings_work():
     big = "word " * 200_000
-    df = frame([{"question": "word", "answer": big, "contexts": [None, big], "ground_truth": "word"}])
+    df = frame([{"question": "word", "answer": big, "contexts": ["", big], "ground_truth": "word"}])
     out = rf.evaluate(df, chunk_relevance_threshold=0.5).row(0, named=True)
-    # "word" vs the null chunk (""): unigrams 0, bigrams both empty -> 1: weighted 0.3 < 0.5
+    # "word" vs the empty chunk: unigrams 0, bigrams both empty -> 1: weighted 0.3 < 0.5
     # "word" vs the big chunk: unigrams 1, bigrams {} vs {"word word"} -> 0: weighted 0.7 >= 0.5
     assert out["context_relevance"] == 0.5
     assert out["faithfulness"] == 1.0
 
 
-def test_batch_rows_does_not_change_results():
+def test_slice_rows_does_not_change_results():
     from frames import make_frame
 
     df = make_frame(("question", "answer", "contexts", "ground_truth"), 57, 5)
     whole = rf.evaluate(df, explain=True)
-    sliced = rf.evaluate(df, explain=True, batch_rows=10)
+    sliced = rf.evaluate(df, explain=True, slice_rows=10)
     from polars.testing import assert_frame_equal
 
     assert_frame_equal(sliced, whole)
-    with pytest.raises(InvalidParameterError, match="batch_rows"):
-        rf.evaluate(df, batch_rows=0)
+    with pytest.raises(InvalidParameterError, match="slice_rows"):
+        rf.evaluate(df, slice_rows=0)
 
 
 def test_ngram_weights_shorter_or_longer_than_sizes():
@@ -163,8 +163,22 @@ def test_text_chunks_and_slices_do_not_change_results(monkeypatch):
     df = pl.concat([base, base.reverse(), base.sample(fraction=1.0, shuffle=True, seed=3)])
     whole = rf.evaluate(df, explain=True)
     monkeypatch.setattr(text_engine, "TEXT_ROWS", 17)
-    for batch_rows in (1, 7, 1000):
-        assert_frame_equal(rf.evaluate(df, explain=True, batch_rows=batch_rows), whole, check_exact=True)
+    for slice_rows in (1, 7, 1000):
+        assert_frame_equal(rf.evaluate(df, explain=True, slice_rows=slice_rows), whole, check_exact=True)
     # each row scored alone gives the same values as in any batch
     alone = pl.concat([rf.evaluate(df.slice(i, 1), explain=True) for i in range(0, df.height, 9)])
     assert_frame_equal(alone, whole.gather_every(9), check_exact=True)
+
+
+def test_a_null_chunk_is_an_error_naming_the_row():
+    """A null inside ``contexts`` is a broken row (not an empty passage that would halve context_precision)."""
+    df = pl.DataFrame(
+        {"question": ["q", "cats"], "answer": ["a", "cats purr"], "contexts": [["a"], ["cats purr", None]]},
+        schema={"question": pl.String, "answer": pl.String, "contexts": pl.List(pl.String)},
+    )
+    with pytest.raises(SchemaError) as err:
+        rf.score_context_precision(df)
+    assert (err.value.column, err.value.row, err.value.found) == ("contexts", 1, "null")
+    # the documented alternatives: an empty string is an empty chunk, a null list is no chunk
+    fixed = df.with_columns(pl.Series("contexts", [["a"], ["cats purr", ""]]))
+    assert rf.score_context_precision(fixed)["context_precision"][1] < 1.0

@@ -7,7 +7,8 @@ score per row (and, with ``explain=True``, its signals). Formulas, null and empt
 ``docs/metrics.md``. They reproduce rag-eval-node-ts 0.3.2 exactly.
 
 Nulls: a null ``question``/``answer`` is treated as ""; a null ``contexts`` list as []; a
-null chunk as "". A null or empty ``ground_truth`` gives null ``context_recall`` and
+null chunk inside a list is a SchemaError naming the row (it is a broken row, not an empty
+passage). A null or empty ``ground_truth`` gives null ``context_recall`` and
 ``answer_correctness`` (and null ``*_passed``).
 """
 
@@ -245,7 +246,7 @@ def _score_chunk(
     opts: Options = options["_opts"]
     roles, grams = _needed(metrics, opts)
     batch = TextBatch(view, {r: options[r] for r in _TEXT_COLUMNS}, roles, grams, function)
-    slice_rows = options["batch_rows"]
+    slice_rows = options["slice_rows"]
 
     def one(bounds: tuple[int, int]) -> pl.DataFrame:
         return _score_slice(batch.rows(*bounds), metrics, opts, options["explain"])
@@ -295,7 +296,7 @@ def _check(options: dict[str, Any], function: str) -> dict[str, Any]:
         "claim_support_threshold": opts.claim_support_threshold,
         "chunk_relevance_threshold": opts.chunk_relevance_threshold,
         "explain": validate.flag(options["explain"], "explain", function),
-        "batch_rows": validate.positive_int(options["batch_rows"], "batch_rows", function),
+        "slice_rows": validate.positive_int(options["slice_rows"], "slice_rows", function),
         "_opts": opts,
     }
 
@@ -319,7 +320,7 @@ register_family(
             "claim_support_threshold": 0.15,
             "chunk_relevance_threshold": 0.2,
             "explain": False,
-            "batch_rows": 10_000,
+            "slice_rows": 10_000,
         },
         check=_check,
         columns=_columns,
@@ -386,7 +387,7 @@ def _single(name: str) -> Callable[..., Any]:
     prefix : str
         Prepended to the output columns (``""`` or ending with ``_ - . : /``).
     **options
-        ``explain``, ``batch_rows``, ``ngram_sizes``, ``ngram_weights``, ``claim_support_threshold``,
+        ``explain``, ``slice_rows``, ``ngram_sizes``, ``ngram_weights``, ``claim_support_threshold``,
         ``chunk_relevance_threshold`` and the column names, as in :func:`ragframe.evaluate`.
 
     Returns

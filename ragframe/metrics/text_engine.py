@@ -28,6 +28,7 @@ import numpy as np
 import polars as pl
 
 from ragframe.exceptions import SchemaError
+from ragframe.schema import first_true_row
 from ragframe.kernels.text import (
     Common,
     TermIndex,
@@ -278,7 +279,20 @@ def contexts_column(view: pl.DataFrame, column: str, function: str) -> pl.Series
         raise SchemaError(
             "wrong dtype", function=function, column=column, expected="list[str]", found=str(series.dtype)
         )
-    return series.cast(pl.List(pl.String))
+    series = series.cast(pl.List(pl.String))
+    # a null chunk is a broken log row, not an empty passage: counting it as "" would lower
+    # the row's context scores without a word
+    row = first_true_row(series.list.eval(pl.element().is_null()).list.any())
+    if row is not None:
+        raise SchemaError(
+            "null chunk inside a contexts list",
+            function=function,
+            column=column,
+            row=row,
+            expected='strings (use "" for an empty chunk, or drop it)',
+            found="null",
+        )
+    return series
 
 
 # ----------------------------------------------------------------------------- kernels per metric
