@@ -48,6 +48,10 @@ from ragframe.stats.gate import gate
 from ragframe.stats.regressions import regressions
 from ragframe.stats.summary import SummaryState, merge_summary_states, summarize, summary_state
 
+from ragframe.namespace import register as _register_namespace
+
+_register_namespace()  # df.rf.evaluate(...), df.rf.summarize(), ...
+
 __version__ = "0.1.0"
 
 __all__ = [

@@ -28,7 +28,6 @@ import numpy as np
 import polars as pl
 
 from ragframe.exceptions import SchemaError
-from ragframe.schema import first_true_row
 from ragframe.kernels.text import (
     Common,
     TermIndex,
@@ -42,6 +41,7 @@ from ragframe.kernels.text import (
     term_index,
     tokenize_ids,
 )
+from ragframe.schema import first_true_row
 
 __all__ = [
     "TEXT_ROWS",
