@@ -243,6 +243,38 @@ def test_swapped_arguments_get_a_hint(capsys):
     assert "malformed line 1" in err and "RUN then QRELS" in err
 
 
+def test_run_given_as_qrels_is_malformed(capsys):
+    # a run line has 6 fields, a qrels line exactly 4: the run read as qrels is refused, not misread
+    code, out, err = run_cli(capsys, TE / "results.test", TE / "results.test")
+    assert code == 3 and out == ""
+    assert "cannot read qrels file" in err and "malformed line 1" in err and "exactly 4" in err
+
+
+def test_duplicate_run_line_is_an_input_error(capsys, tmp_path):
+    lines = (TE / "results.test").read_text(encoding="utf-8").splitlines()
+    run = tmp_path / "run.txt"
+    run.write_text("\n".join([*lines, lines[0]]) + "\n", encoding="utf-8")  # line 1 again at the end
+    code, out, err = run_cli(capsys, run, TE / "qrels.test")
+    assert code == 3 and out == ""
+    qid, _, docno = lines[0].split()[:3]
+    assert f"duplicate docno {docno!r} for query {qid!r} at line {len(lines) + 1}" in err
+    assert "first at line 1" in err and str(run) in err
+    assert err.count("\n") == 1
+
+
+def test_bom_files_give_trec_eval_output(capsys, tmp_path):
+    bom = b"\xef\xbb\xbf"
+    run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run.write_bytes(bom + (TE / "results.test").read_bytes())
+    qrels.write_bytes(bom + (TE / "qrels.test").read_bytes())
+    code, out, err = run_cli(capsys, run, qrels, "-q")
+    assert code == 0, err
+    _, plain, _ = run_cli(capsys, TE / "results.test", TE / "qrels.test", "-q")
+    assert out == plain  # the first query keeps its first document and its id (no "\ufeff301")
+    first_qid = (TE / "results.test").read_text(encoding="utf-8").split()[0]
+    assert f"num_ret               \t{first_qid}\t" in out
+
+
 def test_no_common_query_is_an_input_error(capsys, tmp_path):
     run = tmp_path / "run.txt"
     run.write_text("999 Q0 a 1 1.0 tag\n", encoding="utf-8")

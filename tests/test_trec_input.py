@@ -147,3 +147,54 @@ def test_truncated_gzip_is_an_input_file_error(tmp_path):
     path = write(tmp_path, "qrels.txt.gz", gzip.compress(QRELS.encode())[:-12])
     with pytest.raises(InputFileError, match="cannot decompress"):
         rf.read_qrels(path)
+
+
+# ----------------------------------------------------------------------------- writing: only files the readers accept
+
+
+def test_written_files_read_back(tmp_path):
+    run = pl.DataFrame({"query_id": ["q2", "q1", "q1"], "doc_id": [7, 3, 10], "score": [1.0, 2.0, 2.0]})
+    rf.write_trec_run(run, tmp_path / "run.txt", tag="t")
+    # ties broken by doc id descending as strings: "3" > "10"
+    assert (tmp_path / "run.txt").read_text() == "q1 Q0 3 1 2.0 t\nq1 Q0 10 2 2.0 t\nq2 Q0 7 1 1.0 t\n"
+    qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["3"], "relevance": [2.0]})  # a whole-number float grade
+    rf.write_qrels(qrels, tmp_path / "qrels.txt")
+    assert rf.read_qrels(tmp_path / "qrels.txt").select("doc_id", "relevance").rows() == [("3", 2)]
+
+
+@pytest.mark.parametrize(
+    ("column", "values", "found"),
+    [
+        ("doc_id", ["a b", "c"], "'a b'"),
+        ("doc_id", ["", "c"], "''"),
+        ("doc_id", [None, "c"], "None"),
+        ("query_id", ["#q", "q"], "'#q'"),
+    ],
+)
+def test_writers_refuse_ids_that_cannot_be_a_field(tmp_path, column, values, found):
+    run = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["x", "y"], "score": [1.0, 0.5]}).with_columns(
+        pl.Series(column, values)
+    )
+    with pytest.raises(SchemaError, match="cannot be a TREC field") as err:
+        rf.write_trec_run(run, tmp_path / "run.txt")
+    assert (err.value.column, err.value.row, err.value.found) == (column, 0, found)
+    qrels = run.rename({"score": "relevance"}).with_columns(pl.lit(1).alias("relevance"))
+    with pytest.raises(SchemaError, match="cannot be a TREC field"):
+        rf.write_qrels(qrels, tmp_path / "qrels.txt")
+    assert not (tmp_path / "run.txt").exists() and not (tmp_path / "qrels.txt").exists()
+
+
+def test_writers_refuse_what_the_readers_would_refuse(tmp_path):
+    run = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "a"], "score": [1.0, 0.5]})
+    with pytest.raises(SchemaError, match="listed twice") as err:
+        rf.write_trec_run(run, tmp_path / "run.txt")
+    assert (err.value.column, err.value.row) == ("doc_id", 1)
+    with pytest.raises(SchemaError, match="NaN"):
+        rf.write_trec_run(run.with_columns(doc_id=pl.Series(["a", "b"]), score=pl.Series([1.0, None])), tmp_path / "r")
+    with pytest.raises(rf.InvalidParameterError, match="tag must be"):
+        rf.write_trec_run(run, tmp_path / "run.txt", tag="my run")
+    qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1.5]})
+    with pytest.raises(SchemaError, match="not a whole number"):  # never truncated to 1
+        rf.write_qrels(qrels, tmp_path / "qrels.txt")
+    with pytest.raises(rf.InvalidParameterError, match="relevance must be a non-empty column name"):
+        rf.write_qrels(qrels, tmp_path / "qrels.txt", relevance="")

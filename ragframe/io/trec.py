@@ -25,13 +25,15 @@ whole file, not a Python loop over lines.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from ragframe import validate
 from ragframe.exceptions import InputFileError, SchemaError
-from ragframe.schema import first_true_row, to_polars
+from ragframe.schema import first_true_row, id_dtype_ok, integer_grades, to_polars
 
 __all__ = ["read_trec_run", "read_qrels", "write_trec_run", "write_qrels"]
 
@@ -160,6 +162,33 @@ def read_qrels(path: str | os.PathLike[str]) -> pl.DataFrame:
     return df.select(names)
 
 
+def _field(df: pl.DataFrame, column: str, function: str, *, query: bool = False) -> pl.Expr:
+    """An id column as the text of one TREC field: str or int ids, none null, empty or with whitespace.
+
+    A query id starting with ``#`` would make its line a comment: refused too.
+    """
+    series = df.get_column(column)
+    if not id_dtype_ok(series.dtype):
+        raise SchemaError(
+            "wrong dtype", function=function, column=column, expected="str or int", found=str(series.dtype)
+        )
+    text = series.cast(pl.String)
+    bad = text.is_null() | (text == "") | text.str.contains(_SPACE)
+    if query:
+        bad = bad | text.str.starts_with("#")
+    row = first_true_row(bad)
+    if row is not None:
+        raise SchemaError(
+            "id that cannot be a TREC field",
+            function=function,
+            column=column,
+            row=row,
+            expected="a non-empty id without whitespace" + (" nor a leading '#'" if query else ""),
+            found=repr(text[row]),
+        )
+    return pl.lit(text)
+
+
 def write_trec_run(
     run: Any,
     path: str | os.PathLike[str],
@@ -173,7 +202,9 @@ def write_trec_run(
 
     Rows are ordered by query id, then score descending, then doc id descending,
     and numbered from 1; scores are written with full precision. ``tag`` defaults
-    to the run's ``tag`` column, else ``"ragframe"``.
+    to the run's ``tag`` column, else ``"ragframe"``. A file :func:`read_trec_run`
+    would refuse is never written: ids must be non-empty and free of whitespace,
+    scores numbers (no null or NaN), and a (query, doc) pair must not repeat.
 
     Examples
     --------
@@ -185,17 +216,43 @@ def write_trec_run(
     >>> print(path.read_text(), end="")
     q1 Q0 d1 1 1.5 demo
     """
-    df = to_polars(run, function="write_trec_run")
-    tag_expr = pl.lit(tag) if tag is not None else (pl.col("tag") if "tag" in df.columns else pl.lit("ragframe"))
-    out = (
-        df.select(
-            pl.col(query_id).cast(pl.String).alias("q"),
-            pl.lit("Q0").alias("q0"),
-            pl.col(doc_id).cast(pl.String).alias("d"),
-            pl.col(score).cast(pl.Float64).alias("s"),
-            tag_expr.cast(pl.String).alias("t"),
+    function = "write_trec_run"
+    names = [
+        validate.column_name(v, n, function) for v, n in ((query_id, "query_id"), (doc_id, "doc_id"), (score, "score"))
+    ]
+    if tag is not None and (not isinstance(tag, str) or not tag or re.search(_SPACE, tag)):
+        raise validate.fail(function, "tag", "None or a non-empty run tag without whitespace", tag)
+    df = to_polars(run, function=function)
+    tag_expr = (
+        pl.lit(tag) if tag is not None else (_field(df, "tag", function) if "tag" in df.columns else pl.lit("ragframe"))
+    )
+    scores = df.get_column(score)
+    if not scores.dtype.is_numeric():
+        raise SchemaError("wrong dtype", function=function, column=score, expected="a number", found=str(scores.dtype))
+    row = first_true_row(scores.cast(pl.Float64).is_null() | scores.cast(pl.Float64).is_nan())
+    if row is not None:
+        raise SchemaError(
+            "null or NaN score", function=function, column=score, row=row, expected="a number", found=str(scores[row])
         )
-        .sort(["q", "s", "d"], descending=[False, True, True])
+    out = df.select(
+        _field(df, names[0], function, query=True).alias("q"),
+        pl.lit("Q0").alias("q0"),
+        _field(df, names[1], function).alias("d"),
+        pl.col(score).cast(pl.Float64).alias("s"),
+        tag_expr.cast(pl.String).alias("t"),
+    )
+    repeated = first_true_row(~out.select(pl.struct("q", "d").is_first_distinct()).to_series())
+    if repeated is not None:
+        raise SchemaError(
+            "a document listed twice for one query (trec_eval refuses such runs)",
+            function=function,
+            column=doc_id,
+            row=repeated,
+            expected="each (query, doc) once",
+            found=f"{out.item(repeated, 'd')!r} again for query {out.item(repeated, 'q')!r}",
+        )
+    out = (
+        out.sort(["q", "s", "d"], descending=[False, True, True])
         .with_columns(pl.int_range(1, pl.len() + 1).over("q").alias("r"))
         .select("q", "q0", "d", "r", "s", "t")
     )
@@ -212,6 +269,9 @@ def write_qrels(
 ) -> None:
     """Write a judgments table as a TREC qrels file (``qid 0 docno rel``).
 
+    Grades are integers (a float column only when every grade is a whole number, never
+    truncated); ids must be non-empty and free of whitespace.
+
     Examples
     --------
     >>> import polars as pl
@@ -222,11 +282,20 @@ def write_qrels(
     >>> print(path.read_text(), end="")
     q1 0 d1 2
     """
-    df = to_polars(qrels, function="write_qrels")
+    function = "write_qrels"
+    names = [
+        validate.column_name(v, n, function)
+        for v, n in ((query_id, "query_id"), (doc_id, "doc_id"), (relevance, "relevance"))
+    ]
+    df = to_polars(qrels, names, function)
+    grades = integer_grades(df.get_column(relevance), relevance, function)
+    row = first_true_row(grades.is_null())
+    if row is not None:
+        raise SchemaError("null grade", function=function, column=relevance, row=row, expected="int", found="null")
     out = df.select(
-        pl.col(query_id).cast(pl.String),
+        _field(df, names[0], function, query=True),
         pl.lit("0"),
-        pl.col(doc_id).cast(pl.String),
-        pl.col(relevance).cast(pl.Int64),
+        _field(df, names[1], function),
+        pl.lit(grades),
     )
     out.write_csv(path, separator=" ", include_header=False, quote_style="never")
