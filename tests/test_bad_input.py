@@ -159,10 +159,13 @@ def test_scores_rank_with_trec_eval_tie_rule():
 
 def test_both_judgment_kinds_explicitly_named_is_ambiguous():
     df = pl.DataFrame({"retrieved_ids": [["a"]], "relevant_ids": [["a"]], "relevance": [[{"id": "a", "grade": 2}]]})
-    with pytest.raises(SchemaError, match="both"):
-        rf.score_retrieval(df, relevant_ids="relevant_ids")
-    # without naming relevant_ids explicitly, the graded column wins (documented)
-    assert rf.score_retrieval(df, k=1, metrics=["ndcg_at_k"])["ndcg_at_1"].to_list() == [1.0]
+    for kwargs in ({"relevant_ids": "relevant_ids"}, {}):  # named or not: ambiguous, never silently ignored
+        with pytest.raises(SchemaError, match="both") as err:
+            rf.score_retrieval(df, **kwargs)
+        assert err.value.function == "score_retrieval" and err.value.column == "relevant_ids"
+    # the documented ways to choose
+    assert rf.score_retrieval(df.drop("relevant_ids"), k=1, metrics=["ndcg_at_k"])["ndcg_at_1"].to_list() == [1.0]
+    assert rf.score_retrieval(df, k=1, metrics=["ndcg_at_k"], relevance=None)["ndcg_at_1"].to_list() == [1.0]
 
 
 def test_graded_judgments_wrong_struct():

@@ -278,6 +278,7 @@ def _family_check(options: dict[str, Any], function: str) -> dict[str, Any]:
         "relevant_ids": column("relevant_ids"),
         "relevance": column("relevance"),
         "contexts": options["contexts"],
+        "_function": function,
     }
 
 
@@ -288,18 +289,14 @@ def _family_columns(requests: Sequence[Any], options: dict[str, Any], available:
     columns = {"retrieved_ids": options["retrieved_ids"] or (options["contexts"] if contains else "retrieved_ids")}
     if options["retrieved_scores"] and options["retrieved_scores"] in names and not contains:
         columns["retrieved_scores"] = options["retrieved_scores"]
-    binary = options["relevant_ids"] or ("gold_documents" if contains else "relevant_ids")
-    graded = options["relevance"]
-    if graded and graded in names and not contains:
-        if options["relevant_ids"] is not None and binary in names:
-            raise SchemaError(
-                f"both {graded!r} (graded) and {binary!r} (binary) judgments are present; "
-                "pass relevance=None or relevant_ids=None to choose",
-                column=binary,
-            )
-        columns["relevance"] = graded
-    else:
-        columns["relevant_ids"] = binary
+    judgments, graded = judgment_column(
+        available,
+        relevant_ids=options["relevant_ids"],
+        relevance=options["relevance"],
+        contains=contains,
+        function=options["_function"],
+    )
+    columns["relevance" if graded else "relevant_ids"] = judgments
     return columns
 
 
