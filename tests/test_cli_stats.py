@@ -139,16 +139,16 @@ def test_summary_reads_folders_globs_and_csv(capsys, tmp_path):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["summary", "{tmp}/missing.parquet"], "scores file not found"),
-        (["summary", "{tmp}/bad.parquet"], "cannot read scores"),
+        (["summary", "{tmp}/missing.parquet"], "scores: no such file or folder"),
+        (["summary", "{tmp}/bad.parquet"], "scores: cannot read"),
         (["summary", "{tmp}/empty"], "no Parquet file"),
         (["summary", "{tmp}/nothing-*.parquet"], "no file matches"),
         (["summary", "{tmp}/cur.parquet", "--metrics", "recall"], "missing column"),
         (["summary", "{tmp}/cur.parquet", "--by", "team"], "missing column"),
         (["compare", "{tmp}/cur.parquet", "{tmp}/short.parquet"], "id"),
-        (["compare", "{tmp}/cur.parquet", "{tmp}/missing.parquet"], "B file not found"),
-        (["gate", "{tmp}/missing.parquet", "--baseline", "{tmp}/cur.parquet"], "scores file not found"),
-        (["gate", "{tmp}/cur.parquet", "--baseline", "{tmp}/bad.parquet"], "cannot read baseline"),
+        (["compare", "{tmp}/cur.parquet", "{tmp}/missing.parquet"], "B: no such file or folder"),
+        (["gate", "{tmp}/missing.parquet", "--baseline", "{tmp}/cur.parquet"], "scores: no such file or folder"),
+        (["gate", "{tmp}/cur.parquet", "--baseline", "{tmp}/bad.parquet"], "baseline: cannot read"),
     ],
 )
 def test_input_errors_exit_3_and_name_the_file(capsys, tmp_path, files, argv, message):
@@ -248,12 +248,11 @@ def test_gate_fails_on_a_significant_regression(capsys, files):
     assert code == 1, err
     lines = out.splitlines()
     assert lines[0].startswith("ragframe gate: ") and "paired t test" in lines[0]
-    assert lines[1].startswith("FAIL  regression  faithfulness") and "(drop > 0.0500, significant)" in lines[1]
-    assert lines[2].startswith("PASS  regression  mrr")
-    assert lines[-1] == "gate failed: 1 of 2 checks failed"
     want = rf.regressions(baseline_frame(), current_frame()).row(0, named=True)
-    assert f"baseline {want['baseline']:.4f} -> current {want['current']:.4f}" in lines[1]
-    assert f"n {want['n']}" in lines[1]
+    drop = f"mean dropped by {-want['delta']:.4f} ({want['baseline']:.4f} -> {want['current']:.4f}, n {want['n']})"
+    assert lines[1] == f"FAIL  regression  faithfulness: {drop}, more than 0.05; significant (p_adjusted 0.0000)"
+    assert lines[2].startswith("PASS  regression  mrr: mean changed by")
+    assert lines[-1] == "gate failed: 1 of 2 checks failed"
 
 
 def test_gate_passes(capsys, files):
@@ -262,7 +261,7 @@ def test_gate_passes(capsys, files):
     assert out.splitlines()[-1] == "gate passed: all 1 checks passed"
     code, out, _ = run_cli(capsys, "gate", files["base"], "--baseline", files["base"], "--min", "faithfulness=0.5")
     assert code == 0
-    assert "PASS  floor" in out and "FAIL" not in out
+    assert "PASS  minimum     faithfulness: mean" in out and "FAIL" not in out
 
 
 def test_gate_floor(capsys, files):
@@ -270,8 +269,8 @@ def test_gate_floor(capsys, files):
     argv = ["gate", files["cur"], "--baseline", files["cur"], "--min", f"faithfulness={mean + 0.01}", "mrr=0.1"]
     code, out, _ = run_cli(capsys, *argv)
     assert code == 1
-    assert f"FAIL  floor       faithfulness  mean {mean:.4f} < floor {mean + 0.01:.4f}" in out
-    assert "PASS  floor       mrr" in out
+    assert f"FAIL  minimum     faithfulness: mean {mean:.4f} is below the minimum {mean + 0.01:g}\n" in out
+    assert "PASS  minimum     mrr: mean" in out
     assert out.splitlines()[-1] == "gate failed: 1 of 4 checks failed"
     code, _, _ = run_cli(capsys, "gate", files["cur"], "--baseline", files["cur"], "--min", f"faithfulness={mean}")
     assert code == 0  # at the floor passes
@@ -281,7 +280,8 @@ def test_gate_unknown_floor_metric_is_a_usage_error(capsys, files):
     code, out, err = run_cli(capsys, "gate", files["cur"], "--baseline", files["base"], "--min", "recall=0.5")
     assert code == 2
     assert out == ""
-    assert "ragframe gate: error:" in err and "'recall'" in err and "['faithfulness', 'mrr']" in err
+    assert err.startswith("ragframe gate: error: --min names metric(s) ['recall']")
+    assert err.rstrip().endswith("it has ['faithfulness', 'mrr']")
 
 
 def test_gate_no_significance(capsys, tmp_path):
@@ -293,10 +293,11 @@ def test_gate_no_significance(capsys, tmp_path):
     argv = ["gate", tmp_path / "cur.parquet", "--baseline", tmp_path / "base.parquet"]
     code, out, _ = run_cli(capsys, *argv)
     assert code == 0
-    assert "PASS  regression  faithfulness" in out and "(drop > 0.0500, not significant)" in out
+    assert "PASS  regression  faithfulness: mean dropped by 0.1000 (0.5000 -> 0.4000, n 4), more than 0.05; " in out
+    assert "not significant (p_adjusted 0.6578 >= alpha 0.05)" in out
     code, out, _ = run_cli(capsys, *argv, "--no-significance")
     assert code == 1
-    assert "FAIL  regression  faithfulness" in out and "(drop > 0.0500)" in out
+    assert "FAIL  regression  faithfulness: mean dropped by 0.1000 (0.5000 -> 0.4000, n 4), more than 0.05\n" in out
     code, out, _ = run_cli(capsys, *argv, "--threshold", "0.2", "--no-significance")
     assert code == 0
 
@@ -318,21 +319,21 @@ def test_gate_summary_baselines(capsys, tmp_path, files):
         assert [c["metric"] for c in got] == want["metric"].to_list()
         assert [not c["passed"] for c in got] == want["regressed"].to_list()
         assert [c["delta"] for c in got] == pytest.approx(want["delta"].to_list(), rel=1e-12)
-        assert "p_value" not in got[0]
+        assert got[0]["p_value"] is None and got[0]["n"] is None  # no test on summaries
     code, out, _ = run_cli(capsys, "gate", tmp_path / "cur_summary.parquet", "--baseline", tmp_path / "base.csv")
     assert "summaries, no test" in out.splitlines()[0]
     assert "FAIL  regression  faithfulness" in out
     # a floor on a summary uses its mean
     argv = ["gate", tmp_path / "cur_summary.parquet", "--baseline", tmp_path / "cur_summary.parquet"]
     code, out, _ = run_cli(capsys, *argv, "--min", "mrr=0.99")
-    assert code == 1 and "FAIL  floor       mrr" in out
+    assert code == 1 and "FAIL  minimum     mrr: mean" in out
 
 
 def test_gate_grouped_summary_is_an_input_error(capsys, tmp_path, files):
     rf.summarize(current_frame(), by="split").write_parquet(tmp_path / "grouped.parquet")
     code, _, err = run_cli(capsys, "gate", tmp_path / "grouped.parquet", "--baseline", files["base"])
     assert code == 3
-    assert "several rows" in err and "grouped.parquet" in err
+    assert err.startswith("ragframe: error: ") and "several rows for metric(s) ['faithfulness', 'mrr']" in err
 
 
 def test_gate_json_equals_regressions(capsys, files):
@@ -356,8 +357,8 @@ def test_gate_github_format(capsys, files):
     lines = out.splitlines()
     assert len(lines) == 2  # one per failure: the faithfulness regression and the mrr floor
     assert all(line.startswith("::error title=ragframe gate::") for line in lines)
-    assert lines[0].startswith("::error title=ragframe gate::faithfulness regressed: baseline ")
-    assert lines[1] == f"::error title=ragframe gate::mrr mean {mean:.4f} < floor 0.9900"
+    assert lines[0].startswith("::error title=ragframe gate::faithfulness: mean dropped by ")
+    assert lines[1] == f"::error title=ragframe gate::mrr: mean {mean:.4f} is below the minimum 0.99"
     code, out, _ = run_cli(capsys, "gate", files["base"], "--baseline", files["base"], "--format", "github")
     assert code == 0
     assert out == "::notice title=ragframe gate::gate passed: all 2 checks passed\n"
@@ -368,7 +369,7 @@ def test_gate_subprocess_exit_code(files):
     done = subprocess.run([*argv, "--min", "mrr=0.2"], capture_output=True, text=True, cwd=REPO, check=False)
     assert done.returncode == 1, done.stderr
     assert "FAIL  regression  faithfulness" in done.stdout
-    assert "PASS  floor       mrr" in done.stdout
+    assert "PASS  minimum     mrr: mean" in done.stdout
     assert done.stdout.splitlines()[-1] == "gate failed: 1 of 3 checks failed"
     assert done.stderr == ""
 

@@ -14,7 +14,7 @@ from ragframe.cli.args import (
     paired_test_options,
 )
 from ragframe.cli.format import format_frame
-from ragframe.cli.inputs import read_scores
+from ragframe.cli.inputs import read_argument
 from ragframe.stats.compare import compare
 
 __all__ = ["add_parser", "run"]
@@ -28,8 +28,8 @@ alpha), winner (a, b or tie; higher is better), effect_size (Cohen's d_z), test.
 
 
 def run(args: argparse.Namespace) -> int:
-    a = read_scores(args.a, "A")
-    b = read_scores(args.b, "B")
+    a = read_argument(args.a, "A")
+    b = read_argument(args.b, "B")
     table = compare(a, b, metrics=args.metrics, by=args.by, **paired_test_options(args))
     print(format_frame(table, args.format))
     return 0

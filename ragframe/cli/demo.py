@@ -103,8 +103,8 @@ def _demo_heuristics(out_dir: Path) -> Path:
     """Score the bundled ARES log with the heuristic metrics; print the summary and the AUC per human label."""
     from sklearn.metrics import roc_auc_score
 
+    from ragframe import evaluate
     from ragframe.datasets import example_rag_log
-    from ragframe.metrics.heuristic import evaluate
 
     log = pl.read_parquet(example_rag_log())
     scored = evaluate(log, list(_DEMO_LABELS))

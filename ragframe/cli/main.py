@@ -138,8 +138,8 @@ def main(argv: list[str] | None = None) -> int:
 
     Examples
     --------
-    >>> main(["summary", "--format", "xml", "scores.parquet"])  # doctest: +SKIP
-    2
+    >>> main(["summary", "no-such-file.parquet"])  # prints "ragframe: error: scores: no such file ..." on stderr
+    3
     """
     try:
         try:

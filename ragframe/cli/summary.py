@@ -15,7 +15,7 @@ from ragframe.cli.args import (
     probability,
 )
 from ragframe.cli.format import format_frame
-from ragframe.cli.inputs import read_scores
+from ragframe.cli.inputs import read_argument
 from ragframe.kernels.quantiles import QUANTILE_METHODS
 from ragframe.stats.summary import summarize
 
@@ -29,7 +29,7 @@ column exists) and ci_low, ci_high (an interval of the mean)."""
 
 
 def run(args: argparse.Namespace) -> int:
-    scores = read_scores(args.scores, "scores")
+    scores = read_argument(args.scores, "scores")
     table = summarize(
         scores,
         metrics=args.metrics,
