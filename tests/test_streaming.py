@@ -418,3 +418,41 @@ def test_a_column_of_the_wrong_dtype_rejects_its_rows_and_null_typed_columns_are
     ]
     scores = pl.read_parquet(tmp_path / "out" / "scores")
     assert scores["ndcg_at_1"].to_list()[-2:] == [0.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    ("parameter", "value"),
+    [
+        ("batch_rows", 0),
+        ("batch_rows", "100"),
+        ("batch_rows", True),
+        ("batches_per_process", 0),
+        ("resume", "yes"),
+        ("overwrite", 1),
+        ("progress", None),
+        ("keep", [""]),
+        ("keep", ["id", "id"]),
+        ("keep", 5),
+        ("columns", {"answer": 3}),
+        ("columns", [("answer", "response")]),
+        ("columns", {"nope": "x"}),
+        ("k", 0),
+        ("k", "5"),
+        ("k", [1, 2.5]),
+    ],
+)
+def test_bad_parameters_are_refused_before_anything_is_written(log_folder, tmp_path, parameter, value):
+    pattern = rf"evaluate_parquet: (columns\[.*\]|{parameter}|unknown column)"
+    with pytest.raises(rf.InvalidParameterError, match=pattern):
+        rf.evaluate_parquet(log_folder, tmp_path / "out", **{"progress": False, parameter: value})
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_output_must_be_a_folder(log_folder, tmp_path):
+    with pytest.raises(rf.InvalidParameterError, match="evaluate_parquet: out must be a folder path"):
+        rf.evaluate_parquet(log_folder, 5, progress=False)
+    (tmp_path / "taken").write_text("x")
+    with pytest.raises(rf.InputFileError, match=r"output folder .*taken' is a file"):
+        rf.evaluate_parquet(log_folder, tmp_path / "taken", progress=False)
+    assert rf.evaluate_parquet(log_folder, tmp_path / "out", keep="id", progress=False).rows == 40  # one name
+    assert pl.read_parquet(tmp_path / "out" / "scores").columns[0] == "id"

@@ -35,6 +35,7 @@ import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 
+from ragframe import validate
 from ragframe.evaluator import evaluate
 from ragframe.exceptions import InputFileError, InvalidParameterError, RagframeError, ResumeError, SchemaError
 from ragframe.io.memory import trim_heap
@@ -516,18 +517,37 @@ def evaluate_parquet(
     (1, 0.5)
     """
     started = time.perf_counter()
-    if not isinstance(batch_rows, int) or isinstance(batch_rows, bool) or batch_rows < 1:
-        raise InvalidParameterError(f"evaluate_parquet: batch_rows={batch_rows!r} must be a positive integer")
-    if batches_per_process is not None and (
-        not isinstance(batches_per_process, int) or isinstance(batches_per_process, bool) or batches_per_process < 1
-    ):
-        raise InvalidParameterError(
-            f"evaluate_parquet: batches_per_process={batches_per_process!r} must be a positive integer or None"
-        )
-    roles = {role: role for role in _ROLES} | dict(columns or {})
-    unknown_roles = sorted(set(roles) - set(_ROLES))
-    if unknown_roles:
-        raise InvalidParameterError(f"evaluate_parquet: unknown column role {unknown_roles[0]!r}; use {list(_ROLES)}")
+    function = "evaluate_parquet"
+    batch_rows = validate.positive_int(batch_rows, "batch_rows", function)
+    if batches_per_process is not None:
+        batches_per_process = validate.positive_int(batches_per_process, "batches_per_process", function)
+    resume, overwrite = validate.flag(resume, "resume", function), validate.flag(overwrite, "overwrite", function)
+    progress = validate.flag(progress, "progress", function)
+    if not isinstance(out, (str, os.PathLike)):
+        raise validate.fail(function, "out", "a folder path (str or os.PathLike)", out)
+    batches, job, expected = _plan_run(source, Path(out), metrics, batch_rows, keep, columns, k, options)
+    manifest = _start_output(job.out, expected, resume, overwrite)
+    resumed = _run_batches(job, batches, manifest, progress, batches_per_process)
+    return _finish(job.out, batches, manifest, resumed, time.perf_counter() - started)
+
+
+def _plan_run(
+    source: str | os.PathLike | Sequence[str | os.PathLike],
+    out: Path,
+    metrics: Iterable[str] | None,
+    batch_rows: int,
+    keep: Iterable[str] | None,
+    columns: Mapping[str, str] | None,
+    k: int | Iterable[int],
+    options: dict[str, Any],
+) -> tuple[list[_Batch], _BatchJob, dict[str, Any]]:
+    """The batches, the job that scores each one, and what the manifest must hold (source, options, format).
+
+    Every file is read (its footer) and checked here, before anything is written.
+    """
+    roles = _roles(columns)
+    kept_given = None if keep is None else validate.column_list(keep, "keep", "evaluate_parquet", allow_empty=True)
+    validate.k_list(k, "k", "evaluate_parquet")
     files = source_files(source)
     batches, fingerprint, schemas = _plan(files, batch_rows)
     schema = schemas[0]
@@ -535,7 +555,7 @@ def evaluate_parquet(
     inputs = {roles[r] for m in heuristic for r in get_metric(m).inputs}
     if retrieval:
         inputs |= {roles[r] for r in ("retrieved_ids", "relevant_ids", "retrieved_scores", "relevance")}
-    kept = list(keep) if keep is not None else [c for c in schema.names() if c not in inputs]
+    kept = kept_given if kept_given is not None else [c for c in schema.names() if c not in inputs]
     missing = [c for c in kept if c not in schema.names()]
     if missing:
         raise SchemaError(
@@ -544,6 +564,7 @@ def evaluate_parquet(
     read = [c for c in schema.names() if c in inputs or c in kept]
     output_schema = _output_schema(files, schemas, read, kept, keep is None)
     retrieval_options = {"k": list(k) if not isinstance(k, int) else [k]}
+    options = dict(options)
     if "relevance_level" in options:
         retrieval_options["relevance_level"] = options.pop("relevance_level")
     settings = {
@@ -554,57 +575,87 @@ def evaluate_parquet(
         "retrieval": retrieval_options,
         "options": options,
     }
-    out_dir = Path(out)
     expected = {
         "source": fingerprint,
         "options": json.loads(json.dumps(settings, default=str)),
         "format": _FORMAT_VERSION,
     }
-    out_dir.mkdir(parents=True, exist_ok=True)
-    manifest = _open_output(out_dir, expected, resume, overwrite)
-    finished: dict[str, Any] = manifest["finished"]
-    manifest["complete"] = False
-    _write_json_atomic(manifest, out_dir / MANIFEST)  # before any part, so a kill leaves a resumable folder
-
     checked = {role: name for role, name in roles.items() if name in inputs}
-    job = _BatchJob(
-        out_dir, read, kept, heuristic, retrieval, roles, options, retrieval_options, output_schema, checked
-    )
+    job = _BatchJob(out, read, kept, heuristic, retrieval, roles, options, retrieval_options, output_schema, checked)
+    return batches, job, expected
+
+
+def _roles(columns: Mapping[str, str] | None) -> dict[str, str]:
+    """Role -> column name: ``columns`` over the defaults (each role's own name)."""
+    if columns is not None and not isinstance(columns, Mapping):
+        raise validate.fail("evaluate_parquet", "columns", "a mapping of role names to column names", columns)
+    for role, name in dict(columns or {}).items():
+        if role not in _ROLES:
+            raise InvalidParameterError(f"evaluate_parquet: unknown column role {role!r}; use {list(_ROLES)}")
+        validate.column_name(name, f"columns[{role!r}]", "evaluate_parquet")
+    return {role: role for role in _ROLES} | dict(columns or {})
+
+
+def _start_output(out: Path, expected: dict[str, Any], resume: bool, overwrite: bool) -> dict[str, Any]:
+    """Create ``out`` and write the manifest to continue from (before any part: a kill leaves it resumable)."""
+    if out.exists() and not out.is_dir():
+        raise InputFileError(f"evaluate_parquet: the output folder {str(out)!r} is a file")
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = _open_output(out, expected, resume, overwrite)
+    manifest["complete"] = False
+    _write_json_atomic(manifest, out / MANIFEST)
+    return manifest
+
+
+def _run_batches(
+    job: _BatchJob, batches: list[_Batch], manifest: dict[str, Any], progress: bool, per_process: int | None
+) -> int:
+    """Score the batches the manifest does not list as finished, recording each; the number already finished."""
+    finished: dict[str, Any] = manifest["finished"]
     pending = [b for b in batches if str(b.index) not in finished]
-    bar = _Progress(progress, sum(b.rows for b in batches), sum(b.rows for b in batches) - sum(b.rows for b in pending))
+    total = sum(b.rows for b in batches)
+    bar = _Progress(progress, total, total - sum(b.rows for b in pending))
 
     def record(index: int, entry: dict[str, int]) -> None:
         finished[str(index)] = entry
-        _write_json_atomic(manifest, out_dir / MANIFEST)
+        _write_json_atomic(manifest, job.out / MANIFEST)
         bar.update(entry["rows"])
 
     try:
-        if batches_per_process is None or len(pending) <= batches_per_process:
+        if per_process is None or len(pending) <= per_process:
             for batch in pending:
-                record(batch.index, job.run(batch))
+                record(batch.index, job.run(batch))  # job.run trims the heap after each batch
         else:
-            _run_in_child_processes(job, pending, batches_per_process, record)
+            _run_in_child_processes(job, pending, per_process, record)
     finally:
         bar.close()
+    return len(batches) - len(pending)
+
+
+def _finish(
+    out: Path, batches: list[_Batch], manifest: dict[str, Any], resumed: int, seconds: float
+) -> ParquetEvaluation:
+    """Merge the batches' summary states into ``summary.parquet`` and mark the manifest complete."""
     states = [
-        SummaryState.read_parquet(out_dir / "state" / f"part-{b.index:05d}.parquet")
+        SummaryState.read_parquet(out / "state" / f"part-{b.index:05d}.parquet")
         for b in batches
-        if (out_dir / "state" / f"part-{b.index:05d}.parquet").exists()
+        if (out / "state" / f"part-{b.index:05d}.parquet").exists()
     ]
     summary = merge_summary_states(states).finalize() if states else pl.DataFrame()
-    _write_atomic(summary, out_dir / "summary.parquet")
+    _write_atomic(summary, out / "summary.parquet")
     manifest["complete"] = True
-    _write_json_atomic(manifest, out_dir / MANIFEST)
-    rejected = sum(v["rejected"] for v in finished.values())
-    scored = sum(v["scored"] for v in finished.values())
+    _write_json_atomic(manifest, out / MANIFEST)
+    finished = manifest["finished"].values()
+    rejected = sum(v["rejected"] for v in finished)
+    scored = sum(v["scored"] for v in finished)
     return ParquetEvaluation(
-        out=out_dir,
+        out=out,
         rows=scored + rejected,
         scored=scored,
         rejected=rejected,
         batches=len(batches),
-        resumed=len(batches) - len(pending),
-        seconds=time.perf_counter() - started,
+        resumed=resumed,
+        seconds=seconds,
         summary=summary,
     )
 
