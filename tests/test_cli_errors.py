@@ -196,3 +196,69 @@ def test_ctrl_c_prints_one_line_and_exits_130(tmp_path, per_process):
     rerun = subprocess.run(command, capture_output=True, text=True)  # and the run resumes
     assert rerun.returncode == 0, rerun.stderr
     assert "batches done by an earlier run" in rerun.stdout
+
+
+# ----------------------------------------------------------------------------- the remaining error paths
+
+
+def test_invalid_toml_is_a_usage_error(capsys, log_file, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("metrics = [faithfulness\n", encoding="utf-8")
+    code, _, err = run_cli(capsys, "eval", log_file, "-o", tmp_path / "out", "--config", bad)
+    assert code == 2
+    assert one_line(err).startswith(f"ragframe eval: error: config file {str(bad)!r} is not valid TOML: ")
+
+
+def test_toml_reader_missing_is_an_input_error(capsys, monkeypatch, log_file, tmp_path):
+    # Python 3.10 without tomli: both imports fail
+    monkeypatch.setitem(sys.modules, "tomllib", None)
+    monkeypatch.setitem(sys.modules, "tomli", None)
+    config = tmp_path / "c.toml"
+    config.write_text("batch_rows = 5\n", encoding="utf-8")
+    code, _, err = run_cli(capsys, "eval", log_file, "-o", tmp_path / "out", "--config", config)
+    assert code == 3
+    assert "pip install 'ragframe[cli]'" in one_line(err)
+
+
+def test_no_resume_on_an_earlier_run_is_an_input_error(capsys, log_file, tmp_path):
+    out = tmp_path / "out"
+    assert run_cli(capsys, "eval", log_file, "-o", out, "--batch-rows", "5")[0] == 0
+    code, stdout, err = run_cli(capsys, "eval", log_file, "-o", out, "--batch-rows", "5", "--no-resume")
+    assert (code, stdout) == (3, "")
+    assert one_line(err).startswith("ragframe: error: ")
+
+
+@pytest.fixture
+def gate_files(tmp_path: Path) -> dict[str, Path]:
+    base = pl.DataFrame({"id": [1, 2, 3, 4], "faithfulness": [0.8, 0.7, 0.9, 0.8], "mrr": [0.5, 0.6, 0.4, 0.5]})
+    paths = {"base": tmp_path / "base.parquet", "cur": tmp_path / "cur.parquet"}
+    base.write_parquet(paths["base"])
+    base.with_columns(pl.lit(None, pl.Float64).alias("mrr")).write_parquet(paths["cur"])
+    return paths
+
+
+def test_gate_min_given_twice_is_a_usage_error(capsys, gate_files):
+    argv = ["gate", gate_files["cur"], "--baseline", gate_files["base"], "--min", "faithfulness=0.1"]
+    code, out, err = run_cli(capsys, *argv, "--min", "faithfulness=0.2")
+    assert (code, out) == (2, "")
+    assert one_line(err) == "ragframe gate: error: --min faithfulness given twice"
+
+
+def test_gate_fails_on_what_it_cannot_check(capsys, gate_files):
+    # mrr has no value in SCORES: a failed check naming it, not a silent pass
+    code, out, err = run_cli(capsys, "gate", gate_files["cur"], "--baseline", gate_files["base"])
+    assert code == 1, err
+    mrr = next(line for line in out.splitlines() if " mrr: " in line)
+    assert mrr.startswith("FAIL  regression  mrr: no pair to compare")
+    assert out.splitlines()[-1] == "gate failed: 1 of 2 checks failed"
+    argv = ["gate", gate_files["base"], "--baseline", gate_files["base"], "--metrics", "faithfulness", "recall"]
+    code, out, _ = run_cli(capsys, *argv)
+    assert code == 1
+    assert "FAIL  regression  recall: not in the baseline: cannot check" in out
+
+
+def test_gate_with_nothing_to_check_is_an_input_error(capsys, tmp_path):
+    pl.DataFrame({"id": [1, 2], "note": ["a", "b"]}).write_parquet(tmp_path / "plain.parquet")
+    code, out, err = run_cli(capsys, "gate", tmp_path / "plain.parquet", "--baseline", tmp_path / "plain.parquet")
+    assert (code, out) == (3, "")
+    assert one_line(err).startswith("ragframe: error: ") and "nothing to check" in err
