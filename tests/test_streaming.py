@@ -456,3 +456,10 @@ def test_the_output_must_be_a_folder(log_folder, tmp_path):
         rf.evaluate_parquet(log_folder, tmp_path / "taken", progress=False)
     assert rf.evaluate_parquet(log_folder, tmp_path / "out", keep="id", progress=False).rows == 40  # one name
     assert pl.read_parquet(tmp_path / "out" / "scores").columns[0] == "id"
+
+
+def test_the_heap_is_trimmed_after_every_batch(log_folder, tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(streaming, "trim_heap", lambda: calls.append(1) or True)
+    result = rf.evaluate_parquet(log_folder, tmp_path / "out", batch_rows=10, progress=False, batches_per_process=None)
+    assert result.batches == 5 and len(calls) == 5  # 23 + 17 rows in batches of 10: 3 + 2

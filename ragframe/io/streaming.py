@@ -6,14 +6,18 @@
 for the ranking metrics), and writes::
 
     OUT/scores/part-00000.parquet ...   one part per batch: kept columns + scores
-    OUT/rejects/part-00003.parquet      rows that broke the column contract, with the reason
+    OUT/rejects/part-00003.parquet      rows that broke the column contract: source_file,
+                                        source_row (0-based row of the file) and a one-line
+                                        reason (see ragframe.io.row_checks)
     OUT/state/part-00000.parquet        each batch's mergeable summary reducers
     OUT/summary.parquet                 the summary of all rows (merged reducers)
     OUT/manifest.json                   source fingerprint, options, finished parts
 
 Every file is written to a temporary name and renamed, and the manifest is updated after
 each part, so a killed run restarted with the same arguments skips the finished parts and
-ends with byte-identical files. Memory is bounded by the batch size, not the file size.
+ends with byte-identical files. Memory is bounded by the batch size, not the file size:
+the heap is trimmed after every batch (:func:`ragframe.io.memory.trim_heap`). Every part has
+one schema (see ``source`` in :func:`evaluate_parquet`).
 """
 
 from __future__ import annotations
