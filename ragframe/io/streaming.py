@@ -273,7 +273,8 @@ class _BatchJob:
             pl.col(name).cast(dtype) for name, dtype in self.schema.items() if frame.schema[name] != dtype
         )
         good, scores, rejects = _score_batch(frame, batch, self.score, self.checked)
-        part = frame.filter(good).select(self.kept).hstack(scores) if self.kept else scores
+        kept = frame.select(self.kept)
+        part = (kept.filter(good) if rejects.height else kept).hstack(scores) if self.kept else scores
         name = f"part-{batch.index:05d}.parquet"
         state = summary_state(part, metrics=_score_names(scores)) if scores.width else None
         if rejects.height:
@@ -284,8 +285,8 @@ class _BatchJob:
             state.write_parquet(_temporary(path))
             os.replace(_temporary(path), path)
         _write_atomic(part, self.out / "scores" / name)
-        entry = {"rows": batch.rows, "scored": scores.height, "rejected": rejects.height}
-        del frame, good, scores, part
+        entry = {"rows": batch.rows, "scored": batch.rows - rejects.height, "rejected": rejects.height}
+        del frame, good, scores, kept, part
         trim_heap()  # keeps the peak flat from batch to batch (see ragframe.io.memory)
         return entry
 
