@@ -53,8 +53,8 @@ def test_out_pointing_at_a_file_is_an_input_error(capsys, log_file, tmp_path):
     taken = tmp_path / "taken"
     taken.write_text("not a folder", encoding="utf-8")
     code, out, err = run_cli(capsys, "eval", log_file, "-o", taken, "--no-progress")
-    assert (code, out) == (3, "")
-    assert one_line(err) == f"ragframe: error: File exists: {str(taken)!r}"
+    assert (code, out) == (3, "")  # once a FileExistsError traceback with exit code 1
+    assert one_line(err).startswith("ragframe: error: ") and repr(str(taken)) in err
     assert taken.read_text(encoding="utf-8") == "not a folder"
 
 
@@ -71,7 +71,7 @@ def test_out_pointing_at_a_file_in_a_real_process(log_file, tmp_path):
     taken.write_text("x", encoding="utf-8")
     done = subprocess.run([*CLI, "eval", str(log_file), "-o", str(taken)], capture_output=True, text=True)
     assert done.returncode == 3
-    assert one_line(done.stderr) == f"ragframe: error: File exists: {str(taken)!r}"
+    assert one_line(done.stderr).startswith("ragframe: error: ") and repr(str(taken)) in done.stderr
 
 
 def _raising(exc: BaseException):

@@ -28,6 +28,7 @@ alpha), winner (a, b or tie; higher is better), effect_size (Cohen's d_z), test.
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print :func:`ragframe.stats.compare` of the frames A and B; 0."""
     a = read_argument(args.a, "A")
     b = read_argument(args.b, "B")
     table = compare(a, b, metrics=args.metrics, by=args.by, **paired_test_options(args))
@@ -36,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``ragframe compare`` to the subcommands ``sub``."""
     cmp = sub.add_parser(
         "compare",
         help="paired tests of two scored frames, per metric",

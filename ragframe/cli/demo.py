@@ -46,6 +46,7 @@ DEMO_SUMMARY_COLUMNS = ["ndcg_at_10", "mrr", "average_precision", "recall_at_100
 
 
 def run(args: argparse.Namespace) -> int:
+    """Score and print the bundled examples, write their scores under ``--out``; 0."""
     paths = example_paths()
     qrels = read_qrels(paths["qrels"])
     runs = {name: read_trec_run(paths[name]) for name in ("bm25", "bm25+gpt3.5-rerank")}
@@ -144,6 +145,7 @@ and how well each separates the human labels, and writes OUT/rag_scores.parquet.
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``ragframe demo`` to the subcommands ``sub``."""
     demo = sub.add_parser(
         "demo",
         help="score the bundled TREC DL 2019 example and print tables",

@@ -77,6 +77,7 @@ def _load_config(path: str | None) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run :func:`ragframe.evaluate_parquet` with the flags and the TOML config; print the summary; 0."""
     from ragframe.exceptions import InvalidParameterError
     from ragframe.io.streaming import evaluate_parquet
 
@@ -122,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``ragframe eval`` to the subcommands ``sub``."""
     evaluate = sub.add_parser(
         "eval",
         help="score Parquet logs in batches into a Parquet dataset (resumable)",

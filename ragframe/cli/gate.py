@@ -118,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``ragframe gate`` to the subcommands ``sub``."""
     gate = sub.add_parser(
         "gate",
         help="fail (exit code 1) on a regression against a baseline, a mean below a minimum, or a check that "

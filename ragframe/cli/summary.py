@@ -29,6 +29,7 @@ column exists) and ci_low, ci_high (an interval of the mean)."""
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print :func:`ragframe.summarize` of SCORES; 0."""
     scores = read_argument(args.scores, "scores")
     table = summarize(
         scores,
@@ -45,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``ragframe summary`` to the subcommands ``sub``."""
     summary = sub.add_parser(
         "summary",
         help="summarize the score columns of a scored frame",

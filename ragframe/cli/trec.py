@@ -134,6 +134,7 @@ def _read_input(reader: Callable[[Path], pl.DataFrame], path: str, role: str) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print trec_eval's output for RUN against QRELS; 0."""
     measures = parse_measures(args.measures)
     run = _read_input(read_trec_run, args.run, "run")
     qrels = _read_input(read_qrels, args.qrels, "qrels")
@@ -156,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``ragframe trec`` to the subcommands ``sub``."""
     trec = sub.add_parser(
         "trec",
         help="trec_eval-compatible scoring of a TREC run file",
