@@ -97,7 +97,7 @@ def test_qrels_comments_and_gzip(tmp_path):
     import gzip
 
     path = tmp_path / "qrels.gz"
-    path.write_bytes(gzip.compress(b"# header\n\n1 0 doc#1 1\n  # indented comment\n1 0 d2 0 extra\n"))
+    path.write_bytes(gzip.compress(b"# header\n\n1 0 doc#1 1\n  # indented comment\n1 0 d2 0\n"))
     assert rf.read_qrels(path).select("doc_id", "relevance").rows() == [("doc#1", 1), ("d2", 0)]
 
 
