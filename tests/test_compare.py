@@ -279,3 +279,17 @@ def test_wilcoxon_ranking_in_chunks_equals_one_sort(monkeypatch):
     whole = rf.compare(a, b, by="g", test="wilcoxon")
     monkeypatch.setattr(module, "_RANK_CHUNK", 7)  # many chunks, cut at cell boundaries
     assert rf.compare(a, b, by="g", test="wilcoxon").equals(whole)
+
+
+def test_permutation_mean_zero_up_to_rounding_ties_with_the_null():
+    """Differences 0, .5, -1, .1, .1, .3 sum to 0 up to rounding (-5.6e-17): p is 1, as scipy says.
+
+    Found by hypothesis: a tie tolerance relative to the (rounding-sized) statistic alone gave 0.9375.
+    """
+    a = np.zeros(6)
+    b = np.array([0, 0.5, -1, 0.1, 0.1, 0.3])
+    reference = stats.permutation_test(
+        (a, b), lambda x, y, axis: np.mean(y - x, axis=axis), permutation_type="samples", vectorized=True
+    )
+    assert reference.pvalue == 1.0
+    assert _one(a, b, test="permutation")["p_value"] == 1.0

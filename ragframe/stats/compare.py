@@ -164,9 +164,15 @@ def _wilcoxon_exact_p(r_plus: float, n: int) -> float:
     return float(np.clip(2 * min(sf, cdf), 0, 1))
 
 
-def _two_sided_p(null: np.ndarray, observed: np.ndarray, adjustment: int) -> np.ndarray:
-    """scipy.stats.permutation_test's two-sided p-value from null rows (segments x resamples)."""
-    gamma = np.abs(_EPS * observed)[:, None]
+def _two_sided_p(null: np.ndarray, observed: np.ndarray, adjustment: int, scale: np.ndarray) -> np.ndarray:
+    """scipy.stats.permutation_test's two-sided p-value from null rows (segments x resamples).
+
+    Null values within a relative 1e-14 of the observed statistic count as ties, as in scipy,
+    but relative to the larger of the statistic and the cell's mean |difference|: a statistic
+    that is 0 up to rounding (paired differences summing to 0) ties with null values that
+    are 0 up to another rounding, so such a cell gets p = 1 whatever the summation order.
+    """
+    gamma = (_EPS * np.maximum(np.abs(observed), scale))[:, None]
     total = null.shape[1] if null.ndim == 2 else 0
     less = (np.count_nonzero(null <= observed[:, None] + gamma, axis=1) + adjustment) / (total + adjustment)
     greater = (np.count_nonzero(null >= observed[:, None] - gamma, axis=1) + adjustment) / (total + adjustment)
@@ -283,7 +289,7 @@ def _wilcoxon(seg: _Segments) -> tuple[np.ndarray, np.ndarray]:
             cell_ranks = ranks[cell_first[c] : cell_first[c] + int(count[c])]
             bits = (np.arange(2**cell_ranks.size)[:, None] >> np.arange(cell_ranks.size)) & 1
             null = bits @ cell_ranks
-            p[c] = _two_sided_p(null[None, :], np.array([r_plus[c]]), 0)[0]
+            p[c] = _two_sided_p(null[None, :], np.array([r_plus[c]]), 0, np.zeros(1))[0]
     p[(count == 0) & (seg.n > 0)] = 1.0  # every difference is zero
     p[seg.n == 0] = np.nan
     statistic = np.minimum(r_plus, r_minus)
@@ -294,14 +300,16 @@ def _wilcoxon(seg: _Segments) -> tuple[np.ndarray, np.ndarray]:
 def _permutation(seg: _Segments, n_resamples: int, seed: int | None) -> np.ndarray:
     """Two-sided sign-flip test of the mean difference; exact when 2^n <= n_resamples."""
     p = np.full(seg.n_cells, np.nan)
+    cumulative = np.concatenate([[0.0], np.cumsum(np.abs(seg.d))])
+    scale = (cumulative[seg.starts + seg.n] - cumulative[seg.starts]) / np.maximum(seg.n, 1)  # mean |d| per cell
     exact = (seg.n > 0) & (2.0 ** np.minimum(seg.n, 60) <= n_resamples)
     for c in np.flatnonzero(exact):  # cells of at most log2(n_resamples) pairs
         values = seg.d[seg.starts[c] : seg.starts[c] + seg.n[c]]
-        p[c] = _two_sided_p(exact_sign_flip_means(values)[None, :], np.array([seg.delta[c]]), 0)[0]
+        p[c] = _two_sided_p(exact_sign_flip_means(values)[None, :], np.array([seg.delta[c]]), 0, scale[c : c + 1])[0]
     sampled = np.flatnonzero((seg.n > 0) & ~exact)
     if sampled.size:
         null = sign_flip_means(seg.d, seg.starts[sampled], seg.n[sampled], n_resamples, seed)
-        p[sampled] = _two_sided_p(null, seg.delta[sampled], 1)
+        p[sampled] = _two_sided_p(null, seg.delta[sampled], 1, scale[sampled])
     return p
 
 
