@@ -463,3 +463,30 @@ def test_the_heap_is_trimmed_after_every_batch(log_folder, tmp_path, monkeypatch
     monkeypatch.setattr(streaming, "trim_heap", lambda: calls.append(1) or True)
     result = rf.evaluate_parquet(log_folder, tmp_path / "out", batch_rows=10, progress=False, batches_per_process=None)
     assert result.batches == 5 and len(calls) == 5  # 23 + 17 rows in batches of 10: 3 + 2
+
+
+def test_float_grades_and_id_kinds_follow_the_kernels(tmp_path, monkeypatch):
+    log = ranking_log(6).with_columns(
+        relevance=pl.col("relevance").cast(pl.List(pl.Struct({"id": pl.String, "grade": pl.Float64})))
+    )
+    log = _set(log, 4, "relevance", [{"id": "d4", "grade": 1.5}])
+    log.write_parquet(tmp_path / "grades.parquet")
+    calls = []
+    score = streaming._BatchJob.score
+    monkeypatch.setattr(streaming._BatchJob, "score", lambda job, df: calls.append(df.height) or score(job, df))
+    result = rf.evaluate_parquet(tmp_path / "grades.parquet", tmp_path / "g", k=[1], progress=False)
+    assert calls == [5] and result.rejected == 1
+    assert pl.read_parquet(tmp_path / "g" / "rejects")["reason"].to_list() == [
+        "grade is not a whole number [column 'relevance', row 4]; expected integer grades, found [{id: d4, grade: 1.5}]"
+    ]
+    whole = ranking_log(6).filter(pl.col("id") != 4)  # 2.0 is grade 2: the same scores as integer grades
+    expected = rf.score_retrieval(whole, k=[1]).drop("retrieved_ids", "retrieved_scores", "relevance")
+    assert pl.read_parquet(tmp_path / "g" / "scores").equals(expected)
+
+    ints = pl.DataFrame({"id": [0, 1], "retrieved_ids": [[1, 2], [3]], "relevant_ids": [["1"], ["3"]]})
+    ints.write_parquet(tmp_path / "kinds.parquet")  # 1 is not "1"
+    result = rf.evaluate_parquet(tmp_path / "kinds.parquet", tmp_path / "k", progress=False)
+    assert result.rejected == 2 and pl.read_parquet(tmp_path / "k" / "rejects")["reason"][1] == (
+        "ids of different types [column 'relevant_ids', row 1]; expected int ids as in 'retrieved_ids' (Int64), "
+        "found String ids"
+    )

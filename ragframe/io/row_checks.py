@@ -8,11 +8,13 @@ bad row of a batch is found at once):
 - a column of the wrong dtype (every row of the batch): text roles ``str``; ``contexts``
   ``list[str]``; id lists ``list[str]`` or ``list[int]``; ``retrieved_scores`` a list of
   numbers; ``relevance`` ``list[struct{id: str|int, grade: int}]`` (fields ``key``/``value``
-  accepted, as :func:`ragframe.score_retrieval` does);
+  accepted, float grades when whole numbers, as :func:`ragframe.score_retrieval` does);
 - a null inside a list (``contexts``, ``retrieved_ids``, ``relevant_ids``);
 - ``retrieved_scores``: a list whose length differs from ``retrieved_ids``'s, a null or NaN
   score;
-- ``relevance``: a null judgment, id or grade; a document judged twice with different grades.
+- ``relevance``: a null judgment, id or grade; a float grade that is not a whole number; a
+  document judged twice with different grades;
+- retrieved ids and judged ids of different kinds (int and str: every row of the batch).
 
 A reason reads like a :class:`~ragframe.exceptions.SchemaError` on one line: what is wrong,
 ``[column 'c', row r]`` (``r`` the 0-based row of the source file, the rejects'
@@ -200,6 +202,7 @@ def row_problems(df: pl.DataFrame, roles: Mapping[str, str], *, offset: int = 0)
     [(1, "null or NaN score [column 'scores', row 11]; expected numbers, found [NaN]")]
     """
     checks = [check for role, name in roles.items() if name in df.columns for check in _checks(df, role, name, roles)]
+    checks += _id_kind_check(df, roles)
     if not checks:
         return pl.DataFrame(schema={"row": pl.Int64, "reason": pl.String})
     flags = df.select(check.bad.fill_null(False).alias(f"_bad{i}") for i, check in enumerate(checks))
@@ -266,10 +269,44 @@ def _relevance_checks(name: str, dtype: pl.DataType) -> list[_Check]:
     pairs = column.list.eval(pl.struct(judgment_id, grade)).list.n_unique()
     conflict = column.list.eval(judgment_id).list.n_unique() < pairs
     found = _list_repr(column, dtype)
-    return [
-        _Check(name, "null judgment, id or grade", "non-null id and grade", missing, found),
-        _Check(name, "a document judged twice with different grades", "one grade per document", conflict, found),
-    ]
+    checks = [_Check(name, "null judgment, id or grade", "non-null id and grade", missing, found)]
+    if _field_dtypes(dtype)[grade_field].is_float():
+        # as ragframe.schema.integer_grades: a float grade must be a finite whole number (2.0 is grade 2)
+        value = grade.cast(pl.Float64)
+        fractional = ~value.is_finite() | (value != value.floor()) | (value.abs() >= 2.0**63)
+        not_whole = column.list.eval(fractional.fill_null(False)).list.any()
+        checks.append(_Check(name, "grade is not a whole number", "integer grades", not_whole, found))
+    checks.append(
+        _Check(name, "a document judged twice with different grades", "one grade per document", conflict, found)
+    )
+    return checks
+
+
+def _id_kind_check(df: pl.DataFrame, roles: Mapping[str, str]) -> list[_Check]:
+    """Retrieved ids and judged ids of different kinds (int and str; ``7`` is not ``"7"``) mark every row.
+
+    As :func:`ragframe.schema.check_same_id_kind`; the judgments are ``relevance`` when present, as
+    :func:`ragframe.score_retrieval` reads them.
+    """
+    retrieved, graded, binary = (roles.get(r) for r in ("retrieved_ids", "relevance", "relevant_ids"))
+    if retrieved not in df.columns or not _DTYPE_RULES["retrieved_ids"][1](df.schema[retrieved]):
+        return []
+    if graded in df.columns and _relevance_ok(df.schema[graded]):
+        judged, dtype = graded, _field_dtypes(df.schema[graded])[_judgment_fields(df.schema[graded])[0]]
+    elif graded not in df.columns and binary in df.columns and _DTYPE_RULES["relevant_ids"][1](df.schema[binary]):
+        judged, dtype = binary, df.schema[binary].inner  # type: ignore[attr-defined]
+    else:
+        return []
+    ids = df.schema[retrieved].inner  # type: ignore[attr-defined]
+    if (ids == pl.String) == (dtype == pl.String):
+        return []
+    expected = f"{'str' if ids == pl.String else 'int'} ids as in {retrieved!r} ({ids})"
+    return [_Check(judged, "ids of different types", expected, pl.lit(True), pl.lit(f"{dtype} ids"))]
+
+
+def _field_dtypes(dtype: pl.DataType) -> dict[str, pl.DataType]:
+    """Field name -> dtype of a list[struct] dtype."""
+    return {f.name: f.dtype for f in dtype.inner.fields}  # type: ignore[attr-defined]
 
 
 def _judgment_fields(dtype: pl.DataType) -> tuple[str, str]:
@@ -301,11 +338,11 @@ def _is_id(dtype: pl.DataType) -> bool:
 def _relevance_ok(dtype: pl.DataType) -> bool:
     if not isinstance(dtype, pl.List) or not isinstance(dtype.inner, pl.Struct):
         return False
-    fields = {f.name: f.dtype for f in dtype.inner.fields}
+    fields = _field_dtypes(dtype)
     id_field, grade_field = _judgment_fields(dtype)
-    return (
-        id_field in fields and grade_field in fields and _is_id(fields[id_field]) and fields[grade_field].is_integer()
-    )
+    if id_field not in fields or grade_field not in fields:
+        return False
+    return _is_id(fields[id_field]) and (fields[grade_field].is_integer() or fields[grade_field].is_float())
 
 
 _DTYPE_RULES = {
@@ -316,5 +353,5 @@ _DTYPE_RULES = {
         for role in _ID_LIST_ROLES
     },
     "retrieved_scores": ("a list of numbers", lambda d: isinstance(d, pl.List) and d.inner.is_numeric()),
-    "relevance": ("list[struct{id: str, grade: int}]", _relevance_ok),
+    "relevance": ("list[struct{id: str, grade: int}] (whole-number float grades accepted)", _relevance_ok),
 }
