@@ -25,6 +25,7 @@ from ragframe.exceptions import InvalidParameterError
 
 __all__ = [
     "positive_int",
+    "resamples",
     "integer",
     "number",
     "probability",
@@ -83,6 +84,24 @@ def positive_int(value: Any, name: str, function: str) -> int:
     3
     """
     return integer(value, name, function, minimum=1)
+
+
+#: The most resamples a bootstrap or permutation test may ask for (memory: 8 bytes each per cell).
+MAX_RESAMPLES = 10_000_000
+
+
+def resamples(value: Any, name: str, function: str) -> int:
+    """A resample count: an int from 1 to :data:`MAX_RESAMPLES`.
+
+    Examples
+    --------
+    >>> resamples(9999, "n_resamples", "compare")
+    9999
+    """
+    count = positive_int(value, name, function)
+    if count > MAX_RESAMPLES:
+        raise fail(function, name, f"an int from 1 to {MAX_RESAMPLES:,}", value)
+    return count
 
 
 def number(

@@ -38,8 +38,8 @@ SCORED = pl.DataFrame(
     }
 )
 OTHER = SCORED.with_columns(pl.col("faithfulness") * 0.5)
-RUN = pl.DataFrame({"query": ["q1", "q1", "q2"], "doc": ["a", "b", "c"], "score": [2.0, 1.0, 1.0]})
-QRELS = pl.DataFrame({"query": ["q1", "q2"], "doc": ["b", "c"], "relevance": [1, 2]})
+RUN = pl.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "score": [2.0, 1.0, 1.0]})
+QRELS = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["b", "c"], "relevance": [1, 2]})
 JUDGMENTS = pl.DataFrame(
     {
         "query": ["q"] * 6,

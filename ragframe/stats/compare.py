@@ -406,7 +406,7 @@ def compare(
     validate.choice(correction, "correction", function, CORRECTIONS)
     alpha = validate.confidence(alpha, "alpha", function)
     validate.choice(how, "how", function, ("error", "inner"))
-    n_resamples = validate.positive_int(n_resamples, "n_resamples", function)
+    n_resamples = validate.resamples(n_resamples, "n_resamples", function)
     seed = validate.seed(seed, "seed", function)
     on_cols = validate.column_list(on, "on", function)
     group_by = [] if by is None else validate.column_list(by, "by", function, allow_empty=True)

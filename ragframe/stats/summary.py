@@ -575,7 +575,7 @@ def summarize(
     validate.choice(ci, "ci", function, ("t", "bootstrap"))
     validate.choice(percentile_method, "percentile_method", function, QUANTILE_METHODS)
     confidence = validate.confidence(confidence, "confidence", function)
-    n_resamples = validate.positive_int(n_resamples, "n_resamples", function)
+    n_resamples = validate.resamples(n_resamples, "n_resamples", function)
     seed = validate.seed(seed, "seed", function)
     chosen = _check_stats(stats, function)
     df, names, group_by = prepare_scores(scores, metrics, by, function)
