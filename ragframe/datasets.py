@@ -1,15 +1,43 @@
-"""The small real example bundled with the package (see ``ragframe/data/README.md``)."""
+"""The small real examples bundled with the package (see ``ragframe/data/README.md``).
+
+- :func:`example_paths`: TREC DL 2019 passage ranking, a BM25 run, a GPT-3.5 rerank of it and
+  the official graded qrels (43 judged queries).
+- :func:`example_rag_log`: 200 answers of a documentation assistant with human labels (ARES).
+- :func:`wrong_contexts`: that log with a simulated retrieval bug, for regression examples.
+- :func:`write_examples`: all of them as files in one folder (what ``ragframe demo --out``
+  writes next to its scores), for the command-line examples of the README.
+"""
 
 from __future__ import annotations
 
+import os
+import shutil
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["example_paths", "example_rag_log"]
+import polars as pl
+
+from ragframe.exceptions import SchemaError
+
+__all__ = ["example_paths", "example_rag_log", "wrong_contexts", "write_examples", "EXAMPLE_FILES"]
+
+#: The files :func:`write_examples` writes, by key: the file name in the folder.
+EXAMPLE_FILES = {
+    "rag_log": "rag_log.parquet",
+    "rag_log_wrong_contexts": "rag_log.wrong_contexts.parquet",
+    "bm25": "run.bm25.txt",
+    "bm25+gpt3.5-rerank": "run.rerank-gpt35.txt",
+    "qrels": "qrels.txt",
+}
 
 
 def example_paths() -> dict[str, Path]:
     """Paths of the bundled TREC DL 2019 example: ``qrels`` and the runs ``bm25`` and ``bm25+gpt3.5-rerank``.
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        The bundled files (TREC run and qrels formats; ``rf.read_trec_run``, ``rf.read_qrels``).
 
     Examples
     --------
@@ -27,6 +55,13 @@ def example_paths() -> dict[str, Path]:
 def example_rag_log() -> Path:
     """Path of the bundled ARES RAG log: 200 questions, answers and passages with human labels.
 
+    Returns
+    -------
+    pathlib.Path
+        A Parquet file with columns ``id, question, answer, contexts`` (list[str]),
+        ``source_url, reaction`` and the 0/1 labels ``human_context_relevance``,
+        ``human_faithfulness``, ``human_answer_relevance``. No reference answer.
+
     Examples
     --------
     >>> import polars as pl
@@ -34,3 +69,74 @@ def example_rag_log() -> Path:
     (200, 4)
     """
     return Path(str(resources.files("ragframe") / "data" / "ares_databricks_docs.parquet"))
+
+
+def wrong_contexts(log: pl.DataFrame, /, contexts: str = "contexts") -> pl.DataFrame:
+    """The log with a simulated retrieval bug: each row gets the previous row's contexts.
+
+    The first row gets the last row's. Questions and answers are unchanged, so the answers
+    now rest on passages retrieved for another question: the context and faithfulness
+    metrics drop, ``answer_relevance`` does not. A deterministic stand-in for a second
+    system, for the regression and gate examples (it is not real data).
+
+    Parameters
+    ----------
+    log : polars.DataFrame
+        A RAG log with a ``contexts`` column (at least one row).
+    contexts : str
+        Name of the contexts column.
+
+    Returns
+    -------
+    polars.DataFrame
+        The same columns and rows, the contexts shifted down by one row (cyclically).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> log = pl.DataFrame({"id": [1, 2, 3], "contexts": [["a"], ["b"], ["c"]]})
+    >>> wrong_contexts(log)["contexts"].to_list()
+    [['c'], ['a'], ['b']]
+    """
+    if not isinstance(log, pl.DataFrame):
+        raise SchemaError("expected a polars DataFrame", function="wrong_contexts", found=type(log).__name__)
+    if contexts not in log.columns:
+        raise SchemaError("missing column", function="wrong_contexts", column=contexts, available=log.columns)
+    if log.height == 0:
+        raise SchemaError("the log has no row to shift", function="wrong_contexts", column=contexts)
+    column = log.get_column(contexts)
+    return log.with_columns(pl.concat([column.tail(1), column.head(-1)]).alias(contexts))
+
+
+def write_examples(folder: str | os.PathLike[str], /) -> dict[str, Path]:
+    """Write the bundled examples into ``folder`` (created): :data:`EXAMPLE_FILES`.
+
+    The runs, the qrels and the RAG log are byte-for-byte copies of the bundled files;
+    ``rag_log.wrong_contexts.parquet`` is :func:`wrong_contexts` of the log. Existing files
+    of these names are replaced.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        Destination folder; created with its parents when missing.
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        The written files, keyed as :data:`EXAMPLE_FILES`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     sorted(p.name for p in write_examples(tmp).values())
+    ['qrels.txt', 'rag_log.parquet', 'rag_log.wrong_contexts.parquet', 'run.bm25.txt', 'run.rerank-gpt35.txt']
+    """
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    written = {key: out / name for key, name in EXAMPLE_FILES.items()}
+    sources = {**example_paths(), "rag_log": example_rag_log()}
+    for key, source in sources.items():
+        shutil.copyfile(source, written[key])
+    wrong_contexts(pl.read_parquet(sources["rag_log"])).write_parquet(written["rag_log_wrong_contexts"])
+    return written

@@ -9,8 +9,9 @@ import polars as pl
 
 from ragframe.cli.args import EXIT_CODES, epilog
 from ragframe.cli.format import format_frame
-from ragframe.datasets import example_paths
+from ragframe.datasets import EXAMPLE_FILES, write_examples
 from ragframe.io.trec import read_qrels, read_trec_run
+from ragframe.metrics import score_columns
 from ragframe.metrics.retrieval import evaluate_run, run_summary
 from ragframe.stats.compare import compare_runs
 from ragframe.stats.summary import summarize
@@ -46,12 +47,12 @@ DEMO_SUMMARY_COLUMNS = ["ndcg_at_10", "mrr", "average_precision", "recall_at_100
 
 
 def run(args: argparse.Namespace) -> int:
-    """Score and print the bundled examples, write their scores under ``--out``; 0."""
-    paths = example_paths()
-    qrels = read_qrels(paths["qrels"])
-    runs = {name: read_trec_run(paths[name]) for name in ("bm25", "bm25+gpt3.5-rerank")}
+    """Copy the bundled examples into ``--out``, score them from there, print tables, write the scores; 0."""
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
+    paths = write_examples(out_dir)  # the inputs, so that the README's later commands can use them
+    qrels = read_qrels(paths["qrels"])
+    runs = {name: read_trec_run(paths[name]) for name in ("bm25", "bm25+gpt3.5-rerank")}
     summaries = {}
     frames = []
     for name, run in runs.items():
@@ -85,9 +86,13 @@ def run(args: argparse.Namespace) -> int:
     print(
         format_frame(summary.select("run", "metric", "count", "mean", "std", "min", "p50", "max", "ci_low", "ci_high"))
     )
-    rag_path = _demo_heuristics(out_dir)
-    print(f"\nper-query ranking scores ({scores.height} rows) written to {per_query_path.resolve()}")
-    print(f"per-answer heuristic scores (200 rows) written to {rag_path.resolve()}")
+    rag_path = _demo_heuristics(paths["rag_log"], out_dir)
+    print(f"\nwritten to {out_dir.resolve()}:")
+    print(f"  {per_query_path.name}: per-query ranking scores ({scores.height} rows, a 'run' column)")
+    print(f"  {rag_path.name}: per-answer heuristic scores (200 rows)")
+    print(f"  the inputs: {', '.join(EXAMPLE_FILES.values())}")
+    print(f"  ({EXAMPLE_FILES['rag_log_wrong_contexts']} is the RAG log with each row given the previous row's")
+    print("  contexts, a simulated retrieval bug for trying 'ragframe compare' and 'ragframe gate')")
     return 0
 
 
@@ -100,20 +105,20 @@ _DEMO_LABELS = {
 }
 
 
-def _demo_heuristics(out_dir: Path) -> Path:
-    """Score the bundled ARES log with the heuristic metrics; print the summary and the AUC per human label."""
+def _demo_heuristics(log_path: Path, out_dir: Path) -> Path:
+    """Score the ARES log at ``log_path`` with the heuristic metrics; print the summary and the AUC per label."""
     from sklearn.metrics import roc_auc_score
 
     from ragframe import evaluate
-    from ragframe.datasets import example_rag_log
 
-    log = pl.read_parquet(example_rag_log())
+    log = pl.read_parquet(log_path)
     scored = evaluate(log, list(_DEMO_LABELS))
     path = out_dir / "rag_scores.parquet"
     scored.drop("question", "answer", "contexts").write_parquet(path)
     print("\nheuristic RAG metrics on the bundled ARES log: 200 answers of a documentation assistant")
     print("with human labels (rf.evaluate, then rf.summarize; no reference answers, so five metrics)\n")
-    summary = summarize(scored)
+    # the new score columns only: the human labels (human_faithfulness, ...) parse as prefixed scores
+    summary = summarize(scored, metrics=score_columns(scored.columns[len(log.columns) :]))
     print(format_frame(summary.select("metric", "count", "mean", "std", "p50", "pass_rate", "ci_low", "ci_high")))
     rows = []
     for metric, label in _DEMO_LABELS.items():  # five metrics: report lines, not a hot path
@@ -141,7 +146,12 @@ ranking measures of both runs, a paired comparison of the runs (mean difference,
 its 95% interval, t-test p-values), and a summary of the per-query scores; writes
 the per-query scores to OUT/per_query.parquet. Then scores the bundled ARES RAG log
 (200 answers with human labels) with the heuristic metrics, prints their summary
-and how well each separates the human labels, and writes OUT/rag_scores.parquet."""
+and how well each separates the human labels, and writes OUT/rag_scores.parquet.
+
+OUT also receives the inputs, read from there: run.bm25.txt, run.rerank-gpt35.txt,
+qrels.txt, rag_log.parquet (copies of the bundled files), and
+rag_log.wrong_contexts.parquet (the log with each row given the previous row's
+contexts: a simulated retrieval bug, to try 'ragframe eval', 'compare' and 'gate')."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -153,5 +163,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         epilog=epilog(EXIT_CODES),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    demo.add_argument("--out", default="ragframe-demo", help="folder for the per-query scores (default: %(default)s)")
+    demo.add_argument(
+        "--out",
+        default="ragframe-demo",
+        help="folder for the inputs, the per-query scores and the per-answer scores (default: %(default)s)",
+    )
     demo.set_defaults(handler=run)

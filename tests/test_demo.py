@@ -1,0 +1,113 @@
+"""``ragframe demo --out DIR`` and ``ragframe.datasets``: the demo writes the inputs it used.
+
+The README's command-line examples start from these files, so they must be exact copies of
+the bundled data (and the simulated second log exactly the documented shift).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import ragframe as rf
+from ragframe.cli.main import main
+from ragframe.datasets import EXAMPLE_FILES, example_paths, example_rag_log, write_examples, wrong_contexts
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory) -> tuple[Path, str]:
+    """One demo run for the module (capsys is function-scoped): its folder and what it printed."""
+    out = tmp_path_factory.mktemp("demo") / "nested" / "demo"  # parents are created
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = main(["demo", "--out", str(out)])
+    assert code == 0
+    return out, buffer.getvalue()
+
+
+def test_demo_writes_its_inputs_and_scores(demo):
+    out, printed = demo
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted([*EXAMPLE_FILES.values(), "per_query.parquet", "rag_scores.parquet"])
+    for name in EXAMPLE_FILES.values():
+        assert name in printed, name
+
+
+def test_demo_inputs_are_byte_copies_of_the_bundled_files(demo):
+    out, _ = demo
+    sources = {**example_paths(), "rag_log": example_rag_log()}
+    for key, source in sources.items():
+        assert (out / EXAMPLE_FILES[key]).read_bytes() == source.read_bytes(), key
+
+
+def test_wrong_contexts_log_is_the_documented_shift(demo):
+    out, _ = demo
+    log = pl.read_parquet(example_rag_log())
+    broken = pl.read_parquet(out / EXAMPLE_FILES["rag_log_wrong_contexts"])
+    assert broken.columns == log.columns and broken.height == log.height == 200
+    assert broken.drop("contexts").equals(log.drop("contexts"))
+    contexts = log["contexts"].to_list()
+    assert broken["contexts"].to_list() == [contexts[-1], *contexts[:-1]]
+    assert broken["contexts"][5].to_list() == contexts[4] and broken["contexts"][0].to_list() == contexts[199]
+
+
+def test_demo_scores_come_from_the_written_inputs(demo):
+    out, printed = demo
+    # the published BM25 nDCG@10 (Pyserini) from the copied files, as ragframe trec computes it
+    per_query = rf.evaluate_run(
+        rf.read_trec_run(out / "run.bm25.txt"), rf.read_qrels(out / "qrels.txt"), k=[10], metrics=["ndcg_at_k"]
+    )
+    assert round(rf.run_summary(per_query)["ndcg_at_10"].item(), 4) == 0.5058
+    assert "ndcg_at_10         0.5058              0.6868" in printed
+    rag = pl.read_parquet(out / "rag_scores.parquet")
+    assert rag.height == 200 and rag["id"].to_list() == list(range(200))
+
+
+def test_demo_heuristic_summary_lists_scores_not_the_human_labels(demo):
+    _, printed = demo
+    lines = printed.split("heuristic RAG metrics", 1)[1].splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("metric "))
+    rows = []
+    for line in lines[header + 2 :]:  # after the header and its dashes, up to the blank line
+        if not line.strip():
+            break
+        rows.append(line.split()[0])
+    assert rows == [
+        "faithfulness",
+        "answer_relevance",
+        "context_precision",
+        "context_relevance",
+        "hallucination_rate",
+        "composite_score",
+    ]
+
+
+def test_wrong_contexts_lowers_the_context_metrics_only():
+    log = pl.read_parquet(example_rag_log())
+    metrics = ["faithfulness", "answer_relevance", "context_precision"]
+    base = rf.evaluate(log, metrics).select(metrics).mean()
+    broken = rf.evaluate(wrong_contexts(log), metrics).select(metrics).mean()
+    assert broken["answer_relevance"].item() == base["answer_relevance"].item()
+    assert broken["faithfulness"].item() < base["faithfulness"].item() - 0.04
+    assert broken["context_precision"].item() < base["context_precision"].item() - 0.1
+
+
+def test_wrong_contexts_errors_and_other_column_name():
+    frame = pl.DataFrame({"chunks": [["a"], ["b"]]})
+    assert wrong_contexts(frame, contexts="chunks")["chunks"].to_list() == [["b"], ["a"]]
+    with pytest.raises(rf.SchemaError, match=r"wrong_contexts.*missing column.*contexts"):
+        wrong_contexts(frame)
+    with pytest.raises(rf.SchemaError, match="no row"):
+        wrong_contexts(frame.clear(), contexts="chunks")
+    with pytest.raises(rf.SchemaError, match="polars DataFrame"):
+        wrong_contexts(frame.to_pandas(), contexts="chunks")
+
+
+def test_write_examples_replaces_earlier_files(tmp_path):
+    (tmp_path / "qrels.txt").write_text("stale", encoding="utf-8")
+    written = write_examples(tmp_path)
+    assert written["qrels"].read_bytes() == example_paths()["qrels"].read_bytes()
