@@ -41,14 +41,13 @@ from ragframe.metrics.retrieval import (
     run_summary,
     score_retrieval,
 )
+from ragframe.namespace import register as _register_namespace
 from ragframe.stats.agreement import agreement, cohen_kappa, judgment_summary, judgments_to_qrels
 from ragframe.stats.batch_summary import batch_passed, detect_regressions, summarize_batch
 from ragframe.stats.compare import adjust_p_values, compare, compare_runs
 from ragframe.stats.gate import gate
 from ragframe.stats.regressions import regressions
 from ragframe.stats.summary import SummaryState, merge_summary_states, summarize, summary_state
-
-from ragframe.namespace import register as _register_namespace
 
 _register_namespace()  # df.rf.evaluate(...), df.rf.summarize(), ...
 

@@ -244,15 +244,44 @@ class Evaluator:
         [0.5]
         """
         checked = self._checked(function)
-        available = column_names(frame, function)
-        requests = self._requests_for(checked, available, function)
-        roles = _input_columns(requests, checked, available)
-        _require(requests, checked, available, function)
+        requests, roles = self._plan(checked, column_names(frame, function), function)
 
         def compute(view: pl.DataFrame) -> pl.DataFrame:
             return _score(view, requests, checked, function)
 
         return apply_to_frame(frame, compute, columns=list(dict.fromkeys(roles.values())), function=function)
+
+    def scores(self, frame: pl.DataFrame, /, *, function: str = "evaluate") -> pl.DataFrame:
+        """Only the new columns for a polars DataFrame (what streaming and cluster engines write).
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> Evaluator(["mrr"]).scores(pl.DataFrame({"retrieved_ids": [["a"]], "relevant_ids": [["a"]]})).columns
+        ['mrr']
+        """
+        checked = self._checked(function)
+        requests, roles = self._plan(checked, frame.columns, function)
+        return _score(frame.select(list(dict.fromkeys(roles.values()))), requests, checked, function)
+
+    def plan(self, columns: Iterable[str], /, *, function: str = "Evaluator") -> tuple[list[Request], dict[str, str]]:
+        """What a frame with these ``columns`` gets: the (metric, cutoff) requests and the input columns by role.
+
+        A missing input column is a :class:`SchemaError` naming the metric that needs it.
+
+        Examples
+        --------
+        >>> requests, roles = Evaluator(["faithfulness"], answer="response").plan(["response", "contexts"])
+        >>> roles
+        {'answer': 'response', 'contexts': 'contexts'}
+        """
+        return self._plan(self._checked(function), list(columns), function)
+
+    def _plan(self, checked: dict[str, Any], available: list[str], function: str):
+        requests = self._requests_for(checked, available, function)
+        roles = _input_columns(requests, checked, available)
+        _require(requests, checked, available, function)
+        return requests, roles
 
     def _requests_for(self, checked: dict[str, Any], available: list[str], function: str) -> list[Request]:
         if self.metrics == AUTO:

@@ -189,7 +189,7 @@ def test_ctrl_c_prints_one_line_and_exits_130(tmp_path, per_process):
     stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr.decode()
     assert stderr.decode() == "ragframe: interrupted\n"  # no traceback, from the parent or from a child
-    assert stdout == b""
+    assert stdout.startswith(b"scoring ") and stdout.count(b"\n") == 1  # the plan, then nothing
     written = sorted(p.name for p in (out / "scores").iterdir())
     time.sleep(1.0)
     assert sorted(p.name for p in (out / "scores").iterdir()) == written, "a child kept writing"

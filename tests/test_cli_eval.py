@@ -25,12 +25,13 @@ def log_file(tmp_path):
 
 def test_eval_prints_summary_and_writes_dataset(log_file, tmp_path, capsys):
     out = tmp_path / "out"
-    assert main(["eval", str(log_file), "-o", str(out), "--batch-rows", "7", "--k", "1", "3"]) == 0
+    assert main(["eval", str(log_file), "-o", str(out), "--batch-rows", "7", "--k", "1", "3", "--metrics", "auto"]) == 0
     printed = capsys.readouterr().out
+    assert printed.startswith("scoring faithfulness, answer_relevance, ")  # the plan first
     assert "faithfulness" in printed and "ndcg_at_3" in printed and "scored 30 of 30 rows (0 rejected)" in printed
     scores = pl.read_parquet(out / "scores")
     assert scores.height == 30 and "precision_at_1" in scores.columns and "answer" not in scores.columns
-    assert main(["eval", str(log_file), "-o", str(out), "--batch-rows", "7", "--k", "1", "3"]) == 0
+    assert main(["eval", str(log_file), "-o", str(out), "--batch-rows", "7", "--k", "1", "3", "--metrics", "auto"]) == 0
     assert "5 of 5 batches done by an earlier run" in capsys.readouterr().out
 
 
@@ -125,3 +126,20 @@ def test_demo_and_usage_errors_in_a_real_process(tmp_path):
     assert (tmp_path / "per_query.parquet").exists() and (tmp_path / "rag_scores.parquet").exists()
     bad = subprocess.run([sys.executable, "-m", "ragframe.cli", "nonsense"], capture_output=True, text=True)
     assert bad.returncode == 2
+
+
+def test_a_missing_input_is_an_error_naming_the_metric_not_a_silent_drop(tmp_path, capsys):
+    """ragframe eval used to score only what it could; now the default metrics need their columns."""
+    log = tmp_path / "no_contexts.parquet"
+    make_log(6).drop("contexts").write_parquet(log)
+    assert main(["eval", str(log), "-o", str(tmp_path / "a"), "--no-progress"]) == 3
+    err = capsys.readouterr().err
+    assert "metric 'faithfulness' needs the contexts column" in err and err.count("\n") == 1
+    assert not (tmp_path / "a").exists()  # nothing written
+    assert main(["eval", str(log), "-o", str(tmp_path / "b"), "--column", "answer=nosuch"]) == 3
+    assert "[column 'nosuch'" in capsys.readouterr().err
+    # asking for what the columns allow scores the rest, and says which
+    assert main(["eval", str(log), "-o", str(tmp_path / "c"), "--metrics", "auto", "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("scoring answer_relevance, answer_correctness, precision_at_1,")
+    assert "faithfulness" not in pl.read_parquet(tmp_path / "c" / "scores").columns

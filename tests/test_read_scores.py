@@ -44,7 +44,7 @@ def test_an_evaluate_parquet_output_reads_its_scores_only(tmp_path):
         {"id": [1, 2, 3], "retrieved_ids": [["a", "b"], ["c"], ["d"]], "relevant_ids": [["b"], ["x"], None]}
     )
     log.write_parquet(tmp_path / "log.parquet")
-    rf.evaluate_parquet(tmp_path / "log.parquet", tmp_path / "out", k=[1], batch_rows=2, progress=False)
+    rf.evaluate_parquet(tmp_path / "log.parquet", tmp_path / "out", metrics="auto", k=[1], batch_rows=2, progress=False)
     out = tmp_path / "out"
     assert (out / "state").is_dir() and (out / "summary.parquet").is_file()
     with pytest.raises(pl.exceptions.PolarsError):  # the whole folder is not one table (state/ is not scores)

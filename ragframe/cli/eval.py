@@ -8,6 +8,8 @@ from typing import Any
 
 from ragframe.cli.args import EXIT_CODES, UsageError, add_format_argument, epilog, mapping, positive_int
 from ragframe.cli.format import format_frame
+from ragframe.evaluator import Evaluator
+from ragframe.exceptions import InvalidParameterError
 from ragframe.io.streaming import DEFAULT_BATCH_ROWS, DEFAULT_BATCHES_PER_PROCESS
 
 __all__ = ["add_parser", "run"]
@@ -18,38 +20,23 @@ rows is scored with the in-memory kernels and written to OUT/scores/ as one
 Parquet part; rows that break the column contract go to OUT/rejects/ with the
 reason and their row number; OUT/summary.parquet summarizes every score column.
 A killed run restarted with the same arguments continues where it stopped.
-Metrics: the heuristic metric names (faithfulness, answer_relevance,
-context_precision, context_recall, context_relevance, answer_correctness,
-hallucination_rate) and 'retrieval' (ranking metrics at --k); by default every
-metric whose input columns the log has."""
+Metrics: any names rf.list_metrics() shows (faithfulness, mrr, ndcg_at_k, ...),
+output names (ndcg_at_10), family names (heuristic, retrieval) or 'auto' (every
+metric whose input columns the log has). Default: the seven heuristic metrics;
+a metric whose input column is missing is an error naming both."""
 
 _CONFIG_HELP = (
-    "A TOML config may set: metrics (list), k (list), batch_rows, batches_per_process, keep (list), a [columns] "
-    "table mapping "
-    "ragframe's roles (question, answer, contexts, ground_truth, retrieved_ids, relevant_ids, retrieved_scores, "
-    "relevance) to the log's column names, [thresholds] and [weights] tables keyed by metric, composite_threshold, "
-    "ngram_sizes, ngram_weights, claim_support_threshold, chunk_relevance_threshold and relevance_level. "
-    "Flags given on the command line override the config."
+    "A TOML config holds rf.Evaluator's options under their own names (metrics, k, relevance_level, thresholds and "
+    "weights tables, composite_threshold, prefix, explain, ngram_sizes, ngram_weights, claim_support_threshold, "
+    "chunk_relevance_threshold, and the column names question, answer, contexts, ground_truth, retrieved_ids, "
+    "retrieved_scores, relevant_ids, relevance, also accepted grouped in a [columns] table), plus the run's own "
+    "batch_rows, batches_per_process and keep. Flags given on the command line override the config."
 )
-_CONFIG_KEYS = {
-    "metrics",
-    "k",
-    "batch_rows",
-    "batches_per_process",
-    "keep",
-    "columns",
-    "thresholds",
-    "weights",
-    "composite_threshold",
-    "ngram_sizes",
-    "ngram_weights",
-    "claim_support_threshold",
-    "chunk_relevance_threshold",
-    "relevance_level",
-}
+_RUN_KEYS = ("batch_rows", "batches_per_process", "keep")
 
 
 def _load_config(path: str | None) -> dict[str, Any]:
+    """The TOML file's table (a [columns] table is flattened into the column-name options)."""
     if path is None:
         return {}
     try:
@@ -70,43 +57,60 @@ def _load_config(path: str | None) -> dict[str, Any]:
         raise FileNotFoundError(f"config file {path!r} not found") from exc
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"config file {path!r} is not valid TOML: {exc}") from exc
-    unknown = sorted(set(config) - _CONFIG_KEYS)
+    columns = config.pop("columns", {})
+    if not isinstance(columns, dict):
+        raise UsageError(f"config file {path!r}: [columns] must be a table of role = column name")
+    config.update(columns)
+    known = {"metrics", *_RUN_KEYS, *Evaluator.option_defaults()}
+    unknown = sorted(set(config) - known)
     if unknown:
-        raise UsageError(f"config file {path!r}: unknown key {unknown[0]!r}; known keys: {sorted(_CONFIG_KEYS)}")
+        raise UsageError(f"config file {path!r}: unknown key {unknown[0]!r}; known keys: {sorted(known)}")
     return config
 
 
+def _evaluator(args: argparse.Namespace, config: dict[str, Any]) -> Evaluator:
+    """The run configuration: the config file's options, the flags over them."""
+    options = {k: v for k, v in config.items() if k not in _RUN_KEYS and k != "metrics"}
+    options.update(dict(args.column or []))
+    if args.k is not None:
+        options["k"] = args.k
+    metrics = args.metrics if args.metrics is not None else config.get("metrics")
+    if isinstance(metrics, list) and metrics == ["auto"]:
+        metrics = "auto"
+    try:
+        return Evaluator(metrics, **options)
+    except InvalidParameterError as exc:
+        raise UsageError(str(exc)) from exc
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run :func:`ragframe.evaluate_parquet` with the flags and the TOML config; print the summary; 0."""
-    from ragframe.exceptions import InvalidParameterError
     from ragframe.io.streaming import evaluate_parquet
 
     config = _load_config(args.config)
-    columns = dict(config.pop("columns", {}))
-    columns.update(dict(args.column or []))
-    settings = {
-        "metrics": args.metrics if args.metrics is not None else config.pop("metrics", None),
-        "k": args.k if args.k is not None else config.pop("k", [1, 5, 10]),
-        "batch_rows": args.batch_rows if args.batch_rows is not None else config.pop("batch_rows", DEFAULT_BATCH_ROWS),
-        "keep": args.keep if args.keep is not None else config.pop("keep", None),
+    evaluator = _evaluator(args, config)
+    run_options: dict[str, Any] = {
+        "batch_rows": args.batch_rows if args.batch_rows is not None else config.get("batch_rows", DEFAULT_BATCH_ROWS),
+        "keep": args.keep if args.keep is not None else config.get("keep"),
     }
-    for key in ("metrics", "k", "batch_rows", "keep"):
-        config.pop(key, None)
-    if args.batches_per_process is not None:
-        config["batches_per_process"] = args.batches_per_process
+    if args.batches_per_process is not None or "batches_per_process" in config:
+        run_options["batches_per_process"] = (
+            args.batches_per_process if args.batches_per_process is not None else config["batches_per_process"]
+        )
+    report = sys.stderr if args.format != "table" else sys.stdout  # stdout stays machine-readable
+
+    def announce(outputs: list[str]) -> None:
+        print(f"scoring {', '.join(outputs)}", file=report, flush=True)
+
     try:
         result = evaluate_parquet(
             args.logs,
             args.out,
-            settings["metrics"],
-            batch_rows=settings["batch_rows"],
-            keep=settings["keep"],
-            columns=columns,
-            k=settings["k"],
+            evaluator,
             resume=not args.no_resume,
             overwrite=args.overwrite,
             progress=not args.no_progress,
-            **config,
+            on_start=announce,
+            **run_options,
         )
     except InvalidParameterError as exc:
         raise UsageError(str(exc)) from exc
@@ -117,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         f"\nscored {result.scored:,} of {result.rows:,} rows ({result.rejected:,} rejected) in {result.seconds:.1f} s"
         f"{resumed}; scores in {result.out / 'scores'}, summary in {result.out / 'summary.parquet'}"
         + (f", rejects in {result.out / 'rejects'}" if result.rejected else ""),
-        file=sys.stderr if args.format != "table" else sys.stdout,
+        file=report,
     )
     return 0
 
@@ -136,7 +140,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     evaluate.add_argument("-o", "--out", required=True, metavar="OUT", help="output folder (created)")
     evaluate.add_argument(
-        "--metrics", nargs="+", metavar="METRIC", help="metrics to run (default: all the log's columns allow)"
+        "--metrics",
+        nargs="+",
+        metavar="METRIC",
+        help="metric, output or family names, or 'auto' (default: the seven heuristic metrics)",
     )
     evaluate.add_argument(
         "--k", nargs="+", type=positive_int, metavar="K", help="cutoffs of the ranking metrics (1 5 10)"

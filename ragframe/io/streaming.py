@@ -2,8 +2,8 @@
 
 :func:`evaluate_parquet` reads a file, a folder or a glob of Parquet files in batches of
 ``batch_rows`` rows, scores each batch with the same kernels as in memory
-(:func:`ragframe.evaluate` for the heuristic metrics, :func:`ragframe.score_retrieval`
-for the ranking metrics), and writes::
+(:meth:`ragframe.Evaluator.scores`: one run configuration for every batch, in this
+process or a child), and writes::
 
     OUT/scores/part-00000.parquet ...   one part per batch: kept columns + scores
     OUT/rejects/part-00003.parquet      rows that broke the column contract: source_file,
@@ -40,7 +40,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from ragframe import validate
-from ragframe.evaluator import evaluate
+from ragframe.evaluator import Evaluator
 from ragframe.exceptions import InputFileError, InvalidParameterError, RagframeError, ResumeError, SchemaError
 from ragframe.io.memory import trim_heap
 from ragframe.io.row_checks import (
@@ -52,9 +52,6 @@ from ragframe.io.row_checks import (
     row_problems,
     value_text,
 )
-from ragframe.metrics.heuristic import HEURISTIC_METRICS
-from ragframe.metrics.registry import get_metric
-from ragframe.metrics.retrieval import score_retrieval
 from ragframe.stats.summary import SummaryState, merge_summary_states, summary_state
 
 __all__ = [
@@ -69,8 +66,7 @@ __all__ = [
 DEFAULT_BATCH_ROWS = 100_000
 DEFAULT_BATCHES_PER_PROCESS = 10
 MANIFEST = "manifest.json"
-_ROLES = tuple(CONTRACT_DTYPES)  # question, answer, ground_truth, contexts, retrieved_ids, ...
-_FORMAT_VERSION = 1
+_FORMAT_VERSION = 2  # 2: the manifest holds the Evaluator's options
 
 
 @dataclass
@@ -200,35 +196,6 @@ def _output_schema(
     return output
 
 
-def _columns_for(
-    schema: pl.Schema, metrics: Sequence[str] | None, columns: Mapping[str, str]
-) -> tuple[list[str], bool]:
-    """Heuristic metrics to run (by default those whose input columns exist) and whether to score retrieval."""
-    present = set(schema.names())
-
-    def has(role: str) -> bool:
-        return columns.get(role, role) in present
-
-    if metrics is None:
-        heuristic = [m for m in HEURISTIC_METRICS if all(has(r) for r in get_metric(m).inputs)]
-        retrieval = has("retrieved_ids") and (has("relevant_ids") or has("relevance"))
-        if not heuristic and not retrieval:
-            raise SchemaError(
-                "the log has none of the columns a metric needs (question/answer/contexts/ground_truth, "
-                "or retrieved_ids with relevant_ids or relevance); map them with columns={...}",
-                function="evaluate_parquet",
-                available=list(present),
-            )
-        return heuristic, retrieval
-    wanted = list(metrics)
-    unknown = [m for m in wanted if m not in HEURISTIC_METRICS and m != "retrieval"]
-    if unknown:
-        raise InvalidParameterError(
-            f"evaluate_parquet: unknown metric {unknown[0]!r}; use names from {list(HEURISTIC_METRICS)} or 'retrieval'"
-        )
-    return [m for m in wanted if m != "retrieval"], "retrieval" in wanted
-
-
 @dataclass(frozen=True)
 class _BatchJob:
     """How to score a batch and where to write it; picklable, so a child process can run it."""
@@ -236,32 +203,13 @@ class _BatchJob:
     out: Path
     read: list[str]
     kept: list[str]
-    heuristic: list[str]
-    retrieval: bool
-    roles: dict[str, str]
-    options: dict[str, Any]
-    retrieval_options: dict[str, Any]
+    evaluator: Evaluator
     schema: dict[str, pl.DataType]  # dtypes of the kept columns in every part
     checked: dict[str, str]  # role -> column of the inputs the scoring reads: rows are checked on them
 
     def score(self, df: pl.DataFrame) -> pl.DataFrame:
-        """The score columns of one batch (heuristics with composite, then ranking metrics)."""
-        roles, parts = self.roles, []
-        if self.heuristic:
-            names = {r: roles[r] for r in ("question", "answer", "contexts", "ground_truth")}
-            scored = evaluate(df, self.heuristic, **names, **self.options)
-            parts.append(scored.select(scored.columns[df.width :]))
-        if self.retrieval:
-            scored = score_retrieval(
-                df,
-                retrieved_ids=roles["retrieved_ids"],
-                relevant_ids=roles["relevant_ids"] if roles["relevant_ids"] in df.columns else None,
-                retrieved_scores=roles["retrieved_scores"],
-                relevance=roles["relevance"],
-                **self.retrieval_options,
-            )
-            parts.append(scored.select(scored.columns[df.width :]))
-        return pl.concat(parts, how="horizontal") if parts else pl.DataFrame()
+        """The score columns of one batch (the run configuration's, composite included)."""
+        return self.evaluator.scores(df, function="evaluate_parquet")
 
     def run(self, batch: _Batch) -> dict[str, int]:
         """Read, score and write one batch (rejects, summary state, then the scores part)."""
@@ -451,16 +399,16 @@ def evaluate_parquet(
     source: str | os.PathLike | Sequence[str | os.PathLike],
     out: str | os.PathLike,
     /,
-    metrics: Iterable[str] | None = None,
+    evaluator: Evaluator | None = None,
     *,
+    metrics: str | Iterable[str] | None = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     keep: Iterable[str] | None = None,
-    columns: Mapping[str, str] | None = None,
-    k: int | Iterable[int] = (1, 5, 10),
     resume: bool = True,
     overwrite: bool = False,
     progress: bool = True,
     batches_per_process: int | None = DEFAULT_BATCHES_PER_PROCESS,
+    on_start: Callable[[list[str]], None] | None = None,
     **options: Any,
 ) -> ParquetEvaluation:
     """Score a Parquet log in batches and write the scores as a Parquet dataset (see the module doc).
@@ -476,20 +424,19 @@ def evaluate_parquet(
         files, the column and both dtypes, raised before anything is written.
     out : path
         Output folder (created).
-    metrics : list of str, optional
-        Heuristic metric names and/or ``"retrieval"``; default: every metric whose input
-        columns the log has.
+    evaluator : Evaluator, optional
+        The run configuration (metrics and options); or give ``metrics`` and ``**options``
+        and one is made, as :func:`ragframe.evaluate` does.
+    metrics : str or list of str, optional
+        As in :func:`ragframe.evaluate`: metric, output or family names; ``"auto"`` for every
+        metric whose input columns the log has; default the seven heuristic metrics. A
+        metric whose input column is missing is an error naming both, before anything is
+        written.
     batch_rows : int
         Rows per batch (and per output part); bounds memory.
     keep : list of str, optional
         Input columns copied to the output; default every column that is not a metric
         input (the id and metadata, not the long texts).
-    columns : dict, optional
-        Column mapping from ragframe's role names (``question``, ``answer``, ``contexts``,
-        ``ground_truth``, ``retrieved_ids``, ``relevant_ids``, ``retrieved_scores``,
-        ``relevance``) to the log's names.
-    k : int or list of int
-        Cutoffs of the ranking metrics.
     resume, overwrite : bool
         Continue a run with the same source and options (default), or replace the
         folder's previous output.
@@ -503,9 +450,13 @@ def evaluate_parquet(
         size. Shorter runs, and ``None``, score in this process (use ``None`` where
         ``sys.executable`` cannot start a Python child, as in a frozen application).
         Results do not depend on it.
+    on_start : callable, optional
+        Called with the score columns the run writes once the plan is checked and the
+        output folder opened, before the first batch (``ragframe eval`` prints them).
     **options
-        Passed to :func:`ragframe.evaluate` (``thresholds``, ``weights``,
-        ``ngram_sizes``, ...); ``relevance_level`` goes to :func:`ragframe.score_retrieval`.
+        The :class:`~ragframe.Evaluator`'s options (column names such as
+        ``answer="response"``, ``k``, ``thresholds``, ``relevance_level``, ...), when no
+        ``evaluator`` is given.
 
     Returns
     -------
@@ -517,7 +468,7 @@ def evaluate_parquet(
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> log = pl.DataFrame({"id": [1], "retrieved_ids": [["a", "b"]], "relevant_ids": [["b"]]})
     >>> log.write_parquet(folder / "log.parquet")
-    >>> result = evaluate_parquet(folder / "log.parquet", folder / "out", k=[1], progress=False)
+    >>> result = evaluate_parquet(folder / "log.parquet", folder / "out", metrics=["mrr"], progress=False)
     >>> pl.read_parquet(folder / "out" / "scores").select("id", "mrr").row(0)
     (1, 0.5)
     """
@@ -530,8 +481,16 @@ def evaluate_parquet(
     progress = validate.flag(progress, "progress", function)
     if not isinstance(out, (str, os.PathLike)):
         raise validate.fail(function, "out", "a folder path (str or os.PathLike)", out)
-    batches, job, expected = _plan_run(source, Path(out), metrics, batch_rows, keep, columns, k, options)
+    if evaluator is None:
+        evaluator = Evaluator._make(metrics, options, function)
+    elif not isinstance(evaluator, Evaluator):
+        raise validate.fail(function, "evaluator", "an rf.Evaluator", evaluator)
+    elif metrics is not None or options:
+        raise InvalidParameterError(f"{function}: pass an Evaluator or metrics and options, not both")
+    batches, job, expected = _plan_run(source, Path(out), evaluator, batch_rows, keep)
     manifest = _start_output(job.out, expected, resume, overwrite)
+    if on_start is not None:
+        on_start(job.evaluator.outputs(job.read))
     resumed = _run_batches(job, batches, manifest, progress, batches_per_process)
     return _finish(job.out, batches, manifest, resumed, time.perf_counter() - started)
 
@@ -539,66 +498,36 @@ def evaluate_parquet(
 def _plan_run(
     source: str | os.PathLike | Sequence[str | os.PathLike],
     out: Path,
-    metrics: Iterable[str] | None,
+    evaluator: Evaluator,
     batch_rows: int,
     keep: Iterable[str] | None,
-    columns: Mapping[str, str] | None,
-    k: int | Iterable[int],
-    options: dict[str, Any],
 ) -> tuple[list[_Batch], _BatchJob, dict[str, Any]]:
     """The batches, the job that scores each one, and what the manifest must hold (source, options, format).
 
     Every file is read (its footer) and checked here, before anything is written.
     """
-    roles = _roles(columns)
-    kept_given = None if keep is None else validate.column_list(keep, "keep", "evaluate_parquet", allow_empty=True)
-    validate.k_list(k, "k", "evaluate_parquet")
+    function = "evaluate_parquet"
+    kept_given = None if keep is None else validate.column_list(keep, "keep", function, allow_empty=True)
     files = source_files(source)
     batches, fingerprint, schemas = _plan(files, batch_rows)
     schema = schemas[0]
-    heuristic, retrieval = _columns_for(schema, list(metrics) if metrics is not None else None, roles)
-    inputs = {roles[r] for m in heuristic for r in get_metric(m).inputs}
-    if retrieval:
-        inputs |= {roles[r] for r in ("retrieved_ids", "relevant_ids", "retrieved_scores", "relevance")}
+    _, roles = evaluator.plan(schema.names(), function=function)
+    inputs = set(roles.values())
     kept = kept_given if kept_given is not None else [c for c in schema.names() if c not in inputs]
     missing = [c for c in kept if c not in schema.names()]
     if missing:
-        raise SchemaError(
-            "missing column to keep", function="evaluate_parquet", column=missing[0], available=schema.names()
-        )
+        raise SchemaError("missing column to keep", function=function, column=missing[0], available=schema.names())
     read = [c for c in schema.names() if c in inputs or c in kept]
     output_schema = _output_schema(files, schemas, read, kept, keep is None)
-    retrieval_options = {"k": list(k) if not isinstance(k, int) else [k]}
-    options = dict(options)
-    if "relevance_level" in options:
-        retrieval_options["relevance_level"] = options.pop("relevance_level")
-    settings = {
-        "metrics": heuristic + (["retrieval"] if retrieval else []),
-        "batch_rows": batch_rows,
-        "keep": kept,
-        "columns": roles,
-        "retrieval": retrieval_options,
-        "options": options,
-    }
+    settings = {"evaluator": evaluator.to_dict(), "batch_rows": batch_rows, "keep": kept}
     expected = {
         "source": fingerprint,
         "options": json.loads(json.dumps(settings, default=str)),
         "format": _FORMAT_VERSION,
     }
-    checked = {role: name for role, name in roles.items() if name in inputs}
-    job = _BatchJob(out, read, kept, heuristic, retrieval, roles, options, retrieval_options, output_schema, checked)
+    checked = {role: name for role, name in roles.items() if role in CONTRACT_DTYPES}
+    job = _BatchJob(out, read, kept, evaluator, output_schema, checked)
     return batches, job, expected
-
-
-def _roles(columns: Mapping[str, str] | None) -> dict[str, str]:
-    """Role -> column name: ``columns`` over the defaults (each role's own name)."""
-    if columns is not None and not isinstance(columns, Mapping):
-        raise validate.fail("evaluate_parquet", "columns", "a mapping of role names to column names", columns)
-    for role, name in dict(columns or {}).items():
-        if role not in _ROLES:
-            raise InvalidParameterError(f"evaluate_parquet: unknown column role {role!r}; use {list(_ROLES)}")
-        validate.column_name(name, f"columns[{role!r}]", "evaluate_parquet")
-    return {role: role for role in _ROLES} | dict(columns or {})
 
 
 def _start_output(out: Path, expected: dict[str, Any], resume: bool, overwrite: bool) -> dict[str, Any]:
@@ -679,7 +608,10 @@ def _run_in_child_processes(
     code = f"import sys; sys.path.append({package_root!r}); from ragframe.io.batch_worker import main; sys.exit(main())"
     for start in range(0, len(pending), per_process):
         group = pending[start : start + per_process]
-        child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        # a session of its own: Ctrl-C reaches only this process, which stops the child (no second traceback)
+        child = subprocess.Popen(
+            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True
+        )
         done = 0
         try:
             assert child.stdin is not None and child.stdout is not None
