@@ -385,3 +385,18 @@ def test_a_file_named_like_a_measure_ends_the_list(capsys, tmp_path, monkeypatch
     assert out.splitlines() == [line for line in aq_lines("P_5") if "\tall\t" in line]
     code, _, err = run_cli(capsys, TE / "results.test", "-m", "P.5", "map")
     assert code == 0, err
+
+
+def test_meas_params_prints_every_requested_cutoff(capsys):
+    """The measure list is written out here, not derived from what ragframe supports (which would hide a drop)."""
+    flags = ["-q", "-m", "P.5,7,3", "-m", "recall.20,2000", "-m", "ndcg_cut.10,20,23.4", "-m", "success.2,5,20"]
+    code, out, err = run_cli(capsys, TE / "results.test", TE / "qrels.test", *flags)
+    assert code == 0, err
+    names = list(dict.fromkeys(line.split("\t")[0].rstrip() for line in out.splitlines()))
+    assert names == [
+        "P_3", "P_5", "P_7", "recall_20", "recall_2000", "ndcg_cut_10", "ndcg_cut_20", "ndcg_cut_23",
+        "success_2", "success_5", "success_20",
+    ]  # fmt: skip
+    summary = {line.split("\t")[0].rstrip(): line.split("\t")[2] for line in out.splitlines() if "\tall\t" in line}
+    # trec_eval's own numbers (tests/data/trec_eval/out.test.meas_params)
+    assert (summary["P_7"], summary["recall_2000"], summary["ndcg_cut_23"]) == ("0.3333", "0.5997", "0.3429")
