@@ -82,8 +82,22 @@ def frame_kind(frame: Any, function: str = "ragframe") -> str:
 
 
 def column_names(frame: Any, function: str = "ragframe") -> list[str]:
-    """Column names of any supported frame (a LazyFrame's from its schema, without collecting)."""
-    return _column_names(frame, frame_kind(frame, function))
+    """Column names of any supported frame (a LazyFrame's from its schema, without collecting).
+
+    A pandas DataFrame or an Arrow table may repeat a column name; that is a
+    :class:`SchemaError` naming it (polars frames cannot).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> column_names(pa.table({"a": [1], "b": [2]}))
+    ['a', 'b']
+    """
+    names = _column_names(frame, frame_kind(frame, function))
+    if len(set(names)) != len(names):
+        repeated = next(n for n in names if names.count(n) > 1)
+        raise SchemaError("repeated column name", function=function, column=repeated, available=names)
+    return names
 
 
 def _column_names(frame: Any, kind: str) -> list[str]:
@@ -109,8 +123,9 @@ def to_polars(frame: Any, columns: Sequence[str] | None = None, function: str = 
     if kind == "lazy":
         frame = frame.collect()
         kind = "polars"
+    names = column_names(frame, function)
     if columns is not None:
-        require_columns(_column_names(frame, kind), columns, function)
+        require_columns(names, columns, function)
     if kind == "polars":
         return frame if columns is None else frame.select(list(columns))
     if kind in ("arrow_table", "arrow_batch"):
@@ -156,7 +171,7 @@ def apply_to_frame(
     [2, 4]
     """
     kind = frame_kind(frame, function)
-    names = _column_names(frame, kind)
+    names = column_names(frame, function)
     require_columns(names, columns, function)
 
     if kind == "lazy":

@@ -423,3 +423,15 @@ def test_judgment_column_rule():
     assert judgment_column(["gold"], relevant_ids="gold", relevance="relevance") == ("gold", False)
     assert judgment_column(["relevant_ids"], relevant_ids=None, relevance="relevance") == ("relevant_ids", False)
     assert judgment_column(both, relevant_ids=None, relevance="relevance", contains=True) == ("gold_documents", False)
+
+
+def test_a_repeated_column_name_in_pandas_or_arrow_is_a_schema_error():
+    pd = pytest.importorskip("pandas")
+    import pyarrow as pa
+
+    frame = pd.DataFrame([[["a"], ["a"], ["b"]]], columns=["retrieved_ids", "relevant_ids", "relevant_ids"])
+    table = pa.Table.from_arrays([pa.array([["a"]]), pa.array([["a"]]), pa.array([["b"]])], names=["x", "x", "y"])
+    for given, column in ((frame, "relevant_ids"), (table, "x")):
+        with pytest.raises(SchemaError, match="repeated column name") as err:
+            rf.score_retrieval(given)
+        assert err.value.column == column
