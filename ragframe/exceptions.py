@@ -18,15 +18,44 @@ __all__ = [
     "InputFileError",
     "ResumeError",
     "UnsupportedMeasureError",
+    "UsageError",
 ]
 
 
 class RagframeError(Exception):
-    """Base class of every error ragframe raises on purpose."""
+    """Base class of every error ragframe raises on purpose.
+
+    Parameters
+    ----------
+    *args
+        The message, as for :class:`Exception`.
+
+    Examples
+    --------
+    Catch every deliberate error of ragframe at once (here an invalid ``k``):
+
+    >>> import polars as pl
+    >>> import ragframe as rf
+    >>> df = pl.DataFrame({"retrieved_ids": [["a", "b"]], "relevant_ids": [["b"]]})
+    >>> try:
+    ...     rf.score_retrieval(df, k=0)
+    ... except rf.RagframeError as error:
+    ...     print(type(error).__name__, "-", error)
+    InvalidParameterError - score_retrieval: k must be an int >= 1 or a non-empty list of them, found 0
+    """
 
 
 class SchemaError(RagframeError, ValueError):
     """An input frame breaks the column contract.
+
+    Parameters
+    ----------
+    message : str
+        What is wrong, in the caller's terms.
+    function : str, optional
+        The public function that found it; prefixes the message.
+    column, row, expected, found, available
+        Stored as the attributes below and appended to the message when given.
 
     Attributes
     ----------
@@ -38,6 +67,19 @@ class SchemaError(RagframeError, ValueError):
         What the contract asks for and what the input holds.
     available : list of str or None
         The columns the frame does have (set when a column is missing).
+    function : str or None
+        The public function that raised it.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import ragframe as rf
+    >>> df = pl.DataFrame({"retrieved_ids": [["a", "b"]]})
+    >>> try:
+    ...     rf.score_retrieval(df, k=1, metrics=["mrr"])
+    ... except rf.SchemaError as error:
+    ...     print(error.function, error.column, error.available, isinstance(error, ValueError))
+    score_retrieval relevant_ids ['retrieved_ids'] True
     """
 
     def __init__(
@@ -79,20 +121,101 @@ class SchemaError(RagframeError, ValueError):
 
 
 class InvalidParameterError(RagframeError, ValueError, TypeError):
-    """A keyword argument has a wrong type or value (for example ``k=0``)."""
+    """A keyword argument has a wrong type or value (for example ``k=0``).
+
+    A subclass of both :class:`ValueError` and :class:`TypeError`.
+
+    Parameters
+    ----------
+    *args
+        The message: the function, the parameter and the value found.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import ragframe as rf
+    >>> df = pl.DataFrame({"retrieved_ids": [["a", "b"]], "relevant_ids": [["b"]]})
+    >>> try:
+    ...     rf.score_retrieval(df, k=0)
+    ... except rf.InvalidParameterError as error:
+    ...     print(error, isinstance(error, ValueError), isinstance(error, TypeError))
+    score_retrieval: k must be an int >= 1 or a non-empty list of them, found 0 True True
+    """
 
 
 class MissingDependencyError(RagframeError, ImportError):
-    """An optional dependency is needed; the message names the extra to install."""
+    """An optional dependency is needed; the message names the extra to install.
+
+    A subclass of :class:`ImportError`.
+
+    Parameters
+    ----------
+    *args
+        The message: what needs the dependency and how to install it.
+
+    Examples
+    --------
+    >>> import ragframe as rf
+    >>> try:
+    ...     raise rf.MissingDependencyError("a progress bar needs tqdm: pip install 'ragframe[cli]'")
+    ... except ImportError as error:
+    ...     print(isinstance(error, rf.RagframeError), error)
+    True a progress bar needs tqdm: pip install 'ragframe[cli]'
+    """
 
 
 class InputFileError(RagframeError, OSError):
-    """An input file is missing, unreadable or damaged; the message names the file."""
+    """An input file is missing, unreadable or damaged; the message names the file.
+
+    A subclass of :class:`OSError`.
+
+    Parameters
+    ----------
+    *args
+        The message: the function, the file and what is wrong with it.
+
+    Examples
+    --------
+    >>> import ragframe as rf
+    >>> try:
+    ...     rf.read_qrels("no/such/qrels.txt")
+    ... except rf.InputFileError as error:
+    ...     print(error, isinstance(error, OSError))
+    read_qrels: no such file: 'no/such/qrels.txt' True
+    """
 
 
 class ResumeError(RagframeError):
-    """An output folder holds a run made from another source or with other options."""
+    """An output folder holds a run made from another source or with other options.
+
+    Raised by :func:`ragframe.evaluate_parquet` instead of mixing two runs in one folder.
+
+    Parameters
+    ----------
+    *args
+        The message: the folder, what differs and how to proceed.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import polars as pl
+    >>> import ragframe as rf
+    >>> log = pl.DataFrame({"retrieved_ids": [["a", "b"]], "relevant_ids": [["b"]]})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     folder = pathlib.Path(tmp)
+    ...     log.write_parquet(folder / "log.parquet")
+    ...     _ = rf.evaluate_parquet(folder / "log.parquet", folder / "out", metrics=["mrr"], progress=False)
+    ...     try:  # the same folder, other metrics
+    ...         rf.evaluate_parquet(folder / "log.parquet", folder / "out", metrics=["ndcg_at_10"], progress=False)
+    ...     except rf.ResumeError as error:
+    ...         print("made with different options" in str(error))
+    True
+    """
 
 
 class UnsupportedMeasureError(InvalidParameterError):
     """A trec_eval measure name (``-m``) that ragframe cannot compute or cannot parse."""
+
+
+class UsageError(InvalidParameterError):
+    """A command line that parses but cannot run (``ragframe`` exits with code 2)."""
