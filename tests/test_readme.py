@@ -9,6 +9,8 @@
 - The only block not run is the one preceded by ``<!-- readme-test: skip (reason) -->``:
   the setup block, which creates a virtual environment, runs ``pip install`` and
   ``pytest``. At most one block may be skipped, and only such a block.
+- The ```python blocks of ``docs/*.md`` run the same way, and README's relative links
+  resolve (``tests/test_docs.py`` checks the links of ``docs/``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
 SKIP = re.compile(r"^<!--\s*readme-test:\s*skip\b(?P<reason>.*?)-->\s*$")
 FENCE = re.compile(r"^```(?P<lang>[A-Za-z0-9_+-]*)\s*$")
 EXIT = re.compile(r"#\s*exit\s+(?P<code>\d+)\b")
@@ -37,13 +40,14 @@ class Block:
     code: str
     line: int  # 1-based line of the opening fence
     skip: str | None  # the skip marker's reason, None when the block runs
+    source: Path = README
 
     @property
     def id(self) -> str:
-        return f"{self.lang}-line{self.line}"
+        return f"{self.source.name}-{self.lang}-line{self.line}"
 
 
-def parse_blocks(markdown: str) -> list[Block]:
+def parse_blocks(markdown: str, source: Path = README) -> list[Block]:
     """The fenced blocks of ``markdown`` in order, with the skip marker of the line before each."""
     blocks: list[Block] = []
     lines = markdown.splitlines()
@@ -58,7 +62,7 @@ def parse_blocks(markdown: str) -> list[Block]:
         previous = next((lines[j] for j in range(i - 1, -1, -1) if lines[j].strip()), "")
         marker = SKIP.match(previous.strip())
         skip = marker["reason"].strip() or "no reason given" if marker else None
-        blocks.append(Block(opening["lang"], "\n".join(lines[i + 1 : end]) + "\n", i + 1, skip))
+        blocks.append(Block(opening["lang"], "\n".join(lines[i + 1 : end]) + "\n", i + 1, skip, source))
         i = end + 1
     return blocks
 
@@ -108,6 +112,12 @@ def run_bash(code: str, cwd: Path) -> list[str]:
 BLOCKS = parse_blocks(README.read_text(encoding="utf-8"))
 PYTHON = [b for b in BLOCKS if b.lang == "python" and b.skip is None]
 BASH = [b for b in BLOCKS if b.lang == "bash" and b.skip is None]
+DOCS_PYTHON = [
+    b
+    for page in sorted((ROOT / "docs").glob("*.md"))
+    for b in parse_blocks(page.read_text(encoding="utf-8"), page)
+    if b.lang == "python"
+]
 
 
 # ----------------------------------------------------------------------------- the README's blocks
@@ -126,12 +136,12 @@ def test_readme_has_the_blocks_it_promises():
     assert "ragframe demo --out demo" in BASH[0].code, "the first bash block that runs creates demo/"
 
 
-@pytest.mark.parametrize("block", PYTHON, ids=lambda b: b.id)
+@pytest.mark.parametrize("block", PYTHON + DOCS_PYTHON, ids=lambda b: b.id)
 def test_python_block_runs(block, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     namespace = {"__name__": "__readme__"}
-    code = "\n" * block.line + block.code  # so that a traceback names the README's own line numbers
-    exec(compile(code, str(README), "exec"), namespace)
+    code = "\n" * block.line + block.code  # so that a traceback names the page's own line numbers
+    exec(compile(code, str(block.source), "exec"), namespace)
 
 
 def test_bash_blocks_run_in_order(tmp_path):
@@ -143,6 +153,32 @@ def test_bash_blocks_run_in_order(tmp_path):
     assert not failures, "\n\n".join(failures)
     written = sorted(p.name for p in (tmp_path / "demo").iterdir())
     assert "rag_log.parquet" in written and "qrels.txt" in written
+
+
+def _anchors(markdown: str) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens, repeats numbered."""
+    seen: dict[str, int] = {}
+    out = set()
+    for heading in re.findall(r"^#+\s+(.+?)\s*$", markdown, flags=re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        out.add(slug if count == 0 else f"{slug}-{count}")
+    return out
+
+
+def test_readme_links_resolve():
+    text = README.read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)\s]+)\)", text)
+    assert {"docs/metrics.md", "docs/statistics.md", "docs/migration.md"} <= set(targets)
+    for target in targets:
+        if re.match(r"[a-z]+://", target):
+            continue
+        file_part, _, anchor = target.partition("#")
+        linked = ROOT / file_part if file_part else README
+        assert linked.is_file(), f"README.md: link to missing file {target}"
+        if anchor:
+            assert anchor in _anchors(linked.read_text(encoding="utf-8")), f"README.md: no heading for {target}"
 
 
 # ----------------------------------------------------------------------------- the harness itself
