@@ -57,7 +57,9 @@ _FAMILY_NAMES = ("retrieval", "heuristic", "judge", "custom")
 class Metric:
     """What one metric is: the single source of every fact about it.
 
-    Attributes
+    A frozen dataclass: each parameter is also the read-only attribute of that name.
+
+    Parameters
     ----------
     name : str
         Registry name; also the output column, except for cutoff metrics, whose name ends in
@@ -99,7 +101,27 @@ class Metric:
     cutoff: bool = False
 
     def column(self, k: int | None = None, prefix: str = "") -> str:
-        """The output column name for cutoff ``k`` (cutoff metrics only) and ``prefix``."""
+        """The output column name for cutoff ``k`` (cutoff metrics only) and ``prefix``.
+
+        Parameters
+        ----------
+        k : int, optional
+            The cutoff; required for cutoff (``*_at_k``) metrics, ignored by the others.
+        prefix : str
+            Prepended as is (``"bm25_"``).
+
+        Returns
+        -------
+        str
+            ``prefix + name``, with ``_at_k`` replaced by ``_at_<k>`` for cutoff metrics.
+
+        Examples
+        --------
+        >>> get_metric("recall_at_k").column(100)
+        'recall_at_100'
+        >>> get_metric("mrr").column(prefix="v2_")
+        'v2_mrr'
+        """
         if self.cutoff:
             if k is None:
                 raise InvalidParameterError(f"metric {self.name!r} needs a cutoff k")
@@ -194,7 +216,25 @@ def register_metric(metric: Metric, *, replace: bool = False) -> Metric:
 
 
 def unregister_metric(name: str) -> None:
-    """Remove a metric registered by :func:`register_metric` (built-in metrics stay)."""
+    """Remove a metric registered by :func:`register_metric` (built-in metrics stay).
+
+    Parameters
+    ----------
+    name : str
+        The registry name of a custom metric; an unknown or built-in name is an
+        :class:`~ragframe.exceptions.InvalidParameterError`.
+
+    Examples
+    --------
+    >>> import ragframe as rf
+    >>> _ = rf.register_metric(rf.Metric("toy_len", "custom", ("answer",), "Answer length.",
+    ...                                  kernel=lambda view: view["answer"].str.len_chars(), bounds=None))
+    >>> rf.score_columns(["toy_len"])
+    ['toy_len']
+    >>> rf.unregister_metric("toy_len")
+    >>> rf.score_columns(["toy_len"])
+    []
+    """
     metric = get_metric(name)
     if metric.family in ("retrieval", "heuristic"):
         raise InvalidParameterError(f"unregister_metric: {name!r} is built in")
@@ -336,6 +376,16 @@ def score_columns(columns: Iterable[str]) -> list[str]:
 
     Registered metrics' output columns (with any prefix) and ``composite_score``; not the pass
     flags, signals, reasons or trec_eval counts.
+
+    Parameters
+    ----------
+    columns : iterable of str
+        Column names, e.g. ``frame.columns``.
+
+    Returns
+    -------
+    list of str
+        The score columns, in the order given.
 
     Examples
     --------
