@@ -12,6 +12,7 @@ import textwrap
 from typing import Any
 
 from ragframe.cli.format import FORMATS
+from ragframe.exceptions import UsageError
 from ragframe.stats.compare import TESTS
 
 __all__ = [
@@ -51,10 +52,6 @@ SCORES_HELP = (
     "unless --metrics names others."
 )
 _CORRECTION_CHOICES = ("holm", "bonferroni", "fdr_bh", "none")
-
-
-class UsageError(Exception):
-    """A command line that parses but cannot run (exit code 2)."""
 
 
 def epilog(*paragraphs: str) -> str:
