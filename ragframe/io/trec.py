@@ -129,6 +129,18 @@ def _to_number(df: pl.DataFrame, column: str, dtype: pl.DataType, path: Any, fun
 def read_trec_run(path: str | os.PathLike[str]) -> pl.DataFrame:
     """Read a TREC run file (plain or gzip) into ``query_id, q0, doc_id, rank, score, tag``.
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The run file; gzip-compressed content is recognised by its magic bytes.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per line, in file order: ``query_id, q0, doc_id, tag`` as String, ``rank``
+        Int64 and ``score`` Float64 (the file's ranks are kept; :func:`ragframe.evaluate_run`
+        ranks by score, as trec_eval does).
+
     Examples
     --------
     >>> from ragframe.datasets import example_paths
@@ -147,6 +159,17 @@ def read_trec_run(path: str | os.PathLike[str]) -> pl.DataFrame:
 
 def read_qrels(path: str | os.PathLike[str]) -> pl.DataFrame:
     """Read a TREC qrels file (plain or gzip) into ``query_id, iteration, doc_id, relevance``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The qrels file; gzip-compressed content is recognised by its magic bytes.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per line, in file order: ``query_id, iteration, doc_id`` as String and
+        ``relevance`` Int64.
 
     Examples
     --------
@@ -206,15 +229,29 @@ def write_trec_run(
     would refuse is never written: ids must be non-empty and free of whitespace,
     scores numbers (no null or NaN), and a (query, doc) pair must not repeat.
 
+    Parameters
+    ----------
+    run : frame
+        A polars, pyarrow or pandas table with query id, doc id and score columns (ids str
+        or int); other columns are ignored, except ``tag`` when no ``tag=`` is given.
+    path : str or os.PathLike
+        The file to write (replaced when it exists).
+    tag : str, optional
+        The run tag of every line (non-empty, no whitespace).
+    query_id, doc_id, score : str
+        Names of the query id, doc id and score columns.
+
     Examples
     --------
+    >>> import pathlib, tempfile
     >>> import polars as pl
-    >>> run = pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "score": [1.5]})
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.txt"
-    >>> write_trec_run(run, path, tag="demo")
-    >>> print(path.read_text(), end="")
-    q1 Q0 d1 1 1.5 demo
+    >>> run = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [1.5, 2.0]})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "run.txt"
+    ...     write_trec_run(run, path, tag="demo")
+    ...     print(path.read_text(), end="")
+    q1 Q0 d2 1 2.0 demo
+    q1 Q0 d1 2 1.5 demo
     """
     function = "write_trec_run"
     names = [
@@ -272,15 +309,29 @@ def write_qrels(
     Grades are integers (a float column only when every grade is a whole number, never
     truncated); ids must be non-empty and free of whitespace.
 
+    Parameters
+    ----------
+    qrels : frame
+        A polars, pyarrow or pandas table with query id, doc id and grade columns (ids str
+        or int, no null grade); other columns are ignored.
+    path : str or os.PathLike
+        The file to write (replaced when it exists). Lines are written in the table's order.
+    query_id, doc_id, relevance : str
+        Names of the query id, doc id and grade columns.
+
     Examples
     --------
+    >>> import pathlib, tempfile
     >>> import polars as pl
-    >>> qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "relevance": [2]})
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "qrels.txt"
-    >>> write_qrels(qrels, path)
-    >>> print(path.read_text(), end="")
+    >>> qrels = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "relevance": [2.0, 0.0]})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "qrels.txt"
+    ...     write_qrels(qrels, path)
+    ...     print(path.read_text(), end="")
+    ...     read_qrels(path)["relevance"].to_list()
     q1 0 d1 2
+    q1 0 d2 0
+    [2, 0]
     """
     function = "write_qrels"
     names = [
