@@ -866,16 +866,28 @@ def run_summary(per_query: Any, /) -> pl.DataFrame:
     """trec_eval's ``all`` line: one row of means over the evaluated queries.
 
     ``num_q`` counts queries with judgments; ``num_ret``, ``num_rel`` and
-    ``num_rel_ret`` are summed over them; every other numeric column is the
+    ``num_rel_ret`` are summed over them; every float column is the
     arithmetic mean over them (queries with null measures are left out, as
     trec_eval leaves out queries that have no judgments).
+
+    Parameters
+    ----------
+    per_query : frame
+        One row per query, as :func:`evaluate_run` returns it (polars, pyarrow or pandas):
+        Float64 measure columns and the optional count columns.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row: ``num_q``, the count columns present, then the mean of each Float64 column
+        (other columns, ``query_id`` included, are not in it).
 
     Examples
     --------
     >>> import polars as pl
-    >>> pq = pl.DataFrame({"query_id": ["a", "b"], "num_ret": [1, 1], "mrr": [1.0, 0.0]})
-    >>> run_summary(pq)["mrr"].item()
-    0.5
+    >>> pq = pl.DataFrame({"query_id": ["a", "b", "c"], "num_ret": [1, 1, 2], "mrr": [1.0, 0.0, None]})
+    >>> run_summary(pq).row(0, named=True)  # query c has no judgments
+    {'num_q': 2, 'num_ret': 2, 'mrr': 0.5}
     """
     df = to_polars(per_query, function="run_summary")
     measures = [c for c in df.columns if c not in COUNT_MEASURES and c != "query_id" and df.schema[c].is_float()]
