@@ -53,6 +53,19 @@ def adjust_p_values(p_values: np.ndarray, method: str | None) -> np.ndarray:
 
     NaN entries are left out of the family and stay NaN.
 
+    Parameters
+    ----------
+    p_values : array-like of float
+        The family of p-values (NaN for a test that gave none).
+    method : {"holm", "bonferroni", "fdr_bh", None}
+        Holm's step-down, Bonferroni, or Benjamini-Hochberg's step-up false discovery
+        rate; None returns the p-values unchanged.
+
+    Returns
+    -------
+    numpy.ndarray
+        Float64 adjusted p-values (at most 1), in the input's order; a new array.
+
     Examples
     --------
     >>> import numpy as np
@@ -60,6 +73,8 @@ def adjust_p_values(p_values: np.ndarray, method: str | None) -> np.ndarray:
     [0.03, 0.06, 0.06]
     >>> adjust_p_values(np.array([0.01, 0.04, 0.03]), "fdr_bh").round(4).tolist()
     [0.03, 0.04, 0.04]
+    >>> adjust_p_values(np.array([0.01, np.nan, 0.03]), "bonferroni").round(4).tolist()
+    [0.02, nan, 0.06]
     """
     p = np.asarray(p_values, dtype=np.float64)
     out = p.copy()
@@ -565,14 +580,49 @@ def compare_runs(
     judged query counts, a query a run misses scores 0, so the pairs are the judged
     queries. Then :func:`compare` runs on the per-query frames joined on ``query_id``.
 
+    Parameters
+    ----------
+    run_a, run_b : frame
+        TREC runs (columns ``query_id, doc_id, score``), as :func:`ragframe.read_trec_run`
+        reads them; ``b`` is compared with ``a``.
+    qrels : frame
+        Judgments (columns ``query_id, doc_id, relevance``), as :func:`ragframe.read_qrels`
+        reads them.
+    k : int or list of int
+        Cutoffs for the ``*_at_k`` measures.
+    metrics : list of str, optional
+        Names from :data:`ragframe.RETRIEVAL_METRICS`; all by default.
+    test : {"t", "wilcoxon", "permutation", "bootstrap"}
+        The paired test, as in :func:`compare`.
+    alpha : float
+        Significance level, strictly between 0 and 1.
+    correction : {"holm", "bonferroni", "fdr_bh", None}
+        Multiple-testing correction over every measure compared.
+    relevance_level : int
+        Minimum grade of a relevant document (trec_eval ``-l``), >= 0.
+    n_resamples, seed : int
+        Resamples and random seed of the permutation and bootstrap tests.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per measure (``ndcg_at_10``, ``mrr``, ...), with the columns of
+        :func:`compare`: ``metric, n`` (judged queries), ``mean_a, mean_b, delta``, the
+        interval, ``statistic, p_value, p_adjusted, significant, winner, effect_size, test``.
+
     Examples
     --------
-    >>> import polars as pl
-    >>> qrels = pl.DataFrame({"query_id": ["1", "2"], "doc_id": ["d1", "d2"], "relevance": [1, 1]})
-    >>> run_a = pl.DataFrame({"query_id": ["1", "2"], "doc_id": ["x", "d2"], "score": [1.0, 1.0]})
-    >>> run_b = pl.DataFrame({"query_id": ["1", "2"], "doc_id": ["d1", "d2"], "score": [1.0, 1.0]})
-    >>> compare_runs(run_a, run_b, qrels, k=1, metrics=["mrr"]).select("metric", "n", "delta").row(0)
-    ('mrr', 2, 0.5)
+    BM25 against its GPT-3.5 rerank on the bundled TREC DL 2019 queries:
+
+    >>> import ragframe as rf
+    >>> from ragframe.datasets import example_paths
+    >>> paths = example_paths()
+    >>> bm25, rerank = rf.read_trec_run(paths["bm25"]), rf.read_trec_run(paths["bm25+gpt3.5-rerank"])
+    >>> result = compare_runs(bm25, rerank, rf.read_qrels(paths["qrels"]), k=10, metrics=["ndcg_at_k", "mrr"])
+    >>> for row in result.iter_rows(named=True):
+    ...     print(row["metric"], row["n"], round(row["mean_a"], 4), round(row["mean_b"], 4), row["winner"])
+    ndcg_at_10 43 0.5058 0.6868 b
+    mrr 43 0.8245 0.9698 b
     """
     from ragframe.metrics.retrieval import evaluate_run
 
