@@ -215,6 +215,17 @@ class SummaryState:
     and ``bin_sums`` (values and their sum per bin). The sketch is null for a metric
     with a value outside [0, 1]; merged percentiles of that metric are then null.
 
+    Made by :func:`summary_state`, combined by :meth:`merge` or
+    :func:`merge_summary_states`, turned into the summary table by :meth:`finalize`.
+    A frozen dataclass: the parameters are its attributes.
+
+    Parameters
+    ----------
+    frame : polars.DataFrame
+        The reducers, one row per (group, metric), with the columns above.
+    by : tuple of str
+        The group columns of ``frame`` (empty when ungrouped).
+
     Examples
     --------
     >>> import polars as pl
@@ -228,13 +239,55 @@ class SummaryState:
     by: tuple[str, ...] = ()
 
     def merge(self, other: SummaryState) -> SummaryState:
-        """The state of both inputs together."""
+        """The state of both inputs together.
+
+        Parameters
+        ----------
+        other : SummaryState
+            The state of a disjoint batch, grouped by the same columns.
+
+        Returns
+        -------
+        SummaryState
+            A new state; neither input is changed.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> a = summary_state(pl.DataFrame({"mrr": [1.0]}))
+        >>> a.merge(summary_state(pl.DataFrame({"mrr": [0.0]}))).frame.select("rows", "count", "mean").row(0)
+        (2, 2, 0.5)
+        """
         return merge_summary_states([self, other])
 
     def finalize(self, ci: str = "t", confidence: float = 0.95, percentile_method: str = "linear") -> pl.DataFrame:
         """The summary table; percentiles come from the sketch (within :data:`SKETCH_ERROR`).
 
         The interval is the t interval of :func:`summarize`, clipped to the metric's bounds.
+
+        Parameters
+        ----------
+        ci : {"t"}
+            Confidence interval of the mean: Student t (a state keeps no values to
+            bootstrap).
+        confidence : float
+            Coverage of the interval, strictly between 0 and 1.
+        percentile_method : str
+            numpy's method name for p50/p90/p95/p99, applied to the sketch.
+
+        Returns
+        -------
+        polars.DataFrame
+            The table of :func:`summarize` with every statistic: the ``by`` columns, then
+            ``metric``, ``count, null_count, null_rate, mean, std, std_pop, min, p50, p90,
+            p95, p99, max, pass_rate, ci_low, ci_high``.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> state = summary_state(pl.DataFrame({"split": ["a", "a", "b"], "mrr": [1.0, 0.5, 0.0]}), by="split")
+        >>> state.finalize(confidence=0.9).select("split", "count", "mean", "p50").rows()
+        [('a', 2, 0.75, 0.75), ('b', 1, 0.0, 0.0)]
         """
         function = "SummaryState.finalize"
         validate.choice(ci, "ci", function, ("t",))  # a merged state has no values to resample
@@ -245,12 +298,50 @@ class SummaryState:
         return _finish(state, list(self.by), percentiles, _t_interval(state, confidence), STATS)
 
     def write_parquet(self, path: str | Path) -> None:
-        """Write the state (its ``by`` columns are recorded in the file's metadata)."""
+        """Write the state (its ``by`` columns are recorded in the file's metadata).
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            The Parquet file to write (replaced when it exists).
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> import polars as pl
+        >>> state = summary_state(pl.DataFrame({"split": ["a", "b"], "mrr": [1.0, 0.5]}), by="split")
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     state.write_parquet(pathlib.Path(tmp) / "state.parquet")
+        ...     SummaryState.read_parquet(pathlib.Path(tmp) / "state.parquet").by
+        ('split',)
+        """
         self.frame.write_parquet(path, metadata={"ragframe.summary_state.by": "\x1f".join(self.by)})
 
     @classmethod
     def read_parquet(cls, path: str | Path) -> SummaryState:
-        """Read a state written by :meth:`write_parquet`."""
+        """Read a state written by :meth:`write_parquet`.
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            A file written by :meth:`write_parquet`.
+
+        Returns
+        -------
+        SummaryState
+            The state, with the ``by`` columns recorded in the file.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> import polars as pl
+        >>> state = summary_state(pl.DataFrame({"mrr": [1.0, 0.5]}))
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     state.write_parquet(pathlib.Path(tmp) / "state.parquet")
+        ...     read = SummaryState.read_parquet(pathlib.Path(tmp) / "state.parquet")
+        >>> read.frame.equals(state.frame), read.by
+        (True, ())
+        """
         meta = pl.read_parquet_metadata(path)
         joined = meta.get("ragframe.summary_state.by", "")
         return cls(pl.read_parquet(path), tuple(joined.split("\x1f")) if joined else ())
@@ -260,6 +351,20 @@ def summary_state(
     scores: Any, /, metrics: str | Sequence[str] | None = None, by: str | Sequence[str] | None = None
 ) -> SummaryState:
     """The mergeable reducers of ``scores`` (see :class:`SummaryState`).
+
+    Parameters
+    ----------
+    scores : frame
+        Any frame with score columns (polars, LazyFrame, pyarrow, pandas): one batch.
+    metrics : str or list of str, optional
+        Score columns; default every score column ragframe wrote, as in :func:`summarize`.
+    by : str or list of str, optional
+        Metadata columns; one state row per metric per group.
+
+    Returns
+    -------
+    SummaryState
+        Its ``finalize()`` is :func:`summarize` of ``scores`` (percentiles from the sketch).
 
     Examples
     --------
@@ -331,6 +436,17 @@ def _state_frame(
 
 def merge_summary_states(states: Sequence[SummaryState]) -> SummaryState:
     """Merge states of disjoint batches (Chan et al.'s pairwise update for mean and m2).
+
+    Parameters
+    ----------
+    states : sequence of SummaryState
+        At least one state, all grouped by the same columns (an
+        :class:`~ragframe.exceptions.InvalidParameterError` otherwise).
+
+    Returns
+    -------
+    SummaryState
+        The state of all the batches together.
 
     Examples
     --------
