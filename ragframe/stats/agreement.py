@@ -356,6 +356,11 @@ def cohen_kappa(
     item, annotator, rating : column names
         ``item`` may be one column or a list that together identify an item.
 
+    Returns
+    -------
+    float
+        The kappa, at most 1 (0 is chance agreement; negative is worse than chance).
+
     Raises
     ------
     InvalidParameterError
@@ -423,6 +428,18 @@ def agreement(
     Null ratings mean "not rated". When chance agreement is perfect (all pairable ratings in
     one category) the value is 1.0 (0.0 if observed agreement were not perfect), where the
     reference implementations give nan.
+
+    Parameters
+    ----------
+    judgments : frame
+        Long table: one row per (item, annotator) rating (polars, pyarrow or pandas).
+    method : {"cohen", "fleiss", "krippendorff"}
+        The agreement statistic (see above).
+    level : {"nominal", "ordinal", "interval"}
+        Measurement level of the ratings; ordinal and interval need numeric ratings.
+    item, annotator, rating : column names
+        ``item`` may be one column or a list that together identify an item (default
+        ``("query", "item_id")``).
 
     Returns
     -------
@@ -598,21 +615,32 @@ def judgment_summary(
 ) -> pl.DataFrame:
     """The seed's ``compute_metrics`` as a tidy row (one per group with ``by=``).
 
-    Columns: the ``by`` columns, then ``mean_relevance`` (mean of the non-null ratings),
-    ``agreement`` (mean pairwise unweighted Cohen's kappa, as
-    ``agreement(method="cohen")``; null when no two annotators rated a common item, where
-    the seed returns 0.0 and pairs annotators by insertion order), ``num_judgments``
-    (non-null ratings), ``num_annotators`` and ``num_queries`` (distinct annotators and
-    queries among them) and ``num_items`` (distinct items). Null ratings are "not rated";
-    a group whose ratings are all null gets zero counts and null statistics.
+    Null ratings are "not rated"; a group whose ratings are all null gets zero counts and
+    null statistics.
 
     Parameters
     ----------
+    judgments : frame
+        Long table: one row per (item, annotator) rating, numeric ratings (polars, pyarrow
+        or pandas).
     by : column name or list, optional
         Metadata columns for per-group rows (groups in order of first appearance; a null
         group value is a group of its own).
+    item, annotator, rating : column names
+        ``item`` may be one column or a list that together identify an item (default
+        ``("query", "item_id")``).
     query : column name, optional
         The column counted by ``num_queries``; default the first ``item`` column.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row (per group): the ``by`` columns, then ``mean_relevance`` (mean of the
+        non-null ratings), ``agreement`` (mean pairwise unweighted Cohen's kappa, as
+        ``agreement(method="cohen")``; null when no two annotators rated a common item,
+        where the seed returns 0.0 and pairs annotators by insertion order),
+        ``num_judgments`` (non-null ratings), ``num_annotators`` and ``num_queries``
+        (distinct annotators and queries among them) and ``num_items`` (distinct items).
 
     Examples
     --------
