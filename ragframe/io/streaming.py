@@ -73,7 +73,10 @@ _FORMAT_VERSION = 2  # 2: the manifest holds the Evaluator's options
 class ParquetEvaluation:
     """What :func:`evaluate_parquet` did.
 
-    Attributes
+    Returned by :func:`evaluate_parquet` (not made by hand); the parameters are its
+    attributes.
+
+    Parameters
     ----------
     out : Path
         The output folder; ``out / "scores"`` is the scored Parquet dataset.
@@ -85,6 +88,23 @@ class ParquetEvaluation:
         Wall time of this call.
     summary : polars.DataFrame
         :func:`ragframe.summarize`-style table of every score column over all rows.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import polars as pl
+    >>> log = pl.DataFrame({"id": [1, 2], "retrieved_ids": [["a", "b"], ["c"]], "relevant_ids": [["b"], ["c"]]})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     source, out = pathlib.Path(tmp) / "log.parquet", pathlib.Path(tmp) / "out"
+    ...     log.write_parquet(source)
+    ...     first = evaluate_parquet(source, out, metrics=["mrr"], progress=False)
+    ...     again = evaluate_parquet(source, out, metrics=["mrr"], progress=False)
+    >>> first.rows, first.scored, first.rejected, first.batches, first.resumed
+    (2, 2, 0, 1, 0)
+    >>> again.resumed  # the second call found the batch done
+    1
+    >>> first.summary.select("metric", "count", "mean").row(0)
+    ('mrr', 2, 0.75)
     """
 
     out: Path
