@@ -118,6 +118,16 @@ class Evaluator:
     def replace(self, **changes: Any) -> Evaluator:
         """A copy with some options (or ``metrics``) changed; ``None`` resets an option to its default.
 
+        Parameters
+        ----------
+        **changes
+            Option names (see :meth:`option_defaults`) or ``metrics``, with their new values.
+
+        Returns
+        -------
+        Evaluator
+            A new, checked evaluator; this one is unchanged (evaluators are immutable).
+
         Examples
         --------
         >>> Evaluator(["mrr"], k=[5]).replace(k=[10]).to_dict()
@@ -138,6 +148,11 @@ class Evaluator:
     def option_defaults() -> dict[str, Any]:
         """Every option name with its default (the run's own and each family's).
 
+        Returns
+        -------
+        dict of str to object
+            Option name to default value (a new dict on each call).
+
         Examples
         --------
         >>> Evaluator.option_defaults()["composite_threshold"]
@@ -147,6 +162,17 @@ class Evaluator:
 
     def option(self, name: str) -> Any:
         """The value of one option (its default when not set).
+
+        Parameters
+        ----------
+        name : str
+            An option name of :meth:`option_defaults`; another name is an
+            :class:`~ragframe.exceptions.InvalidParameterError` listing them.
+
+        Returns
+        -------
+        object
+            The value set, as :meth:`to_dict` gives it, else the default.
 
         Examples
         --------
@@ -160,6 +186,12 @@ class Evaluator:
 
     def to_dict(self) -> dict[str, Any]:
         """The options set (not the defaults), as plain dicts and lists (JSON/TOML-safe).
+
+        Returns
+        -------
+        dict of str to object
+            ``metrics`` (when given), then every option set, by name;
+            :meth:`from_dict` makes an equal evaluator from it.
 
         Examples
         --------
@@ -175,7 +207,24 @@ class Evaluator:
 
     @classmethod
     def from_dict(cls, config: Mapping[str, Any]) -> Evaluator:
-        """The evaluator a :meth:`to_dict` mapping (or a TOML ``[evaluate]`` table) describes."""
+        """The evaluator a :meth:`to_dict` mapping (or a TOML ``[evaluate]`` table) describes.
+
+        Parameters
+        ----------
+        config : mapping of str to object
+            ``metrics`` (optional) and option names with their values.
+
+        Returns
+        -------
+        Evaluator
+            ``Evaluator(config["metrics"], **other_keys)``, checked as the constructor checks.
+
+        Examples
+        --------
+        >>> ev = Evaluator.from_dict({"metrics": ["mrr"], "k": [5, 10]})
+        >>> ev == Evaluator(["mrr"], k=[5, 10]), Evaluator.from_dict(ev.to_dict()) == ev
+        (True, True)
+        """
         config = dict(config)
         return cls(config.pop("metrics", None), **config)
 
@@ -202,6 +251,19 @@ class Evaluator:
     def requests(self, columns: Iterable[str] | None = None, *, function: str = "Evaluator") -> list[Request]:
         """The (metric, cutoff) pairs this run computes; ``columns`` resolves ``"auto"``.
 
+        Parameters
+        ----------
+        columns : iterable of str, optional
+            The frame's column names; needed when ``metrics="auto"``.
+        function : str
+            The public function named in error messages.
+
+        Returns
+        -------
+        list of (Metric, int or None)
+            Each metric with its cutoff (None for metrics without one), each pair once,
+            grouped by family.
+
         Examples
         --------
         >>> [(m.name, k) for m, k in Evaluator(["ndcg_at_10", "mrr"]).requests()]
@@ -217,6 +279,16 @@ class Evaluator:
     def outputs(self, columns: Iterable[str] | None = None) -> list[str]:
         """The score columns this run writes (prefixed), in order.
 
+        Parameters
+        ----------
+        columns : iterable of str, optional
+            The frame's column names; needed when ``metrics="auto"``.
+
+        Returns
+        -------
+        list of str
+            The metric columns (not the ``_passed`` flags, ``composite_score`` or ``passed``).
+
         Examples
         --------
         >>> Evaluator("retrieval", k=[10], prefix="bm25_").outputs()[:3]
@@ -226,7 +298,26 @@ class Evaluator:
         return [checked["prefix"] + m.column(k) for m, k in self.requests(columns)]
 
     def input_columns(self, columns: Iterable[str] | None = None) -> dict[str, str]:
-        """The input columns the run reads, keyed by role (after renames)."""
+        """The input columns the run reads, keyed by role (after renames).
+
+        Parameters
+        ----------
+        columns : iterable of str, optional
+            The frame's column names; needed when ``metrics="auto"``, and used by families
+            whose inputs depend on what is present (such as ``retrieved_scores``).
+
+        Returns
+        -------
+        dict of str to str
+            Role (``"answer"``, ``"retrieved_ids"``, ...) to column name.
+
+        Examples
+        --------
+        >>> Evaluator(["faithfulness", "mrr"], answer="response").input_columns()
+        {'answer': 'response', 'contexts': 'contexts', 'retrieved_ids': 'retrieved_ids', 'relevant_ids': 'relevant_ids'}
+        >>> Evaluator("auto").input_columns(["question", "answer", "contexts"])
+        {'question': 'question', 'answer': 'answer', 'contexts': 'contexts'}
+        """
         checked = self._checked("Evaluator.input_columns")
         available = list(columns) if columns is not None else []
         return _input_columns(self.requests(columns), checked, available)
@@ -235,6 +326,21 @@ class Evaluator:
 
     def evaluate(self, frame: Frame, /, *, function: str = "evaluate") -> Frame:
         """Score ``frame``: the same kind of frame with the score columns appended.
+
+        Parameters
+        ----------
+        frame : frame
+            polars DataFrame or LazyFrame, pyarrow Table or RecordBatch, or pandas DataFrame
+            with the input columns of the requested metrics.
+        function : str
+            The public function named in error messages.
+
+        Returns
+        -------
+        frame
+            The same kind of frame (a LazyFrame stays lazy) with appended: each score column,
+            followed by its ``_passed`` flag when it has a threshold, then ``composite_score``
+            and ``passed`` (unless ``composite=False``).
 
         Examples
         --------
@@ -254,6 +360,18 @@ class Evaluator:
     def scores(self, frame: pl.DataFrame, /, *, function: str = "evaluate") -> pl.DataFrame:
         """Only the new columns for a polars DataFrame (what streaming and cluster engines write).
 
+        Parameters
+        ----------
+        frame : polars.DataFrame
+            A batch with the input columns of the requested metrics.
+        function : str
+            The public function named in error messages.
+
+        Returns
+        -------
+        polars.DataFrame
+            The columns :meth:`evaluate` would append, one row per input row, and no other.
+
         Examples
         --------
         >>> import polars as pl
@@ -268,6 +386,18 @@ class Evaluator:
         """What a frame with these ``columns`` gets: the (metric, cutoff) requests and the input columns by role.
 
         A missing input column is a :class:`SchemaError` naming the metric that needs it.
+
+        Parameters
+        ----------
+        columns : iterable of str
+            The frame's column names.
+        function : str
+            The public function named in error messages.
+
+        Returns
+        -------
+        tuple of (list of (Metric, int or None), dict of str to str)
+            What :meth:`requests` and :meth:`input_columns` give for these columns.
 
         Examples
         --------
@@ -289,7 +419,36 @@ class Evaluator:
         return _resolve(self.metrics, checked, function)
 
     def evaluate_parquet(self, source: Any, out: Any, /, **run_options: Any) -> Any:
-        """Score a Parquet file, folder or glob in batches into ``out`` (see :func:`ragframe.evaluate_parquet`)."""
+        """Score a Parquet file, folder or glob in batches into ``out`` (see :func:`ragframe.evaluate_parquet`).
+
+        Parameters
+        ----------
+        source : path, folder, glob, or a list of them
+            The log.
+        out : path
+            Output folder (created).
+        **run_options
+            :func:`ragframe.evaluate_parquet`'s run options (``batch_rows``, ``keep``,
+            ``resume``, ``overwrite``, ``progress``, ...), not metric options.
+
+        Returns
+        -------
+        ParquetEvaluation
+            What the run did; the scores are in ``out / "scores"``.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> import polars as pl
+        >>> log = pl.DataFrame({"id": [1], "retrieved_ids": [["a", "b"]], "relevant_ids": [["b"]]})
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     log.write_parquet(pathlib.Path(tmp) / "log.parquet")
+        ...     result = Evaluator(["mrr"], prefix="v1_").evaluate_parquet(
+        ...         pathlib.Path(tmp) / "log.parquet", pathlib.Path(tmp) / "out", progress=False
+        ...     )
+        ...     pl.read_parquet(result.out / "scores").select("id", "v1_mrr").row(0)
+        (1, 0.5)
+        """
         from ragframe.io.streaming import evaluate_parquet
 
         return evaluate_parquet(source, out, evaluator=self, **run_options)
@@ -433,7 +592,11 @@ def _score(view: pl.DataFrame, requests: list[Request], checked: dict[str, Any],
 def _threshold(metric: Metric, k: int | None, checked: dict[str, Any]) -> float | None:
     given = checked["thresholds"]
     column = metric.column(k)
-    return given.get(column, given.get(metric.name, metric.threshold))
+    family = registry.get_family(metric.family)
+    default = (
+        metric.threshold if family.threshold is None else family.threshold(metric, checked["_families"][family.name])
+    )
+    return given.get(column, given.get(metric.name, default))
 
 
 def _with_pass_flags(scores: pl.DataFrame, thresholds: dict[str, float]) -> pl.DataFrame:
