@@ -40,7 +40,7 @@ def _check_cases(cases) -> int:
     for key, members in groups.items():
         metrics, options = json.loads(key)
         frame = pl.DataFrame([{k: c[k] for k in SCHEMA} for c in members], schema=SCHEMA)
-        scored = rf.evaluate(frame, metrics=metrics, explain=True, **options)
+        scored = rf.evaluate(frame, metrics=metrics, explain=True, compat="rag-eval-node-ts", **options)
         for case, row in zip(members, scored.iter_rows(named=True), strict=True):
             for name, expected in case["expected"].items():
                 got = row[name]
@@ -75,7 +75,7 @@ def test_oracle_batches_aggregates_pass_and_regressions():
     summaries = {}
     for batch in batches:
         frame = pl.DataFrame([{k: s[k] for k in SCHEMA} for s in batch["samples"]], schema=SCHEMA)
-        scored = rf.evaluate(frame)
+        scored = rf.evaluate(frame, compat="rag-eval-node-ts")
         summary = rf.summarize_batch(scored)
         summaries[batch["batch_id"]] = summary
         rows = {r["metric"]: r for r in summary.iter_rows(named=True)}

@@ -20,7 +20,7 @@ text of each pair against the other's, so a pair costs the size of its smaller t
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +30,11 @@ __all__ = [
     "JS_WHITESPACE",
     "tokenize_expr",
     "sentences_expr",
+    "unicode_tokenize_expr",
+    "unicode_sentences_expr",
+    "TextRules",
+    "SEED_RULES",
+    "UNICODE_RULES",
     "tokenize",
     "ngrams_column",
     "ngram_overlap_column",
@@ -96,6 +101,75 @@ def sentences_expr(text: pl.Expr) -> pl.Expr:
     )
 
 
+# ----------------------------------------------------------------------------- Unicode text rules
+
+#: Zero-width and invisible formatting characters removed before tokenising (ZWSP, ZWNJ, ZWJ,
+#: word joiner, BOM, soft hyphen).
+_INVISIBLE = "[\u200b-\u200d\u2060\ufeff\u00ad]"
+#: Scripts written without spaces between words: each character is a token.
+_IDEOGRAPHIC = r"([\p{Han}\p{Hiragana}\p{Katakana}])"
+_SENTENCE_END = r"([.!?])\s+|([\u3002\uff01\uff1f])\s*|\n+"  # ideographic full stop, fullwidth ! and ?
+
+
+def unicode_tokenize_expr(text: pl.Expr) -> pl.Expr:
+    r"""Tokens under the Unicode rules (list[str]); null is treated as the empty string.
+
+    NFC normalisation, zero-width characters removed, lower case, words are runs of Unicode
+    word characters (letters, marks, digits, ``_``), and every Han, Hiragana or Katakana
+    character is a token of its own (those scripts put no spaces between words). Hangul,
+    which does, keeps its words.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> pl.select(unicode_tokenize_expr(pl.lit("Cafe\u0301 ze\u200bro, 東京タワー! don't"))).item().to_list()
+    ['café', 'zero', '東', '京', 'タ', 'ワ', 'ー', 'don', 't']
+    """
+    return (
+        text.fill_null("")
+        .str.normalize("NFC")
+        .str.replace_all(_INVISIBLE, "")
+        .str.to_lowercase()
+        .str.replace_all(_IDEOGRAPHIC, " $1 ")
+        .str.extract_all(r"\w+")
+    )
+
+
+def unicode_sentences_expr(text: pl.Expr) -> pl.Expr:
+    r"""Sentences under the Unicode rules (list[str], trimmed, empty pieces dropped); null gives [].
+
+    A sentence ends at ``.``, ``!`` or ``?`` followed by whitespace, at the ideographic full
+    stop and the fullwidth exclamation and question marks (U+3002, U+FF01, U+FF1F), and at
+    every line break (so list items and headings are sentences of their own).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> pl.select(unicode_sentences_expr(pl.lit("It works. really!\n- item one\n東京です。大阪です"))).item().to_list()
+    ['It works.', 'really!', '- item one', '東京です。', '大阪です']
+    """
+    normalized = text.fill_null("").str.normalize("NFC").str.replace_all(_INVISIBLE, "")
+    pieces = normalized.str.replace_all(_SENTENCE_END, "${1}${2}" + _MARK).str.split(_MARK)
+    return pieces.list.eval(pl.element().str.strip_chars()).list.eval(pl.element().filter(pl.element() != ""))
+
+
+@dataclass(frozen=True)
+class TextRules:
+    """How texts are cut into tokens and sentences (the seed's rules or the Unicode ones).
+
+    Attributes
+    ----------
+    name : str
+        ``"rag-eval-node-ts"`` or ``"unicode"``.
+    tokens, sentences : callable
+        Polars expression builders, ``str -> list[str]``.
+    """
+
+    name: str
+    tokens: Callable[[pl.Expr], pl.Expr]
+    sentences: Callable[[pl.Expr], pl.Expr]
+
+
 def tokenize(text: str | None) -> list[str]:
     """Tokens of one string.
 
@@ -129,6 +203,12 @@ def ngrams(tokens: Sequence[str], n: int) -> list[str]:
     return [" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
 
 
+#: The rag-eval-node-ts rules (``compat="rag-eval-node-ts"``).
+SEED_RULES = TextRules("rag-eval-node-ts", tokenize_expr, sentences_expr)
+#: The default rules of ragframe's own methods.
+UNICODE_RULES = TextRules("unicode", unicode_tokenize_expr, unicode_sentences_expr)
+
+
 # ----------------------------------------------------------------------------- term index
 
 
@@ -159,12 +239,18 @@ def first_positions(codes: np.ndarray, size: int) -> np.ndarray:
     return first
 
 
-def tokenize_ids(texts: pl.Series, parts: int = 1, threads: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+def tokenize_ids(
+    texts: pl.Series,
+    parts: int = 1,
+    threads: int | None = None,
+    tokens: Callable[[pl.Expr], pl.Expr] | None = None,
+) -> tuple[np.ndarray, np.ndarray, int]:
     """:func:`token_ids` of the tokens of ``texts``, tokenising ``parts`` slices on ``threads`` threads.
 
     The ids are those of one sequential pass (numbered in order of first appearance), whatever
     ``parts`` is: each slice numbers its own tokens, and the slices' vocabularies are then
-    numbered together in slice order. ``threads`` defaults to ``parts``.
+    numbered together in slice order. ``threads`` defaults to ``parts``; ``tokens`` is the
+    tokenising expression (default :func:`tokenize_expr`, the seed's rules).
 
     Examples
     --------
@@ -173,12 +259,13 @@ def tokenize_ids(texts: pl.Series, parts: int = 1, threads: int | None = None) -
     >>> ids.tolist(), lengths.tolist(), size
     ([0, 1, 1, 2, 2], [2, 2, 1], 3)
     """
+    tokenizer = tokens or tokenize_expr
     n = texts.len()
     parts = max(1, min(parts, n // 1000 or 1))
     bounds = np.linspace(0, n, parts + 1).astype(np.int64)
 
     def one(bound: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, pl.Series]:
-        tokens = pl.select(tokenize_expr(pl.lit(texts.slice(bound[0], bound[1] - bound[0])))).to_series()
+        tokens = pl.select(tokenizer(pl.lit(texts.slice(bound[0], bound[1] - bound[0])))).to_series()
         lengths = tokens.list.len().fill_null(0).to_numpy().astype(np.int64)
         flat = tokens.explode(empty_as_null=False, keep_nulls=False)
         codes = flat.cast(pl.Categorical(pl.Categories.random())).to_physical().to_numpy().astype(np.int64)

@@ -147,14 +147,18 @@ class Family:
     check : callable
         ``check(options, function) -> options``: validated, canonical option values.
     columns : callable
-        ``columns(requests, options, available) -> list of str``: the input columns it reads.
+        ``columns(requests, options, available) -> {role: column}``: the input columns it reads.
+    threshold : callable, optional
+        ``threshold(metric, options) -> float or None``: the default pass threshold under these
+        options, when it depends on them (a family with several methods); else ``metric.threshold``.
     """
 
     name: str
     score: Callable[..., pl.DataFrame]
     options: Mapping[str, Any]
     check: Callable[[dict[str, Any], str], dict[str, Any]]
-    columns: Callable[..., list[str]]
+    columns: Callable[..., dict[str, str]]
+    threshold: Callable[[Metric, Mapping[str, Any]], float | None] | None = None
 
 
 #: What a family is asked to compute: (metric, cutoff k or None) pairs.

@@ -29,15 +29,16 @@ import polars as pl
 
 from ragframe.exceptions import SchemaError
 from ragframe.kernels.text import (
+    SEED_RULES,
     Common,
     TermIndex,
+    TextRules,
     common_entries_many,
     concat_ranges,
     first_positions,
     pair_overlap,
     pair_tfidf,
     pair_token_f1,
-    sentences_expr,
     term_index,
     tokenize_ids,
 )
@@ -143,6 +144,7 @@ class TextBatch:
         needed: set[str],
         gram_roles: Mapping[int, set[str]],
         function: str,
+        rules: TextRules = SEED_RULES,
     ) -> None:
         self.n = view.height
         pools: list[tuple[str, pl.Series]] = []
@@ -161,7 +163,7 @@ class TextBatch:
         self.sentences: dict[str, tuple[np.ndarray, pl.Series]] = {}  # role -> (row offsets, sentences)
         for role in ("answer", "ground_truth"):
             if role in self.row_text and f"{role}_sentences" in needed:
-                lists = pl.select(sentences_expr(pl.lit(self.row_text[role]))).to_series()
+                lists = pl.select(rules.sentences(pl.lit(self.row_text[role]))).to_series()
                 flat = lists.explode(empty_as_null=False, keep_nulls=False)
                 self.sentences[role] = (_starts(lists.list.len().to_numpy().astype(np.int64)), flat)
                 pools.append((f"{role}_sentences", flat))
@@ -171,7 +173,7 @@ class TextBatch:
         distinct = pool.gather(first_positions(codes, int(codes.max()) + 1 if codes.size else 0))
         del pool
         cores = os.cpu_count() or 1
-        self.tokens, self.token_count, self.vocabulary = tokenize_ids(distinct, parts=cores)
+        self.tokens, self.token_count, self.vocabulary = tokenize_ids(distinct, parts=cores, tokens=rules.tokens)
         del distinct
         self.token_start = _starts(self.token_count)
         self.gram_roles = gram_roles
