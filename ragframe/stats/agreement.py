@@ -537,10 +537,16 @@ def judgments_to_qrels(
 
     Parameters
     ----------
+    judgments : frame
+        Long table: one row per (item, annotator) rating, numeric ratings (polars, pyarrow
+        or pandas).
     threshold : int or float
         Minimum mean rating of a relevant document (binary form).
     graded : bool
         Emit rounded mean grades instead of 0/1.
+    item, annotator, rating : column names
+        ``item`` may be one column or a list that together identify an item (default
+        ``("query", "item_id")``).
     query, doc : column names, optional
         The query and document columns; default the first and the last ``item`` column.
 
