@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 from test_streaming import make_log
 
+import ragframe as rf
 from ragframe.cli.main import main
 
 
@@ -143,3 +144,15 @@ def test_a_missing_input_is_an_error_naming_the_metric_not_a_silent_drop(tmp_pat
     printed = capsys.readouterr().out
     assert printed.startswith("scoring answer_relevance, answer_correctness, precision_at_1,")
     assert "faithfulness" not in pl.read_parquet(tmp_path / "c" / "scores").columns
+
+
+def test_compat_flag_reaches_the_evaluator(log_file, tmp_path, capsys):
+    common = ["--metrics", "faithfulness", "--no-progress", "--keep", "id"]
+    assert main(["eval", str(log_file), "-o", str(tmp_path / "seed"), "--compat", "rag-eval-node-ts", *common]) == 0
+    manifest = json.loads((tmp_path / "seed" / "manifest.json").read_text())
+    assert manifest["options"]["evaluator"]["compat"] == "rag-eval-node-ts"
+    seed = pl.read_parquet(tmp_path / "seed" / "scores")
+    log = pl.read_parquet(log_file)
+    expected = rf.score_faithfulness(log, compat="rag-eval-node-ts").select("id", "faithfulness", "faithfulness_passed")
+    assert seed.select("id", "faithfulness", "faithfulness_passed").equals(expected)
+    assert main(["eval", str(log_file), "-o", str(tmp_path / "x"), "--compat", "ragas", *common]) == 2

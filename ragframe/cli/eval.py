@@ -74,6 +74,8 @@ def _evaluator(args: argparse.Namespace, config: dict[str, Any]) -> Evaluator:
     options.update(dict(args.column or []))
     if args.k is not None:
         options["k"] = args.k
+    if args.compat is not None:
+        options["compat"] = args.compat
     metrics = args.metrics if args.metrics is not None else config.get("metrics")
     if isinstance(metrics, list) and metrics == ["auto"]:
         metrics = "auto"
@@ -149,6 +151,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--k", nargs="+", type=positive_int, metavar="K", help="cutoffs of the ranking metrics (1 5 10)"
     )
     evaluate.add_argument("--config", metavar="FILE", help="TOML config (see below)")
+    evaluate.add_argument(
+        "--compat",
+        choices=["rag-eval-node-ts"],
+        help="score the heuristic metrics exactly as rag-eval-node-ts 0.3.2 does (its methods and thresholds)",
+    )
     evaluate.add_argument(
         "--column",
         action="append",
