@@ -48,6 +48,7 @@ from ragframe.stats.compare import adjust_p_values, compare, compare_runs
 from ragframe.stats.gate import gate
 from ragframe.stats.regressions import regressions
 from ragframe.stats.summary import SummaryState, merge_summary_states, summarize, summary_state
+from ragframe.stats.validity import agreement_with_labels
 
 _register_namespace()  # df.rf.evaluate(...), df.rf.summarize(), ...
 
@@ -99,6 +100,7 @@ __all__ = [
     "cohen_kappa",
     "judgment_summary",
     "judgments_to_qrels",
+    "agreement_with_labels",
     "evaluate_parquet",
     "ParquetEvaluation",
     "ResumeError",
