@@ -632,6 +632,9 @@ def evaluate_run(
         scored 0 instead of being left out.
     max_docs : int, optional
         trec_eval ``-M``: keep at most this many documents per query, after ranking.
+    query_id, doc_id, score, relevance : str
+        Column names: ``query_id`` and ``doc_id`` in both frames, ``score`` in the run,
+        ``relevance`` in the qrels. The output's id column is ``query_id`` whatever its name here.
 
     Returns
     -------
