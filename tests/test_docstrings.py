@@ -4,7 +4,8 @@ For each function or class in ``ragframe.__all__`` and each public method of
 ``rf.Evaluator``, ``rf.SummaryState`` and ``rf.Metric``:
 
 - a ``Parameters`` section when the callable takes a named parameter (``self``/``cls``
-  aside; a signature of only ``*args``/``**kwargs`` may document them but need not);
+  aside; a signature of only ``*args``/``**kwargs`` may document them but need not),
+  naming every named parameter (grouped entries such as ``a, b : frame`` count);
 - a ``Returns`` section for functions and methods that return something (not classes,
   not callables annotated ``-> None``);
 - an ``Examples`` section with at least one ``>>>`` line, exception classes included.
@@ -95,8 +96,13 @@ def test_numpy_docstring(name: str, obj: object):
     assert doc, f"{name} has no docstring"
     sections = _sections(doc)
     missing = []
-    if _named_parameters(obj) and "Parameters" not in sections:
-        missing.append(f"Parameters (it takes {', '.join(_named_parameters(obj))})")
+    named = _named_parameters(obj)
+    if named and "Parameters" not in sections:
+        missing.append(f"Parameters (it takes {', '.join(named)})")
+    elif named:
+        undocumented = [p for p in named if not re.search(rf"^\s*(?:\w+, )*{p}\b", sections["Parameters"], re.M)]
+        if undocumented:
+            missing.append(f"an entry under Parameters for {', '.join(undocumented)}")
     if _returns_something(obj) and "Returns" not in sections and "Yields" not in sections:
         missing.append("Returns")
     if not re.search(r"^\s*>>> ", sections.get("Examples", ""), re.MULTILINE):
