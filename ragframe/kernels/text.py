@@ -57,6 +57,7 @@ __all__ = [
     "common_entries_many",
     "concat_ranges",
     "pair_overlap",
+    "pair_containment",
     "pair_tfidf",
     "pair_token_f1",
 ]
@@ -491,6 +492,29 @@ def pair_overlap(index: TermIndex, left: np.ndarray, right: np.ndarray, common: 
     union = size_l + size_r - inter
     both_empty = (size_l == 0) & (size_r == 0)
     return np.where(both_empty, 1.0, np.divide(inter, union, out=np.zeros_like(inter), where=union > 0))
+
+
+def pair_containment(
+    index: TermIndex, left: np.ndarray, right: np.ndarray, common: Common | None = None
+) -> np.ndarray:
+    """Share of the distinct grams of each left text found in its right text: |L & R| / |L|.
+
+    A left text without grams gives 0.0 (nothing of it is supported). Unlike the Jaccard index
+    (:func:`pair_overlap`), a short text fully contained in a long one scores 1.0 whatever the
+    long one's length.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> ids, lengths, size = tokenize_ids(pl.Series(["paris is big", "paris is the capital of france"]))
+    >>> index = term_index(ids, lengths, size, 1)
+    >>> pair_containment(index, np.array([0, 1]), np.array([1, 0])).round(4).tolist()
+    [0.6667, 0.3333]
+    """
+    pair = (common or common_entries(index, left, right)).pair
+    inter = np.bincount(pair, minlength=left.size).astype(np.float64)
+    size_l = index.sizes[left].astype(np.float64)
+    return np.divide(inter, size_l, out=np.zeros_like(inter), where=size_l > 0)
 
 
 def pair_tfidf(index: TermIndex, left: np.ndarray, right: np.ndarray, common: Common | None = None) -> np.ndarray:

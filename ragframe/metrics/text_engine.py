@@ -36,6 +36,7 @@ from ragframe.kernels.text import (
     common_entries_many,
     concat_ranges,
     first_positions,
+    pair_containment,
     pair_overlap,
     pair_tfidf,
     pair_token_f1,
@@ -104,7 +105,12 @@ class PairCache:
                 for t, common in zip(todo, common_entries_many(self._terms[n], list(todo.values()))):
                     self._common[(n, t)] = common
             common = self._common[(n, tag)]
-            kernel = {"overlap": pair_overlap, "tfidf": pair_tfidf, "f1": pair_token_f1}[kind]
+            kernel = {
+                "overlap": pair_overlap,
+                "containment": pair_containment,
+                "tfidf": pair_tfidf,
+                "f1": pair_token_f1,
+            }[kind]
             self._pairs[key] = kernel(self._terms[n], left, right, common)
         return self._pairs[key]
 
