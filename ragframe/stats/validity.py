@@ -189,16 +189,17 @@ def agreement_with_labels(
     for metric, label in pairs:
         score = frame[metric].cast(pl.Float64).to_numpy()[order]
         truth = frame[label].cast(pl.Float64).to_numpy()[order]
-        if _lower_is_better(metric):
-            score = -score
+        lower = _lower_is_better(metric)
+        if lower:
+            score = -score  # oriented: higher always means "more likely positive"
         both = ~(np.isnan(score) | np.isnan(truth))
         counts = np.bincount(codes[both], minlength=n_groups)
         edges = np.r_[0, np.cumsum(counts)]
         score, truth = score[both], truth[both]
         for g in range(n_groups):
-            cell = _cell(score[edges[g] : edges[g + 1]], truth[edges[g] : edges[g + 1]], binary[label])
+            cell = _cell(score[edges[g] : edges[g + 1]], truth[edges[g] : edges[g + 1]], binary[label], lower)
             cell.update(_bootstrap_interval(cell.pop("_sorted"), n_resamples, seed, confidence))
-            cell.update(_at_threshold(cell.pop("_pairs"), cuts[metric], _lower_is_better(metric)))
+            cell.update(_at_threshold(cell.pop("_pairs"), cuts[metric], lower))
             cell.update(metric=metric, label=label, _group=g)
             rows.append(cell)
     out = pl.DataFrame(rows, schema={**_SCHEMA, "_group": pl.Int64})
@@ -379,7 +380,8 @@ def _lower_is_better(column: str) -> bool:
 def _is_binary(series: pl.Series) -> bool:
     if series.dtype in (pl.Boolean, pl.Null):
         return True
-    return bool(series.drop_nulls().is_in([0, 1]).all())
+    values = series.drop_nulls()
+    return bool(((values == 0) | (values == 1)).all())
 
 
 def _groups(df: pl.DataFrame, by: list[str]) -> tuple[np.ndarray, pl.DataFrame]:
@@ -398,7 +400,7 @@ def _null_if_nan(value: float) -> float | None:
     return None if math.isnan(value) else float(value)
 
 
-def _cell(score: np.ndarray, truth: np.ndarray, binary: bool) -> dict[str, Any]:
+def _cell(score: np.ndarray, truth: np.ndarray, binary: bool, lower: bool) -> dict[str, Any]:
     """Statistics of one (slice, metric, label) from its non-null pairs (score already oriented)."""
     n = score.size
     order = np.lexsort((truth, score))  # by score, then label: the pairs' canonical order
@@ -418,6 +420,8 @@ def _cell(score: np.ndarray, truth: np.ndarray, binary: bool) -> dict[str, Any]:
         u = ranks[positive].sum() - positives * (positives + 1) / 2
         cell["auroc"] = float(u / (positives * (n - positives)))
         cell.update(_youden(score, positive, starts))
+        if lower and cell["youden_threshold"] is not None:
+            cell["youden_threshold"] = -cell["youden_threshold"]  # back to the score's own units
     return cell
 
 
