@@ -125,6 +125,13 @@ def test_ordinal_label_reports_rank_correlations_only(data, result):
     assert row["threshold"] == 0.7  # the metric's threshold is still reported
 
 
+def test_youden_tie_takes_the_highest_cut_as_sklearn_argmax():
+    s, y = np.array([0.9, 0.8, 0.7, 0.1]), np.array([1, 0, 1, 0])  # J = 0.5 at the cuts 0.9 and 0.7
+    fpr, tpr, cuts = roc_curve(y, s)
+    row = FN(pl.DataFrame({"faithfulness": s, "human": y}), label_columns="human").row(0, named=True)
+    assert (row["youden_threshold"], row["youden_j"]) == (cuts[np.argmax(tpr - fpr)], 0.5) == (0.9, 0.5)
+
+
 def test_threshold_override_and_boolean_labels(data):
     df = data.with_columns(pl.col("human").cast(pl.Boolean).alias("flag"))
     out = FN(df, label_columns="flag", metrics="faithfulness", thresholds={"faithfulness": 0.45}, n_resamples=10)
