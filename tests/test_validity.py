@@ -157,11 +157,12 @@ def test_thresholds_follow_the_evaluator_keys(data):
 
 
 def test_bootstrap_interval_equals_a_weighted_sklearn_bootstrap(data):
-    """The interval is the percentile bootstrap of roc_auc_score with Poisson(1) sample weights."""
+    """The interval is the percentile bootstrap of roc_auc_score over resamples drawn with replacement."""
     s, y = _pairs(data, "faithfulness", "human")
     order = np.lexsort((y, s))  # the documented canonical order the weights are drawn in
     s, y = s[order], y[order]
-    weights = np.random.default_rng(7).poisson(1.0, size=(400, s.size))
+    draws = np.random.default_rng(7).integers(0, s.size, size=(400, s.size))
+    weights = [np.bincount(d, minlength=s.size) for d in draws]  # times each pair is drawn
     aucs = [roc_auc_score(y, s, sample_weight=w) for w in weights if (w * y).sum() and (w * (1 - y)).sum()]
     low, high = np.quantile(aucs, [0.05, 0.95])
     row = FN(data, label_columns="human", metrics="faithfulness", n_resamples=400, seed=7, confidence=0.9).row(

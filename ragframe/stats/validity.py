@@ -7,11 +7,12 @@ and the accuracy and Cohen's kappa of the metric's configured pass threshold.
 
 Each (slice, metric, label) cell is computed from its non-null pairs sorted once by
 (score, label): AUROC is the Mann-Whitney U from average ranks of the score ties, the
-bootstrap re-weights the same sorted pairs with Poisson(1) counts (the scheme of
-:mod:`ragframe.kernels.resampling`; AUROC is not a mean, so the weighted U of a block of
-resamples is summed here per tie group with ``np.add.reduceat``), and Youden's J comes from
-the cumulative class counts over the tie groups. The Python loop runs over cells and
-blocks of resamples, never over rows.
+bootstrap redraws the same sorted pairs with replacement (the classic multinomial
+bootstrap: AUROC is not a mean, so :mod:`ragframe.kernels.resampling`'s Poisson means do
+not apply; each resample's counts per run of equal pairs come from one cumulative sum, and
+the weighted U is summed over the tie groups in integers), and Youden's J comes from the
+cumulative class counts over the tie groups. The Python loop runs over cells and blocks
+of resamples, never over rows.
 """
 
 from __future__ import annotations
@@ -60,8 +61,8 @@ _SCHEMA = {
     "positives": pl.Int64,
     **{name: pl.Float64 for name in VALIDITY_COLUMNS[4:]},
 }
-#: Weights held at once by one block of bootstrap resamples (resamples x pairs).
-_BLOCK_CELLS = 1 << 22
+#: Draws held at once by one block of bootstrap resamples (resamples x pairs).
+_BLOCK_CELLS = 1 << 21
 
 
 def agreement_with_labels(
@@ -130,10 +131,10 @@ def agreement_with_labels(
       reported and the binary statistics (``positives``, AUROC, Youden, accuracy, kappa)
       are null. Recode a two-valued label such as -1/1 to 0/1 to get them.
     - ``auroc`` equals ``sklearn.metrics.roc_auc_score`` (ties count one half); null when
-      one class has no pair. ``auroc_low, auroc_high``: percentile bootstrap with
-      Poisson(1) weights on the pairs sorted by (score, label), so the interval depends on
-      the pairs only (not on row order, not on other slices or metrics); resamples
-      missing a class are left out.
+      one class has no pair. ``auroc_low, auroc_high``: percentile bootstrap, each
+      resample ``n`` pairs drawn with replacement from the pairs sorted by (score, label),
+      so the interval depends on the pairs only (not on row order, not on other slices or
+      metrics); resamples missing a class are left out.
     - ``spearman``, ``spearman_p``, ``kendall`` (tau-b), ``kendall_p``: as
       ``scipy.stats.spearmanr`` and ``scipy.stats.kendalltau``; null for fewer than 2
       pairs or a constant score or label.
@@ -414,7 +415,7 @@ def _cell(score: np.ndarray, truth: np.ndarray, binary: bool, lower: bool) -> di
     if binary and 0 < positives < n:
         positive = truth == 1
         starts = np.flatnonzero(np.r_[True, score[1:] != score[:-1]])
-        cell["_sorted"] = (positive, starts)
+        cell["_sorted"] = (score, positive)
         lengths = np.diff(np.r_[starts, n])
         ranks = np.repeat(starts + (lengths + 1) / 2, lengths)  # average rank of each tie group
         u = ranks[positive].sum() - positives * (positives + 1) / 2
@@ -461,25 +462,42 @@ def _youden(score: np.ndarray, positive: np.ndarray, starts: np.ndarray) -> dict
 def _bootstrap_interval(
     sorted_pairs: tuple[np.ndarray, np.ndarray] | None, n_resamples: int, seed: int | None, confidence: float
 ) -> dict[str, float | None]:
-    """Percentile interval of the AUROC under Poisson(1) weights of the (score, label)-sorted pairs."""
+    """Percentile interval of the AUROC over multinomial resamples of the (score, label)-sorted pairs.
+
+    A resample is ``n`` draws with replacement (``rng.integers(0, n)``, counted by
+    ``np.bincount``). Only the counts per run of equal (score, label) matter: their sums
+    come from one cumulative sum per resample, and the weighted U from the tie groups'
+    negative and positive counts, in integers.
+    """
     if sorted_pairs is None:
         return {"auroc_low": None, "auroc_high": None}
-    positive, starts = sorted_pairs
-    n = positive.size
-    pos, neg = positive.astype(np.float64), (~positive).astype(np.float64)
+    score, positive = sorted_pairs
+    n = score.size
+    new_score = np.r_[True, score[1:] != score[:-1]]
+    run_start = np.flatnonzero(new_score | np.r_[True, positive[1:] != positive[:-1]])
+    run_group = np.cumsum(new_score)[run_start] - 1  # the tie group of each run
+    run_positive = positive[run_start]
+    n_groups = int(run_group[-1]) + 1
+    bounds = np.r_[run_start, n]
     rng = np.random.default_rng(seed)
     block = max(1, min(n_resamples, _BLOCK_CELLS // n))
     aucs = np.empty(n_resamples)
     for r0 in range(0, n_resamples, block):
-        r1 = min(r0 + block, n_resamples)
-        weights = rng.poisson(1.0, size=(r1 - r0, n)).astype(np.float64)
-        w_pos = np.add.reduceat(weights * pos, starts, axis=1)  # weight of each tie group's positives
-        w_neg = np.add.reduceat(weights * neg, starts, axis=1)
-        below = np.cumsum(w_neg, axis=1) - w_neg  # negative weight strictly below each tie group
-        u = (w_pos * (below + 0.5 * w_neg)).sum(axis=1)
+        size = min(block, n_resamples - r0)
+        draws = rng.integers(0, n, size=(size, n)) + (np.arange(size) * n)[:, None]
+        counts = np.bincount(draws.ravel(), minlength=size * n).reshape(size, n)
+        cumulative = np.zeros((size, n + 1), dtype=np.int64)
+        np.cumsum(counts, axis=1, out=cumulative[:, 1:])
+        in_runs = cumulative[:, bounds[1:]] - cumulative[:, bounds[:-1]]
+        w_pos = np.zeros((size, n_groups), dtype=np.int64)
+        w_neg = np.zeros((size, n_groups), dtype=np.int64)
+        w_pos[:, run_group[run_positive]] = in_runs[:, run_positive]
+        w_neg[:, run_group[~run_positive]] = in_runs[:, ~run_positive]
+        below = np.cumsum(w_neg, axis=1) - w_neg  # negatives strictly below each tie group
+        twice_u = (w_pos * (2 * below + w_neg)).sum(axis=1)
         total = w_pos.sum(axis=1) * w_neg.sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            aucs[r0:r1] = np.where(total > 0, u / total, np.nan)
+            aucs[r0 : r0 + size] = np.where(total > 0, twice_u / (2.0 * total), np.nan)
     aucs = aucs[~np.isnan(aucs)]
     if aucs.size == 0:
         return {"auroc_low": None, "auroc_high": None}
