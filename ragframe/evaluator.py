@@ -659,7 +659,7 @@ def evaluate(df: Frame, /, metrics: str | Iterable[str] | None = None, **options
     ...                    "contexts": [["Paris is the capital and largest city of France."]],
     ...                    "ground_truth": ["Paris"]})
     >>> out = evaluate(df, metrics=["faithfulness", "answer_correctness"])
-    >>> round(out["faithfulness"][0], 4), out["passed"][0]
-    (0.6, False)
+    >>> round(out["faithfulness"][0], 4), out["passed"][0]  # 4 of the answer's 5 bigrams are in the context
+    (0.8, False)
     """
     return Evaluator._make(metrics, options, "evaluate").evaluate(df, function="evaluate")

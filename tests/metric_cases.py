@@ -14,7 +14,7 @@ import ragframe as rf
 
 #: Options each family is exercised with (non-default ones, to cover the option paths).
 FAMILY_OPTIONS: dict[str, dict[str, Any]] = {
-    "heuristic": {"explain": True, "ngram_sizes": [1, 2, 3]},
+    "heuristic": {"explain": True},
     "retrieval": {"k": [1, 3, 10]},
 }
 
@@ -52,12 +52,15 @@ def _cases() -> list[Case]:
             {"k": [2, 5], "relevance_level": 2},
         )
     )
+    for name, inputs in table.filter(table["family"] == "heuristic").select("name", "inputs").iter_rows():
+        seed = {"explain": True, "compat": "rag-eval-node-ts", "ngram_sizes": [1, 2, 3]}
+        cases.append(Case(f"seed_{name}", (name,), tuple(inputs), seed))
     cases.append(
         Case(
             "all_heuristics_weighted",
             ("heuristic",),
             ("question", "answer", "contexts", "ground_truth"),
-            {"ngram_sizes": [1, 2, 3], "weights": {"faithfulness": 2.0}, "prefix": "v1_"},
+            {"weights": {"faithfulness": 2.0}, "prefix": "v1_"},
         )
     )
     return cases

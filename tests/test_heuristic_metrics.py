@@ -1,4 +1,4 @@
-"""Heuristic metrics: spec rules by hand, options, composite, evaluator, nulls and bad input."""
+"""Heuristic metrics: both methods by hand (ragframe's default and the seed's), options, composite, nulls, bad input."""
 
 from __future__ import annotations
 
@@ -15,7 +15,10 @@ def frame(rows):
     return pl.DataFrame(rows, schema=SCHEMA)
 
 
-def test_empty_and_missing_inputs_follow_the_spec():
+SEED = "rag-eval-node-ts"
+
+
+def test_seed_empty_and_missing_inputs():
     df = frame(
         [
             {"question": "q", "answer": "A claim.", "contexts": [], "ground_truth": None},
@@ -23,7 +26,7 @@ def test_empty_and_missing_inputs_follow_the_spec():
             {"question": None, "answer": None, "contexts": None, "ground_truth": "Truth here."},
         ]
     )
-    out = rf.evaluate(df)
+    out = rf.evaluate(df, compat=SEED)
     assert out["faithfulness"].to_list() == [0.0, 0.0, 0.0]
     assert out["hallucination_rate"].to_list() == [0.0, 1.0, 0.0]  # no contexts: 0; no sentences: 1
     assert out["context_precision"].to_list()[0] == 0.0 and out["context_relevance"].to_list()[0] == 0.0
@@ -33,7 +36,7 @@ def test_empty_and_missing_inputs_follow_the_spec():
     assert out["answer_relevance"][2] == 0.5  # two empty texts: tfidf 0, overlap 1
 
 
-def test_hallucination_rate_and_faithfulness_by_hand():
+def test_seed_hallucination_rate_and_faithfulness_by_hand():
     df = frame(
         [
             {
@@ -44,7 +47,7 @@ def test_hallucination_rate_and_faithfulness_by_hand():
             }
         ]
     )
-    out = rf.evaluate(df, metrics=["hallucination_rate", "faithfulness"], explain=True).row(0, named=True)
+    out = rf.evaluate(df, metrics=["hallucination_rate", "faithfulness"], explain=True, compat=SEED).row(0, named=True)
     # sentence 1: unigram Jaccard 5/6 (the cat sat on mat vs + today), sentence 2: 0 -> unsupported
     assert out["hallucination_rate"] == 0.5
     uni, bi = 5 / 6, 5 / 6  # bigrams: the cat, cat sat, sat on, on the, the mat / + mat today
@@ -55,18 +58,21 @@ def test_hallucination_rate_and_faithfulness_by_hand():
     assert [s["id"] for s in out["faithfulness_signals"]] == ["faithfulness-low-support-1"]
 
 
-def test_options_thresholds_weights_and_composite():
+def test_seed_options_thresholds_weights_and_composite():
     df = frame([{"question": "cat mat", "answer": "cat mat", "contexts": ["cat mat", "dog"], "ground_truth": "cat"}])
-    base = rf.evaluate(df).row(0, named=True)
+    base = rf.evaluate(df, compat=SEED).row(0, named=True)
     assert base["context_relevance"] == 0.5
-    strict = rf.evaluate(df, chunk_relevance_threshold=0.0).row(0, named=True)
+    strict = rf.evaluate(df, chunk_relevance_threshold=0.0, compat=SEED).row(0, named=True)
     assert strict["context_relevance"] == 1.0
-    assert rf.evaluate(df, thresholds={"context_relevance": 0.5})["context_relevance_passed"][0] is True
-    weighted = rf.evaluate(df, metrics=["answer_relevance", "context_relevance"], weights={"context_relevance": 0.0})
+    passed = rf.evaluate(df, thresholds={"context_relevance": 0.5}, compat=SEED)["context_relevance_passed"][0]
+    assert passed is True
+    weighted = rf.evaluate(
+        df, metrics=["answer_relevance", "context_relevance"], weights={"context_relevance": 0.0}, compat=SEED
+    )
     assert weighted["composite_score"][0] == pytest.approx(base["answer_relevance"])
     zero = rf.evaluate(df, metrics=["context_relevance"], weights={"context_relevance": 0.0})
     assert zero["composite_score"][0] is None and zero["passed"][0] is False
-    unigram_only = rf.evaluate(df, metrics=["faithfulness"], ngram_sizes=[1], ngram_weights=[1.0])
+    unigram_only = rf.evaluate(df, metrics=["faithfulness"], ngram_sizes=[1], ngram_weights=[1.0], compat=SEED)
     assert unigram_only["faithfulness"][0] == 1.0
 
 
@@ -121,7 +127,7 @@ def test_wrong_dtypes_name_the_column():
 def test_empty_chunk_and_huge_strings_work():
     big = "word " * 200_000
     df = frame([{"question": "word", "answer": big, "contexts": ["", big], "ground_truth": "word"}])
-    out = rf.evaluate(df, chunk_relevance_threshold=0.5).row(0, named=True)
+    out = rf.evaluate(df, chunk_relevance_threshold=0.5, compat=SEED).row(0, named=True)
     # "word" vs the empty chunk: unigrams 0, bigrams both empty -> 1: weighted 0.3 < 0.5
     # "word" vs the big chunk: unigrams 1, bigrams {} vs {"word word"} -> 0: weighted 0.7 >= 0.5
     assert out["context_relevance"] == 0.5
@@ -141,13 +147,15 @@ def test_slice_rows_does_not_change_results():
         rf.evaluate(df, slice_rows=0)
 
 
-def test_ngram_weights_shorter_or_longer_than_sizes():
+def test_seed_ngram_weights_shorter_or_longer_than_sizes():
     df = frame([{"question": "a b c", "answer": "a b d.", "contexts": ["a b c d"], "ground_truth": None}])
     # a missing weight counts as 1, extra weights are ignored (spec)
-    short = rf.evaluate(df, metrics=["faithfulness"], ngram_sizes=[1, 2], ngram_weights=[2.0])["faithfulness"][0]
+    short = rf.evaluate(df, metrics=["faithfulness"], ngram_sizes=[1, 2], ngram_weights=[2.0], compat=SEED)
+    short = short["faithfulness"][0]
     uni, bi = 3 / 4, 1 / 4  # {a, b, d} vs {a, b, c, d}; {a b, b d} vs {a b, b c, c d}: 1 shared of 4
     assert short == pytest.approx((2.0 * uni + 1.0 * bi) / 3.0)
-    longer = rf.evaluate(df, metrics=["faithfulness"], ngram_sizes=[1], ngram_weights=[1.0, 5.0])["faithfulness"][0]
+    longer = rf.evaluate(df, metrics=["faithfulness"], ngram_sizes=[1], ngram_weights=[1.0, 5.0], compat=SEED)
+    longer = longer["faithfulness"][0]
     assert longer == pytest.approx(uni)
 
 

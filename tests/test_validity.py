@@ -122,7 +122,7 @@ def test_ordinal_label_reports_rank_correlations_only(data, result):
     )
     binary_only = ["positives", "auroc", "auroc_low", "auroc_high", "youden_threshold", "youden_j"]
     assert all(row[c] is None for c in [*binary_only, "accuracy", "cohen_kappa"])
-    assert row["threshold"] == 0.7  # the metric's threshold is still reported
+    assert row["threshold"] == rf.metrics.get_metric("faithfulness").threshold  # still reported
 
 
 def test_youden_tie_takes_the_highest_cut_as_sklearn_argmax():
@@ -225,7 +225,7 @@ def test_single_class_and_empty_cells_are_null_not_errors():
             "human": [1, 1, 1, 0, 1],
         }
     )
-    out = FN(df, label_columns="human", by="g")
+    out = FN(df, label_columns="human", by="g", thresholds={"faithfulness": 0.7})
     x, y = out.row(0, named=True), out.row(1, named=True)
     assert (x["n"], x["positives"], x["auroc"], x["auroc_low"], x["youden_threshold"]) == (3, 3, None, None, None)
     assert x["accuracy"] == pytest.approx(1 / 3) and x["cohen_kappa"] == 0.0  # kappa: chance agreement is 1/3

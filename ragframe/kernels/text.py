@@ -49,6 +49,7 @@ __all__ = [
     "token_f1",
     "token_ids",
     "tokenize_ids",
+    "tokenize_vocabulary",
     "first_positions",
     "TermIndex",
     "term_index",
@@ -58,6 +59,7 @@ __all__ = [
     "concat_ranges",
     "pair_overlap",
     "pair_containment",
+    "pair_log_cosine",
     "pair_tfidf",
     "pair_token_f1",
 ]
@@ -246,6 +248,24 @@ def tokenize_ids(
     threads: int | None = None,
     tokens: Callable[[pl.Expr], pl.Expr] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
+    return tokenize_vocabulary(texts, parts, threads, tokens)[:3]
+
+
+def tokenize_vocabulary(
+    texts: pl.Series,
+    parts: int = 1,
+    threads: int | None = None,
+    tokens: Callable[[pl.Expr], pl.Expr] | None = None,
+) -> tuple[np.ndarray, np.ndarray, int, pl.Series]:
+    """:func:`tokenize_ids`, plus the vocabulary: the token string of each id.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> ids, lengths, size, words = tokenize_vocabulary(pl.Series(["b a", "a c", "c"]), parts=2)
+    >>> ids.tolist(), words.to_list()
+    ([0, 1, 1, 2, 2], ['b', 'a', 'c'])
+    """
     """:func:`token_ids` of the tokens of ``texts``, tokenising ``parts`` slices on ``threads`` threads.
 
     The ids are those of one sequential pass (numbered in order of first appearance), whatever
@@ -283,7 +303,7 @@ def tokenize_ids(
             results = list(pool.map(one, pieces))
     if len(results) == 1:
         codes, lengths, vocabulary = results[0]
-        return codes, lengths, vocabulary.len()
+        return codes, lengths, vocabulary.len(), vocabulary
     merged = pl.concat([vocabulary for _, _, vocabulary in results])
     global_codes = merged.cast(pl.Categorical(pl.Categories.random())).to_physical().to_numpy().astype(np.int64)
     ids, at = [], 0
@@ -291,7 +311,8 @@ def tokenize_ids(
         ids.append(global_codes[at : at + vocabulary.len()][codes])
         at += vocabulary.len()
     size = int(global_codes.max()) + 1 if global_codes.size else 0
-    return np.concatenate(ids), np.concatenate([lengths for _, lengths, _ in results]), size
+    words = merged.gather(first_positions(global_codes, size)) if size else merged.clear()
+    return np.concatenate(ids), np.concatenate([lengths for _, lengths, _ in results]), size, words
 
 
 @dataclass(frozen=True)
@@ -515,6 +536,42 @@ def pair_containment(
     inter = np.bincount(pair, minlength=left.size).astype(np.float64)
     size_l = index.sizes[left].astype(np.float64)
     return np.divide(inter, size_l, out=np.zeros_like(inter), where=size_l > 0)
+
+
+#: Scale of the integer sublinear-tf weights (each below 2**14, a product below 2**28): sums of up
+#: to 2**25 products are exact in float64, so a pair's cosine does not depend on the order of its
+#: terms (which follows the batch's numbering of tokens).
+_LOG_TF_SCALE = 1 << 10
+
+
+def _log_tf_weights(counts: np.ndarray) -> np.ndarray:
+    return np.rint((1.0 + np.log(np.maximum(counts, 1.0))) * _LOG_TF_SCALE).astype(np.int64)
+
+
+def pair_log_cosine(
+    index: TermIndex, left: np.ndarray, right: np.ndarray, common: Common | None = None
+) -> np.ndarray:
+    """Cosine of sublinear-tf vectors (weight 1 + ln count, no idf) of each (left[i], right[i]) pair.
+
+    Weights are rounded to multiples of 2**-10 and their products summed exactly, so the
+    result is the same in any batch. A text without terms gives 0.0.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> ids, lengths, size = tokenize_ids(pl.Series(["cats purr cats", "cats sleep", "dogs"]))
+    >>> index = term_index(ids, lengths, size, 1)
+    >>> pair_log_cosine(index, np.array([0, 0, 1]), np.array([1, 2, 1])).round(3).tolist()  # by hand: 0.6088
+    [0.609, 0.0, 1.0]
+    """
+    common = common or common_entries(index, left, right)
+    weights = _log_tf_weights(index.counts).astype(np.float64)
+    dot = _sum_by(common.pair, weights[common.small_entry] * weights[common.large_entry(index)], left.size)
+    texts = np.repeat(np.arange(index.sizes.size), index.sizes)
+    norms = _sum_by(texts, weights * weights, index.sizes.size)
+    denom = np.sqrt(norms[left] * norms[right])  # one root: identical texts give exactly 1
+    cosine = np.divide(dot, denom, out=np.zeros(left.size), where=denom > 0)
+    return np.minimum(cosine, 1.0)
 
 
 def pair_tfidf(index: TermIndex, left: np.ndarray, right: np.ndarray, common: Common | None = None) -> np.ndarray:

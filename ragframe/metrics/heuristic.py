@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 import polars as pl
 
 from ragframe import validate
+from ragframe.exceptions import InvalidParameterError
 from ragframe.kernels.text import SEED_RULES, UNICODE_RULES
 from ragframe.metrics import text_engine
 from ragframe.metrics.heuristic_default import DEFAULT_KERNELS, DEFAULT_THRESHOLDS
@@ -53,6 +54,13 @@ _TEXT_COLUMNS = ("question", "answer", "contexts", "ground_truth")
 
 #: The values of the ``compat`` option: None (ragframe's methods) or the seed's name.
 COMPAT = (None, "rag-eval-node-ts")
+#: Options read only by the seed's methods, with their defaults.
+_SEED_ONLY = {
+    "ngram_sizes": (1, 2),
+    "ngram_weights": (0.7, 0.3),
+    "claim_support_threshold": 0.15,
+    "chunk_relevance_threshold": 0.2,
+}
 
 
 def _kernel(metric: Metric, opts: Options, compat: str | None) -> HeuristicKernel:
@@ -149,9 +157,22 @@ def _check(options: dict[str, Any], function: str) -> dict[str, Any]:
         "chunk_relevance_threshold": opts.chunk_relevance_threshold,
         "explain": validate.flag(options["explain"], "explain", function),
         "slice_rows": validate.positive_int(options["slice_rows"], "slice_rows", function),
-        "compat": validate.choice(options["compat"], "compat", function, COMPAT),
+        "compat": _check_compat(options, opts, function),
         "_opts": opts,
     }
+
+
+def _check_compat(options: Mapping[str, Any], opts: Options, function: str) -> str | None:
+    """The method choice; the seed's tuning options only mean something with the seed's methods."""
+    compat = validate.choice(options["compat"], "compat", function, COMPAT)
+    if compat is None:
+        changed = [name for name, default in _SEED_ONLY.items() if getattr(opts, name) != default]
+        if changed:
+            raise InvalidParameterError(
+                f"{function}: {changed[0]} tunes the rag-eval-node-ts methods only; pass "
+                f"compat='rag-eval-node-ts' to use them (ragframe's default methods do not read it)"
+            )
+    return compat
 
 
 def _threshold(metric: Metric, options: Mapping[str, Any]) -> float | None:

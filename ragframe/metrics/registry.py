@@ -85,7 +85,7 @@ class Metric:
     --------
     >>> m = get_metric("faithfulness")
     >>> m.family, m.inputs, m.threshold, m.higher_is_better
-    ('heuristic', ('answer', 'contexts'), 0.7, True)
+    ('heuristic', ('answer', 'contexts'), 0.4, True)
     >>> get_metric("ndcg_at_k").column(10, prefix="bm25_")
     'bm25_ndcg_at_10'
     """

@@ -37,16 +37,19 @@ from ragframe.kernels.text import (
     concat_ranges,
     first_positions,
     pair_containment,
+    pair_log_cosine,
     pair_overlap,
     pair_tfidf,
     pair_token_f1,
     term_index,
-    tokenize_ids,
+    tokenize_vocabulary,
 )
 from ragframe.schema import first_true_row
 
 __all__ = [
     "TEXT_ROWS",
+    "CONTENT",
+    "stop_words",
     "PairCache",
     "TextBatch",
     "RowSlice",
@@ -61,6 +64,21 @@ __all__ = [
 
 #: Rows whose distinct texts are tokenised and indexed together (the text stage's chunk).
 TEXT_ROWS = 100_000
+#: The "n-gram size" of the content-word unigram index (stop words left out).
+CONTENT = -1
+
+
+def stop_words() -> pl.Series:
+    """The English stop words left out of content words (scikit-learn's list, 318 words).
+
+    Examples
+    --------
+    >>> stop_words().len(), "the" in stop_words().to_list()
+    (318, True)
+    """
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return pl.Series("stop", sorted(ENGLISH_STOP_WORDS), dtype=pl.String)
 _SIGNAL = pl.Struct({"id": pl.String, "severity": pl.String, "message": pl.String, "evidence": pl.String})
 
 
@@ -108,11 +126,20 @@ class PairCache:
             kernel = {
                 "overlap": pair_overlap,
                 "containment": pair_containment,
+                "cosine": pair_log_cosine,
                 "tfidf": pair_tfidf,
                 "f1": pair_token_f1,
             }[kind]
             self._pairs[key] = kernel(self._terms[n], left, right, common)
         return self._pairs[key]
+
+    def gram_count(self, n: int, ids: np.ndarray) -> np.ndarray:
+        """Number of distinct n-grams (``CONTENT``: content words) of the texts ``ids``."""
+        return self._terms[n].sizes[ids]
+
+    def token_count(self, ids: np.ndarray) -> np.ndarray:
+        """Number of tokens of the texts ``ids`` (those in the unigram index; others 0)."""
+        return self._terms[1].n_tokens[ids]
 
     def weighted(self, left: np.ndarray, right: np.ndarray, opts: Any, tag: str) -> np.ndarray:
         """weighted_ngram_overlap of each pair (spec: a missing weight counts as 1, total 0 gives 0)."""
@@ -179,8 +206,12 @@ class TextBatch:
         distinct = pool.gather(first_positions(codes, int(codes.max()) + 1 if codes.size else 0))
         del pool
         cores = os.cpu_count() or 1
-        self.tokens, self.token_count, self.vocabulary = tokenize_ids(distinct, parts=cores, tokens=rules.tokens)
+        self.tokens, self.token_count, self.vocabulary, words = tokenize_vocabulary(
+            distinct, parts=cores, tokens=rules.tokens
+        )
         del distinct
+        # content-word index (CONTENT): which vocabulary entries are stop words
+        self.stop = words.is_in(stop_words().implode()).to_numpy() if CONTENT in gram_roles else None
         self.token_start = _starts(self.token_count)
         self.gram_roles = gram_roles
         self._role_ids: dict[str, np.ndarray] = {}  # text ids of each role, in pool order
@@ -233,7 +264,13 @@ class RowSlice(PairCache):
                 used[self._role_ids[role]] = True
             kept = np.where(used, lengths, 0)  # each size indexes only the texts compared with it
             tokens = batch.tokens[concat_ranges(batch.token_start[texts], kept)]
-            terms[n] = term_index(tokens, kept, batch.vocabulary, n)
+            if n == CONTENT:  # unigrams of the content words: the stop words left out
+                content = ~batch.stop[tokens]
+                owner = np.repeat(np.arange(texts.size), kept)
+                kept = np.bincount(owner[content], minlength=texts.size).astype(np.int64)
+                terms[n] = term_index(tokens[content], kept, batch.vocabulary, 1)
+            else:
+                terms[n] = term_index(tokens, kept, batch.vocabulary, n)
         super().__init__(terms)
         self._lists: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
 
