@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import ragframe as rf
+from ragframe.metrics.heuristic_seed import SEED_THRESHOLDS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -82,21 +83,48 @@ def test_metrics_md_mentions_every_metric(name):
     assert f"`{name}`" in METRICS_MD.read_text(encoding="utf-8"), f"docs/metrics.md does not describe `{name}`"
 
 
-def _overview_row(text: str, name: str) -> list[str]:
+DEFAULT_COLUMN = "default threshold"
+SEED_COLUMN = 'threshold with `compat="rag-eval-node-ts"`'
+
+
+def _overview(text: str) -> tuple[list[str], dict[str, list[str]]]:
+    """The overview table of docs/metrics.md: its header cells and its rows keyed by the first cell."""
+    lines = [line for line in text.splitlines() if line.startswith("| name |")]
+    assert len(lines) == 1, "docs/metrics.md: expected one overview table (header '| name | ...')"
+    header = [c.strip() for c in lines[0].strip().strip("|").split("|")]
+    rows = {}
     for line in text.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("|") and cells[0] == f"`{name}`":
-            return cells
-    raise AssertionError(f"docs/metrics.md: no overview table row for `{name}`")
+        if line.startswith("|") and len(cells) == len(header) and cells[0].startswith("`"):
+            rows.setdefault(cells[0], cells)
+    return header, rows
+
+
+def _overview_cell(name: str, column: str) -> str:
+    header, rows = _overview(METRICS_MD.read_text(encoding="utf-8"))
+    assert column in header, f"docs/metrics.md: the overview table has no column {column!r}: {header}"
+    assert f"`{name}`" in rows, f"docs/metrics.md: no overview table row for `{name}`"
+    return rows[f"`{name}`"][header.index(column)]
+
+
+def _documented(threshold: float | None) -> str:
+    return "none" if threshold is None else f"{threshold:g}"
 
 
 @pytest.mark.parametrize("metric", _builtin_metrics(), ids=lambda m: m[0])
 def test_metrics_md_threshold_and_direction_match_the_code(metric):
+    """The default-method threshold column is rf.list_metrics()'s threshold."""
     name, higher_is_better, threshold = metric
-    text = METRICS_MD.read_text(encoding="utf-8")
     assert higher_is_better, f"{name}: the docs say every metric is higher-is-better"
-    documented = _overview_row(text, name)[-1]
-    assert documented == ("none" if threshold is None else f"{threshold:g}"), (name, documented, threshold)
+    documented = _overview_cell(name, DEFAULT_COLUMN)
+    assert documented == _documented(threshold), (name, documented, threshold)
+
+
+@pytest.mark.parametrize("name", sorted(SEED_THRESHOLDS))
+def test_metrics_md_seed_thresholds_match_the_code(name):
+    """The compat column is the seed's thresholds (ragframe.metrics.heuristic_seed.SEED_THRESHOLDS)."""
+    documented = _overview_cell(name, SEED_COLUMN)
+    assert documented == _documented(SEED_THRESHOLDS[name]), (name, documented, SEED_THRESHOLDS[name])
 
 
 def test_hallucination_rate_direction_is_stated():
