@@ -27,8 +27,10 @@ Each tool runs in a fresh Python process (this script with the hidden ``--worker
 
 - ``ragframe``: the log is streamed ``--batch-rows`` rows at a time (100,000 by default;
   ``pl.scan_parquet(...).slice(...)``, timed separately as "read"), each batch scored with
-  ``rf.evaluate(df)`` (all seven metrics, composite score and pass/fail) and only the score
-  columns kept, which bounds memory whatever the size of the log.
+  ``rf.evaluate(df)`` (all seven metrics with ragframe's default methods, composite score and
+  pass/fail) and only the score columns kept, which bounds memory whatever the size of the log.
+- ``ragframe-compat``: the same with ``compat="rag-eval-node-ts"`` (the seed's methods, the
+  ones the reference implements).
 - ``reference``: ``benchmarks/heuristics_reference.py``, one sample at a time in pure
   Python. Above ``--reference-rows`` rows (20,000 by default) it scores only the first
   ``--reference-rows`` rows, and its rows/s comes from those (the table says so). Its read
@@ -39,8 +41,8 @@ the worker; ``VmHWM`` (from ``/proc/self/status``, reset at exec) is shown next 
 because a process started by vfork + exec inherits its parent's ``ru_maxrss``. The data
 is generated in a separate process too, so that the driver stays small.
 
-Both tools' scores (seven metrics and ``composite_score``) are compared on the rows both
-scored; the table shows the largest absolute difference per metric. Exit status: 0 when
+The scores of ``ragframe-compat`` and the reference (seven metrics and ``composite_score``)
+are compared on the rows both scored; the table shows the largest absolute difference per metric. Exit status: 0 when
 they agree within 1e-9, 1 otherwise or when a worker failed.
 
 Usage, from the repository root::
@@ -355,7 +357,9 @@ def generate(path: Path, rows: int, seed: int, pool: int, zipf: float) -> dict[s
 # ----------------------------------------------------------------------------- workers (one tool, own process)
 
 
-def work_ragframe(path: Path, scores_path: Path, batch_rows: int, reference_rows: int) -> dict[str, Any]:
+def work_ragframe(
+    path: Path, scores_path: Path, batch_rows: int, reference_rows: int, compat: str | None = None
+) -> dict[str, Any]:
     import polars as pl
 
     import ragframe as rf
@@ -372,7 +376,7 @@ def work_ragframe(path: Path, scores_path: Path, batch_rows: int, reference_rows
         df = pl.scan_parquet(path).slice(first, batch_rows).collect()
         read += time.perf_counter() - start
         start = time.perf_counter()
-        parts.append(rf.evaluate(df).select(SCORES))
+        parts.append(rf.evaluate(df, compat=compat).select(SCORES))
         seconds += time.perf_counter() - start
         ids.append(df.get_column("id"))
         batches += 1
@@ -407,7 +411,13 @@ def work_reference(path: Path, scores_path: Path, batch_rows: int, reference_row
     return {"rows": df.height, "read_seconds": read, "seconds": seconds, "cpu_seconds": cpu}
 
 
-WORKERS = {"ragframe": work_ragframe, "reference": work_reference}
+def work_ragframe_compat(path: Path, scores_path: Path, batch_rows: int, reference_rows: int) -> dict[str, Any]:
+    return work_ragframe(path, scores_path, batch_rows, reference_rows, compat="rag-eval-node-ts")
+
+
+#: ragframe: its default methods; ragframe-compat: the seed's methods (compat="rag-eval-node-ts"),
+#: the ones the reference implements, so only their numbers are compared with it.
+WORKERS = {"ragframe": work_ragframe, "ragframe-compat": work_ragframe_compat, "reference": work_reference}
 
 
 def worker_main(args: argparse.Namespace) -> int:
@@ -618,7 +628,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rows", default="10000", help="comma-separated log sizes, e.g. 10000,100000,1000000")
     parser.add_argument("--batch-rows", type=int, default=100_000, help="ragframe scores bigger logs in slices of this")
     parser.add_argument("--reference-rows", type=int, default=20_000, help="the reference scores the first N rows")
-    parser.add_argument("--tools", default="ragframe,reference", help="comma-separated: ragframe, reference")
+    parser.add_argument(
+        "--tools",
+        default="ragframe,ragframe-compat,reference",
+        help="comma-separated: ragframe (default methods), ragframe-compat (the seed's methods), reference",
+    )
     parser.add_argument("--repeat", type=int, default=1, help="time each tool this many times, keep the best")
     parser.add_argument("--pool", type=int, default=100_000, help="passages in the retrieval pool")
     parser.add_argument("--zipf", type=float, default=0.9, help="exponent of the passages' popularity (rank ** -zipf)")
@@ -667,11 +681,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             outcomes.append(measure(tool, args, data, score_files[tool], args.repeat))
         ok = ok and all(o.error is None for o in outcomes)
         agree_lines: list[str] = []
-        if len(score_files) == 2 and all(o.error is None for o in outcomes):
-            agree, agree_lines, bad = compare_scores(score_files["ragframe"], score_files["reference"])
-            compared = min(o.rows for o in outcomes)
+        checked = {"ragframe-compat", "reference"}
+        if checked <= set(score_files) and all(o.error is None for o in outcomes):
+            agree, agree_lines, bad = compare_scores(score_files["ragframe-compat"], score_files["reference"])
+            compared = min(o.rows for o in outcomes if o.tool in checked)
             verdict = "agree within 1e-9" if agree else "DISAGREE"
-            agree_lines.insert(0, f"ragframe vs reference on the first {compared:,} rows: {verdict}")
+            agree_lines.insert(0, f"ragframe-compat vs reference on the first {compared:,} rows: {verdict}")
             if bad:
                 agree_lines.append(f"inputs of the worst rows: {save_examples(data, bad)}")
             ok = ok and agree

@@ -143,3 +143,11 @@ def test_default_thresholds_follow_the_method():
     seed = rf.evaluate(df, ["faithfulness"], compat=SEED).row(0, named=True)
     assert ours["faithfulness_passed"] is True  # 0.5 >= 0.4, ragframe's threshold
     assert seed["faithfulness_passed"] is False  # seed threshold 0.7
+
+
+def test_the_shipped_stop_words_are_scikit_learns():
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    from ragframe.metrics.text_engine import stop_words
+
+    assert set(stop_words().to_list()) == set(ENGLISH_STOP_WORDS) and stop_words().len() == 318

@@ -32,6 +32,7 @@ __all__ = [
     "sentences_expr",
     "unicode_tokenize_expr",
     "unicode_sentences_expr",
+    "unicode_clean",
     "TextRules",
     "SEED_RULES",
     "UNICODE_RULES",
@@ -53,6 +54,7 @@ __all__ = [
     "first_positions",
     "TermIndex",
     "term_index",
+    "drop_terms",
     "Common",
     "common_entries",
     "common_entries_many",
@@ -114,6 +116,41 @@ _IDEOGRAPHIC = r"([\p{Han}\p{Hiragana}\p{Katakana}])"
 _SENTENCE_END = r"([.!?])\s+|([\u3002\uff01\uff1f])\s*|\n+"  # ideographic full stop, fullwidth ! and ?
 
 
+_IDEOGRAPHIC_OR_WORD = r"[\p{Han}\p{Hiragana}\p{Katakana}]|[^\W\p{Han}\p{Hiragana}\p{Katakana}]+"
+
+
+def unicode_clean(texts: pl.Series) -> pl.Series:
+    """NFC-normalise and drop zero-width characters: only the rows that are not pure ASCII are touched.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> unicode_clean(pl.Series(["Cafe\u0301", "ze\u200bro", "plain", None])).to_list()
+    ['Café', 'zero', 'plain', None]
+    """
+    wide = texts.str.contains(r"[^\x00-\x7F]").fill_null(False)
+    if not wide.any():
+        return texts
+    rows = wide.arg_true()
+    cleaned = texts.gather(rows).str.normalize("NFC").str.replace_all(_INVISIBLE, "")
+    return texts.scatter(rows, cleaned)
+
+
+def _unicode_words(text: pl.Expr) -> pl.Expr:
+    """Words of text already through :func:`unicode_clean`."""
+    return text.fill_null("").str.to_lowercase().str.extract_all(_IDEOGRAPHIC_OR_WORD)
+
+
+def _unicode_split(text: pl.Expr) -> pl.Expr:
+    """Sentences of text already through :func:`unicode_clean`."""
+    pieces = text.fill_null("").str.replace_all(_SENTENCE_END, "${1}${2}" + _MARK).str.split(_MARK)
+    return pieces.list.eval(pl.element().str.strip_chars()).list.eval(pl.element().filter(pl.element() != ""))
+
+
+def _clean_expr(text: pl.Expr) -> pl.Expr:
+    return text.fill_null("").str.normalize("NFC").str.replace_all(_INVISIBLE, "")
+
+
 def unicode_tokenize_expr(text: pl.Expr) -> pl.Expr:
     r"""Tokens under the Unicode rules (list[str]); null is treated as the empty string.
 
@@ -128,14 +165,7 @@ def unicode_tokenize_expr(text: pl.Expr) -> pl.Expr:
     >>> pl.select(unicode_tokenize_expr(pl.lit("Cafe\u0301 ze\u200bro, 東京タワー! don't"))).item().to_list()
     ['café', 'zero', '東', '京', 'タ', 'ワ', 'ー', 'don', 't']
     """
-    return (
-        text.fill_null("")
-        .str.normalize("NFC")
-        .str.replace_all(_INVISIBLE, "")
-        .str.to_lowercase()
-        .str.replace_all(_IDEOGRAPHIC, " $1 ")
-        .str.extract_all(r"\w+")
-    )
+    return _unicode_words(_clean_expr(text))
 
 
 def unicode_sentences_expr(text: pl.Expr) -> pl.Expr:
@@ -151,9 +181,7 @@ def unicode_sentences_expr(text: pl.Expr) -> pl.Expr:
     >>> pl.select(unicode_sentences_expr(pl.lit("It works. really!\n- item one\n東京です。大阪です"))).item().to_list()
     ['It works.', 'really!', '- item one', '東京です。', '大阪です']
     """
-    normalized = text.fill_null("").str.normalize("NFC").str.replace_all(_INVISIBLE, "")
-    pieces = normalized.str.replace_all(_SENTENCE_END, "${1}${2}" + _MARK).str.split(_MARK)
-    return pieces.list.eval(pl.element().str.strip_chars()).list.eval(pl.element().filter(pl.element() != ""))
+    return _unicode_split(_clean_expr(text))
 
 
 @dataclass(frozen=True)
@@ -165,12 +193,15 @@ class TextRules:
     name : str
         ``"rag-eval-node-ts"`` or ``"unicode"``.
     tokens, sentences : callable
-        Polars expression builders, ``str -> list[str]``.
+        Polars expression builders, ``str -> list[str]``, over texts through ``clean``.
+    clean : callable or None
+        ``Series -> Series`` applied once to every row text before anything else.
     """
 
     name: str
     tokens: Callable[[pl.Expr], pl.Expr]
     sentences: Callable[[pl.Expr], pl.Expr]
+    clean: Callable[[pl.Series], pl.Series] | None = None
 
 
 def tokenize(text: str | None) -> list[str]:
@@ -209,7 +240,7 @@ def ngrams(tokens: Sequence[str], n: int) -> list[str]:
 #: The rag-eval-node-ts rules (``compat="rag-eval-node-ts"``).
 SEED_RULES = TextRules("rag-eval-node-ts", tokenize_expr, sentences_expr)
 #: The default rules of ragframe's own methods.
-UNICODE_RULES = TextRules("unicode", unicode_tokenize_expr, unicode_sentences_expr)
+UNICODE_RULES = TextRules("unicode", _unicode_words, _unicode_split, unicode_clean)
 
 
 # ----------------------------------------------------------------------------- term index
@@ -393,6 +424,31 @@ def term_index(ids: np.ndarray, lengths: np.ndarray, vocabulary: int, n: int) ->
     if k.size:
         sum_sq[nonempty] = np.add.reduceat(counts**2, starts[:-1][nonempty])
     return TermIndex(starts=starts, counts=counts, n_tokens=n_tokens, base=base, keys=pl.Series("k", k), sum_sq=sum_sq)
+
+
+def drop_terms(index: TermIndex, dropped: np.ndarray) -> TermIndex:
+    """The unigram index without the tokens flagged in ``dropped`` (a boolean per token id).
+
+    Cheaper than indexing the texts again: the entries keep their sorted order.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> ids, lengths, size = tokenize_ids(pl.Series(["the cat and the hat", "the"]))
+    >>> content = drop_terms(term_index(ids, lengths, size, 1), np.array([True, False, True, False]))
+    >>> content.sizes.tolist(), content.n_tokens.tolist()
+    ([2, 0], [2.0, 0.0])
+    """
+    keys = index.keys.to_numpy()
+    texts = np.repeat(np.arange(index.sizes.size, dtype=np.int64), index.sizes)
+    keep = ~dropped[keys - texts * index.base]
+    counts = index.counts[keep]
+    starts = np.zeros(index.sizes.size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(texts[keep], minlength=index.sizes.size), out=starts[1:])
+    n_tokens = np.bincount(texts[keep], weights=counts, minlength=index.sizes.size)
+    sum_sq = np.bincount(texts[keep], weights=counts**2, minlength=index.sizes.size)
+    return TermIndex(starts=starts, counts=counts, n_tokens=n_tokens, base=index.base,
+                     keys=pl.Series("k", keys[keep]), sum_sq=sum_sq)  # fmt: skip
 
 
 def _dense(values: np.ndarray) -> tuple[np.ndarray, int]:

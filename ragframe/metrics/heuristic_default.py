@@ -60,12 +60,20 @@ _TRUTH_SENTENCES = "ground_truth_sentences-contexts"
 
 def _refusals(batch: RowSlice) -> np.ndarray:
     """Rows whose answer is a refusal or a hedge."""
-    text = batch.row_text["answer"].fill_null("").str.replace_all("\u2019", "'", literal=True)
-    return text.str.contains(_REFUSAL).to_numpy()
+
+    def compute() -> np.ndarray:
+        text = batch.row_text["answer"].fill_null("").str.replace_all("\u2019", "'", literal=True)
+        return text.str.contains(_REFUSAL).to_numpy()
+
+    return batch.memo("refusals", compute)
 
 
 def _support(batch: RowSlice, tag: str, role: str) -> tuple[np.ndarray, np.ndarray]:
     """Each sentence's best support by a context, and whether it has any token."""
+    return batch.memo(f"support {tag}", lambda: _best_support(batch, tag, role))
+
+
+def _best_support(batch: RowSlice, tag: str, role: str) -> tuple[np.ndarray, np.ndarray]:
     _, _, per_sentence = batch.pair_list(tag)
     tokens = batch.token_count(batch.ids(f"{role}_sentences"))
     use_bigrams = np.repeat(tokens >= 2, per_sentence)

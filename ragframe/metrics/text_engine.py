@@ -18,10 +18,12 @@ computation.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
+from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -35,6 +37,7 @@ from ragframe.kernels.text import (
     TextRules,
     common_entries_many,
     concat_ranges,
+    drop_terms,
     first_positions,
     pair_containment,
     pair_log_cosine,
@@ -68,17 +71,23 @@ TEXT_ROWS = 100_000
 CONTENT = -1
 
 
+@functools.cache
 def stop_words() -> pl.Series:
-    """The English stop words left out of content words (scikit-learn's list, 318 words).
+    """The English stop words left out of content words: scikit-learn's list (318 words).
+
+    Read from ``ragframe/data/stop_words_en.txt`` (a copy of scikit-learn's
+    ``ENGLISH_STOP_WORDS``, BSD-3-Clause), so that scoring does not import scikit-learn.
 
     Examples
     --------
     >>> stop_words().len(), "the" in stop_words().to_list()
     (318, True)
     """
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+    text = (resources.files("ragframe") / "data" / "stop_words_en.txt").read_text(encoding="utf-8")
+    words = [line for line in text.splitlines() if line and not line.startswith("#")]
+    return pl.Series("stop", words, dtype=pl.String)
 
-    return pl.Series("stop", sorted(ENGLISH_STOP_WORDS), dtype=pl.String)
+
 _SIGNAL = pl.Struct({"id": pl.String, "severity": pl.String, "message": pl.String, "evidence": pl.String})
 
 
@@ -96,6 +105,7 @@ class PairCache:
         self._pairs: dict[tuple[str, int, str], np.ndarray] = {}
         self._common: dict[tuple[int, str], Common] = {}
         self._planned: dict[int, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
+        self._memo: dict[str, Any] = {}
 
     def plan(self, tag: str, left: np.ndarray, right: np.ndarray, sizes: Iterable[int]) -> None:
         """Announce a pair list the metrics will compare with n-grams of ``sizes``.
@@ -132,6 +142,12 @@ class PairCache:
             }[kind]
             self._pairs[key] = kernel(self._terms[n], left, right, common)
         return self._pairs[key]
+
+    def memo(self, key: str, compute: Any) -> Any:
+        """``compute()`` once per slice (a value several metrics read, such as a row mask)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     def gram_count(self, n: int, ids: np.ndarray) -> np.ndarray:
         """Number of distinct n-grams (``CONTENT``: content words) of the texts ``ids``."""
@@ -205,6 +221,8 @@ class TextBatch:
         codes = pool.cast(pl.Categorical(pl.Categories.random())).to_physical().to_numpy().astype(np.int64)
         distinct = pool.gather(first_positions(codes, int(codes.max()) + 1 if codes.size else 0))
         del pool
+        if rules.clean is not None:  # once per distinct text (NFC, zero-width characters)
+            distinct = rules.clean(distinct)
         cores = os.cpu_count() or 1
         self.tokens, self.token_count, self.vocabulary, words = tokenize_vocabulary(
             distinct, parts=cores, tokens=rules.tokens
@@ -213,6 +231,8 @@ class TextBatch:
         # content-word index (CONTENT): which vocabulary entries are stop words
         self.stop = words.is_in(stop_words().implode()).to_numpy() if CONTENT in gram_roles else None
         self.token_start = _starts(self.token_count)
+        if CONTENT in gram_roles:  # the content-word index is cut from the unigram index
+            gram_roles = {**gram_roles, 1: set(gram_roles.get(1, set())) | set(gram_roles[CONTENT])}
         self.gram_roles = gram_roles
         self._role_ids: dict[str, np.ndarray] = {}  # text ids of each role, in pool order
         at = 0
@@ -258,19 +278,16 @@ class RowSlice(PairCache):
         self._role_ids = {role: np.searchsorted(texts, ids) for role, ids in global_ids.items()}
         lengths = batch.token_count[texts]
         terms: dict[int, TermIndex] = {}
-        for n, roles in batch.gram_roles.items():
+        for n, roles in sorted(batch.gram_roles.items(), key=lambda item: item[0] == CONTENT):
+            if n == CONTENT:  # unigrams of the content words: the stop words left out
+                terms[n] = drop_terms(terms[1], batch.stop)
+                continue
             used = np.zeros(texts.size, dtype=bool)
             for role in roles & set(self._role_ids):
                 used[self._role_ids[role]] = True
             kept = np.where(used, lengths, 0)  # each size indexes only the texts compared with it
             tokens = batch.tokens[concat_ranges(batch.token_start[texts], kept)]
-            if n == CONTENT:  # unigrams of the content words: the stop words left out
-                content = ~batch.stop[tokens]
-                owner = np.repeat(np.arange(texts.size), kept)
-                kept = np.bincount(owner[content], minlength=texts.size).astype(np.int64)
-                terms[n] = term_index(tokens[content], kept, batch.vocabulary, 1)
-            else:
-                terms[n] = term_index(tokens, kept, batch.vocabulary, n)
+            terms[n] = term_index(tokens, kept, batch.vocabulary, n)
         super().__init__(terms)
         self._lists: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
 
