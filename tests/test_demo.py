@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 from pathlib import Path
 
 import polars as pl
 import pytest
+from sklearn.metrics import roc_auc_score
 
 import ragframe as rf
 from ragframe.cli.main import main
@@ -84,6 +86,54 @@ def test_demo_heuristic_summary_lists_scores_not_the_human_labels(demo):
         "hallucination_rate",
         "composite_score",
     ]
+
+
+def _agreement_rows(printed: str) -> tuple[list[str], dict[str, list[str]]]:
+    """The demo's agreement table: header cells (split on 2+ spaces) and rows keyed by metric."""
+    lines = printed.split("do the scores agree with the human labels?", 1)[1].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("metric "))
+    header = re.split(r"\s{2,}", lines[start].strip())
+    rows = {}
+    for line in lines[start + 2 :]:
+        if not line.strip():
+            break
+        cells = re.split(r"\s{2,}", line.strip())
+        rows[cells[0]] = cells
+    return header, rows
+
+
+def test_demo_shows_agreement_of_both_methods_with_the_human_labels(demo):
+    _, printed = demo
+    header, rows = _agreement_rows(printed)
+    assert header == ["metric", "human label", "good", "ragframe", "rag-eval-node-ts", "passes", "seed passes"]
+    assert list(rows) == [
+        "faithfulness",
+        "hallucination_rate",
+        "answer_relevance",
+        "context_precision",
+        "context_relevance",
+    ]
+    assert "0.5 is chance, below 0.5 points the wrong way" in printed
+    # the printed AUROCs are scikit-learn's on the two methods' scores, to the 3 decimals shown
+    log = pl.read_parquet(example_rag_log())
+    columns = header.index("ragframe"), header.index("rag-eval-node-ts")
+    for metric, cells in rows.items():
+        label = cells[1]
+        for column, options in zip(columns, ({}, {"compat": "rag-eval-node-ts"})):
+            scores = rf.evaluate(log, [metric], composite=False, **options)[metric].to_numpy()
+            expected = roc_auc_score(log[label].to_numpy(), scores)
+            assert cells[column].split(" [")[0] == f"{expected:.3f}", (metric, options)
+        assert int(cells[2]) == int(log[label].sum())
+    new, seed = (float(rows["faithfulness"][c].split(" [")[0]) for c in columns)
+    assert new > seed  # 0.852 against 0.727
+    # passes: scores at or above each method's default threshold; with the seed's (0.7), no answer passes
+    # faithfulness although humans judged 172 faithful (issue 12)
+    thresholds = dict(rf.list_metrics().select("name", "threshold").iter_rows())
+    for metric, cells in rows.items():
+        scores = rf.evaluate(log, [metric], composite=False)[metric]
+        assert int(cells[header.index("passes")]) == int((scores >= thresholds[metric]).sum()), metric
+    assert rows["faithfulness"][header.index("seed passes")] == "0"
+    assert rows["context_relevance"][header.index("rag-eval-node-ts")] == "0.500 [0.500, 0.500]"  # constant 0
 
 
 def test_wrong_contexts_lowers_the_context_metrics_only():

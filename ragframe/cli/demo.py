@@ -12,11 +12,17 @@ from ragframe.cli.format import format_frame
 from ragframe.datasets import EXAMPLE_FILES, write_examples
 from ragframe.io.trec import read_qrels, read_trec_run
 from ragframe.metrics import score_columns
+from ragframe.metrics.heuristic_seed import SEED_THRESHOLDS
 from ragframe.metrics.retrieval import evaluate_run, run_summary
 from ragframe.stats.compare import compare_runs
 from ragframe.stats.summary import summarize
+from ragframe.stats.validity import agreement_with_labels
 
 __all__ = ["add_parser", "run"]
+
+SEED = "rag-eval-node-ts"
+#: Bootstrap resamples of the demo's AUROC intervals (few: the demo should be quick).
+DEMO_RESAMPLES = 200
 
 DEMO_MEASURES = [
     "precision_at_k",
@@ -106,13 +112,12 @@ _DEMO_LABELS = {
 
 
 def _demo_heuristics(log_path: Path, out_dir: Path) -> Path:
-    """Score the ARES log at ``log_path`` with the heuristic metrics; print the summary and the AUC per label."""
-    from sklearn.metrics import roc_auc_score
-
+    """Score the ARES log at ``log_path`` with both methods; print the summary and the agreement with people."""
     from ragframe import evaluate
 
     log = pl.read_parquet(log_path)
     scored = evaluate(log, list(_DEMO_LABELS))
+    seed = evaluate(log, list(_DEMO_LABELS), compat=SEED)
     path = out_dir / "rag_scores.parquet"
     scored.drop("question", "answer", "contexts").write_parquet(path)
     print("\nheuristic RAG metrics on the bundled ARES log: 200 answers of a documentation assistant")
@@ -120,23 +125,43 @@ def _demo_heuristics(log_path: Path, out_dir: Path) -> Path:
     # the new score columns only: the human labels (human_faithfulness, ...) parse as prefixed scores
     summary = summarize(scored, metrics=score_columns(scored.columns[len(log.columns) :]))
     print(format_frame(summary.select("metric", "count", "mean", "std", "p50", "pass_rate", "ci_low", "ci_high")))
-    rows = []
-    for metric, label in _DEMO_LABELS.items():  # five metrics: report lines, not a hot path
-        frame = scored.select(metric, label).drop_nulls()
-        labels = frame[label].to_numpy()
-        means = frame.group_by(label).agg(pl.col(metric).mean()).sort(label)[metric].to_list()
-        rows.append(
-            {
-                "metric": metric,
-                "human label": label,
-                "mean if 0": means[0],
-                "mean if 1": means[-1],
-                "roc_auc": float(roc_auc_score(labels, frame[metric].to_numpy())),
-            }
-        )
-    print("\nhow well each metric separates the human labels (ROC AUC 0.5 = chance)\n")
-    print(format_frame(pl.DataFrame(rows)))
+    print("\ndo the scores agree with the human labels? ragframe's methods (the default) next to")
+    print(f'{SEED}\'s (compat="{SEED}"), by rf.agreement_with_labels ({DEMO_RESAMPLES} bootstrap resamples)\n')
+    print(format_frame(_agreement_table(scored, seed)))
+    print(f"\nragframe, {SEED}: AUROC [95% interval], the chance that an answer the annotators judged")
+    print("good scores above one they judged bad: 0.5 is chance, below 0.5 points the wrong way. good: answers")
+    print("judged good; passes, seed passes: answers at or above each method's default threshold.")
     return path
+
+
+def _agreement_table(scored: pl.DataFrame, seed: pl.DataFrame) -> pl.DataFrame:
+    """One row per (metric, label) of ``_DEMO_LABELS``: AUROC and passes of both methods."""
+    tables = {
+        "ragframe": agreement_with_labels(scored, label_columns=_DEMO_LABELS, n_resamples=DEMO_RESAMPLES),
+        SEED: agreement_with_labels(
+            seed,
+            label_columns=_DEMO_LABELS,
+            n_resamples=DEMO_RESAMPLES,
+            thresholds={metric: SEED_THRESHOLDS[metric] for metric in _DEMO_LABELS},
+        ),
+    }
+    # five report lines, not a hot path
+    auroc = {
+        name: [f"{r['auroc']:.3f} [{r['auroc_low']:.3f}, {r['auroc_high']:.3f}]" for r in table.iter_rows(named=True)]
+        for name, table in tables.items()
+    }
+    new = tables["ragframe"]
+    return pl.DataFrame(
+        {
+            "metric": new["metric"],
+            "human label": new["label"],
+            "good": new["positives"],
+            "ragframe": auroc["ragframe"],
+            SEED: auroc[SEED],
+            "passes": [int(scored[f"{metric}_passed"].sum()) for metric in _DEMO_LABELS],
+            "seed passes": [int(seed[f"{metric}_passed"].sum()) for metric in _DEMO_LABELS],
+        }
+    )
 
 
 _DEMO_DESCRIPTION = """\
@@ -146,7 +171,8 @@ ranking measures of both runs, a paired comparison of the runs (mean difference,
 its 95% interval, t-test p-values), and a summary of the per-query scores; writes
 the per-query scores to OUT/per_query.parquet. Then scores the bundled ARES RAG log
 (200 answers with human labels) with the heuristic metrics, prints their summary
-and how well each separates the human labels, and writes OUT/rag_scores.parquet.
+and how well each agrees with the human labels (ROC AUC, with ragframe's default
+methods next to rag-eval-node-ts's), and writes OUT/rag_scores.parquet.
 
 OUT also receives the inputs, read from there: run.bm25.txt, run.rerank-gpt35.txt,
 qrels.txt, rag_log.parquet (copies of the bundled files), and
