@@ -128,9 +128,10 @@ def _demo_heuristics(log_path: Path, out_dir: Path) -> Path:
     print("\ndo the scores agree with the human labels? ragframe's methods (the default) next to")
     print(f'{SEED}\'s (compat="{SEED}"), by rf.agreement_with_labels ({DEMO_RESAMPLES} bootstrap resamples)\n')
     print(format_frame(_agreement_table(scored, seed)))
-    print(f"\nragframe, {SEED}: AUROC [95% interval], the chance that an answer the annotators judged")
-    print("good scores above one they judged bad: 0.5 is chance, below 0.5 points the wrong way. good: answers")
-    print("judged good; passes, seed passes: answers at or above each method's default threshold.")
+    print(f"\nragframe, {SEED}: AUROC (sklearn's roc_auc_score) [95% interval], the chance that an")
+    print("answer the annotators judged good scores above one they judged bad:")
+    print("0.5 is chance, below 0.5 points the wrong way.")
+    print("good: answers judged good; passes, seed passes: answers at or above each method's default threshold.")
     return path
 
 
