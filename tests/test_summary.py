@@ -266,7 +266,10 @@ def test_seed_batch_aggregates():
             if not batch["samples"]:
                 continue
             frame = pl.DataFrame([{k: s[k] for k in SCHEMA} for s in batch["samples"]], schema=SCHEMA)
-            summary = {r["metric"]: r for r in rf.summarize(rf.evaluate(frame)).iter_rows(named=True)}
+            summary = {
+                r["metric"]: r
+                for r in rf.summarize(rf.evaluate(frame, compat="rag-eval-node-ts")).iter_rows(named=True)
+            }
             expected = batch["expected"]
             for metric, values in [*expected["aggregates"].items(), ("composite_score", expected["composite"])]:
                 row = summary[metric]
