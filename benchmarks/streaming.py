@@ -29,6 +29,12 @@ under ``/usr/bin/time -v``:
   ``heuristics.py``. Above ``--reference-rows`` rows (1,000,000 by default; 0 = all) it
   scores only the first ``--reference-rows`` rows, and the table says so.
 
+Both score with ragframe's default heuristic methods. With ``--compat``, both score with the
+seed's methods instead (``rag-eval-node-ts``): ``ragframe eval`` gets ``--compat
+rag-eval-node-ts`` and the worker calls ``rf.evaluate(df, compat="rag-eval-node-ts")``, so the
+seed's methods can be timed like for like against a ragframe from before the default methods
+changed. The notes say which methods were timed.
+
 Peak RSS is "Maximum resident set size" from ``time -v`` (the kernel's ``ru_maxrss`` of
 the process, reported by ``wait4``). On Linux that is the largest of the process and the
 children it waited for: a log of more than ``--batches-per-process`` batches (10 by
@@ -56,6 +62,7 @@ Usage, from the repository root::
     python benchmarks/streaming.py                        # 1M and 4M rows: about 12 min on 2 cores
     python benchmarks/streaming.py --rows 1000000
     python benchmarks/streaming.py --rows 4000000 --reference-rows 0 --keep-output
+    python benchmarks/streaming.py --rows 1000000 --compat   # the seed's methods
 """
 
 from __future__ import annotations
@@ -89,13 +96,16 @@ RSS_TARGET_MB = 3 * 1024  # 3 GiB
 THROUGHPUT_TARGET = 0.9  # ragframe eval rows/s >= 90% of in-memory rf.evaluate rows/s
 BOUNDED_SLACK = 1.10  # "memory bounded" when the largest size's peak is within 10% of the smallest's
 TOLERANCE = 1e-9
+COMPAT = "rag-eval-node-ts"  # --compat: the seed's heuristic methods, in ragframe eval and rf.evaluate
 
 
 # ----------------------------------------------------------------------------- workers (own process)
 
 
-def work_in_memory(path: Path, scores_path: Path, batch_rows: int, limit: int) -> dict[str, Any]:
-    """Score the first ``limit`` rows (0 = all) as heuristics.py's ragframe worker does."""
+def work_in_memory(
+    path: Path, scores_path: Path, batch_rows: int, limit: int, compat: str | None = None
+) -> dict[str, Any]:
+    """Score the first ``limit`` rows (0 = all) as heuristics.py's ragframe worker does (``compat`` passed on)."""
     import polars as pl
 
     import ragframe as rf
@@ -111,7 +121,8 @@ def work_in_memory(path: Path, scores_path: Path, batch_rows: int, limit: int) -
         df = pl.scan_parquet(path).slice(first, min(batch_rows, total - first)).collect()
         read += time.perf_counter() - start
         start = time.perf_counter()
-        parts.append(rf.evaluate(df).select(heuristics.SCORES))
+        scored_batch = rf.evaluate(df) if compat is None else rf.evaluate(df, compat=compat)
+        parts.append(scored_batch.select(heuristics.SCORES))
         seconds += time.perf_counter() - start
         ids.append(df.get_column("id"))
         batches += 1
@@ -129,7 +140,8 @@ def worker_main(args: argparse.Namespace) -> int:
 
         import ragframe  # noqa: F401
 
-        result = work_in_memory(args.data_file, args.scores_file, args.memory_batch_rows, args.limit)
+        compat = COMPAT if args.compat else None
+        result = work_in_memory(args.data_file, args.scores_file, args.memory_batch_rows, args.limit, compat)
     except MemoryError:
         result = {"error": "out of memory (MemoryError)"}
     except Exception as exc:
@@ -251,6 +263,8 @@ def run_eval(args: argparse.Namespace, data: Path, out: Path) -> Outcome:
     command = [sys.executable, "-m", "ragframe.cli", "eval", str(data), "-o", str(out), "--overwrite", "--no-progress"]
     if args.batch_rows is not None:
         command += ["--batch-rows", str(args.batch_rows)]
+    if args.compat:
+        command += ["--compat", COMPAT]
     outcome = Outcome("ragframe eval")
     outcome.timed = time_command(command, args.use_gnu_time, args.timeout)
     if outcome.timed.error is None:
@@ -270,6 +284,8 @@ def run_in_memory(args: argparse.Namespace, data: Path, scores: Path) -> Outcome
         "--scores-file", str(scores), "--memory-batch-rows", str(args.memory_batch_rows),
         "--limit", str(args.reference_rows),
     ]  # fmt: skip
+    if args.compat:
+        command.append("--compat")
     outcome = Outcome("in-memory evaluate")
     outcome.timed = time_command(command, args.use_gnu_time, args.timeout)
     if outcome.timed.error is not None:
@@ -374,6 +390,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--batch-rows", type=int, default=None, help="pass --batch-rows to ragframe eval (default: its own default)"
+    )
+    parser.add_argument(
+        "--compat",
+        action="store_true",
+        help=f"time the seed's heuristic methods: ragframe eval --compat {COMPAT}, rf.evaluate(compat='{COMPAT}')",
     )
     parser.add_argument("--keep-output", action="store_true", help="keep ragframe eval's output folders")
     parser.add_argument("--out-dir", type=Path, default=None, help="parent of the output folders (default: data dir)")
@@ -491,6 +512,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.batch_rows is None
         else f"ragframe eval with --batch-rows {args.batch_rows:,} (not the default)",
         f"in-memory evaluate in batches of {args.memory_batch_rows:,} rows",
+        f"heuristic methods: the seed's (--compat: eval --compat {COMPAT}, rf.evaluate(compat='{COMPAT}'))"
+        if args.compat
+        else "heuristic methods: ragframe's default (no compat)",
         f"ragframe {heuristics.ragframe_version()}; polars {_polars_version()}; Python {sys.version.split()[0]}",
         f"load average at end (1, 5, 15 min): {_load(os.getloadavg())}; other processes may have been running",
         f"total wall time of this script: {time.perf_counter() - started:,.0f} s",
