@@ -1,0 +1,177 @@
+"""What every judge shares: the reply, the per-row statuses and the errors a call can end with.
+
+A *judge* is any callable ``prompt -> str``, sync or async; ragframe wraps it with
+:func:`as_judge` so that the runner always sees an object with ``async complete(prompt,
+sample) -> JudgeReply``. :class:`ragframe.judges.OpenAIJudge` implements the same method over
+HTTP and fills in token counts. A call that fails for a reason that is not the caller's fault
+raises one of the :class:`JudgeCallError` subclasses; the runner turns it into a null score
+with the matching status and goes on with the other rows.
+
+Examples
+--------
+>>> import asyncio
+>>> judge = as_judge(lambda prompt: "Score: 1\\nReason: fine")
+>>> asyncio.run(judge.complete("Is it faithful?", 0)).text
+'Score: 1\\nReason: fine'
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from ragframe.exceptions import RagframeError
+
+__all__ = [
+    "STATUSES",
+    "JudgeReply",
+    "Judge",
+    "CallableJudge",
+    "as_judge",
+    "JudgeCallError",
+    "JudgeTimeout",
+    "JudgeHTTPError",
+    "JudgeRateLimited",
+]
+
+#: Per-row statuses of a judge metric (``<name>_status``).
+STATUSES = ("ok", "parse_error", "timeout", "http_error", "rate_limited", "skipped")
+
+
+@dataclass(frozen=True)
+class JudgeReply:
+    """One reply of a judge.
+
+    Parameters
+    ----------
+    text : str
+        The model's reply.
+    input_tokens, output_tokens : int or None
+        From the API's ``usage`` fields; None when the judge does not report them (the
+        accounting then estimates them from characters).
+    retries : int
+        Retried attempts before this reply.
+    """
+
+    text: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    retries: int = 0
+
+
+class JudgeCallError(RagframeError):
+    """A judge call failed after its retries; ``status`` is the row's status.
+
+    Parameters
+    ----------
+    message : str
+        What happened (never the API key).
+    retries : int
+        Attempts retried before giving up.
+    """
+
+    status = "http_error"
+
+    def __init__(self, message: str, *, retries: int = 0) -> None:
+        super().__init__(message)
+        self.retries = retries
+
+
+class JudgeTimeout(JudgeCallError):
+    """Every attempt ran past the per-call timeout."""
+
+    status = "timeout"
+
+
+class JudgeHTTPError(JudgeCallError):
+    """A 4xx (other than 429) or a 5xx that outlived the retries, a connection error or a malformed body."""
+
+    status = "http_error"
+
+
+class JudgeRateLimited(JudgeCallError):
+    """429 Too Many Requests outlived the retries."""
+
+    status = "rate_limited"
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """What the runner calls: ``await judge.complete(prompt, sample)``.
+
+    ``sample`` is the sample index (0 .. n_samples - 1): a judge may use it as a seed.
+    ``identity()`` names the model and sampling parameters for the cache key (never secrets).
+    """
+
+    async def complete(self, prompt: str, sample: int) -> JudgeReply: ...
+
+    def identity(self) -> Mapping[str, Any]: ...
+
+
+@dataclass
+class CallableJudge:
+    """A user callable ``prompt -> str`` (sync or async) seen as a :class:`Judge`.
+
+    Parameters
+    ----------
+    function : callable
+        ``function(prompt) -> str`` or ``async function(prompt) -> str``.
+    name : str
+        Part of the cache key (default: the function's qualified name).
+    """
+
+    function: Callable[[str], str | Awaitable[str]]
+    name: str = ""
+    _is_async: bool = field(init=False, repr=False, default=False)
+
+    def __post_init__(self) -> None:
+        call = self.function.__call__ if not inspect.isroutine(self.function) else self.function
+        self._is_async = inspect.iscoroutinefunction(self.function) or inspect.iscoroutinefunction(call)
+        if not self.name:
+            self.name = getattr(self.function, "__qualname__", type(self.function).__name__)
+
+    async def complete(self, prompt: str, sample: int) -> JudgeReply:
+        """Call the function (a sync one runs in a worker thread, so calls overlap)."""
+        if self._is_async:
+            text = await self.function(prompt)  # type: ignore[misc]
+        else:
+            import asyncio
+
+            text = await asyncio.to_thread(self.function, prompt)
+        return JudgeReply(text=str(text))
+
+    def identity(self) -> Mapping[str, Any]:
+        """The cache identity: the callable's name."""
+        return {"callable": self.name}
+
+
+def as_judge(judge: Any) -> Judge:
+    """A :class:`Judge` from a judge object or a plain callable ``prompt -> str``.
+
+    Parameters
+    ----------
+    judge : Judge or callable
+        An object with ``complete`` and ``identity`` (such as ``rf.OpenAIJudge``), or a
+        callable (sync or async) taking the prompt and returning the reply text.
+
+    Returns
+    -------
+    Judge
+
+    Examples
+    --------
+    >>> as_judge(str.upper).identity()
+    {'callable': 'str.upper'}
+    """
+    from ragframe.exceptions import InvalidParameterError
+
+    if isinstance(judge, Judge):
+        return judge
+    if callable(judge):
+        return CallableJudge(judge)
+    raise InvalidParameterError(
+        f"judge must be a callable prompt -> str (sync or async) or a Judge such as rf.OpenAIJudge, "
+        f"found {type(judge).__name__}"
+    )
