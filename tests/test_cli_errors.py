@@ -262,3 +262,13 @@ def test_gate_with_nothing_to_check_is_an_input_error(capsys, tmp_path):
     code, out, err = run_cli(capsys, "gate", tmp_path / "plain.parquet", "--baseline", tmp_path / "plain.parquet")
     assert (code, out) == (3, "")
     assert one_line(err).startswith("ragframe: error: ") and "nothing to check" in err
+
+
+def test_a_bad_parameter_passed_through_is_a_usage_error(capsys):
+    """An InvalidParameterError from the library (here trec -l -1) is the caller's mistake: exit 2, one line."""
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data" / "trec_eval"
+    code = main(["trec", str(data / "results.test"), str(data / "qrels.test"), "-l", "-1"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("ragframe trec: error: evaluate_run: relevance_level") and err.count("\n") == 1

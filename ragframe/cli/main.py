@@ -41,7 +41,7 @@ import polars as pl
 from ragframe.cli import compare, demo, gate, summary, trec
 from ragframe.cli import eval as eval_command
 from ragframe.cli.args import UsageError
-from ragframe.exceptions import RagframeError
+from ragframe.exceptions import InvalidParameterError, RagframeError
 
 __all__ = ["EXIT_CODES", "build_parser", "main"]
 
@@ -113,6 +113,8 @@ def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.handler(args))
     except UsageError as exc:
+        return _error(f"ragframe {args.command}: error: {exc}", EXIT_CODES["usage"])
+    except InvalidParameterError as exc:  # a parameter the command line passed through (e.g. trec -l -1)
         return _error(f"ragframe {args.command}: error: {exc}", EXIT_CODES["usage"])
     except (RagframeError, pl.exceptions.PolarsError) as exc:
         return _error(f"ragframe: error: {exc}", EXIT_CODES["error"])
