@@ -25,6 +25,7 @@ from ragframe.exceptions import InvalidParameterError, SchemaError
 __all__ = [
     "DEFAULT_COLUMNS",
     "column_names",
+    "frame_schema",
     "frame_kind",
     "to_polars",
     "apply_to_frame",
@@ -106,6 +107,26 @@ def _column_names(frame: Any, kind: str) -> list[str]:
     if kind in ("polars", "pandas"):
         return [str(c) for c in frame.columns]
     return list(frame.schema.names)
+
+
+def frame_schema(frame: Any, function: str = "ragframe") -> pl.Schema:
+    """The polars schema of any supported frame, without converting its rows.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> dict(frame_schema(pa.table({"a": [1.5]})))
+    {'a': Float64}
+    """
+    column_names(frame, function)  # kind and repeated names checked
+    kind = frame_kind(frame, function)
+    if kind == "lazy":
+        return frame.collect_schema()
+    if kind == "polars":
+        return frame.schema
+    if kind in ("arrow_table", "arrow_batch"):
+        return pl.DataFrame(pl.from_arrow(frame.slice(0, 0))).schema
+    return pl.from_pandas(frame.iloc[:0].reset_index(drop=True)).schema
 
 
 def to_polars(frame: Any, columns: Sequence[str] | None = None, function: str = "ragframe") -> pl.DataFrame:

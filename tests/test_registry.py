@@ -247,3 +247,18 @@ def test_every_metric_refuses_bad_options(case, option, value):
 def test_every_metric_refuses_a_non_frame(case):
     with pytest.raises(InvalidParameterError, match="expected a polars DataFrame"):
         case.score({c: [] for c in case.inputs})
+
+
+def test_metadata_columns_that_parse_are_not_taken_for_scores_given_a_schema():
+    """The bundled ARES log's human labels (Int8) end like metric names; only float columns are scores."""
+    from ragframe.datasets import example_rag_log
+
+    log = pl.read_parquet(example_rag_log())
+    assert "human_faithfulness" in [c for c in log.columns if parse_column(c) is not None]  # the name parses
+    assert score_columns(log.schema) == []
+    scored = rf.evaluate(log, ["faithfulness"], prefix="v2_")
+    assert rf.summarize(scored)["metric"].to_list() == ["v2_faithfulness", "v2_composite_score"]
+    per_query = pl.DataFrame(
+        {"query_id": ["a", "b"], "mrr": [1.0, 0.5], "latency": [3.0, 5.0], "bm25_ndcg": [0.5, 1.0]}
+    )
+    assert rf.run_summary(per_query).columns == ["num_q", "mrr", "bm25_ndcg"]  # latency is not a measure

@@ -664,4 +664,4 @@ def _run_in_child_processes(
 def _score_names(scores: pl.DataFrame) -> list[str]:
     from ragframe.metrics import score_columns
 
-    return score_columns(scores.columns)
+    return score_columns(scores.schema)

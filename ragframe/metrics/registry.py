@@ -375,28 +375,47 @@ def parse_column(column: str) -> ScoreColumn | None:
     return ScoreColumn(column, prefix, _METRICS[found["cut"] + "_at_k"], int(found["k"]))
 
 
-def score_columns(columns: Iterable[str]) -> list[str]:
+def score_columns(columns: Iterable[str] | Mapping[str, Any]) -> list[str]:
     """The columns among ``columns`` that are ragframe scores, in their order.
 
     Registered metrics' output columns (with any prefix) and ``composite_score``; not the pass
-    flags, signals, reasons or trec_eval counts.
+    flags, signals, reasons or trec_eval counts. Given a schema (``df.schema``, a mapping of
+    names to dtypes), a *prefixed* name counts only when its column holds floats (ragframe
+    writes every score as Float64), so integer or boolean metadata such as a human label
+    ``human_faithfulness`` (Int8) is never taken for a score; an unprefixed output name always
+    counts (a wrong dtype is then reported by the function reading it). Given names only,
+    every name that parses counts:
+    pass ``metrics=[...]`` to the statistics when a float metadata column would parse.
 
     Parameters
     ----------
-    columns : iterable of str
-        Column names, e.g. ``frame.columns``.
+    columns : iterable of str, or mapping of str to polars dtype
+        Column names, or a schema.
 
     Returns
     -------
     list of str
-        The score columns, in the order given.
 
     Examples
     --------
     >>> score_columns(["id", "ndcg_at_10", "faithfulness", "faithfulness_passed", "num_ret", "bm25_mrr"])
     ['ndcg_at_10', 'faithfulness', 'bm25_mrr']
+    >>> import polars as pl
+    >>> score_columns(pl.Schema({"human_faithfulness": pl.Int8, "v2_faithfulness": pl.Float64, "mrr": pl.Float64}))
+    ['v2_faithfulness', 'mrr']
     """
+    if isinstance(columns, Mapping):
+        return [c for c, dtype in columns.items() if _is_score(c, dtype)]
     return [c for c in columns if parse_column(c) is not None]
+
+
+def _is_score(column: str, dtype: Any) -> bool:
+    parsed = parse_column(column)
+    if parsed is None:
+        return False
+    if not parsed.prefix:  # an exact output name is a score; a wrong dtype is reported where it is read
+        return True
+    return dtype == pl.Null or (hasattr(dtype, "is_float") and dtype.is_float())
 
 
 def metric_for_column(column: str) -> Metric | None:

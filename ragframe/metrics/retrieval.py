@@ -869,9 +869,11 @@ def run_summary(per_query: Any, /) -> pl.DataFrame:
     """trec_eval's ``all`` line: one row of means over the evaluated queries.
 
     ``num_q`` counts queries with judgments; ``num_ret``, ``num_rel`` and
-    ``num_rel_ret`` are summed over them; every float column is the
-    arithmetic mean over them (queries with null measures are left out, as
-    trec_eval leaves out queries that have no judgments).
+    ``num_rel_ret`` are summed over them; every ranking-measure column (``ndcg_at_10``,
+    ``bm25_mrr``, ...: the registry's retrieval metrics, any prefix) is the arithmetic mean
+    over them (queries with null measures are left out, as trec_eval leaves out queries
+    that have no judgments). Other columns (ids, metadata, other families' scores) are not
+    summarised.
 
     Parameters
     ----------
@@ -882,8 +884,8 @@ def run_summary(per_query: Any, /) -> pl.DataFrame:
     Returns
     -------
     polars.DataFrame
-        One row: ``num_q``, the count columns present, then the mean of each Float64 column
-        (other columns, ``query_id`` included, are not in it).
+        One row: ``num_q``, the count columns present, then the mean of each ranking-measure
+        column, in the input's order.
 
     Examples
     --------
@@ -893,7 +895,11 @@ def run_summary(per_query: Any, /) -> pl.DataFrame:
     {'num_q': 2, 'num_ret': 2, 'mrr': 0.5}
     """
     df = to_polars(per_query, function="run_summary")
-    measures = [c for c in df.columns if c not in COUNT_MEASURES and c != "query_id" and df.schema[c].is_float()]
+    from ragframe.metrics.registry import metric_for_column, score_columns
+
+    measures = [
+        c for c in score_columns(df.schema) if (m := metric_for_column(c)) is not None and m.family == "retrieval"
+    ]
     evaluated = df.filter(pl.all_horizontal(pl.col(measures).is_not_null())) if measures else df
     exprs = [pl.len().alias("num_q")]
     exprs += [pl.col(c).sum() for c in COUNT_MEASURES if c in df.columns]

@@ -447,8 +447,8 @@ def _compared_metrics(
     """The metrics asked, or every score column of both sides; a score column on one side only is an error."""
     if metrics is not None:
         return validate.column_list(metrics, "metrics", function)
-    in_a = [c for c in score_columns(left.columns) if c not in exclude]
-    in_b = [c for c in score_columns(right.columns) if c not in exclude]
+    in_a = [c for c in score_columns(left.schema) if c not in exclude]
+    in_b = [c for c in score_columns(right.schema) if c not in exclude]
     only_a, only_b = [c for c in in_a if c not in in_b], [c for c in in_b if c not in in_a]
     if only_a or only_b:
         raise SchemaError(

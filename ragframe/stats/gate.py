@@ -202,7 +202,7 @@ def _summary_of(frame: pl.DataFrame, names: list[str] | None) -> pl.DataFrame:
                 column="metric",
             )
         return frame.select("metric", pl.col("mean").cast(pl.Float64))
-    present = [c for c in (names if names is not None else score_columns(frame.columns)) if c in frame.columns]
+    present = [c for c in (names if names is not None else score_columns(frame.schema)) if c in frame.columns]
     if not present:
         return pl.DataFrame(schema={"metric": pl.String, "mean": pl.Float64})
     return summarize(frame, metrics=present, stats=["mean"])
@@ -248,7 +248,7 @@ def _paired_checks(
 ) -> list[dict[str, Any]]:
     """The paired rule of :func:`ragframe.regressions`; no pairs or no test is a failed check."""
     ids = validate.column_list(on, "on", "gate")
-    base_metrics = [c for c in score_columns(base.columns) if c not in ids]
+    base_metrics = [c for c in score_columns(base.schema) if c not in ids]
     shared, checks = _one_sided(
         base_metrics if wanted is None else [c for c in wanted if c in base.columns], now.columns, wanted, threshold
     )

@@ -17,7 +17,7 @@ import polars as pl
 from ragframe import validate
 from ragframe.exceptions import SchemaError
 from ragframe.metrics import score_columns
-from ragframe.schema import column_names, frame_kind, to_polars
+from ragframe.schema import column_names, frame_kind, frame_schema, to_polars
 from ragframe.stats.compare import compare
 from ragframe.stats.summary import is_summary
 
@@ -100,7 +100,7 @@ def regressions(
         return _summary_regressions(baseline, current, threshold, wanted, group_by)
     if wanted is None:  # every score column of both sides
         ids = set([on] if isinstance(on, str) else on or []) | set(group_by)
-        wanted = [c for c in score_columns(base_columns) if c in current_columns and c not in ids]
+        wanted = [c for c in score_columns(frame_schema(baseline, function)) if c in current_columns and c not in ids]
         if not wanted:
             raise SchemaError(
                 "no ragframe score column is present in both frames; pass metrics=[...]",

@@ -127,7 +127,7 @@ def prepare_scores(scores: Any, metrics: Any, by: Any, function: str) -> tuple[p
         if name not in df.columns:
             raise SchemaError("missing column", function=function, column=name, available=df.columns)
     if metrics is None:
-        names = [c for c in score_columns(df.columns) if c not in group_by]
+        names = [c for c in score_columns(df.schema) if c not in group_by]
         if not names:
             raise SchemaError(
                 "no ragframe score columns found; pass metrics=[...] to name them",

@@ -270,7 +270,7 @@ def _pairs(df: pl.DataFrame, metrics: Any, label_columns: Any, exclude: list[str
     if metrics is not None:
         names = validate.column_list(metrics, "metrics", _FUNCTION)
     else:
-        names = [c for c in score_columns(df.columns) if c not in exclude and c not in label_names]
+        names = [c for c in score_columns(df.schema) if c not in exclude and c not in label_names]
         if not names:
             raise SchemaError(
                 "no ragframe score columns found; pass metrics=[...] to name them",
