@@ -262,3 +262,21 @@ def test_metadata_columns_that_parse_are_not_taken_for_scores_given_a_schema():
         {"query_id": ["a", "b"], "mrr": [1.0, 0.5], "latency": [3.0, 5.0], "bm25_ndcg": [0.5, 1.0]}
     )
     assert rf.run_summary(per_query).columns == ["num_q", "mrr", "bm25_ndcg"]  # latency is not a measure
+
+
+def test_an_unbounded_thresholded_metric_unclips_the_composite_interval():
+    from ragframe.stats.summary import score_bounds
+
+    assert score_bounds("composite_score") == (0.0, 1.0)
+    rf.register_metric(
+        rf.Metric("answer_chars", "custom", ("answer",), "Characters.", kernel=_chars, bounds=None, threshold=10.0)
+    )
+    try:
+        assert score_bounds("composite_score") is None  # the composite can now exceed 1: no clipping
+    finally:
+        rf.unregister_metric("answer_chars")
+    assert score_bounds("composite_score") == (0.0, 1.0)
+
+
+def _chars(view):
+    return view["answer"].str.len_chars().cast(pl.Float64)

@@ -101,8 +101,9 @@ def is_summary(columns: Iterable[str]) -> bool:
 def score_bounds(column: str) -> tuple[float, float] | None:
     """The closed range of a score column's values (its metric's ``bounds``), or None when unbounded.
 
-    Columns that are not scores are unbounded; ``composite_score`` (a weighted mean of
-    bounded scores) lies in [0, 1].
+    Columns that are not scores are unbounded; ``composite_score`` (a weighted mean of the
+    thresholded scores) lies in the hull of their bounds: [0, 1] while every registered
+    metric with a threshold is bounded by [0, 1] (every built-in one), else unbounded.
 
     Examples
     --------
@@ -113,7 +114,10 @@ def score_bounds(column: str) -> tuple[float, float] | None:
         return None
     metric = metric_for_column(column)
     if metric is None:  # composite_score
-        return (0.0, 1.0)
+        from ragframe.metrics.registry import metrics
+
+        unit = all(m.bounds is not None and tuple(m.bounds) == (0.0, 1.0) for m in metrics() if m.threshold is not None)
+        return (0.0, 1.0) if unit else None
     return None if metric.bounds is None else (float(metric.bounds[0]), float(metric.bounds[1]))
 
 
