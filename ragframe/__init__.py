@@ -23,6 +23,7 @@ from ragframe.exceptions import (
 from ragframe.io.scores import read_scores
 from ragframe.io.streaming import ParquetEvaluation, ResumeError, evaluate_parquet
 from ragframe.io.trec import read_qrels, read_trec_run, write_qrels, write_trec_run
+from ragframe.judges import OpenAIJudge, judge_usage
 from ragframe.metrics import Metric, list_metrics, register_metric, score_columns, unregister_metric
 from ragframe.metrics.heuristic import (
     HEURISTIC_METRICS,
@@ -105,5 +106,7 @@ __all__ = [
     "ParquetEvaluation",
     "ResumeError",
     "InputFileError",
+    "OpenAIJudge",
+    "judge_usage",
     "__version__",
 ]

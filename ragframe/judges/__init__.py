@@ -12,6 +12,12 @@ from ragframe.judges.base import (
     JudgeTimeout,
     as_judge,
 )
+from ragframe.judges.cache import CachedReply, JudgeCache, cache_key, default_cache_path
+from ragframe.judges.client import OpenAIJudge
+from ragframe.judges.limits import RateLimiter
+from ragframe.judges.parse import ParsedReply, parse_replies, parse_reply, read_score
+from ragframe.judges.runner import ajudge_prompts, judge_prompts
+from ragframe.judges.usage import JudgeUsage, judge_usage
 
 __all__ = [
     "STATUSES",
@@ -23,4 +29,18 @@ __all__ = [
     "JudgeReply",
     "JudgeTimeout",
     "as_judge",
+    "CachedReply",
+    "JudgeCache",
+    "cache_key",
+    "default_cache_path",
+    "OpenAIJudge",
+    "RateLimiter",
+    "ParsedReply",
+    "parse_replies",
+    "parse_reply",
+    "read_score",
+    "ajudge_prompts",
+    "judge_prompts",
+    "JudgeUsage",
+    "judge_usage",
 ]

@@ -125,6 +125,8 @@ class CallableJudge:
     function: Callable[[str], str | Awaitable[str]]
     name: str = ""
     _is_async: bool = field(init=False, repr=False, default=False)
+    #: Where the runner records this judge's calls (read it with :meth:`usage`).
+    usage_ledger: Any = field(init=False, repr=False, compare=False, default_factory=lambda: _new_ledger())
 
     def __post_init__(self) -> None:
         call = self.function.__call__ if not inspect.isroutine(self.function) else self.function
@@ -145,6 +147,26 @@ class CallableJudge:
     def identity(self) -> Mapping[str, Any]:
         """The cache identity: the callable's name."""
         return {"callable": self.name}
+
+    def usage(self, *, reset: bool = False) -> Any:
+        """This judge's usage per metric: a polars frame as :func:`ragframe.judges.judge_usage`.
+
+        Parameters
+        ----------
+        reset : bool
+            Start counting again from zero after reading.
+
+        Returns
+        -------
+        polars.DataFrame
+        """
+        return self.usage_ledger.frame(reset=reset)
+
+
+def _new_ledger() -> Any:
+    from ragframe.judges.usage import JudgeUsage
+
+    return JudgeUsage()
 
 
 def as_judge(judge: Any) -> Judge:

@@ -1,0 +1,466 @@
+"""Run a judge over many prompts: bounded concurrency, a persistent cache, statuses instead of exceptions.
+
+:func:`judge_prompts` (sync) and :func:`ajudge_prompts` (async) send each prompt to the judge
+``n_samples`` times (sample indices 0 .. n_samples - 1) and return one row per (prompt,
+sample). They never raise for one row's failure: a call that fails after its retries is a
+row with a status (``timeout``, ``http_error``, ``rate_limited``) and the error text, and the
+other rows go on. Only caller errors raise (a bad judge, a bad parameter, a missing
+dependency).
+
+Never losing a result
+    Before calling, every (prompt, sample) is looked up in the cache
+    (:mod:`ragframe.judges.cache`); every reply is written to it the moment it arrives, in its
+    own transaction. A run interrupted in any way (Ctrl-C, a crash, ``kill -9``) and started
+    again sends no request for the replies already stored. Failures are not cached: a rerun
+    tries them again. The same (prompt, sample) asked twice in one run is called once.
+
+Concurrency
+    At most ``max_concurrency`` calls in flight (default: the judge's ``max_concurrency``,
+    else 8), on asyncio. A sync callable judge runs in worker threads. Called from inside a
+    running event loop (a Jupyter cell, an async server calling the sync API), the sync
+    function runs the work on a private event loop in a worker thread and waits for it: the
+    caller's loop is not patched (no ``nest_asyncio``) but is blocked meanwhile; from async
+    code prefer ``await ajudge_prompts(...)``.
+
+Accounting
+    Usage is recorded call by call into the judge's ledger (``judge.usage()``, when the judge
+    has one) and the process-wide one (:func:`ragframe.judges.judge_usage`). Token counts
+    the judge does not report are estimated as characters / 4 (rounded up).
+
+``dry_run=True`` calls nothing: every row is ``skipped`` with the estimated tokens (prompt
+characters / 4, and the judge's ``expected_reply_tokens`` or 100 for the reply), ``cached``
+says which rows the cache would answer, and the estimate (calls, tokens, cost) is recorded
+with ``dry_run=True`` in the usage ledgers.
+
+Examples
+--------
+>>> import ragframe.judges as rj
+>>> out = rj.judge_prompts(lambda p: f"Score: {len(p) % 2}", ["ab", "abc", None], metric="demo", cache=False)
+>>> out.select("row", "text", "status").rows()
+[(0, 'Score: 0', 'ok'), (1, 'Score: 1', 'ok'), (2, None, 'skipped')]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from collections import Counter
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from ragframe.exceptions import InvalidParameterError, RagframeError
+from ragframe.judges.base import Judge, JudgeCallError, JudgeReply, as_judge
+from ragframe.judges.cache import JudgeCache, cache_key, resolve_cache
+from ragframe.judges.progress import JudgeProgress
+from ragframe.judges.usage import GLOBAL_USAGE, JudgeUsage, price_of, token_estimate
+from ragframe.validate import flag, positive_int
+
+__all__ = ["judge_prompts", "ajudge_prompts", "RESULT_SCHEMA", "DEFAULT_CONCURRENCY"]
+
+logger = logging.getLogger("ragframe.judges")
+
+#: Calls in flight when neither the caller nor the judge says.
+DEFAULT_CONCURRENCY = 8
+#: Reply tokens a dry run assumes when the judge has no ``expected_reply_tokens``.
+DRY_RUN_REPLY_TOKENS = 100
+
+#: The columns of :func:`judge_prompts`'s result.
+RESULT_SCHEMA = {
+    "row": pl.Int64,
+    "sample": pl.Int64,
+    "text": pl.String,
+    "status": pl.String,
+    "error": pl.String,
+    "input_tokens": pl.Int64,
+    "output_tokens": pl.Int64,
+    "cached": pl.Boolean,
+    "retries": pl.Int64,
+}
+
+
+@dataclass
+class _Outcome:
+    """The result of one (prompt, sample) key."""
+
+    text: str | None = None
+    status: str = "ok"
+    error: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached: bool = False
+    retries: int = 0
+
+
+@dataclass
+class _Plan:
+    """A validated run: what to ask, of whom, with which cache."""
+
+    judge: Judge
+    metric: str
+    prompts: list[str | None]
+    n_samples: int
+    cache: JudgeCache | None
+    owns_cache: bool
+    concurrency: int
+    progress: bool
+    dry_run: bool
+    keys: list[str | None] = field(default_factory=list)  # per (row, sample), row-major; None: null prompt
+    ledgers: list[JudgeUsage] = field(default_factory=list)
+
+
+def judge_prompts(
+    judge: Any,
+    prompts: Sequence[str | None],
+    *,
+    metric: str,
+    n_samples: int = 1,
+    cache: bool | str | os.PathLike | JudgeCache = True,
+    max_concurrency: int | None = None,
+    progress: bool = True,
+    dry_run: bool = False,
+) -> pl.DataFrame:
+    """Ask the judge every prompt ``n_samples`` times; one row per (prompt, sample) (see the module doc).
+
+    Parameters
+    ----------
+    judge : Judge or callable
+        ``rf.OpenAIJudge(...)``, any object with ``async complete(prompt, sample)`` and
+        ``identity()``, or a callable ``prompt -> str`` (sync or async).
+    prompts : sequence of str or None, or a polars Series
+        The prompts; a None prompt is a ``skipped`` row and no call.
+    metric : str
+        The metric the calls are for (the key of the usage accounting).
+    n_samples : int
+        Replies per prompt (sample indices 0 .. n_samples - 1, each its own cache entry).
+    cache : bool, str, os.PathLike or JudgeCache
+        True: the default file (``$XDG_CACHE_HOME/ragframe/judge.sqlite3``); False: none;
+        a path: that SQLite file; a :class:`~ragframe.judges.JudgeCache`: that cache.
+    max_concurrency : int, optional
+        Calls in flight at once; default the judge's ``max_concurrency``, else 8.
+    progress : bool
+        A progress line on a terminal for runs longer than about a second.
+    dry_run : bool
+        Call nothing; estimate tokens (see the module doc).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``row`` (index into ``prompts``), ``sample``, ``text`` (null unless a reply arrived),
+        ``status`` (``ok`` when a reply arrived, ``timeout``, ``http_error``,
+        ``rate_limited``, ``skipped``), ``error`` (null when ok), ``input_tokens``,
+        ``output_tokens`` (reported or estimated; null without a reply, estimates in a dry
+        run), ``cached`` (answered from the cache), ``retries``; sorted by row and sample.
+
+    Examples
+    --------
+    >>> out = judge_prompts(str.upper, ["is it?"], metric="demo", n_samples=2, cache=False)
+    >>> out.select("row", "sample", "text", "input_tokens", "output_tokens").rows()
+    [(0, 0, 'IS IT?', 2, 2), (0, 1, 'IS IT?', 2, 2)]
+    """
+    plan = _plan(judge, prompts, metric, n_samples, cache, max_concurrency, progress, dry_run, "judge_prompts")
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_run(plan))
+    return _run_in_thread(_run(plan))
+
+
+async def ajudge_prompts(
+    judge: Any,
+    prompts: Sequence[str | None],
+    *,
+    metric: str,
+    n_samples: int = 1,
+    cache: bool | str | os.PathLike | JudgeCache = True,
+    max_concurrency: int | None = None,
+    progress: bool = True,
+    dry_run: bool = False,
+) -> pl.DataFrame:
+    """:func:`judge_prompts` for async code: runs on the caller's event loop.
+
+    Parameters
+    ----------
+    judge, prompts, metric, n_samples, cache, max_concurrency, progress, dry_run
+        As in :func:`judge_prompts`.
+
+    Returns
+    -------
+    polars.DataFrame
+        As :func:`judge_prompts`.
+
+    Examples
+    --------
+    >>> import asyncio
+    >>> async def judge(prompt):
+    ...     return "Score: 1"
+    >>> asyncio.run(ajudge_prompts(judge, ["q"], metric="demo", cache=False))["text"].to_list()
+    ['Score: 1']
+    """
+    plan = _plan(judge, prompts, metric, n_samples, cache, max_concurrency, progress, dry_run, "ajudge_prompts")
+    return await _run(plan)
+
+
+def _plan(
+    judge: Any,
+    prompts: Any,
+    metric: Any,
+    n_samples: Any,
+    cache: Any,
+    max_concurrency: Any,
+    progress: Any,
+    dry_run: Any,
+    function: str,
+) -> _Plan:
+    """Check every argument (in the caller's thread, so errors raise there) and key every (row, sample)."""
+    judge = as_judge(judge)
+    if not isinstance(metric, str) or not metric:
+        raise InvalidParameterError(f"{function}: metric must be a non-empty metric name (str), found {metric!r}")
+    n_samples = positive_int(n_samples, "n_samples", function)
+    progress, dry_run = flag(progress, "progress", function), flag(dry_run, "dry_run", function)
+    if max_concurrency is None:
+        max_concurrency = getattr(judge, "max_concurrency", None) or DEFAULT_CONCURRENCY
+    concurrency = positive_int(max_concurrency, "max_concurrency", function)
+    texts = _prompt_list(prompts, function)
+    store, owns = resolve_cache(cache, function)
+    identity = judge.identity()
+    keys = [cache_key(identity, p, s) if p is not None else None for p in texts for s in range(n_samples)]
+    ledgers = [GLOBAL_USAGE]
+    own = getattr(judge, "usage_ledger", None)
+    if isinstance(own, JudgeUsage):
+        ledgers.append(own)
+    return _Plan(judge, metric, texts, n_samples, store, owns, concurrency, progress, dry_run, keys, ledgers)
+
+
+def _prompt_list(prompts: Any, function: str) -> list[str | None]:
+    if isinstance(prompts, (str, bytes)):
+        raise InvalidParameterError(f"{function}: prompts must be a sequence of prompts, found one string")
+    if isinstance(prompts, pl.Series):
+        values = prompts.to_list()
+    else:
+        try:
+            values = list(prompts)
+        except TypeError:
+            raise InvalidParameterError(
+                f"{function}: prompts must be a sequence of str or None, found {type(prompts).__name__}"
+            ) from None
+    for row, value in enumerate(values):
+        if value is not None and not isinstance(value, str):
+            raise InvalidParameterError(
+                f"{function}: prompts must hold str or None, found {type(value).__name__} {value!r} at row {row}"
+            )
+    return values
+
+
+def _run_in_thread(coroutine: Coroutine[Any, Any, pl.DataFrame]) -> pl.DataFrame:
+    """Run ``coroutine`` on a private event loop in a worker thread and wait (the caller's loop is busy)."""
+    state: dict[str, Any] = {}
+    started = threading.Event()
+
+    def target() -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            state["loop"], state["task"] = loop, loop.create_task(coroutine)
+            started.set()
+            state["result"] = loop.run_until_complete(state["task"])
+        except BaseException as error:  # handed to the caller's thread
+            state["error"] = error
+        finally:
+            started.set()
+            try:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.run_until_complete(loop.shutdown_default_executor())
+            finally:
+                loop.close()
+
+    thread = threading.Thread(target=target, name="ragframe-judge", daemon=True)
+    thread.start()
+    try:
+        while thread.is_alive():
+            thread.join(0.1)
+    except BaseException:  # Ctrl-C in the caller's thread: stop the run (replies so far are cached)
+        started.wait()
+        loop, task = state.get("loop"), state.get("task")
+        if loop is not None and task is not None:
+            try:
+                loop.call_soon_threadsafe(task.cancel)
+            except RuntimeError:  # the loop closed meanwhile
+                pass
+        thread.join()
+        raise
+    if "error" in state:
+        raise state["error"]
+    return state["result"]
+
+
+async def _run(plan: _Plan) -> pl.DataFrame:
+    """Look up the cache, call the judge for the rest, assemble the rows; always close what the run opened."""
+    try:
+        unique: dict[str, tuple[str, int]] = {}
+        for index, key in enumerate(plan.keys):
+            if key is not None and key not in unique:
+                unique[key] = (plan.prompts[index // plan.n_samples], index % plan.n_samples)  # type: ignore[assignment]
+        found = {}
+        if plan.cache is not None and unique and (not plan.dry_run or plan.cache.path.exists()):
+            found = plan.cache.get_many(unique)
+        outcomes = {key: _from_cache(hit, *unique[key]) for key, hit in found.items()}
+        pending = [(key, *unique[key]) for key in unique if key not in found]
+        hits = sum(key in found for key in plan.keys if key is not None)
+        if plan.dry_run:
+            _dry_run(plan, unique, found, pending, hits)
+            return _frame(plan, {}, dry_run_found=found)
+        if hits:
+            for ledger in plan.ledgers:
+                ledger.record(plan.metric, cache_hits=hits)
+        await _call_all(plan, pending, outcomes)
+        _log_failures(plan, outcomes)
+        return _frame(plan, outcomes)
+    finally:
+        if plan.owns_cache and plan.cache is not None:
+            plan.cache.close()
+
+
+def _from_cache(hit: Any, prompt: str, sample: int) -> _Outcome:
+    tokens_in = hit.input_tokens if hit.input_tokens is not None else token_estimate(prompt)
+    tokens_out = hit.output_tokens if hit.output_tokens is not None else token_estimate(hit.text)
+    return _Outcome(hit.text, "ok", None, tokens_in, tokens_out, cached=True)
+
+
+def _reply_tokens(judge: Judge) -> int:
+    value = getattr(judge, "expected_reply_tokens", None)
+    return value if isinstance(value, int) and value >= 0 else DRY_RUN_REPLY_TOKENS
+
+
+def _dry_run(plan: _Plan, unique: dict, found: dict, pending: list, hits: int) -> None:
+    """Record what a real run would send: the calls not cached, their estimated tokens and cost."""
+    tokens_in = sum(token_estimate(prompt) for _, prompt, _ in pending)
+    tokens_out = _reply_tokens(plan.judge) * len(pending)
+    cost = price_of(plan.judge, tokens_in, tokens_out)
+    for ledger in plan.ledgers:
+        ledger.record(
+            plan.metric,
+            calls=len(pending),
+            cache_hits=hits,
+            input_tokens=tokens_in,
+            output_tokens=tokens_out,
+            cost=cost,
+            dry_run=True,
+        )
+
+
+async def _call_all(plan: _Plan, pending: list[tuple[str, str, int]], outcomes: dict[str, _Outcome]) -> None:
+    """``plan.concurrency`` workers take the pending calls in order; each reply is cached as it arrives."""
+    progress = JudgeProgress(len(pending), plan.metric, enabled=plan.progress)
+    items = iter(pending)
+
+    async def worker() -> None:
+        for key, prompt, sample in items:  # one iterator shared by the workers (one thread: no race)
+            outcome = await _call(plan.judge, prompt, sample)
+            if outcome.status == "ok" and plan.cache is not None:
+                reply = JudgeReply(outcome.text or "", outcome.input_tokens, outcome.output_tokens)
+                plan.cache.put(key, reply)
+            outcomes[key] = outcome
+            _record(plan, outcome)
+            progress.update()
+
+    async def tick() -> None:
+        while True:
+            await asyncio.sleep(0.5)
+            progress.refresh()
+
+    session = getattr(plan.judge, "session", None)
+    async with session() if callable(session) else _nothing():
+        tasks = [asyncio.create_task(worker()) for _ in range(min(plan.concurrency, len(pending)))]
+        ticker = [asyncio.create_task(tick())] if progress.enabled else []
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in [*tasks, *ticker]:
+                task.cancel()
+            await asyncio.gather(*tasks, *ticker, return_exceptions=True)
+            progress.close()
+
+
+class _nothing:
+    """An async context manager that does nothing (a judge without ``session()``)."""
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc: Any) -> None:
+        return None
+
+
+async def _call(judge: Judge, prompt: str, sample: int) -> _Outcome:
+    """One call; every failure that is not the caller's becomes a status."""
+    try:
+        reply = await judge.complete(prompt, sample)
+    except JudgeCallError as error:
+        status = error.status if error.status in ("timeout", "http_error", "rate_limited") else "http_error"
+        return _Outcome(status=status, error=str(error), retries=int(getattr(error, "retries", 0) or 0))
+    except RagframeError:  # a caller error (a missing dependency, a bad parameter): stop the run
+        raise
+    except (TimeoutError, asyncio.TimeoutError) as error:
+        return _Outcome(status="timeout", error=f"{type(error).__name__}: {error}".rstrip(": "))
+    except Exception as error:  # a user judge's own failure: this row only
+        return _Outcome(status="http_error", error=f"{type(error).__name__}: {error}".rstrip(": "))
+    if isinstance(reply, str):
+        reply = JudgeReply(reply)
+    if not isinstance(reply, JudgeReply) or not isinstance(reply.text, str):
+        found = type(reply.text if isinstance(reply, JudgeReply) else reply).__name__
+        return _Outcome(status="http_error", error=f"the judge returned a {found}, not text")
+    tokens_in = reply.input_tokens if reply.input_tokens is not None else token_estimate(prompt)
+    tokens_out = reply.output_tokens if reply.output_tokens is not None else token_estimate(reply.text)
+    return _Outcome(reply.text, "ok", None, tokens_in, tokens_out, retries=reply.retries)
+
+
+def _record(plan: _Plan, outcome: _Outcome) -> None:
+    tokens_in, tokens_out = outcome.input_tokens or 0, outcome.output_tokens or 0
+    cost = price_of(plan.judge, tokens_in, tokens_out)
+    failed = int(outcome.status != "ok")
+    for ledger in plan.ledgers:
+        ledger.record(
+            plan.metric,
+            calls=1,
+            retries=outcome.retries,
+            failures=failed,
+            input_tokens=tokens_in,
+            output_tokens=tokens_out,
+            cost=cost,
+        )
+
+
+def _log_failures(plan: _Plan, outcomes: dict[str, _Outcome]) -> None:
+    failed = [o for o in outcomes.values() if o.status != "ok"]
+    if failed:
+        counts = ", ".join(f"{n} {status}" for status, n in sorted(Counter(o.status for o in failed).items()))
+        logger.warning(
+            "%s: %d of %d judge calls failed (%s); first error: %s",
+            plan.metric, len(failed), len(outcomes), counts, failed[0].error,
+        )  # fmt: skip
+
+
+def _frame(plan: _Plan, outcomes: dict[str, _Outcome], *, dry_run_found: dict | None = None) -> pl.DataFrame:
+    """One row per (row, sample) in order; null prompts skipped; dry runs skipped with estimates."""
+    columns: dict[str, list[Any]] = {name: [] for name in RESULT_SCHEMA}
+    null = _Outcome(status="skipped", error="no prompt (a null input)")
+    reply_tokens = _reply_tokens(plan.judge)
+    for index, key in enumerate(plan.keys):
+        row, sample = divmod(index, plan.n_samples)
+        if key is None:
+            outcome = null
+        elif dry_run_found is not None:
+            prompt = plan.prompts[row] or ""
+            outcome = _Outcome(None, "skipped", "dry run: not called", token_estimate(prompt), reply_tokens)
+            outcome.cached = key in dry_run_found
+        else:
+            outcome = outcomes[key]
+        for name, value in (("row", row), ("sample", sample)):
+            columns[name].append(value)
+        for name in ("text", "status", "error", "input_tokens", "output_tokens", "cached", "retries"):
+            columns[name].append(getattr(outcome, name))
+    return pl.DataFrame(columns, schema=RESULT_SCHEMA)
