@@ -35,6 +35,15 @@ from ragframe.metrics.heuristic import (
     score_faithfulness,
     score_hallucination_rate,
 )
+from ragframe.metrics.judge import (
+    JUDGE_METRICS,
+    judge_answer_correctness,
+    judge_answer_relevance,
+    judge_context_precision,
+    judge_context_recall,
+    judge_context_relevance,
+    judge_faithfulness,
+)
 from ragframe.metrics.retrieval import (
     RETRIEVAL_METRICS,
     evaluate_run,
@@ -43,6 +52,7 @@ from ragframe.metrics.retrieval import (
     score_retrieval,
 )
 from ragframe.namespace import register as _register_namespace
+from ragframe.routing import routing_summary
 from ragframe.stats.agreement import agreement, cohen_kappa, judgment_summary, judgments_to_qrels
 from ragframe.stats.batch_summary import batch_passed, detect_regressions, summarize_batch
 from ragframe.stats.compare import adjust_p_values, compare, compare_runs
@@ -108,5 +118,13 @@ __all__ = [
     "InputFileError",
     "OpenAIJudge",
     "judge_usage",
+    "JUDGE_METRICS",
+    "judge_faithfulness",
+    "judge_answer_relevance",
+    "judge_context_relevance",
+    "judge_context_precision",
+    "judge_context_recall",
+    "judge_answer_correctness",
+    "routing_summary",
     "__version__",
 ]

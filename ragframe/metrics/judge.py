@@ -1,0 +1,697 @@
+"""The ``judge`` family: RAG metrics scored by an LLM judge, one prompt per row.
+
+A judge metric renders its prompt template (package data, ``ragframe/judges/prompts/``) with
+the row's values, sends it to the judge through the runner (:mod:`ragframe.judges.runner`:
+bounded concurrency, retries, the persistent cache, usage accounting) and reads the reply.
+It writes ``<name>`` (Float64 in [0, 1], null when no score), ``<name>_reason``,
+``<name>_status`` (``ok``, ``parse_error``, ``timeout``, ``http_error``, ``rate_limited``,
+``skipped``), ``<name>_error`` (null when ok) and, with ``n_samples > 1``, ``<name>_std``.
+A per-row failure never raises: the row gets a null score and a status.
+
+Templates are plain text with the placeholders ``{question}``, ``{answer}``, ``{contexts}``
+(the passages numbered ``[1] ...``, one per paragraph) and ``{ground_truth}``; other braces are
+left as they are. How a reply becomes a score (``JudgeSpec.scoring``):
+
+- ``"score"``: the reply's ``Score:`` line (langrag's rules, :func:`ragframe.judges.parse.parse_reply`).
+- ``"share"``: the share of ``Verdict: yes`` lines among the ``Verdict:`` lines (one per claim,
+  decomposed as RAGAS does); without verdict lines, the ``Score:`` line.
+- ``"ranked"``: one ``Verdict`` line per passage, in order; the score is the average precision
+  of the ``yes`` passages (RAGAS context precision); a count that differs from the number of
+  passages is a ``parse_error``; without verdict lines, the ``Score:`` line.
+- ``"f1"``: ``Verdict:`` lines judge the answer's claims against the reference (precision),
+  ``Covered:`` lines the reference's claims against the answer (recall); the score is their F1
+  (RAGAS factual correctness); without either, the ``Score:`` line.
+
+Examples
+--------
+>>> import polars as pl
+>>> import ragframe as rf
+>>> def judge(prompt):
+...     return "Claim: Paris is in France.\\nVerdict: yes\\nScore: 1/1\\nReason: stated in [1]."
+>>> df = pl.DataFrame({"answer": ["Paris is in France."], "contexts": [["Paris is a city in France."]]})
+>>> out = rf.judge_faithfulness(df, judge=judge, cache=False)
+>>> out.select("judge_faithfulness", "judge_faithfulness_status").row(0)
+(1.0, 'ok')
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any, TypeVar
+
+import numpy as np
+import polars as pl
+
+from ragframe import validate
+from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.metrics.registry import Family, Metric, Requests, get_metric, metrics, register_family, register_metric
+from ragframe.metrics.text_engine import contexts_column, string_column
+
+__all__ = [
+    "JUDGE_METRICS",
+    "JudgeSpec",
+    "ScoredReply",
+    "counterpart",
+    "load_template",
+    "render",
+    "template_placeholders",
+    "judge_faithfulness",
+    "judge_answer_relevance",
+    "judge_context_relevance",
+    "judge_context_precision",
+    "judge_context_recall",
+    "judge_answer_correctness",
+]
+
+Frame = TypeVar("Frame")
+logger = logging.getLogger("ragframe.judge")
+
+#: The text roles every judge template may use (custom judge metrics may add their own).
+TEXT_ROLES = ("question", "answer", "contexts", "ground_truth")
+#: How a reply becomes a score.
+SCORINGS = ("score", "share", "ranked", "f1")
+#: Default pass threshold of the built-in judge metrics (not calibrated: see docs/judges.md).
+JUDGE_THRESHOLD = 0.5
+_PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
+_VERDICT = re.compile(
+    r"^[\s\d.)\-*+>#_`]*(?P<kind>verdict|covered)\b[^:\n]{0,20}:[\s*_`]*(?P<value>yes|no)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """The kernel of a judge metric: its prompt template and how a reply becomes a score.
+
+    Parameters
+    ----------
+    template : str
+        The prompt, with ``{role}`` placeholders for the metric's inputs.
+    scoring : str
+        ``"score"``, ``"share"``, ``"ranked"`` or ``"f1"`` (module doc).
+    parser : callable, optional
+        ``parser(reply) -> score`` (a number in [0, 1] or None), ``(score, reason)`` or a
+        :class:`~ragframe.judges.parse.ParsedReply`; replaces ``scoring`` (custom judge metrics).
+    """
+
+    template: str
+    scoring: str = "score"
+    parser: Callable[[str], Any] | None = None
+
+
+@dataclass(frozen=True)
+class ScoredReply:
+    """One reply read: score (None unless ok), reason, ``ok`` or ``parse_error``, and why."""
+
+    score: float | None
+    reason: str | None
+    status: str
+    error: str | None
+
+
+@cache
+def load_template(name: str) -> str:
+    """The packaged prompt template of a built-in judge metric.
+
+    Parameters
+    ----------
+    name : str
+        ``faithfulness``, ``answer_relevance``, ``context_relevance``, ``context_precision``,
+        ``context_recall`` or ``answer_correctness``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> sorted(template_placeholders(load_template("faithfulness")))
+    ['answer', 'contexts']
+    """
+    return resources.files("ragframe.judges").joinpath("prompts", f"{name}.txt").read_text(encoding="utf-8")
+
+
+def template_placeholders(template: str) -> set[str]:
+    """The ``{name}`` placeholders of a template (other braces are text).
+
+    Examples
+    --------
+    >>> sorted(template_placeholders('Q: {question} A: {answer} as {"score": 1}'))
+    ['answer', 'question']
+    """
+    return set(_PLACEHOLDER.findall(template))
+
+
+def render(template: str, values: Mapping[str, str]) -> str:
+    """``template`` with each ``{name}`` of ``values`` replaced (once, never re-read as a template).
+
+    Examples
+    --------
+    >>> render("Q: {question} {other}", {"question": "why {x}?"})
+    'Q: why {x}? {other}'
+    """
+    return _PLACEHOLDER.sub(lambda m: values.get(m[1], m[0]), template)
+
+
+def format_contexts(chunks: Sequence[str]) -> str:
+    """Passages numbered as the templates show them.
+
+    Examples
+    --------
+    >>> print(format_contexts(["Paris is in France.", "Lyon too."]))
+    [1] Paris is in France.
+    <BLANKLINE>
+    [2] Lyon too.
+    >>> format_contexts([])
+    '(no passages)'
+    """
+    if not chunks:
+        return "(no passages)"
+    return "\n\n".join(f"[{i}] {chunk}" for i, chunk in enumerate(chunks, start=1))
+
+
+# ----------------------------------------------------------------------------- reading replies
+
+
+def _fallback(text: str, json_mode: bool) -> ScoredReply:
+    from ragframe.judges.parse import parse_reply
+
+    parsed = parse_reply(text, json_mode=json_mode)
+    return ScoredReply(parsed.score, parsed.reason, parsed.status, parsed.error)
+
+
+def _verdicts(text: str, kind: str) -> list[bool]:
+    return [m["value"].lower() == "yes" for m in _VERDICT.finditer(text) if m["kind"].lower() == kind]
+
+
+def _average_precision(verdicts: Sequence[bool]) -> float:
+    hits = np.cumsum(np.asarray(verdicts, dtype=np.float64))
+    relevant = hits[-1] if len(hits) else 0.0
+    if relevant == 0:
+        return 0.0
+    ranks = np.arange(1, len(hits) + 1)
+    return float(np.sum(np.asarray(verdicts) * hits / ranks) / relevant)
+
+
+def _f1(claims: Sequence[bool], covered: Sequence[bool]) -> float:
+    precision = sum(claims) / len(claims) if claims else 0.0
+    recall = sum(covered) / len(covered)
+    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+
+
+def _user_parser(parser: Callable[[str], Any], text: str) -> ScoredReply:
+    try:
+        got = parser(text)
+    except Exception as error:  # user code: a failure to read one reply is that row's parse_error
+        return ScoredReply(None, None, "parse_error", f"parser raised {type(error).__name__}: {error}")
+    reason = None
+    if hasattr(got, "status") and hasattr(got, "score"):
+        return ScoredReply(got.score, got.reason, got.status, got.error)
+    if isinstance(got, tuple) and len(got) == 2:
+        got, reason = got
+    if got is None:
+        return ScoredReply(None, reason, "parse_error", "the parser found no score")
+    if isinstance(got, bool) or not isinstance(got, (int, float, np.number)) or not math.isfinite(got):
+        return ScoredReply(None, reason, "parse_error", f"the parser returned {got!r}, not a number in [0, 1]")
+    if not 0.0 <= float(got) <= 1.0:
+        return ScoredReply(None, reason, "parse_error", f"the parser returned {got!r}, outside [0, 1]")
+    return ScoredReply(float(got), None if reason is None else str(reason), "ok", None)
+
+
+def score_reply(spec: JudgeSpec, text: str, n_contexts: int | None = None, *, json_mode: bool = False) -> ScoredReply:
+    """Read one reply the way ``spec`` says (module doc).
+
+    Parameters
+    ----------
+    spec : JudgeSpec
+        The metric's kernel.
+    text : str
+        The judge's reply.
+    n_contexts : int, optional
+        The row's number of passages (``"ranked"`` checks one verdict per passage).
+    json_mode : bool
+        The ``Score:`` fallback reads a JSON object instead.
+
+    Returns
+    -------
+    ScoredReply
+
+    Examples
+    --------
+    >>> spec = JudgeSpec("", "share")
+    >>> score_reply(spec, "Claim: a\\nVerdict: yes\\nClaim: b\\nVerdict: no\\nScore: 1/2\\nReason: b unstated").score
+    0.5
+    >>> score_reply(JudgeSpec("", "ranked"), "Verdict 1: no\\nVerdict 2: yes", 2).score  # (1/2) / 1
+    0.5
+    >>> score_reply(JudgeSpec("", "ranked"), "Verdict 1: yes", 2).status
+    'parse_error'
+    """
+    if spec.parser is not None:
+        return _user_parser(spec.parser, text)
+    if spec.scoring == "score":
+        return _fallback(text, json_mode)
+    base = _fallback(text, json_mode)
+    verdicts = _verdicts(text, "verdict")
+    if spec.scoring == "f1":
+        covered = _verdicts(text, "covered")
+        if not verdicts and not covered:
+            return base
+        if not covered:
+            return ScoredReply(None, base.reason, "parse_error", "no 'Covered:' line for the reference's claims")
+        return ScoredReply(_f1(verdicts, covered), base.reason, "ok", None)
+    if not verdicts:
+        return base
+    if spec.scoring == "share":
+        return ScoredReply(sum(verdicts) / len(verdicts), base.reason, "ok", None)
+    if n_contexts is not None and len(verdicts) != n_contexts:
+        error = f"{len(verdicts)} verdict lines for {n_contexts} passages (one per passage expected)"
+        return ScoredReply(None, base.reason, "parse_error", error)
+    return ScoredReply(_average_precision(verdicts), base.reason, "ok", None)
+
+
+# ----------------------------------------------------------------------------- prompts per row
+
+
+def role_column(role: str, options: Mapping[str, Any]) -> str:
+    """The column a role is read from: the option of that name when set (text roles), else the role."""
+    named = options.get(role)
+    return named if isinstance(named, str) and named else role
+
+
+def _role_values(series: pl.Series, role: str, column: str, function: str) -> tuple[list[Any], list[int] | None]:
+    """The role's values as prompt text (None when null) and, for contexts, each row's passage count."""
+    if role == "contexts":
+        chunks = contexts_column(series.to_frame(column), column, function).to_list()
+        return [None if c is None else format_contexts(c) for c in chunks], [0 if c is None else len(c) for c in chunks]
+    if role in TEXT_ROLES:
+        texts = string_column(series.to_frame(column), column, function).to_list()
+        if role == "ground_truth":  # no reference to judge against, as the heuristics read it
+            texts = [None if t is None or not t.strip() else t for t in texts]
+        return texts, None
+    if isinstance(series.dtype, pl.List) and series.dtype.inner in (pl.String, pl.Null):
+        return [None if v is None else format_contexts(v) for v in series.to_list()], None
+    if series.dtype in (pl.Object, pl.Binary) or isinstance(series.dtype, pl.Struct):
+        raise SchemaError("wrong dtype", function=function, column=column, expected="text", found=str(series.dtype))
+    return [None if v is None else str(v) for v in series.to_list()], None
+
+
+def build_prompts(
+    view: pl.DataFrame, metric: Metric, template: str, options: Mapping[str, Any], function: str
+) -> tuple[list[str | None], list[str | None], list[int] | None]:
+    """Each row's prompt (None when an input is null: skipped), why it was skipped, passage counts."""
+    n = view.height
+    values: dict[str, list[Any]] = {}
+    counts = None
+    for role in metric.inputs:
+        column = role_column(role, options)
+        values[role], role_counts = _role_values(view.get_column(column), role, column, function)
+        counts = role_counts if role_counts is not None else counts
+    prompts: list[str | None] = []
+    skipped: list[str | None] = []
+    for i in range(n):
+        null = next((role for role in metric.inputs if values[role][i] is None), None)
+        if null is not None:
+            prompts.append(None)
+            skipped.append(f"{'null or empty' if null == 'ground_truth' else 'null'} {null}: not judged")
+            continue
+        prompts.append(render(template, {role: values[role][i] for role in metric.inputs}))
+        skipped.append(None)
+    return prompts, skipped, counts
+
+
+# ----------------------------------------------------------------------------- the family
+
+
+def _run(judge: Any, prompts: list[str | None], metric: str, options: Mapping[str, Any]) -> pl.DataFrame:
+    from ragframe.judges.runner import judge_prompts
+
+    return judge_prompts(
+        judge,
+        prompts,
+        metric=metric,
+        n_samples=options["n_samples"],
+        cache=options["cache"],
+        dry_run=options["dry_run"],
+    )
+
+
+def _aggregate(
+    replies: pl.DataFrame,
+    spec: JudgeSpec,
+    skipped: list[str | None],
+    counts: list[int] | None,
+    json_mode: bool,
+) -> tuple[list[float | None], list[float | None], list[str | None], list[str], list[str | None]]:
+    """Per row: mean score over the samples read, their std, the first reason, status and error."""
+    n = len(skipped)
+    samples: list[list[float]] = [[] for _ in range(n)]
+    reasons: list[str | None] = [None] * n
+    failure: list[tuple[str, str | None] | None] = [None] * n
+    for row, status, text, error in replies.sort("row", "sample").select("row", "status", "text", "error").iter_rows():
+        if status == "ok":
+            got = score_reply(spec, text, None if counts is None else counts[row], json_mode=json_mode)
+            status, error = got.status, got.error
+            reasons[row] = reasons[row] if reasons[row] is not None else got.reason
+            if got.status == "ok":
+                samples[row].append(got.score)  # type: ignore[arg-type]
+                continue
+        if failure[row] is None:
+            failure[row] = (status, error)
+    scores: list[float | None] = [float(np.mean(s)) if s else None for s in samples]
+    stds: list[float | None] = [float(np.std(s, ddof=1)) if len(s) > 1 else None for s in samples]
+    statuses: list[str] = []
+    errors: list[str | None] = []
+    for i in range(n):
+        if samples[i]:
+            statuses.append("ok")
+            errors.append(None)
+        elif skipped[i] is not None:
+            statuses.append("skipped")
+            errors.append(skipped[i])
+        else:
+            status, error = failure[i] or ("skipped", None)
+            statuses.append(status)
+            errors.append(error if error is not None or status != "skipped" else "dry run: not judged")
+    return scores, stds, reasons, statuses, errors
+
+
+def _score_metric(view: pl.DataFrame, metric: Metric, options: Mapping[str, Any], function: str) -> list[pl.Series]:
+    spec: JudgeSpec = metric.kernel
+    template = options["prompt"].get(metric.name, spec.template)
+    prompts, skipped, counts = build_prompts(view, metric, template, options, function)
+    name = metric.name
+    if view.height and any(p is not None for p in prompts):
+        judge = options["judge"]
+        if judge is None:
+            raise InvalidParameterError(f"{function}: judge metric {name!r} needs judge= (a callable prompt -> str)")
+        replies = _run(judge, prompts, name, options)
+    else:
+        replies = pl.DataFrame(
+            schema={"row": pl.Int64, "sample": pl.Int64, "text": pl.String, "status": pl.String, "error": pl.String}
+        )
+    json_mode = bool(getattr(options["judge"], "json_mode", False))
+    scores, stds, reasons, statuses, errors = _aggregate(replies, spec, skipped, counts, json_mode)
+    out = [
+        pl.Series(name, scores, dtype=pl.Float64),
+        pl.Series(f"{name}_reason", reasons, dtype=pl.String),
+        pl.Series(f"{name}_status", statuses, dtype=pl.String),
+        pl.Series(f"{name}_error", errors, dtype=pl.String),
+    ]
+    if options["n_samples"] > 1:
+        out.append(pl.Series(f"{name}_std", stds, dtype=pl.Float64))
+    return out
+
+
+def _score(view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], function: str) -> pl.DataFrame:
+    columns: list[pl.Series] = []
+    for metric, _ in requests:
+        columns += _score_metric(view, metric, options, function)
+    return pl.DataFrame(columns, height=view.height)
+
+
+def _columns(requests: Requests, options: Mapping[str, Any], available: Sequence[str]) -> dict[str, str]:
+    return {role: role_column(role, options) for metric, _ in requests for role in metric.inputs}
+
+
+def check_judge(judge: Any, function: str) -> Any:
+    """A :class:`~ragframe.judges.base.Judge` from a callable, a Judge, a model name or OpenAIJudge options.
+
+    Parameters
+    ----------
+    judge : callable, Judge, str or mapping
+        A callable ``prompt -> str`` (sync or async), an object with ``complete`` and
+        ``identity`` (``rf.OpenAIJudge``), a model name (``rf.OpenAIJudge(model)``) or a mapping
+        of ``rf.OpenAIJudge`` keywords (``{"model": ..., "base_url": ...}``: what a TOML config holds).
+    function : str
+        The public function named in errors.
+
+    Returns
+    -------
+    Judge
+
+    Examples
+    --------
+    >>> check_judge(str.upper, "evaluate").identity()
+    {'callable': 'str.upper'}
+    """
+    from ragframe.judges.base import as_judge
+
+    if isinstance(judge, (str, Mapping)):
+        try:
+            from ragframe.judges import OpenAIJudge  # type: ignore[attr-defined]
+        except ImportError:  # pragma: no cover - until the client lands
+            raise InvalidParameterError(f"{function}: judge as a model name needs rf.OpenAIJudge") from None
+        if isinstance(judge, str):
+            return OpenAIJudge(judge)
+        return OpenAIJudge(**dict(judge))
+    try:
+        return as_judge(judge)
+    except InvalidParameterError as error:
+        raise InvalidParameterError(f"{function}: {error}") from None
+
+
+def _check_cache(cache: Any, function: str) -> Any:
+    import os
+
+    if isinstance(cache, bool) or isinstance(cache, (str, os.PathLike)):
+        return cache
+    if type(cache).__name__ == "JudgeCache":
+        return cache
+    raise validate.fail(function, "cache", "True (the user cache folder), False, a file path or a JudgeCache", cache)
+
+
+def _check_prompt(prompt: Any, function: str) -> dict[str, str]:
+    """``prompt=``: None, a str (checked against the one judged metric later) or {metric: template}."""
+    if prompt is None:
+        return {}
+    if isinstance(prompt, str):
+        return {"*": prompt}
+    items = prompt.items() if isinstance(prompt, Mapping) else prompt if isinstance(prompt, tuple) else None
+    if items is None:
+        raise validate.fail(function, "prompt", "a template (str) or a dict of judge metric -> template", prompt)
+    out: dict[str, str] = {}
+    for key, template in items:
+        metric = counterpart_name(key)
+        if metric is None:
+            judged = [m.name for m in metrics("judge")]
+            raise InvalidParameterError(
+                f"{function}: prompt names {key!r}, which is not a judge metric; choose from {judged}"
+            )
+        if not isinstance(template, str):
+            raise validate.fail(function, f"prompt[{key!r}]", "a template (str)", template)
+        out[metric] = template
+    return out
+
+
+def _check(options: dict[str, Any], function: str) -> dict[str, Any]:
+    for role in TEXT_ROLES:
+        validate.column_name(options[role], role, function)
+    judge = options["judge"]
+    return {
+        **options,
+        "judge": None if judge is None else check_judge(judge, function),
+        "n_samples": validate.positive_int(options["n_samples"], "n_samples", function),
+        "dry_run": validate.flag(options["dry_run"], "dry_run", function),
+        "cache": _check_cache(options["cache"], function),
+        "prompt": _check_prompt(options["prompt"], function),
+    }
+
+
+#: The judge family's options and their defaults (column names shared with the heuristics).
+JUDGE_OPTIONS: dict[str, Any] = {
+    "question": "question",
+    "answer": "answer",
+    "contexts": "contexts",
+    "ground_truth": "ground_truth",
+    "judge": None,
+    "cache": True,
+    "n_samples": 1,
+    "prompt": None,
+    "dry_run": False,
+}
+
+register_family(Family(name="judge", score=_score, options=JUDGE_OPTIONS, check=_check, columns=_columns))
+
+
+def counterpart_name(name: Any) -> str | None:
+    """The judge metric a name stands for: a judge metric's own name, or a heuristic one's counterpart."""
+    if not isinstance(name, str):
+        return None
+    for candidate in (name, f"judge_{name}"):
+        try:
+            if get_metric(candidate).family == "judge":
+                return candidate
+        except InvalidParameterError:
+            continue
+    return None
+
+
+def counterpart(metric: Metric) -> Metric | None:
+    """The judge metric that scores what a heuristic metric scores (``faithfulness`` -> ``judge_faithfulness``).
+
+    Parameters
+    ----------
+    metric : Metric
+        A registered metric.
+
+    Returns
+    -------
+    Metric or None
+        The judge metric of the same inputs named ``judge_<name>``; None for metrics without one
+        (ranking measures, ``hallucination_rate``, custom metrics).
+
+    Examples
+    --------
+    >>> counterpart(get_metric("faithfulness")).name, counterpart(get_metric("mrr"))
+    ('judge_faithfulness', None)
+    """
+    if metric.family != "heuristic":
+        return None
+    name = counterpart_name(metric.name)
+    if name is None or name == metric.name:
+        return None
+    judge = get_metric(name)
+    return judge if set(judge.inputs) == set(metric.inputs) else None
+
+
+# ----------------------------------------------------------------------------- the six built-in metrics
+
+_BUILTIN: dict[str, tuple[tuple[str, ...], str, str]] = {
+    "faithfulness": (
+        ("answer", "contexts"),
+        "share",
+        "Share of the answer's claims the contexts support, claim by claim (RAGAS).",
+    ),
+    "answer_relevance": (
+        ("question", "answer"),
+        "score",
+        "How directly and completely the answer addresses the question, rated by the judge.",
+    ),
+    "context_relevance": (
+        ("question", "contexts"),
+        "share",
+        "Share of the contexts the judge finds relevant to the question.",
+    ),
+    "context_precision": (
+        ("question", "contexts"),
+        "ranked",
+        "Average precision of the contexts the judge finds useful, by rank (RAGAS).",
+    ),
+    "context_recall": (
+        ("ground_truth", "contexts"),
+        "share",
+        "Share of the reference answer's claims found in the contexts (RAGAS).",
+    ),
+    "answer_correctness": (
+        ("ground_truth", "answer"),
+        "f1",
+        "F1 of the answer's claims against the reference's, claim by claim (RAGAS factual correctness).",
+    ),
+}
+for _name, (_inputs, _scoring, _description) in _BUILTIN.items():
+    register_metric(
+        Metric(
+            name=f"judge_{_name}",
+            family="judge",
+            inputs=_inputs,
+            description=_description,
+            kernel=JudgeSpec(load_template(_name), _scoring),
+            threshold=JUDGE_THRESHOLD,
+        )
+    )
+
+#: The six built-in judge metrics.
+JUDGE_METRICS: tuple[str, ...] = tuple(f"judge_{name}" for name in _BUILTIN)
+
+
+# ----------------------------------------------------------------------------- one function per metric
+
+
+def _single(name: str) -> Callable[..., Any]:
+    metric = get_metric(name)
+
+    def score(
+        df: Frame,
+        /,
+        *,
+        judge: Any = None,
+        cache: Any = True,
+        n_samples: int = 1,
+        prompt: str | None = None,
+        dry_run: bool = False,
+        threshold: float | None = None,
+        prefix: str = "",
+        **options: Any,
+    ) -> Frame:
+        from ragframe.evaluator import Evaluator
+
+        thresholds = None if threshold is None else {name: threshold}
+        evaluator = Evaluator(
+            [name],
+            composite=False,
+            thresholds=thresholds,
+            prefix=prefix,
+            judge=judge,
+            cache=cache,
+            n_samples=n_samples,
+            prompt=prompt,
+            dry_run=dry_run,
+            **options,
+        )
+        return evaluator.evaluate(df, function=name)
+
+    score.__name__ = score.__qualname__ = name
+    placeholders = ", ".join(f"``{{{role}}}``" for role in metric.inputs)
+    score.__doc__ = f"""Append ``{name}`` and its ``_passed``, ``_reason``, ``_status``, ``_error`` (and ``_std``).
+
+    {metric.description}
+
+    Parameters
+    ----------
+    df : frame
+        Reads {", ".join(f"``{c}``" for c in metric.inputs)} (names overridable by keyword, e.g.
+        ``answer="response"``). A row with a null input is ``skipped`` (no call).
+    judge : callable or Judge
+        A callable ``prompt -> str`` (sync or async) or a Judge such as ``rf.OpenAIJudge``.
+    cache : bool, path or JudgeCache
+        The persistent reply cache (True: the user cache folder; False: none).
+    n_samples : int
+        Judge each row this many times; the score is the mean of the samples read and
+        ``{name}_std`` their standard deviation.
+    prompt : str, optional
+        Replaces the packaged template (placeholders {placeholders}).
+    dry_run : bool
+        Call nothing: every row ``skipped``; the runner's usage shows the estimated tokens.
+    threshold : float, optional
+        Pass threshold of ``{name}_passed`` (default {metric.threshold}).
+    prefix : str
+        Prepended to the output columns (``""`` or ending with ``_ - . : /``).
+    **options
+        Column names, as in :func:`ragframe.evaluate`.
+
+    Returns
+    -------
+    The same kind of frame with the new columns (docs/judges.md).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({{"question": ["q"], "answer": ["a"], "contexts": [["a"]], "ground_truth": ["a"]}})
+    >>> {name}(df, judge=lambda prompt: "Score: 1", cache=False)["{name}_status"].to_list()
+    ['ok']
+    """
+    return score
+
+
+judge_faithfulness = _single("judge_faithfulness")
+judge_answer_relevance = _single("judge_answer_relevance")
+judge_context_relevance = _single("judge_context_relevance")
+judge_context_precision = _single("judge_context_precision")
+judge_context_recall = _single("judge_context_recall")
+judge_answer_correctness = _single("judge_answer_correctness")
