@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import numpy as np
 import polars as pl
 
-from ragframe import validate
+from ragframe import routing, validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.metrics import registry
 from ragframe.metrics.registry import COMPOSITE, Metric
@@ -36,7 +36,12 @@ GENERAL_OPTIONS: dict[str, Any] = {
     "weights": None,
     "composite_threshold": 0.6,
     "composite": True,
+    "mode": "heuristic",
+    "metric_modes": None,
+    "hybrid_band": None,
 }
+#: Options whose value may be a dict (frozen as sorted (key, value) pairs, thawed back to a dict).
+_DICT_OPTIONS = ("metric_modes", "hybrid_band", "prompt", "judge")
 
 
 def _freeze(value: Any) -> Any:
@@ -113,7 +118,7 @@ class Evaluator:
         object.__setattr__(self, "options", _freeze(options))
         checked = self._checked(function)  # every check runs once, here
         if metrics != AUTO:
-            _resolve(metrics, checked, function)
+            routing.check_judging(_resolve(metrics, checked, function), checked, function)
 
     def replace(self, **changes: Any) -> Evaluator:
         """A copy with some options (or ``metrics``) changed; ``None`` resets an option to its default.
@@ -244,6 +249,9 @@ class Evaluator:
         checked["composite_threshold"] = validate.number(merged["composite_threshold"], "composite_threshold", function)
         checked["thresholds"] = _keyed_numbers(merged["thresholds"], "thresholds", function, minimum=None)
         checked["weights"] = _keyed_numbers(merged["weights"], "weights", function, minimum=0.0)
+        checked["mode"] = validate.choice(merged["mode"], "mode", function, routing.MODES)
+        checked["metric_modes"] = routing.check_metric_modes(merged["metric_modes"], function)
+        checked["hybrid_band"] = routing.check_hybrid_band(merged["hybrid_band"], function)
         return checked
 
     # ------------------------------------------------------------------ metrics and columns
@@ -411,6 +419,7 @@ class Evaluator:
         requests = self._requests_for(checked, available, function)
         roles = _input_columns(requests, checked, available)
         _require(requests, checked, available, function)
+        routing.check_judging(requests, checked, function)
         return requests, roles
 
     def _requests_for(self, checked: dict[str, Any], available: list[str], function: str) -> list[Request]:
@@ -457,6 +466,8 @@ class Evaluator:
 def _thaw(name: str, value: Any) -> Any:
     if name in ("thresholds", "weights") and isinstance(value, tuple):
         return {k: v for k, v in value}
+    if name in _DICT_OPTIONS and routing._frozen_items(value) is not None:
+        return {k: _thaw("", v) for k, v in value}
     return list(value) if isinstance(value, tuple) else value
 
 
@@ -571,8 +582,10 @@ def _auto(checked: dict[str, Any], available: list[str], function: str) -> list[
     return _ordered(chosen)
 
 
-def _score(view: pl.DataFrame, requests: list[Request], checked: dict[str, Any], function: str) -> pl.DataFrame:
-    """Every family's columns, pass flags, the composite, then the prefix."""
+def _family_blocks(
+    view: pl.DataFrame, requests: list[Request], checked: dict[str, Any], function: str
+) -> list[pl.DataFrame]:
+    """Each family's columns for its requests, families in order of first request."""
     blocks = []
     for family in dict.fromkeys(m.family for m, _ in requests):
         family_requests = [r for r in requests if r[0].family == family]
@@ -580,8 +593,53 @@ def _score(view: pl.DataFrame, requests: list[Request], checked: dict[str, Any],
         columns = registry.get_family(family).columns(family_requests, opts, view.columns)
         part = view.select(list(dict.fromkeys(columns.values())))
         blocks.append(registry.get_family(family).score(part, family_requests, opts, function))
-    scores = pl.concat(blocks, how="horizontal") if blocks else pl.DataFrame(height=view.height)
-    thresholds = {m.column(k): _threshold(m, k, checked) for m, k in requests}
+    return blocks
+
+
+def _routed_scores(
+    view: pl.DataFrame, requests: list[Request], routes: dict[str, str], checked: dict[str, Any], function: str
+) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """Scores when some metrics go to the judge (mode "llm"/"hybrid"), with each column's threshold."""
+    computed = [r for r in requests if routes[r[0].name] != "llm"]
+    groups: dict[str, list[pl.Series]] = {}
+    names = {m.column(k) for m, k in computed}
+    for block in _family_blocks(view, computed, checked, function):
+        current: list[pl.Series] = []
+        for series in block.get_columns():
+            if series.name in names:  # a score column starts its group; companions (signals) follow it
+                current = groups.setdefault(series.name, [])
+            current.append(series)
+    columns: list[pl.Series] = []
+    thresholds: dict[str, Any] = {}
+    for metric, k in requests:
+        column = metric.column(k)
+        if routes[metric.name] == "heuristic":
+            columns += groups[column]
+            thresholds[column] = _threshold(metric, k, checked)
+            continue
+        given = checked["thresholds"].get(column, checked["thresholds"].get(metric.name))
+        routed, thresholds[column] = routing.routed_columns(
+            view,
+            metric,
+            routes[metric.name],
+            groups.get(column),
+            (given, _default_threshold(metric, checked)),
+            checked,
+            function,
+        )
+        columns += routed
+    return pl.DataFrame(columns, height=view.height), thresholds
+
+
+def _score(view: pl.DataFrame, requests: list[Request], checked: dict[str, Any], function: str) -> pl.DataFrame:
+    """Every family's columns (or the judge's, by mode), pass flags, the composite, then the prefix."""
+    routes = {m.name: routing.route(m, checked) for m, _ in requests}
+    if all(route == "heuristic" for route in routes.values()):
+        blocks = _family_blocks(view, requests, checked, function)
+        scores = pl.concat(blocks, how="horizontal") if blocks else pl.DataFrame(height=view.height)
+        thresholds = {m.column(k): _threshold(m, k, checked) for m, k in requests}
+    else:
+        scores, thresholds = _routed_scores(view, requests, routes, checked, function)
     out = _with_pass_flags(scores, {c: t for c, t in thresholds.items() if t is not None})
     if checked["composite"] and any(t is not None for t in thresholds.values()):
         out = out.hstack(_composite(scores, thresholds, checked))
@@ -592,11 +650,15 @@ def _score(view: pl.DataFrame, requests: list[Request], checked: dict[str, Any],
 def _threshold(metric: Metric, k: int | None, checked: dict[str, Any]) -> float | None:
     given = checked["thresholds"]
     column = metric.column(k)
+    return given.get(column, given.get(metric.name, _default_threshold(metric, checked)))
+
+
+def _default_threshold(metric: Metric, checked: dict[str, Any]) -> float | None:
+    """The registry's threshold, or the family's for the method this run uses."""
     family = registry.get_family(metric.family)
-    default = (
-        metric.threshold if family.threshold is None else family.threshold(metric, checked["_families"][family.name])
-    )
-    return given.get(column, given.get(metric.name, default))
+    if family.threshold is None:
+        return metric.threshold
+    return family.threshold(metric, checked["_families"][family.name])
 
 
 def _with_pass_flags(scores: pl.DataFrame, thresholds: dict[str, float]) -> pl.DataFrame:
@@ -623,7 +685,8 @@ def _composite(scores: pl.DataFrame, thresholds: dict[str, float | None], checke
         w = float(weights.get(column, weights.get(parsed.metric.name if parsed and parsed.metric else column, 1.0)))
         num = num + np.where(ok, w * np.nan_to_num(score), 0.0)
         den = den + np.where(ok, w, 0.0)
-        any_failed |= ok & ~(np.nan_to_num(score) >= threshold)
+        limit = threshold.to_numpy() if isinstance(threshold, pl.Series) else threshold  # per row in hybrid mode
+        any_failed |= ok & ~(np.nan_to_num(score) >= limit)
     comp = np.divide(num, den, out=np.full(n, np.nan), where=den != 0)
     passed = ~any_failed & ~np.isnan(comp) & (np.nan_to_num(comp) >= checked["composite_threshold"])
     return pl.DataFrame(

@@ -7,15 +7,30 @@ none, are used).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
 import ragframe as rf
 
+
+def fake_judge(prompt: str) -> str:
+    """A deterministic judge: the reply is a function of the prompt alone (so of the row alone).
+
+    One prompt in seven gets a reply without a score (a ``parse_error`` row); the others a
+    ``Score: x/10`` line.
+    """
+    digest = int(hashlib.sha256(prompt.encode("utf-8")).hexdigest(), 16)
+    if digest % 7 == 0:
+        return "I cannot judge this."
+    return f"Score: {digest % 11}/10\nReason: fake judge {digest % 97}"
+
+
 #: Options each family is exercised with (non-default ones, to cover the option paths).
 FAMILY_OPTIONS: dict[str, dict[str, Any]] = {
     "heuristic": {"explain": True},
     "retrieval": {"k": [1, 3, 10]},
+    "judge": {"judge": fake_judge, "cache": False, "n_samples": 2},
 }
 
 
@@ -63,6 +78,10 @@ def _cases() -> list[Case]:
             {"weights": {"faithfulness": 2.0}, "prefix": "v1_"},
         )
     )
+    judged = {**FAMILY_OPTIONS["judge"], "explain": True}
+    text = ("question", "answer", "contexts", "ground_truth")
+    cases.append(Case("all_heuristics_llm_mode", ("heuristic",), text, {**judged, "mode": "llm"}))
+    cases.append(Case("all_heuristics_hybrid_mode", ("heuristic",), text, {**judged, "mode": "hybrid"}))
     return cases
 
 

@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 from metric_cases import CASES
 from polars.testing import assert_frame_equal
 
+from ragframe.judges.base import STATUSES
+
 SPECS = CASES
 IDS = [case.name for case in CASES]
 
@@ -110,6 +112,11 @@ def test_inputs_untouched_outputs_bounded_and_deterministic(spec):
             continue
         if name.endswith("passed"):
             assert values.dtype == pl.Boolean, name
+            continue
+        if name.endswith(("_reason", "_status", "_error", "_source")):  # judge metrics' companions
+            assert values.dtype == pl.String, name
+            if name.endswith("_status"):
+                assert set(values.unique()) <= set(STATUSES), name
             continue
         assert values.dtype == pl.Float64, name
         assert values.drop_nulls().len() > 0, name  # the random frame exercises real values

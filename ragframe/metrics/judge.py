@@ -459,9 +459,9 @@ def check_judge(judge: Any, function: str) -> Any:
 def _check_cache(cache: Any, function: str) -> Any:
     import os
 
-    if isinstance(cache, bool) or isinstance(cache, (str, os.PathLike)):
-        return cache
-    if type(cache).__name__ == "JudgeCache":
+    from ragframe.judges.cache import JudgeCache
+
+    if isinstance(cache, (bool, str, os.PathLike, JudgeCache)):
         return cache
     raise validate.fail(function, "cache", "True (the user cache folder), False, a file path or a JudgeCache", cache)
 
