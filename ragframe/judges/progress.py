@@ -42,17 +42,18 @@ class JudgeProgress:
         The caller's ``progress=`` flag.
     stream : file, optional
         Default ``sys.stderr``; nothing is shown unless ``stream.isatty()``.
-    show_after : float
-        Seconds before anything is shown.
+    show_after : float, optional
+        Seconds before anything is shown; default :data:`SHOW_AFTER`.
     """
 
     def __init__(
-        self, total: int, metric: str, *, enabled: bool, stream: TextIO | None = None, show_after: float = SHOW_AFTER
+        self, total: int, metric: str, *, enabled: bool, stream: TextIO | None = None, show_after: float | None = None
     ) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = bool(enabled) and total > 0 and _isatty(self.stream)
         self.total, self.done, self.metric = total, 0, metric
-        self.start, self.show_after = time.monotonic(), show_after
+        self.start = time.monotonic()
+        self.show_after = SHOW_AFTER if show_after is None else show_after
         self.shown = False
         self._bar: Any = None
 

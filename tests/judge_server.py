@@ -1,0 +1,242 @@
+"""A fake OpenAI-compatible chat-completions server for tests: a real HTTP server on 127.0.0.1.
+
+``with FakeJudgeServer() as server:`` starts it on a free port in a thread
+(``server.base_url`` is ``http://127.0.0.1:<port>/v1``) and stops it at the end.
+
+Replies are derived from the prompt alone (:func:`reply_text`): the score is
+``len(prompt) % 11 / 10`` (:func:`expected_score`), and ``usage`` reports words
+(``prompt_tokens = len(prompt.split())``), not characters / 4, so a test can tell
+reported tokens from estimated ones. With ``response_format={"type": "json_object"}`` the
+reply is ``{"score": ..., "reason": ...}``.
+
+Faults, by name:
+
+``"429"``      429 with ``Retry-After: server.retry_after`` (None: no header)
+``"500"``, ``"503"``  a server error (503 also sends ``Retry-After`` when set)
+``"slow"``     waits ``server.slow_seconds`` before the normal reply (past a client timeout)
+``"malformed"``  200 with a body that is not JSON
+``"no_choices"``  200 with ``{"choices": []}``
+``"bad_score"``  200 with a reply whose score is unreadable (``Score: high``)
+``"fraction"``  200 with ``Score: <n>/10``
+``"no_usage"``  the normal reply without ``usage``
+``"401"``      401 whose body echoes the ``Authorization`` header (as some gateways do)
+``"drop"``     closes the connection without an answer
+
+Knobs (set any time, thread-safe enough for tests): ``server.queue(*faults)`` queues faults
+consumed one per request in arrival order; ``server.rules[substring] = fault`` applies a
+fault to every request whose prompt contains ``substring`` (rules win over the queue);
+``server.latency`` (seconds per reply); ``server.requests_per_second`` (a server-side limit:
+a request beyond it within the last second gets a 429 with ``Retry-After: 1``).
+
+Measurements: ``server.log`` (one :class:`Request` per request: start and end on
+``time.monotonic()``, prompt, body, headers, status, fault), ``server.in_flight`` and
+``server.max_in_flight``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["FakeJudgeServer", "Request", "expected_score", "reply_text"]
+
+
+def expected_score(prompt: str) -> float:
+    """The score the fake server gives ``prompt``: ``len(prompt) % 11 / 10``."""
+    return len(prompt) % 11 / 10
+
+
+def reply_text(prompt: str, *, json_mode: bool = False) -> str:
+    """The fake server's reply to ``prompt``."""
+    reason = f"the prompt has {len(prompt)} characters."
+    if json_mode:
+        return json.dumps({"score": expected_score(prompt), "reason": reason})
+    return f"Reason: {reason}\nScore: {expected_score(prompt)}"
+
+
+@dataclass
+class Request:
+    """One request the server received."""
+
+    start: float
+    prompt: str | None
+    body: Any
+    headers: dict[str, str]
+    fault: str | None = None
+    status: int | None = None
+    end: float | None = None
+
+
+@dataclass
+class FakeJudgeServer:
+    """See the module doc."""
+
+    latency: float = 0.0
+    retry_after: str | None = "0"
+    slow_seconds: float = 5.0
+    requests_per_second: float | None = None
+    rules: dict[str, str] = field(default_factory=dict)
+    log: list[Request] = field(default_factory=list)
+    in_flight: int = 0
+    max_in_flight: int = 0
+
+    def __post_init__(self) -> None:
+        self._faults: deque[str] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- life ------------------------------------------------------------------------------
+    def start(self) -> FakeJudgeServer:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # silent: tests read server.log
+                pass
+
+            def do_POST(self) -> None:
+                server._handle(self)
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._httpd.block_on_close = False
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # releases "slow" replies
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._thread.join(5)
+            self._httpd = None
+
+    def __enter__(self) -> FakeJudgeServer:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        assert self._httpd is not None, "start the server first"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    # --- knobs and measurements -----------------------------------------------------------
+    def queue(self, *faults: str) -> None:
+        """Faults for the next requests, one each, in arrival order."""
+        with self._lock:
+            self._faults.extend(faults)
+
+    def prompts(self) -> list[str | None]:
+        """The prompts received, in arrival order."""
+        with self._lock:
+            return [r.prompt for r in self.log]
+
+    def reset(self) -> None:
+        """Forget the log and the in-flight maximum (not the knobs)."""
+        with self._lock:
+            self.log.clear()
+            self.max_in_flight = self.in_flight
+
+    # --- the work ---------------------------------------------------------------------------
+    def _fault_for(self, prompt: str | None, now: float) -> str | None:
+        with self._lock:
+            for needle, fault in self.rules.items():
+                if prompt is not None and needle in prompt:
+                    return fault
+            if self._faults:
+                return self._faults.popleft()
+            if self.requests_per_second:
+                recent = sum(1 for r in self.log[-int(self.requests_per_second) - 5 :] if now - r.start < 1.0)
+                if recent > self.requests_per_second:
+                    return "limit"
+        return None
+
+    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        now = time.monotonic()
+        length = int(handler.headers.get("Content-Length") or 0)
+        raw = handler.rfile.read(length)
+        try:
+            body = json.loads(raw)
+            prompt = body["messages"][-1]["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            body, prompt = raw.decode("utf-8", "replace"), None
+        request = Request(now, prompt, body, dict(handler.headers.items()))
+        with self._lock:
+            self.log.append(request)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            request.fault = self._fault_for(prompt, now)
+            if self.latency:
+                self._stopping.wait(self.latency)
+            request.status = self._answer(handler, request)
+        finally:
+            request.end = time.monotonic()
+            with self._lock:
+                self.in_flight -= 1
+
+    def _answer(self, handler: BaseHTTPRequestHandler, request: Request) -> int:
+        fault, prompt, body = request.fault, request.prompt, request.body
+        if fault == "drop":
+            handler.close_connection = True
+            handler.connection.shutdown(2)
+            return 0
+        if fault in ("429", "limit"):
+            headers = {"Retry-After": "1" if fault == "limit" else self.retry_after}
+            return self._send(handler, 429, {"error": {"message": "Rate limit reached", "type": "rate_limit"}}, headers)
+        if fault in ("500", "503"):
+            headers = {"Retry-After": self.retry_after} if fault == "503" else {}
+            return self._send(handler, int(fault), {"error": {"message": "The server had an error"}}, headers)
+        if fault == "401":
+            echoed = request.headers.get("Authorization", "")
+            return self._send(handler, 401, {"error": {"message": f"Incorrect API key provided: {echoed}"}})
+        if fault == "malformed":
+            return self._send(handler, 200, b'{"choices": [{"message": ')
+        if fault == "no_choices":
+            return self._send(handler, 200, {"choices": []})
+        if fault == "slow":
+            self._stopping.wait(self.slow_seconds)
+        if prompt is None:
+            return self._send(handler, 400, {"error": {"message": "no messages"}})
+        json_mode = isinstance(body, dict) and (body.get("response_format") or {}).get("type") == "json_object"
+        text = reply_text(prompt, json_mode=json_mode)
+        if fault == "bad_score":
+            text = "Reason: unsure.\nScore: high"
+        elif fault == "fraction":
+            text = f"Reason: graded out of ten.\nScore: {round(expected_score(prompt) * 10)}/10"
+        payload: dict[str, Any] = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "model": body.get("model"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        }
+        if fault != "no_usage":
+            payload["usage"] = {"prompt_tokens": len(prompt.split()), "completion_tokens": len(text.split())}
+        return self._send(handler, 200, payload)
+
+    @staticmethod
+    def _send(handler: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict | None = None) -> int:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        try:
+            handler.send_response(status)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                if value is not None:
+                    handler.send_header(name, value)
+            handler.end_headers()
+            handler.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (its timeout)
+            pass
+        return status

@@ -1,0 +1,158 @@
+"""The SQLite judge cache: keys, WAL mode, default location, first write wins, two processes writing at once."""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ragframe.exceptions import InputFileError, InvalidParameterError
+from ragframe.judges import CachedReply, JudgeCache, JudgeReply, cache_key, default_cache_path
+from ragframe.judges.cache import resolve_cache
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_put_get_roundtrip_and_first_write_wins(tmp_path):
+    cache = JudgeCache(tmp_path / "sub" / "judge.sqlite3")  # the folder is created
+    key = cache_key({"model": "m"}, "prompt", 0)
+    assert cache.get(key) is None and len(cache) == 0
+    cache.put(key, JudgeReply("Score: 1", input_tokens=3, output_tokens=2))
+    cache.put(key, JudgeReply("Score: 0", input_tokens=9, output_tokens=9))  # ignored: the first reply stays
+    cache.put(cache_key({"model": "m"}, "other", 0), JudgeReply("Score: 0.5"))
+    assert cache.get(key) == CachedReply("Score: 1", 3, 2)
+    assert cache.get_many([key, "missing"]) == {key: CachedReply("Score: 1", 3, 2)}
+    assert len(cache) == 2
+    cache.close()
+    assert JudgeCache(tmp_path / "sub" / "judge.sqlite3").get(key).text == "Score: 1"  # persisted
+    cache.clear()
+    assert len(cache) == 0
+
+
+def test_many_keys_are_looked_up_in_chunks(tmp_path):
+    cache = JudgeCache(tmp_path / "c.sqlite3")
+    keys = [cache_key({"m": 1}, f"p{i}", 0) for i in range(1_200)]
+    for key in keys[::2]:
+        cache.put(key, JudgeReply("t"))
+    assert set(cache.get_many(keys)) == set(keys[::2])
+
+
+def test_wal_mode_and_busy_timeout(tmp_path):
+    path = tmp_path / "c.sqlite3"
+    cache = JudgeCache(path)
+    cache.put("k", JudgeReply("t"))
+    other = sqlite3.connect(path)
+    assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    other.close()
+    assert cache._connect().execute("PRAGMA busy_timeout").fetchone()[0] == 60_000
+
+
+def test_cache_key():
+    identity = {"model": "m", "temperature": 0.0, "extra_body": {"max_tokens": 5}}
+    key = cache_key(identity, "Is it faithful?", 0)
+    assert len(key) == 64 and int(key, 16) >= 0
+    assert key == cache_key(dict(reversed(list(identity.items()))), "Is it faithful?", 0)  # order-free
+    assert key != cache_key(identity, "Is it faithful?", 1)
+    assert key != cache_key(identity, "Is it faithful? ", 0)
+    assert key != cache_key({**identity, "temperature": 0.7}, "Is it faithful?", 0)
+    # what is hashed: the canonical JSON of judge, prompt and sample (written out independently here)
+    blob = '{"judge":{"extra_body":{"max_tokens":5},"model":"m","temperature":0.0},'
+    blob += '"prompt":"Is it faithful?","sample":0}'
+    assert key == hashlib.sha256(blob.encode()).hexdigest()
+
+
+def test_cache_key_refuses_what_cannot_be_hashed_stably():
+    with pytest.raises(InvalidParameterError, match="JSON-serialisable"):
+        cache_key({"model": object()}, "p", 0)
+    with pytest.raises(InvalidParameterError, match="JSON-serialisable"):
+        cache_key({"temperature": float("nan")}, "p", 0)
+
+
+def test_default_path(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_cache_path() == tmp_path / "xdg" / "ragframe" / "judge.sqlite3"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_cache_path() == tmp_path / "home" / ".cache" / "ragframe" / "judge.sqlite3"
+
+
+def test_resolve_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cache, owned = resolve_cache(True, "f")
+    assert cache.path == tmp_path / "ragframe" / "judge.sqlite3" and owned
+    assert resolve_cache(False, "f") == (None, False)
+    assert resolve_cache(None, "f") == (None, False)
+    assert resolve_cache(str(tmp_path / "x.db"), "f")[0].path == tmp_path / "x.db"
+    mine = JudgeCache(tmp_path / "y.db")
+    assert resolve_cache(mine, "f") == (mine, False)  # the caller's cache is not closed by the run
+    for bad in (3, "", 1.5):
+        with pytest.raises(InvalidParameterError, match="f: cache must be True"):
+            resolve_cache(bad, "f")
+
+
+def test_pickle_reopens(tmp_path):
+    cache = JudgeCache(tmp_path / "c.sqlite3")
+    cache.put("k", JudgeReply("t"))
+    copy = pickle.loads(pickle.dumps(cache))
+    assert copy.get("k").text == "t" and repr(copy) == f"JudgeCache({str(tmp_path / 'c.sqlite3')!r})"
+
+
+def test_damaged_file_is_an_input_file_error(tmp_path):
+    path = tmp_path / "c.sqlite3"
+    path.write_bytes(b"this is not a database file, not at all" * 100)
+    with pytest.raises(InputFileError, match="cannot be opened"):
+        JudgeCache(path).get("k")
+
+
+_WRITER = """
+import sys, time
+from ragframe.judges import JudgeCache, JudgeReply
+cache = JudgeCache(sys.argv[1])
+name = sys.argv[2]
+print("ready", flush=True)
+sys.stdin.readline()  # both writers start together
+first = time.time()
+for i in range(300):
+    cache.put(f"{name}-{i}", JudgeReply(f"{name} {i}", input_tokens=i, output_tokens=1))
+    cache.put(f"shared-{i % 50}", JudgeReply(f"shared by {name}"))
+    if i % 50 == 0:
+        cache.get_many([f"shared-{j}" for j in range(50)])
+print(first, time.time(), len(cache))
+"""
+
+
+def test_two_processes_write_one_file_at_once(tmp_path):
+    path = tmp_path / "shared.sqlite3"
+    JudgeCache(path).put("seed", JudgeReply("t"))
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", textwrap.dedent(_WRITER), str(path), name],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("a", "b")
+    ]
+    for writer in writers:
+        assert writer.stdout.readline().strip() == "ready"
+    for writer in writers:
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
+    outputs = [w.communicate(timeout=60) for w in writers]
+    assert [w.returncode for w in writers] == [0, 0], outputs
+    (a_first, a_last, _), (b_first, b_last, _) = (map(float, out.split()) for out, _ in outputs)
+    assert a_first < b_last and b_first < a_last  # the two writing periods overlapped
+    cache = JudgeCache(path)
+    assert len(cache) == 1 + 300 + 300 + 50
+    found = cache.get_many([f"a-{i}" for i in range(300)] + [f"b-{i}" for i in range(300)])
+    assert len(found) == 600 and found["b-299"] == CachedReply("b 299", 299, 1)
+    shared = cache.get_many([f"shared-{i}" for i in range(50)])
+    assert {reply.text for reply in shared.values()} <= {"shared by a", "shared by b"}
