@@ -25,6 +25,7 @@ from ragframe.io.streaming import ParquetEvaluation, ResumeError, evaluate_parqu
 from ragframe.io.trec import read_qrels, read_trec_run, write_qrels, write_trec_run
 from ragframe.judges import OpenAIJudge, judge_usage
 from ragframe.metrics import Metric, list_metrics, register_metric, score_columns, unregister_metric
+from ragframe.metrics.callback import callback_metric, judge_metric
 from ragframe.metrics.heuristic import (
     HEURISTIC_METRICS,
     score_answer_correctness,
@@ -52,6 +53,7 @@ from ragframe.metrics.retrieval import (
     score_retrieval,
 )
 from ragframe.namespace import register as _register_namespace
+from ragframe.retrieve import retrieve
 from ragframe.routing import routing_summary
 from ragframe.stats.agreement import agreement, cohen_kappa, judgment_summary, judgments_to_qrels
 from ragframe.stats.batch_summary import batch_passed, detect_regressions, summarize_batch
@@ -126,5 +128,8 @@ __all__ = [
     "judge_context_recall",
     "judge_answer_correctness",
     "routing_summary",
+    "callback_metric",
+    "judge_metric",
+    "retrieve",
     "__version__",
 ]

@@ -7,7 +7,7 @@ measures), ``heuristic`` (the seven no-LLM RAG metrics), ``judge`` (the LLM-judg
 
 from __future__ import annotations
 
-from ragframe.metrics import custom, heuristic, judge, retrieval  # noqa: F401  (registration on import)
+from ragframe.metrics import callback, custom, heuristic, judge, retrieval  # noqa: F401  (registration on import)
 from ragframe.metrics.registry import (
     COMPOSITE,
     Family,
