@@ -477,3 +477,39 @@ def test_progress_shown_for_a_long_run_on_a_terminal(monkeypatch):
 
     judge_prompts(judge, [f"p{i}" for i in range(6)], metric="m", cache=False, max_concurrency=1)
     assert "judge m: 6/6 calls" in terminal.getvalue()
+
+
+class Stop(BaseException):
+    """Stands for KeyboardInterrupt (which pytest would take as the end of the session)."""
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs SIGALRM")
+def test_interrupting_the_sync_api_inside_a_loop_stops_the_worker_thread(tmp_path):
+    calls = []
+
+    async def judge(prompt: str) -> str:
+        calls.append(prompt)
+        await asyncio.sleep(0.05)
+        return "Score: 1"
+
+    def interrupt(signum, frame):
+        raise Stop
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    cache = tmp_path / "judge.sqlite3"
+    try:
+
+        async def cell():
+            signal.setitimer(signal.ITIMER_REAL, 0.3)
+            judge_prompts(judge, [f"p{i}" for i in range(100)], metric="m", cache=cache, max_concurrency=2)
+
+        with pytest.raises(Stop):
+            asyncio.run(cell())
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    made = len(calls)
+    time.sleep(0.2)
+    assert len(calls) == made < 100  # the private loop was cancelled, not left running
+    assert not any(t.name == "ragframe-judge" for t in threading.enumerate())
+    assert 0 < len(JudgeCache(cache)) <= made  # what had arrived is cached
