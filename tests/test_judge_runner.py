@@ -272,6 +272,7 @@ print("finished")
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
 def test_killed_process_resumes_without_repeating_a_request(tmp_path):
     cache_path = tmp_path / "judge.sqlite3"
     prompts = [f"row {i}" for i in range(40)]
@@ -513,3 +514,12 @@ def test_interrupting_the_sync_api_inside_a_loop_stops_the_worker_thread(tmp_pat
     assert len(calls) == made < 100  # the private loop was cancelled, not left running
     assert not any(t.name == "ragframe-judge" for t in threading.enumerate())
     assert 0 < len(JudgeCache(cache)) <= made  # what had arrived is cached
+
+
+def test_progress_in_a_notebook():
+    OutStream = type("OutStream", (io.StringIO,), {"__module__": "ipykernel.iostream"})  # not a tty
+    stream = OutStream()
+    progress = JudgeProgress(2, "m", enabled=True, stream=stream, show_after=0.0)
+    progress.update(2)
+    progress.close()
+    assert "judge m: 2/2 calls" in stream.getvalue()

@@ -1,9 +1,9 @@
 """Progress of a judge run on the terminal: shown only after about a second, only on a terminal.
 
 tqdm's bar (the ``cli`` extra) when it is installed and can draw a visible line on stderr,
-else a plain counter line (calls done, calls per second, ETA). Nothing is written when
-stderr is not a terminal (a log file, a notebook's captured stream, pytest), nor for runs
-that finish within :data:`SHOW_AFTER` seconds.
+else a plain counter line (calls done, calls per second, ETA; also in a Jupyter notebook,
+whose stderr redraws it). Nothing is written when stderr is neither (a log file, pytest's
+captured stream), nor for runs that finish within :data:`SHOW_AFTER` seconds.
 
 Examples
 --------
@@ -50,7 +50,7 @@ class JudgeProgress:
         self, total: int, metric: str, *, enabled: bool, stream: TextIO | None = None, show_after: float | None = None
     ) -> None:
         self.stream = stream if stream is not None else sys.stderr
-        self.enabled = bool(enabled) and total > 0 and _isatty(self.stream)
+        self.enabled = bool(enabled) and total > 0 and (_isatty(self.stream) or _notebook(self.stream))
         self.total, self.done, self.metric = total, 0, metric
         self.start = time.monotonic()
         self.show_after = SHOW_AFTER if show_after is None else show_after
@@ -118,6 +118,11 @@ class JudgeProgress:
             self.refresh()
             self.stream.write("\n")
             self.stream.flush()
+
+
+def _notebook(stream: Any) -> bool:
+    """A Jupyter output stream (not a terminal, but it redraws a ``\\r`` line)."""
+    return type(stream).__module__.startswith("ipykernel")
 
 
 def _isatty(stream: Any) -> bool:
