@@ -41,7 +41,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any, TypeVar
 
@@ -383,7 +383,8 @@ def _aggregate(
 
 def _score_metric(view: pl.DataFrame, metric: Metric, options: Mapping[str, Any], function: str) -> list[pl.Series]:
     spec: JudgeSpec = metric.kernel
-    template = options["prompt"].get(metric.name, spec.template)
+    prompts = options["prompt"]  # "*": one template for the run's only judged metric (checked by the evaluator)
+    template = prompts.get(metric.name, prompts.get("*", spec.template))
     prompts, skipped, counts = build_prompts(view, metric, template, options, function)
     name = metric.name
     if view.height and any(p is not None for p in prompts):
@@ -443,17 +444,24 @@ def check_judge(judge: Any, function: str) -> Any:
     from ragframe.judges.base import as_judge
 
     if isinstance(judge, (str, Mapping)):
+        config = (("model", judge),) if isinstance(judge, str) else tuple(sorted(dict(judge).items()))
         try:
-            from ragframe.judges import OpenAIJudge  # type: ignore[attr-defined]
-        except ImportError:  # pragma: no cover - until the client lands
-            raise InvalidParameterError(f"{function}: judge as a model name needs rf.OpenAIJudge") from None
-        if isinstance(judge, str):
-            return OpenAIJudge(judge)
-        return OpenAIJudge(**dict(judge))
+            hash(config)
+        except TypeError:  # a nested value (extra_body={...}): a judge of its own
+            return _openai_judge.__wrapped__(config)
+        return _openai_judge(config)
     try:
         return as_judge(judge)
     except InvalidParameterError as error:
         raise InvalidParameterError(f"{function}: {error}") from None
+
+
+@lru_cache(maxsize=16)
+def _openai_judge(config: tuple[tuple[str, Any], ...]) -> Any:
+    """One ``rf.OpenAIJudge`` per configuration, so that a run's calls share its rate limits and ledger."""
+    from ragframe.judges import OpenAIJudge
+
+    return OpenAIJudge(**dict(config))
 
 
 def _check_cache(cache: Any, function: str) -> Any:
