@@ -25,8 +25,10 @@ Faults, by name:
 Knobs (set any time, thread-safe enough for tests): ``server.queue(*faults)`` queues faults
 consumed one per request in arrival order; ``server.rules[substring] = fault`` applies a
 fault to every request whose prompt contains ``substring`` (rules win over the queue);
-``server.latency`` (seconds per reply); ``server.requests_per_second`` (a server-side limit:
-a request beyond it within the last second gets a 429 with ``Retry-After: 1``).
+``server.latency`` (seconds per reply); ``server.requests_per_second`` (a server-side limit,
+a token bucket holding one second's worth of requests and refilled at that rate, as API
+gateways do: a request finding it empty gets a 429 with ``Retry-After: 1`` and, like
+OpenAI's, ``retry-after-ms`` with the time until the next token).
 
 Measurements: ``server.log`` (one :class:`Request` per request: start and end on
 ``time.monotonic()``, prompt, body, headers, status, fault), ``server.in_flight`` and
@@ -87,6 +89,8 @@ class FakeJudgeServer:
 
     def __post_init__(self) -> None:
         self._faults: deque[str] = deque()
+        self._bucket: tuple[float, float] | None = None  # (tokens, time) of the server-side limit
+        self._limit_wait = 0.0
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
@@ -146,9 +150,10 @@ class FakeJudgeServer:
             return [r.prompt for r in self.log]
 
     def reset(self) -> None:
-        """Forget the log and the in-flight maximum (not the knobs)."""
+        """Forget the log, the in-flight maximum and the limit's bucket (not the knobs)."""
         with self._lock:
             self.log.clear()
+            self._bucket = None
             self.max_in_flight = self.in_flight
 
     # --- the work ---------------------------------------------------------------------------
@@ -160,8 +165,12 @@ class FakeJudgeServer:
             if self._faults:
                 return self._faults.popleft()
             if self.requests_per_second:
-                recent = sum(1 for r in self.log[-int(self.requests_per_second) - 5 :] if now - r.start < 1.0)
-                if recent > self.requests_per_second:
+                rate = self.requests_per_second
+                tokens = self._bucket[0] if self._bucket else rate
+                tokens = min(rate, tokens + (now - (self._bucket[1] if self._bucket else now)) * rate)
+                self._bucket = (tokens - 1 if tokens >= 1 else tokens, now)
+                if tokens < 1:
+                    self._limit_wait = (1 - tokens) / rate
                     return "limit"
         return None
 
@@ -195,8 +204,11 @@ class FakeJudgeServer:
             handler.close_connection = True
             handler.connection.shutdown(2)
             return 0
-        if fault in ("429", "limit"):
-            headers = {"Retry-After": "1" if fault == "limit" else self.retry_after}
+        if fault == "limit":
+            headers = {"Retry-After": "1", "retry-after-ms": f"{self._limit_wait * 1000:.0f}"}
+            return self._send(handler, 429, {"error": {"message": "Rate limit reached", "type": "rate_limit"}}, headers)
+        if fault == "429":
+            headers = {"Retry-After": self.retry_after}
             return self._send(handler, 429, {"error": {"message": "Rate limit reached", "type": "rate_limit"}}, headers)
         if fault in ("500", "503"):
             headers = {"Retry-After": self.retry_after} if fault == "503" else {}

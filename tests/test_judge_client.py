@@ -223,7 +223,8 @@ def test_backoff_is_full_jitter_under_an_exponential_ceiling():
     for attempt, ceiling in [(0, 0.5), (1, 1.0), (2, 2.0), (3, 3.0), (8, 3.0)]:
         waits = [judge._backoff(attempt, None) for _ in range(400)]
         assert 0 <= min(waits) < 0.1 * ceiling and 0.9 * ceiling < max(waits) <= ceiling
-    assert 2.0 <= judge._backoff(0, 2.0) <= 2.2  # a Retry-After is waited, plus at most 10% jitter
+    waits = [judge._backoff(1, 2.0) for _ in range(400)]  # a Retry-After is waited, then the jitter
+    assert 2.0 <= min(waits) < 2.1 and 2.9 < max(waits) <= 3.0
 
 
 # --- rate limits, measured by the server -----------------------------------------------------
@@ -241,7 +242,7 @@ def test_requests_per_minute(server):
 
 
 def test_the_server_limit_is_never_hit_under_the_client_limit(server):
-    server.requests_per_second = 9  # the server answers 429 beyond 9 requests in any second
+    server.requests_per_second = 9  # a bucket of 9 requests refilled at 9 per second
     judge = make(server, requests_per_minute=480, max_concurrency=16)  # 8 per second
     out = judge_prompts(judge, [f"p{i}" for i in range(12)], metric="m", cache=False)
     assert out["status"].to_list() == ["ok"] * 12 and out["retries"].sum() == 0
@@ -341,3 +342,14 @@ def test_usage_frame_of_the_judge(server):
     assert usage["cost"][0] == pytest.approx(output_words * 10.0 / 1e6)  # no input price: input is free
     assert judge.usage().height == 0
     assert isinstance(usage, pl.DataFrame)
+
+
+def test_a_burst_against_a_server_limit_ends_ok_without_a_client_limit(server):
+    # no requests_per_minute: 80 calls at once against a bucket of 40 refilled at 40 per second; the
+    # jitter after each Retry-After spreads the refused calls out, so none exhausts its retries
+    server.requests_per_second = 40
+    judge = OpenAIJudge("fake-model", base_url=server.base_url, max_concurrency=32, max_retries=6)
+    start = time.monotonic()
+    out = judge_prompts(judge, [f"p{i}" for i in range(80)], metric="m", cache=False)
+    assert out["status"].to_list() == ["ok"] * 80
+    assert any(r.status == 429 for r in server.log) and time.monotonic() - start < 4

@@ -7,8 +7,9 @@ when a judge is made, not when ragframe is.
 One call is ``POST {base_url}/chat/completions`` with one user message. Failures are retried
 up to ``max_retries`` times with exponential backoff and full jitter (a wait drawn uniformly
 from ``[0, min(backoff_max, backoff_base * 2**attempt)]``) on 429, 408, 409, 5xx, timeouts
-and connection errors; a ``Retry-After`` (seconds or an HTTP date; OpenAI's
-``retry-after-ms`` first) is waited instead, and pauses every call of the judge. A
+and connection errors; when the answer has a ``Retry-After`` (seconds or an HTTP date;
+OpenAI's ``retry-after-ms`` first), that long is waited first, the jitter on top, and every
+call of the judge pauses for it. A
 ``Retry-After`` longer than :data:`MAX_RETRY_AFTER` seconds (a spent daily quota) ends the
 call at once. Other 4xx answers and malformed bodies are not retried. The outcome of the
 last attempt names the error: :class:`~ragframe.judges.JudgeRateLimited` (429),
@@ -479,10 +480,16 @@ class OpenAIJudge:
         return type(error)(f"{error}{note}", retries=attempt)
 
     def _backoff(self, attempt: int, wait: float | None) -> float:
+        """Full jitter under the exponential ceiling, after the server's Retry-After when it gave one.
+
+        The jitter on top of Retry-After keeps the calls that were told to wait the same time from
+        all coming back at once (and being refused again together).
+        """
+        jitter = random.uniform(0.0, min(self.backoff_max, self.backoff_base * 2**attempt))
         if wait is not None:
             self._limiter.pause(wait)
-            return wait + random.uniform(0.0, min(1.0, 0.1 * wait))
-        return random.uniform(0.0, min(self.backoff_max, self.backoff_base * 2**attempt))
+            return wait + jitter
+        return jitter
 
     async def _attempt(self, client: Any, body: dict[str, Any]) -> JudgeReply:
         """One POST; raises _Retry for what may be retried and JudgeHTTPError for what may not."""
