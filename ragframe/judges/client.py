@@ -182,7 +182,7 @@ class OpenAIJudge:
         ``OPENAI_BASE_URL``, else ``https://api.openai.com/v1``.
     api_key : str, optional
         Sent as ``Authorization: Bearer ...``; default ``OPENAI_API_KEY``; none (no header)
-        when both are absent, as local servers need.
+        when both are absent or ``api_key=""``, as local servers need.
     timeout : float
         Seconds one attempt may take, connection to last byte.
     max_retries : int
@@ -220,6 +220,17 @@ class OpenAIJudge:
 
     Picklable (for worker processes): the key, the HTTP clients, the rate limiter's state
     and the usage ledger stay behind; the copy reads ``OPENAI_API_KEY`` again.
+
+    Examples
+    --------
+    A local OpenAI-compatible server (vLLM, Ollama, llama.cpp) needs no key; nothing is
+    sent until a judge metric or :func:`ragframe.judges.judge_prompts` runs:
+
+    >>> import ragframe as rf
+    >>> judge = rf.OpenAIJudge("qwen2.5-7b-instruct", base_url="http://127.0.0.1:8000/v1", api_key="",
+    ...                        requests_per_minute=600, max_tokens=256)
+    >>> judge.identity()["model"], judge.expected_reply_tokens, judge.usage().height
+    ('qwen2.5-7b-instruct', 256, 0)
     """
 
     def __init__(
