@@ -156,3 +156,11 @@ def test_two_processes_write_one_file_at_once(tmp_path):
     assert len(found) == 600 and found["b-299"] == CachedReply("b 299", 299, 1)
     shared = cache.get_many([f"shared-{i}" for i in range(50)])
     assert {reply.text for reply in shared.values()} <= {"shared by a", "shared by b"}
+
+
+def test_a_failing_write_names_the_file(tmp_path):
+    cache = JudgeCache(tmp_path / "c.sqlite3")
+    cache.put("k", JudgeReply("t"))
+    cache._connect().execute("PRAGMA query_only = ON")  # every write now fails, as on a full disk
+    with pytest.raises(InputFileError, match=r"cannot write to the judge cache .*c\.sqlite3"):
+        cache.put("k2", JudgeReply("t"))

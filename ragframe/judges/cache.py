@@ -28,13 +28,14 @@ CachedReply(text='Score: 1', input_tokens=4, output_tokens=3) 1
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -177,6 +178,14 @@ class JudgeCache:
             self._connection = connection
         return self._connection
 
+    @contextlib.contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
+        """SQLite's errors (a full disk, a damaged file) as an InputFileError naming the file."""
+        try:
+            yield
+        except sqlite3.DatabaseError as error:
+            raise InputFileError(f"cannot {doing} the judge cache {str(self.path)!r}: {error}") from None
+
     def get_many(self, keys: Iterable[str]) -> dict[str, CachedReply]:
         """The cached replies of ``keys`` (missing keys are absent from the result).
 
@@ -191,7 +200,7 @@ class JudgeCache:
         """
         keys = list(dict.fromkeys(keys))
         found: dict[str, CachedReply] = {}
-        with self._lock:
+        with self._lock, self._errors("read"):
             connection = self._connect()
             for start in range(0, len(keys), _LOOKUP_CHUNK):
                 chunk = keys[start : start + _LOOKUP_CHUNK]
@@ -227,7 +236,7 @@ class JudgeCache:
             The reply (its text and token counts are stored).
         """
         row = (key, reply.text, reply.input_tokens, reply.output_tokens, time.time())
-        with self._lock:
+        with self._lock, self._errors("write to"):
             connection = self._connect()
             _retry_busy(
                 lambda: connection.execute(
