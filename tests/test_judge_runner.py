@@ -523,3 +523,18 @@ def test_progress_in_a_notebook():
     progress.update(2)
     progress.close()
     assert "judge m: 2/2 calls" in stream.getvalue()
+
+
+def test_an_anonymous_callable_with_a_cache_is_warned_about(tmp_path):
+    with pytest.warns(UserWarning, match=r"<lambda>', a name every such function shares"):
+        judge_prompts(lambda p: "Score: 1", ["a"], metric="m", cache=tmp_path / "c.sqlite3")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        judge_prompts(lambda p: "Score: 1", ["a"], metric="m", cache=False)  # no cache: nothing to mix up
+        judge_prompts(as_judge(lambda p: "Score: 1"), ["a"], metric="m", cache=False)
+        from ragframe.judges import CallableJudge
+
+        named = CallableJudge(lambda p: "Score: 1", name="my-model-v1")
+        judge_prompts(named, ["a"], metric="m", cache=tmp_path / "c.sqlite3")

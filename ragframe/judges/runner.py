@@ -46,6 +46,7 @@ import asyncio
 import logging
 import os
 import threading
+import warnings
 from collections import Counter
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
@@ -54,7 +55,7 @@ from typing import Any
 import polars as pl
 
 from ragframe.exceptions import InvalidParameterError, RagframeError
-from ragframe.judges.base import Judge, JudgeCallError, JudgeReply, as_judge
+from ragframe.judges.base import CallableJudge, Judge, JudgeCallError, JudgeReply, as_judge
 from ragframe.judges.cache import JudgeCache, cache_key, resolve_cache
 from ragframe.judges.progress import JudgeProgress
 from ragframe.judges.usage import GLOBAL_USAGE, JudgeUsage, price_of, token_estimate
@@ -228,6 +229,14 @@ def _plan(
     texts = _prompt_list(prompts, function)
     store, owns = resolve_cache(cache, function)
     identity = judge.identity()
+    if store is not None and isinstance(judge, CallableJudge) and "<" in judge.name:
+        warnings.warn(
+            f"{function}: the judge is {judge.name!r}, a name every such function shares, and the cache keys "
+            f"replies by it: another {judge.name.rsplit('.', 1)[-1]} would read these replies. Name the judge "
+            f"(rf.judges.CallableJudge(fn, name='my-model-v1')), or pass cache=False",
+            UserWarning,
+            stacklevel=3,
+        )
     keys = [cache_key(identity, p, s) if p is not None else None for p in texts for s in range(n_samples)]
     ledgers = [GLOBAL_USAGE]
     own = getattr(judge, "usage_ledger", None)
