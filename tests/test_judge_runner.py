@@ -21,6 +21,7 @@ from judge_server import FakeJudgeServer, reply_text
 
 from ragframe.exceptions import InvalidParameterError, MissingDependencyError
 from ragframe.judges import (
+    CallableJudge,
     JudgeCache,
     JudgeRateLimited,
     JudgeReply,
@@ -502,7 +503,8 @@ def test_interrupting_the_sync_api_inside_a_loop_stops_the_worker_thread(tmp_pat
 
         async def cell():
             signal.setitimer(signal.ITIMER_REAL, 0.3)
-            judge_prompts(judge, [f"p{i}" for i in range(100)], metric="m", cache=cache, max_concurrency=2)
+            named = CallableJudge(judge, name="interrupted")
+            judge_prompts(named, [f"p{i}" for i in range(100)], metric="m", cache=cache, max_concurrency=2)
 
         with pytest.raises(Stop):
             asyncio.run(cell())
@@ -534,7 +536,5 @@ def test_an_anonymous_callable_with_a_cache_is_warned_about(tmp_path):
         warnings.simplefilter("error")
         judge_prompts(lambda p: "Score: 1", ["a"], metric="m", cache=False)  # no cache: nothing to mix up
         judge_prompts(as_judge(lambda p: "Score: 1"), ["a"], metric="m", cache=False)
-        from ragframe.judges import CallableJudge
-
         named = CallableJudge(lambda p: "Score: 1", name="my-model-v1")
         judge_prompts(named, ["a"], metric="m", cache=tmp_path / "c.sqlite3")
