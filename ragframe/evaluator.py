@@ -79,8 +79,12 @@ class Evaluator:
         slice, 10,000: bounds memory, never changes a score), ``ngram_sizes``,
         ``ngram_weights``, ``claim_support_threshold``, ``chunk_relevance_threshold``;
         retrieval ``k``, ``relevance_level``, ``match``, ``retrieved_ids``,
-        ``retrieved_scores``, ``relevant_ids``, ``relevance``. ``Evaluator.option_defaults()``
-        lists every name with its default.
+        ``retrieved_scores``, ``relevant_ids``, ``relevance``; judge ``judge`` (a callable
+        ``prompt -> str``, ``rf.OpenAIJudge``, a model name or its options), ``cache``,
+        ``n_samples``, ``prompt``, ``dry_run``; and the modes: ``mode`` (``"heuristic"``, the
+        default, ``"llm"`` or ``"hybrid"``), ``metric_modes`` (per metric), ``hybrid_band``
+        (``(lo, hi)`` or per metric; docs/judges.md). ``Evaluator.option_defaults()`` lists
+        every name with its default.
 
     Examples
     --------
@@ -707,7 +711,11 @@ def evaluate(df: Frame, /, metrics: str | Iterable[str] | None = None, **options
         Default: the seven heuristic metrics.
     **options
         As :class:`Evaluator` (``prefix``, ``thresholds``, ``weights``, ``composite_threshold``,
-        ``explain``, ``k``, column names, ...).
+        ``explain``, ``k``, column names, ``judge``, ``mode``, ``metric_modes``,
+        ``hybrid_band``, ...). With ``mode="llm"`` each heuristic metric that has a judge
+        counterpart is scored by the judge under its own name (plus ``_reason``, ``_status``,
+        ``_error``, ``_source``); with ``mode="hybrid"`` only the rows whose heuristic score is
+        in ``hybrid_band`` go to the judge.
 
     Returns
     -------

@@ -254,6 +254,15 @@ def retrieve(
     The same kind of frame with the columns appended (or replaced, when they exist). A row
     whose call failed after its retries has null ids, scores and texts (so null ranking
     scores) and its status; nothing raises for one row's failure.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> async def search(query, k):
+    ...     return [("d2", 0.9), ("d1", 0.4)][:k]
+    >>> out = retrieve(pl.DataFrame({"question": ["q", None]}), search, k=1)
+    >>> out.select("retrieved_ids", "retrieved_scores", "retrieve_status").rows()
+    [(['d2'], [0.9], 'ok'), (None, None, 'skipped')]
     """
     function = "retrieve"
     kind = frame_kind(df, function)
