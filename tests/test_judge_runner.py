@@ -527,14 +527,12 @@ def test_progress_in_a_notebook():
     assert "judge m: 2/2 calls" in stream.getvalue()
 
 
-def test_an_anonymous_callable_with_a_cache_is_warned_about(tmp_path):
-    with pytest.warns(UserWarning, match=r"<lambda>', a name every such function shares"):
-        judge_prompts(lambda p: "Score: 1", ["a"], metric="m", cache=tmp_path / "c.sqlite3")
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        judge_prompts(lambda p: "Score: 1", ["a"], metric="m", cache=False)  # no cache: nothing to mix up
-        judge_prompts(as_judge(lambda p: "Score: 1"), ["a"], metric="m", cache=False)
-        named = CallableJudge(lambda p: "Score: 1", name="my-model-v1")
-        judge_prompts(named, ["a"], metric="m", cache=tmp_path / "c.sqlite3")
+def test_two_lambdas_never_share_cached_replies(tmp_path):
+    """Lambdas share a name; the cache keys them by a fingerprint of their code too."""
+    cache = tmp_path / "c.sqlite3"
+    first = judge_prompts(lambda p: "Score: 1", ["a"], metric="m", cache=cache)
+    second = judge_prompts(lambda p: "Score: 0", ["a"], metric="m", cache=cache)
+    assert first["text"].to_list() == ["Score: 1"] and second["text"].to_list() == ["Score: 0"]
+    assert second["cached"].to_list() == [False]
+    again = judge_prompts(lambda p: "Score: 0", ["a"], metric="m", cache=cache)  # the same source: a cache hit
+    assert again["cached"].to_list() == [True]

@@ -17,6 +17,7 @@ Examples
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -145,8 +146,14 @@ class CallableJudge:
         return JudgeReply(text=str(text))
 
     def identity(self) -> Mapping[str, Any]:
-        """The cache identity: the callable's name."""
-        return {"callable": self.name}
+        """The cache identity: the callable's name and a fingerprint of its code.
+
+        The fingerprint (a hash of the compiled code, defaults and closure values) tells two
+        lambdas apart, which share a name, and stays the same from run to run for the same
+        source, so a rerun still finds its cached replies.
+        """
+        fingerprint = _code_fingerprint(self.function)
+        return {"callable": self.name} if fingerprint is None else {"callable": self.name, "code": fingerprint}
 
     def usage(self, *, reset: bool = False) -> Any:
         """This judge's usage per metric: a polars frame as :func:`ragframe.judges.judge_usage`.
@@ -169,6 +176,28 @@ def _new_ledger() -> Any:
     return JudgeUsage()
 
 
+def _code_fingerprint(function: Any) -> str | None:
+    """A hash of a Python function's code, defaults and closure values (None for builtins)."""
+    target = function if hasattr(function, "__code__") else type(function).__dict__.get("__call__")
+    code = getattr(target, "__code__", None)
+    if code is None:
+        return None
+    cells = []
+    for cell in getattr(target, "__closure__", None) or ():
+        try:
+            cells.append(repr(cell.cell_contents))
+        except ValueError:  # an empty cell
+            cells.append("<empty>")
+    parts = [_code_text(code), repr(getattr(target, "__defaults__", None)), repr(cells)]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+
+
+def _code_text(code: Any) -> str:
+    """What a code object computes, without where it stands in its file (line numbers differ)."""
+    consts = [_code_text(c) if hasattr(c, "co_code") else repr(c) for c in code.co_consts]
+    return repr((code.co_code.hex(), consts, code.co_names, code.co_varnames))
+
+
 def as_judge(judge: Any) -> Judge:
     """A :class:`Judge` from a judge object or a plain callable ``prompt -> str``.
 
@@ -186,6 +215,8 @@ def as_judge(judge: Any) -> Judge:
     --------
     >>> as_judge(str.upper).identity()
     {'callable': 'str.upper'}
+    >>> as_judge(lambda p: "Score: 1").identity() != as_judge(lambda p: "Score: 0").identity()
+    True
     """
     from ragframe.exceptions import InvalidParameterError
 

@@ -229,7 +229,7 @@ def _plan(
     texts = _prompt_list(prompts, function)
     store, owns = resolve_cache(cache, function)
     identity = judge.identity()
-    if store is not None and isinstance(judge, CallableJudge) and "<" in judge.name:
+    if store is not None and isinstance(judge, CallableJudge) and "<" in judge.name and "code" not in identity:
         warnings.warn(
             f"{function}: the judge is {judge.name!r}, a name every such function shares, and the cache keys "
             f"replies by it: another {judge.name.rsplit('.', 1)[-1]} would read these replies. Name the judge "
