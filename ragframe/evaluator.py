@@ -151,6 +151,26 @@ class Evaluator:
         """``df.pipe(evaluator)``: the same as :meth:`evaluate`."""
         return self.evaluate(frame)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the user metrics it names travel with it, so that a child process (evaluate_parquet's,
+        # Ray's) that starts from a fresh registry knows them
+        return {"metrics": self.metrics, "options": self.options, "user_metrics": self._user_metrics()}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        object.__setattr__(self, "metrics", state["metrics"])
+        object.__setattr__(self, "options", state["options"])
+        known = {m.name for m in registry.metrics()}
+        for metric in state.get("user_metrics", ()):
+            if metric.name not in known:
+                registry.register_metric(metric)
+
+    def _user_metrics(self) -> list[Metric]:
+        """The metrics this run names that were registered by the user (not shipped with ragframe)."""
+        if self.metrics == AUTO:
+            return []
+        requests = _resolve(self.metrics, self._checked("Evaluator"), "Evaluator")
+        return list({m.name: m for m, _ in requests if m.name not in _BUILTIN_NAMES}.values())
+
     # ------------------------------------------------------------------ options
 
     @staticmethod
@@ -465,6 +485,17 @@ class Evaluator:
         from ragframe.io.streaming import evaluate_parquet
 
         return evaluate_parquet(source, out, evaluator=self, **run_options)
+
+
+def _builtin_names() -> frozenset[str]:
+    from ragframe.metrics.heuristic import HEURISTIC_METRICS
+    from ragframe.metrics.judge import JUDGE_METRICS
+    from ragframe.metrics.retrieval import RETRIEVAL_METRICS
+
+    return frozenset((*HEURISTIC_METRICS, *RETRIEVAL_METRICS, *JUDGE_METRICS))
+
+
+_BUILTIN_NAMES = _builtin_names()
 
 
 def _thaw(name: str, value: Any) -> Any:

@@ -267,3 +267,19 @@ def test_custom_judge_and_callback_metrics_pickle_into_an_evaluator(registered):
     registered.append("anchor_faithfulness")
     ev = rf.Evaluator(["anchor_faithfulness", "judge_faithfulness"], judge=fake_judge, cache=False)
     assert_frame_equal(pickle.loads(pickle.dumps(ev)).evaluate(RAG), ev.evaluate(RAG))
+
+
+def test_user_metrics_travel_with_the_evaluator_to_child_processes(registered, tmp_path):
+    rf.callback_metric("answer_chars", len, ["answer"], bounds=None)  # len: importable in a fresh interpreter
+    rf.judge_metric("politeness", "Is this polite? {answer}", ["answer"])
+    registered += ["answer_chars", "politeness"]
+    log = tmp_path / "log.parquet"
+    pl.concat([RAG] * 3).with_columns(pl.int_range(pl.len()).alias("id")).write_parquet(log)
+    result = rf.evaluate_parquet(  # 5 batches, 2 per child process: 3 fresh interpreters
+        log, tmp_path / "out", metrics=["answer_chars", "politeness"], judge=str.upper, cache=False,
+        batch_rows=2, batches_per_process=2, progress=False, keep=["id"],
+    )  # fmt: skip
+    assert result.scored == 9
+    scores = pl.read_parquet(tmp_path / "out" / "scores").sort("id")
+    assert scores["answer_chars"].to_list() == [31.0, 30.0, None] * 3
+    assert scores["politeness_status"].to_list() == ["parse_error", "parse_error", "skipped"] * 3  # upper-cased prompt

@@ -7,7 +7,7 @@ measures), ``heuristic`` (the seven no-LLM RAG metrics), ``judge`` (the LLM-judg
 
 from __future__ import annotations
 
-from ragframe.metrics import callback, custom, heuristic, judge, retrieval  # noqa: F401  (registration on import)
+from ragframe.metrics import custom, heuristic, retrieval  # noqa: F401  (registration on import)
 from ragframe.metrics.registry import (
     COMPOSITE,
     Family,
@@ -35,3 +35,6 @@ __all__ = [
     "score_columns",
     "unregister_metric",
 ]
+
+# after the built-in families, so that rf.list_metrics() lists the judge metrics last
+from ragframe.metrics import callback, judge  # noqa: F401
