@@ -12,7 +12,7 @@ Examples
 [0.5]
 """
 
-from ragframe.evaluator import Evaluator, evaluate
+from ragframe.evaluator import Evaluator, aevaluate, evaluate
 from ragframe.exceptions import (
     InputFileError,
     InvalidParameterError,
@@ -131,5 +131,6 @@ __all__ = [
     "callback_metric",
     "judge_metric",
     "retrieve",
+    "aevaluate",
     "__version__",
 ]

@@ -23,7 +23,7 @@ from ragframe.metrics import registry
 from ragframe.metrics.registry import COMPOSITE, Metric
 from ragframe.schema import apply_to_frame, column_names
 
-__all__ = ["Evaluator", "evaluate", "AUTO"]
+__all__ = ["Evaluator", "evaluate", "aevaluate", "AUTO"]
 
 Frame = TypeVar("Frame")
 Request = tuple[Metric, "int | None"]
@@ -765,3 +765,40 @@ def evaluate(df: Frame, /, metrics: str | Iterable[str] | None = None, **options
     (0.8, False)
     """
     return Evaluator._make(metrics, options, "evaluate").evaluate(df, function="evaluate")
+
+
+async def aevaluate(df: Frame, /, metrics: str | Iterable[str] | None = None, **options: Any) -> Frame:
+    """:func:`evaluate` for async code (a web server, a notebook's event loop): awaitable, never blocking the loop.
+
+    The options are checked at once, in the caller; the scoring (and any judge calls, on a
+    private event loop) runs in a worker thread, so the caller's event loop keeps serving
+    while it runs.
+
+    Parameters
+    ----------
+    df : frame
+        As :func:`evaluate`.
+    metrics : str or list of str, optional
+        As :func:`evaluate`.
+    **options
+        As :func:`evaluate`.
+
+    Returns
+    -------
+    The same kind of frame as :func:`evaluate` returns.
+
+    Examples
+    --------
+    >>> import asyncio
+    >>> import polars as pl
+    >>> async def judge(prompt):
+    ...     return "Score: 0.8"
+    >>> df = pl.DataFrame({"question": ["q?"], "answer": ["a."]})
+    >>> out = asyncio.run(aevaluate(df, ["judge_answer_relevance"], judge=judge, cache=False))
+    >>> out["judge_answer_relevance"].to_list()
+    [0.8]
+    """
+    import asyncio
+
+    evaluator = Evaluator._make(metrics, options, "aevaluate")
+    return await asyncio.to_thread(evaluator.evaluate, df, function="aevaluate")

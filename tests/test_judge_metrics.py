@@ -428,3 +428,32 @@ def test_streaming_in_child_processes_and_the_cli(tmp_path, capsys):
         assert len(server.prompts()) == 12  # the CLI run was answered by the cache
     cli = pl.read_parquet(tmp_path / "cli" / "scores").sort("id")
     assert_frame_equal(cli.select(scores.columns), scores)
+
+
+def test_aevaluate_keeps_the_event_loop_free():
+    import asyncio
+    import time
+
+    def slow_judge(prompt):
+        time.sleep(0.2)
+        return "Score: 1"
+
+    async def server():
+        ticks = 0
+
+        async def ticker():
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        task = asyncio.create_task(ticker())
+        out = await rf.aevaluate(RAG.head(1), ["judge_answer_relevance"], judge=slow_judge, cache=False)
+        task.cancel()
+        return out, ticks
+
+    out, ticks = asyncio.run(server())
+    assert out["judge_answer_relevance"].to_list() == [1.0]
+    assert ticks >= 5  # the loop ran the ticker while the judge slept
+    with pytest.raises(InvalidParameterError, match="aevaluate: unknown option"):
+        asyncio.run(rf.aevaluate(RAG, ["faithfulness"], bogus=1))
