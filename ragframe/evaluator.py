@@ -501,9 +501,16 @@ _BUILTIN_NAMES = _builtin_names()
 def _thaw(name: str, value: Any) -> Any:
     if name in ("thresholds", "weights") and isinstance(value, tuple):
         return {k: v for k, v in value}
-    if name in _DICT_OPTIONS and routing._frozen_items(value) is not None:
-        return {k: _thaw("", v) for k, v in value}
+    if name in _DICT_OPTIONS:
+        return _thaw_nested(value)
     return list(value) if isinstance(value, tuple) else value
+
+
+def _thaw_nested(value: Any) -> Any:
+    """Frozen dicts (sorted pairs) back to dicts, tuples to lists, at any depth."""
+    if isinstance(value, tuple) and value and routing._frozen_items(value) is not None:
+        return {k: _thaw_nested(v) for k, v in value}
+    return [_thaw_nested(v) for v in value] if isinstance(value, tuple) else value
 
 
 def _keyed_numbers(value: Any, name: str, function: str, *, minimum: float | None) -> dict[str, float]:
