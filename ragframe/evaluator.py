@@ -646,10 +646,12 @@ def _routed_scores(
     groups: dict[str, list[pl.Series]] = {}
     names = {m.column(k) for m, k in computed}
     for block in _family_blocks(view, computed, checked, function):
-        current: list[pl.Series] = []
+        current: list[pl.Series] | None = None
         for series in block.get_columns():
             if series.name in names:  # a score column starts its group; companions (signals) follow it
                 current = groups.setdefault(series.name, [])
+            if current is None:  # an internal invariant: families write each score before its companions
+                raise RuntimeError(f"{function}: column {series.name!r} precedes every score column of its family")
             current.append(series)
     columns: list[pl.Series] = []
     thresholds: dict[str, Any] = {}
