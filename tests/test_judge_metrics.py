@@ -409,23 +409,26 @@ def test_streaming_in_child_processes_and_the_cli(tmp_path, capsys):
     rows = pl.concat([RAG] * 4).with_columns(pl.int_range(pl.len()).alias("id"))
     rows.with_columns(pl.format("{} ({})", "answer", "id").alias("answer")).write_parquet(log)  # 12 distinct prompts
     with FakeJudgeServer() as server:
-        judge = rf.OpenAIJudge("fake", base_url=server.base_url, api_key="sk-x", max_retries=0)
+        # retries on: a child's first connection can be refused on a loaded 2-core machine
+        judge = rf.OpenAIJudge("fake", base_url=server.base_url, api_key="sk-x", max_retries=3)
         result = rf.evaluate_parquet(
             log, tmp_path / "out", metrics=["judge_faithfulness"], judge=judge, cache=tmp_path / "c.sqlite3",
             batch_rows=3, batches_per_process=2, progress=False, keep=["id"],
         )  # fmt: skip
-        assert result.scored == 12 and len(server.prompts()) == 12  # every row once, in 2 child processes
+        answered = {r.prompt for r in server.log if r.status == 200}
+        assert result.scored == 12 and len(answered) == 12  # every row, in 2 child processes
         scores = pl.read_parquet(tmp_path / "out" / "scores").sort("id")
         assert scores["judge_faithfulness_status"].to_list() == ["ok"] * 12
         config = tmp_path / "ragframe.toml"
         config.write_text(
             f'metrics = ["judge_faithfulness"]\ncache = "{tmp_path / "c.sqlite3"}"\nkeep = ["id"]\n'
-            f'[judge]\nmodel = "fake"\nbase_url = "{server.base_url}"\nmax_retries = 0\n',
+            f'[judge]\nmodel = "fake"\nbase_url = "{server.base_url}"\nmax_retries = 3\n',
             encoding="utf-8",
         )
+        before = len(server.log)
         code = main(["eval", str(log), "-o", str(tmp_path / "cli"), "--config", str(config), "--no-progress"])
         assert code == 0, capsys.readouterr().err
-        assert len(server.prompts()) == 12  # the CLI run was answered by the cache
+        assert len(server.log) == before  # the CLI run was answered by the cache
     cli = pl.read_parquet(tmp_path / "cli" / "scores").sort("id")
     assert_frame_equal(cli.select(scores.columns), scores)
 

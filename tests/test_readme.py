@@ -9,7 +9,8 @@
 - The only block not run is the one preceded by ``<!-- readme-test: skip (reason) -->``:
   the setup block, which creates a virtual environment, runs ``pip install`` and
   ``pytest``. At most one block may be skipped, and only such a block.
-- The ```python blocks of ``docs/*.md`` run the same way, and README's relative links
+- The ```python blocks of each ``docs/*.md`` page run in order in one namespace (a page is a
+  walkthrough), and README's relative links
   resolve (``tests/test_docs.py`` checks the links of ``docs/``).
 """
 
@@ -136,12 +137,26 @@ def test_readme_has_the_blocks_it_promises():
     assert "ragframe demo --out demo" in BASH[0].code, "the first bash block that runs creates demo/"
 
 
-@pytest.mark.parametrize("block", PYTHON + DOCS_PYTHON, ids=lambda b: b.id)
+@pytest.mark.parametrize("block", PYTHON, ids=lambda b: b.id)
 def test_python_block_runs(block, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    namespace = {"__name__": "__readme__"}
-    code = "\n" * block.line + block.code  # so that a traceback names the page's own line numbers
-    exec(compile(code, str(block.source), "exec"), namespace)
+    _run_blocks([block], {"__name__": "__readme__"})
+
+
+DOCS_PAGES = sorted({b.source for b in DOCS_PYTHON}, key=str)
+
+
+@pytest.mark.parametrize("page", DOCS_PAGES, ids=lambda p: p.name)
+def test_docs_python_blocks_run_in_order(page, tmp_path, monkeypatch):
+    """A docs page reads as a walkthrough: its blocks run in order in one namespace (README's stand alone)."""
+    monkeypatch.chdir(tmp_path)
+    _run_blocks([b for b in DOCS_PYTHON if b.source == page], {"__name__": "__docs__"})
+
+
+def _run_blocks(blocks: list[Block], namespace: dict) -> None:
+    for block in blocks:
+        code = "\n" * block.line + block.code  # so that a traceback names the page's own line numbers
+        exec(compile(code, str(block.source), "exec"), namespace)
 
 
 def test_bash_blocks_run_in_order(tmp_path):

@@ -542,12 +542,24 @@ def _plan_run(
     settings = {"evaluator": evaluator.to_dict(), "batch_rows": batch_rows, "keep": kept}
     expected = {
         "source": fingerprint,
-        "options": json.loads(json.dumps(settings, default=str)),
+        "options": json.loads(json.dumps(settings, default=_manifest_value)),
         "format": _FORMAT_VERSION,
     }
     checked = {role: name for role, name in roles.items() if role in CONTRACT_DTYPES}
     job = _BatchJob(out, read, kept, evaluator, output_schema, checked)
     return batches, job, expected
+
+
+def _manifest_value(value: Any) -> Any:
+    """A JSON form of an option that is an object: a judge by its identity (stable across runs)."""
+    from ragframe.judges import as_judge
+
+    if callable(value) or hasattr(value, "identity"):
+        try:
+            return dict(as_judge(value).identity())
+        except RagframeError:
+            pass
+    return str(value)
 
 
 def _start_output(out: Path, expected: dict[str, Any], resume: bool, overwrite: bool) -> dict[str, Any]:

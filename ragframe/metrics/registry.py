@@ -165,6 +165,8 @@ class Family:
 Requests = Sequence[tuple[Metric, "int | None"]]
 
 _METRICS: dict[str, Metric] = {}
+#: Names of the metrics ragframe registers itself (filled by ``ragframe.metrics`` on import).
+_BUILT_IN: set[str] = set()
 _FAMILIES: dict[str, Family] = {}
 
 
@@ -240,7 +242,7 @@ def unregister_metric(name: str) -> None:
     []
     """
     metric = get_metric(name)
-    if metric.family in ("retrieval", "heuristic"):
+    if metric.family in ("retrieval", "heuristic") or name in _BUILT_IN:
         raise InvalidParameterError(f"unregister_metric: {name!r} is built in")
     del _METRICS[name]
     _PATTERN.cache_clear()
