@@ -17,10 +17,24 @@ Reads ``../shared/data`` and skips the sets it cannot find. Prints one table: se
 n, positives, AUROC of the seed's method (rag-eval-node-ts 0.3.2, ``compat=``) and of
 ragframe's default method, each with a percentile-bootstrap 95% interval.
 
+An LLM judge, measured the same way (``--judge MODEL``): the judge metrics
+(``rf.evaluate(..., mode="llm", judge=rf.OpenAIJudge(MODEL, base_url=...))`` for
+faithfulness, answer relevance and context relevance) score the first ``--rows`` ARES rows
+(default all 200), and a second table puts the judge's AUROC next to the seed's and
+ragframe's heuristics on the same rows (the rows the judge gave a score), with the judge's
+calls, tokens, cost (``judge.usage()``; prices from ``--input-price`` / ``--output-price``
+per million tokens), wall time and row statuses. The key is read from ``OPENAI_API_KEY``
+(never printed), the base URL from ``--base-url``, else ``OPENAI_BASE_URL``, else OpenAI's.
+Replies go to the judge cache (``--cache``; the library's default file unless
+``--no-cache``), so a rerun costs nothing. Without ``--judge`` that part is skipped (one
+line says so). The judge never sees the held-out sets.
+
 Usage::
 
     python benchmarks/validity.py                 # development sets
     python benchmarks/validity.py --held-out      # and the held-out ones
+    OPENAI_API_KEY=... python benchmarks/validity.py --judge gpt-4o-mini --input-price 0.15 --output-price 0.6
+    python benchmarks/validity.py --judge qwen2.5 --base-url http://127.0.0.1:8000/v1 --rows 50
 """
 
 from __future__ import annotations
@@ -29,6 +43,7 @@ import argparse
 import ast
 import json
 import sys
+import time
 from pathlib import Path
 
 import polars as pl
@@ -46,6 +61,13 @@ ARES_PAIRS = {
     "context_precision": "human_context_relevance",
     "context_relevance": "human_context_relevance",
 }
+#: The metrics the judge scores (``mode="llm"``: their judge counterparts) and their labels.
+JUDGE_PAIRS = {
+    "faithfulness": "human_faithfulness",
+    "answer_relevance": "human_answer_relevance",
+    "context_relevance": "human_context_relevance",
+}
+METHODS = ("seed", "ragframe", "judge")
 
 
 def _agreement(scored: pl.DataFrame, pairs: dict[str, str], n_resamples: int) -> pl.DataFrame:
@@ -149,17 +171,144 @@ def faithbench(n_resamples: int) -> pl.DataFrame | None:
     return _both(frame, {"faithfulness": "faithful", "hallucination_rate": "faithful"}, n_resamples)
 
 
+def make_judge(args: argparse.Namespace) -> rf.OpenAIJudge | None:
+    """The judge the options configure (None without ``--judge``); the key from ``OPENAI_API_KEY``."""
+    if args.judge is None:
+        return None
+    extra = {} if args.max_tokens is None else {"max_tokens": args.max_tokens}
+    return rf.OpenAIJudge(
+        args.judge,
+        base_url=args.base_url,
+        timeout=args.timeout,
+        max_concurrency=args.concurrency,
+        input_price_per_million=args.input_price,
+        output_price_per_million=args.output_price,
+        **extra,
+    )
+
+
+def judge_agreement(
+    log: pl.DataFrame, judge: rf.OpenAIJudge, cache: Path | bool, n_resamples: int
+) -> tuple[pl.DataFrame, pl.DataFrame, float]:
+    """The judge's, the seed's and ragframe's AUROC on the rows of ``log`` the judge scored.
+
+    Returns the agreement table (one row per metric and method: ``method``, ``metric``, ``n``,
+    ``positives``, ``auroc`` and its interval), the judged frame, and the judge's wall seconds.
+    """
+    metrics = list(JUDGE_PAIRS)
+    start = time.perf_counter()
+    judged = rf.evaluate(log, metrics, mode="llm", judge=judge, cache=cache, composite=False)
+    seconds = time.perf_counter() - start
+    scored = {
+        "seed": rf.evaluate(log, metrics, compat=SEED, composite=False),
+        "ragframe": rf.evaluate(log, metrics, composite=False),
+        "judge": judged,
+    }
+    # every method on the same rows: those the judge gave a score (a failed call leaves a null)
+    frame = log.select(list(dict.fromkeys(JUDGE_PAIRS.values()))).with_columns(
+        pl.when(pl.lit(judged[m].is_not_null())).then(pl.lit(scored[method][m])).alias(f"{method}_{m}")
+        for method in METHODS
+        for m in metrics
+    )
+    pairs = {f"{method}_{m}": JUDGE_PAIRS[m] for m in metrics for method in METHODS}
+    table = rf.agreement_with_labels(
+        frame, label_columns=pairs, n_resamples=n_resamples, thresholds=dict.fromkeys(pairs, None)
+    )
+    method = pl.col("metric").str.extract(r"^([a-z]+)_", 1)
+    table = table.select(
+        method.alias("method"),
+        pl.col("metric").str.replace(r"^[a-z]+_", ""),
+        "label",
+        "n",
+        "positives",
+        "auroc",
+        "auroc_low",
+        "auroc_high",
+    )
+    return table, judged, seconds
+
+
 def _interval(auroc: float | None, low: float | None, high: float | None) -> str:
     if auroc is None:
         return "-"
     return f"{auroc:.3f} [{low:.3f}, {high:.3f}]"
 
 
-def main(argv: list[str] | None = None) -> int:
+def print_judge(judge: rf.OpenAIJudge, rows: int, table: pl.DataFrame, judged: pl.DataFrame, seconds: float) -> None:
+    """The judge's agreement next to the heuristics', then its statuses, calls, tokens, cost and time."""
+    print(f'\nJudge {judge!r} on the first {rows} ARES rows (dev), mode="llm";')
+    print("every method on the rows the judge scored (n):")
+    head = "  ".join(f"{m + ' AUROC [95% CI]':24}" for m in METHODS)
+    print(f"{'metric':20} {'label':26} {'n':>5} {'pos':>5}  {head}  judge - ragframe")
+    for metric, label in JUDGE_PAIRS.items():
+        rows_of = {r["method"]: r for r in table.filter(pl.col("metric") == metric).iter_rows(named=True)}
+        cells = "  ".join(
+            f"{_interval(rows_of[m]['auroc'], rows_of[m]['auroc_low'], rows_of[m]['auroc_high']):24}" for m in METHODS
+        )
+        judge_row, ours = rows_of["judge"], rows_of["ragframe"]["auroc"]
+        gain = "-" if judge_row["auroc"] is None or ours is None else f"{judge_row['auroc'] - ours:+.3f}"
+        print(f"{metric:20} {label:26} {judge_row['n']:>5} {judge_row['positives'] or 0:>5}  {cells}  {gain}")
+    statuses = "; ".join(
+        f"{m}: " + ", ".join(f"{s} {c}" for s, c in judged[f"{m}_status"].value_counts(sort=True).rows())
+        for m in JUDGE_PAIRS
+    )
+    print(f"\nstatuses: {statuses}")
+    usage = judge.usage()
+    counts = ["calls", "cache_hits", "retries", "failures", "input_tokens", "output_tokens"]
+    print(f"\n{'judge.usage()':26} " + " ".join(f"{c:>13}" for c in counts) + f" {'cost':>10}")
+    total = usage.select(pl.lit("total").alias("metric"), *[pl.col(c).sum() for c in counts], pl.col("cost").sum())
+    if usage["cost"].null_count():
+        total = total.with_columns(pl.lit(None, pl.Float64).alias("cost"))
+    for row in pl.concat([usage.select("metric", *counts, "cost"), total]).iter_rows(named=True):
+        cost = "-" if row["cost"] is None else f"{row['cost']:.4f}"
+        print(f"{row['metric']:26} " + " ".join(f"{row[c]:>13,}" for c in counts) + f" {cost:>10}")
+    calls = int(total["calls"].item())
+    per_call = f"{seconds / calls:.2f} s a call (at concurrency {judge.max_concurrency})" if calls else "all cached"
+    print(f"wall time {seconds:.1f} s for {rows} rows x {len(JUDGE_PAIRS)} metrics: {per_call}")
+    cost = total["cost"].item()
+    if cost is None:
+        print("cost: no prices given (--input-price / --output-price, per million tokens)")
+    elif calls:
+        print(f"cost {cost:.4f} for {calls} calls: about {cost / calls * len(JUDGE_PAIRS) * 1000:.2f} per 1,000 rows")
+    print("(cache hits are free and count no tokens. The intervals are each method's, not of the difference:")
+    print(" a judge - ragframe gain smaller than their width may be noise of the sample.)")
+
+
+def _judge_part(args: argparse.Namespace, judge: rf.OpenAIJudge | None) -> None:
+    if judge is None:
+        print("\nJudge: skipped (no judge configured; --judge MODEL [--base-url URL], key from OPENAI_API_KEY)")
+        return
+    log = pl.read_parquet(example_rag_log())
+    log = log.head(args.rows) if args.rows is not None else log
+    cache: Path | bool = False if args.no_cache else (args.cache or True)
+    table, judged, seconds = judge_agreement(log, judge, cache, args.n_resamples)
+    print_judge(judge, log.height, table, judged, seconds)
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--held-out", action="store_true", help="also the held-out sets (HaluEval QA, FaithBench)")
     parser.add_argument("--n-resamples", type=int, default=2000, help="bootstrap resamples of each interval")
+    judge = parser.add_argument_group("LLM judge (on the ARES dev rows only)")
+    judge.add_argument("--judge", metavar="MODEL", help="model name of an OpenAI-compatible endpoint")
+    judge.add_argument("--base-url", help="the endpoint, up to /v1 (default: OPENAI_BASE_URL, else OpenAI's)")
+    judge.add_argument("--rows", type=int, help="judge the first N ARES rows (default: all 200)")
+    judge.add_argument("--input-price", type=float, help="price per million input tokens")
+    judge.add_argument("--output-price", type=float, help="price per million output tokens")
+    judge.add_argument("--max-tokens", type=int, help="max_tokens of each reply (default: not sent)")
+    judge.add_argument("--concurrency", type=int, default=16, help="requests in flight at once")
+    judge.add_argument("--timeout", type=float, default=60.0, help="seconds per attempt")
+    judge.add_argument("--cache", type=Path, help="judge cache file (default: the library's)")
+    judge.add_argument("--no-cache", action="store_true", help="no judge cache")
     args = parser.parse_args(argv)
+    if args.rows is not None and args.rows < 1:
+        parser.error("--rows must be at least 1")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
+    judge = make_judge(args)  # before the long part: a bad option fails at once
     sets = [("ARES (dev)", lambda: ares(args.n_resamples)), ("RAGChecker (dev)", lambda: ragchecker(args.n_resamples))]
     if args.held_out:
         sets += [
@@ -179,6 +328,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:34} {row['metric']:44} {row['n']:>5} {row['positives'] or 0:>5}  {seed:24}  {ours}")
     print("\nAUROC: probability that a row humans judged positive (faithful, relevant, preferred) scores higher")
     print("than a negative one; 0.5 is chance, below 0.5 points the wrong way.")
+    _judge_part(args, judge)
     return 0
 
 
