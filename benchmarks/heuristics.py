@@ -363,6 +363,7 @@ def work_ragframe(
     import polars as pl
 
     import ragframe as rf
+    from ragframe.io.memory import trim_heap
 
     # Stream the log: read --batch-rows rows at a time (polars reads only the row groups a
     # slice needs) and keep only the score columns, so memory is bounded by the batch
@@ -381,6 +382,7 @@ def work_ragframe(
         ids.append(df.get_column("id"))
         batches += 1
         del df
+        trim_heap()  # as evaluate_parquet does after each batch (rf.evaluate itself does not trim)
     cpu = cpu_seconds() - cpu
     scored = pl.concat(parts)
     scored.with_columns(pl.concat(ids).alias("id")).write_parquet(scores_path)

@@ -109,6 +109,7 @@ def work_in_memory(
     import polars as pl
 
     import ragframe as rf
+    from ragframe.io.memory import trim_heap
 
     read = seconds = 0.0
     cpu = cpu_seconds()
@@ -127,6 +128,7 @@ def work_in_memory(
         ids.append(df.get_column("id"))
         batches += 1
         del df
+        trim_heap()  # as evaluate_parquet does after each batch (rf.evaluate itself does not trim)
     cpu = cpu_seconds() - cpu
     scored = pl.concat(parts)
     scored.with_columns(pl.concat(ids).alias("id")).write_parquet(scores_path)

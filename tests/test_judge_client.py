@@ -233,9 +233,10 @@ def test_requests_per_minute(server):
     out = judge_prompts(judge, [f"p{i}" for i in range(12)], metric="m", cache=False)
     assert out["status"].to_list() == ["ok"] * 12
     starts = sorted(r.start for r in server.log)
-    # evenly spaced at the limit, no burst (arrival jitter of the local network aside)
+    # evenly spaced at the limit, no burst: k requests span at least (k - 1) x 0.1 s, less the
+    # arrival jitter of a loaded 2-core machine (one request delayed, the next on time: 0.12 s)
     for (i, a), (j, b) in itertools.combinations(enumerate(starts), 2):
-        assert b - a >= (j - i) * 0.1 - 0.04, (i, j, b - a)
+        assert b - a >= (j - i) * 0.1 - 0.12, (i, j, b - a)
     assert 1.05 <= starts[-1] - starts[0] < 2.0
     for first in starts:  # never more than 10 + 1 starts in any second
         assert sum(first <= s < first + 1.0 for s in starts) <= 11
