@@ -161,7 +161,7 @@ def score(log: pl.DataFrame, judge: TimedJudge) -> tuple[pl.DataFrame, dict[str,
     for metric in PAIRS:
         judge.latencies = []
         out = rf.evaluate(log, [metric], mode="llm", judge=judge, cache=False, composite=False)
-        columns.append(out.select(pl.col(f"^{metric}(_status|_reason)?$")))
+        columns.append(out.select(pl.col(f"^{metric}(_status|_reason|_error)?$")))
         latencies[metric] = judge.latencies
     return pl.concat([log, *columns], how="horizontal"), latencies
 
@@ -216,6 +216,16 @@ def print_scores(judged: pl.DataFrame, table: pl.DataFrame) -> None:
               f"{accuracy:>7} {kappa:>6}")  # fmt: skip
 
 
+def print_examples(judged: pl.DataFrame) -> None:
+    """Per metric, the first scored row's reason and the first failed row's error (what the model did)."""
+    print("\nwhat the model replied (first row of each kind):")
+    for metric in PAIRS:
+        for status, column in (("ok", "reason"), ("parse_error", "error")):
+            found = judged.filter(pl.col(f"{metric}_status") == status)[f"{metric}_{column}"].head(1).to_list()
+            if found:
+                print(f"  {metric} {status}: {' '.join((found[0] or '').split())[:200]!r}")
+
+
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=40, help="the first N ARES rows (default 40)")
@@ -261,12 +271,11 @@ def main(argv: list[str] | None = None) -> int:
           f"{wall:.1f} s wall\n")  # fmt: skip
     print_calls(judge, judged, latencies)
     print_scores(judged, agreement(judged, args.n_resamples))
-    first = judged.filter(pl.col("faithfulness_status") == "ok")["faithfulness_reason"].head(1).to_list()
-    if first:
-        print(f"\na reason the model gave (faithfulness, first scored row): {(first[0] or '')[:300]!r}")
-    print("\nSmolLM2-135M is a poor judge (it tends to answer 'No' to everything): these numbers show the plumbing")
-    print("(real tokens, real latency, a real OpenAI-compatible server), not judge quality. To measure a judge")
-    print("worth using: python benchmarks/validity.py --judge MODEL --base-url URL")
+    print_examples(judged)
+    print("\nSmolLM2-135M is a poor judge: expect many parse_error rows (replies that do not follow the format,")
+    print("often answering the question instead of rating it) and near-chance agreement on the rows it scores.")
+    print("These numbers show the plumbing (real tokens, real latency, a real OpenAI-compatible server), not")
+    print("judge quality. To measure a judge worth using: python benchmarks/validity.py --judge MODEL --base-url URL")
     failed = sum(judged[f"{m}_status"].is_in(list(FAILED)).sum() for m in PAIRS)
     return 1 if failed else 0
 
