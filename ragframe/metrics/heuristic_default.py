@@ -17,7 +17,6 @@ Building blocks, all over the shared n-gram tables (so a row's score depends on 
 from __future__ import annotations
 
 import numpy as np
-import polars as pl
 
 from ragframe.metrics.heuristic_kernels import HeuristicKernel, Options
 from ragframe.metrics.heuristic_seed import SEED_KERNELS
@@ -25,6 +24,7 @@ from ragframe.metrics.text_engine import (
     CONTENT,
     RowSlice,
     Signals,
+    chunk_signals,
     group_max,
     mean_by_row,
     row_warnings,
@@ -154,19 +154,7 @@ def _context_precision(batch: RowSlice, opts: Options, explain: bool) -> tuple[n
     if not explain:
         return values, None
     low = relevance < DEFAULT_THRESHOLDS["context_relevance"]
-    listing = (
-        pl.DataFrame({"row": batch.ctx_row[low], "i": batch.ctx_index[low]})
-        .group_by("row", maintain_order=True)
-        .agg(pl.col("i").cast(pl.String).str.join(", ").alias("list"))
-        .sort("row")
-    )
-    rows = listing.get_column("row").to_numpy()
-    signals = Signals()
-    message = "Context chunk(s) with low relevance to the question: indices [" + listing.get_column("list") + "]."
-    signals.add(
-        rows, np.zeros(rows.size), ["context-precision-low-relevance-chunks"] * rows.size, "info", message, None
-    )
-    return values, signals
+    return values, chunk_signals(batch, low, "Context chunk(s) with low relevance to the question: indices")
 
 
 def _context_recall_pairs(opts: Options) -> dict[str, frozenset[int]]:

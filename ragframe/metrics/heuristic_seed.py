@@ -9,12 +9,12 @@ agree within 1e-9 (``tests/test_heuristics_oracle.py``). Formulas: ``docs/metric
 from __future__ import annotations
 
 import numpy as np
-import polars as pl
 
 from ragframe.metrics.heuristic_kernels import HeuristicKernel, Options
 from ragframe.metrics.text_engine import (
     RowSlice,
     Signals,
+    chunk_signals,
     group_max,
     mean_by_row,
     row_warnings,
@@ -89,20 +89,7 @@ def _context_precision(batch: RowSlice, opts: Options, explain: bool) -> tuple[n
     values = np.where(batch.ctx_count > 0, mean, 0.0)
     if not explain:
         return values, None
-    low = sim < 0.3
-    listing = (
-        pl.DataFrame({"row": batch.ctx_row[low], "i": batch.ctx_index[low]})
-        .group_by("row", maintain_order=True)
-        .agg(pl.col("i").cast(pl.String).str.join(", ").alias("list"))
-        .sort("row")
-    )
-    rows = listing.get_column("row").to_numpy()
-    signals = Signals()
-    message = "Context chunk(s) with low relevance (< 0.3): indices [" + listing.get_column("list") + "]."
-    signals.add(
-        rows, np.zeros(rows.size), ["context-precision-low-relevance-chunks"] * rows.size, "info", message, None
-    )
-    return values, signals
+    return values, chunk_signals(batch, sim < 0.3, "Context chunk(s) with low relevance (< 0.3): indices")
 
 
 def _context_relevance_pairs(opts: Options) -> dict[str, frozenset[int]]:

@@ -62,6 +62,7 @@ __all__ = [
     "row_warnings",
     "sentence_signals",
     "fixed3",
+    "chunk_signals",
     "pair_roles",
 ]
 
@@ -439,6 +440,35 @@ def sentence_signals(
     messages = [template.format(v) for v in fixed3(values[low])]
     sig.add(rows[low], index[low], [f"{prefix}-{i}" for i in index[low]], severity, messages, text.gather(low))
     return sig
+
+
+def chunk_signals(batch: RowSlice, low: np.ndarray, message: str) -> Signals:
+    """One ``info`` signal per row listing its flagged chunks: ``message`` + ``[i, j, ...].``.
+
+    Parameters
+    ----------
+    batch : RowSlice
+        The rows.
+    low : numpy.ndarray
+        A flag per context chunk of the rows (in ``batch.ctx_row`` order).
+    message : str
+        The text before the list of chunk indices.
+
+    Returns
+    -------
+    Signals
+    """
+    listing = (
+        pl.DataFrame({"row": batch.ctx_row[low], "i": batch.ctx_index[low]})
+        .group_by("row", maintain_order=True)
+        .agg(pl.col("i").cast(pl.String).str.join(", ").alias("list"))
+        .sort("row")
+    )
+    rows = listing.get_column("row").to_numpy()
+    signals = Signals()
+    text = message + " [" + listing.get_column("list") + "]."
+    signals.add(rows, np.zeros(rows.size), ["context-precision-low-relevance-chunks"] * rows.size, "info", text, None)
+    return signals
 
 
 def fixed3(values: Iterable[float]) -> list[str]:
