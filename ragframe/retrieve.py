@@ -167,6 +167,10 @@ async def _one(call: Callable[[str, int], Any], is_async: bool, query: str | Non
     return _Row(last.status, error=f"{last.error}{retried}")
 
 
+# Per-row Python in this module is deliberate: each row is one call of the user's retriever
+# (a search service or index, I/O-bound and far slower than any loop here), so building the
+# columns from the returned Python lists is not a hot path; scoring the rankings afterwards
+# is columnar (rf.evaluate / rf.score_retrieval).
 def _columns(rows: list[_Row], names: dict[str, str], scores: bool, texts: bool, id_dtype: Any) -> pl.DataFrame:
     ok = [r.status == "ok" for r in rows]
     out = [pl.Series(names["retrieved_ids"], [r.ids if o else None for r, o in zip(rows, ok)], dtype=pl.List(id_dtype))]
