@@ -134,3 +134,24 @@ __all__ = [
     "aevaluate",
     "__version__",
 ]
+
+# submodules and functions that need an optional extra: imported on first use, so that
+# ``import ragframe`` never imports matplotlib, jinja2 or ray
+# (the report function lives in ragframe.reporting: a submodule named "report" would replace it on import)
+_LAZY = {
+    "plot": ("ragframe.plot", None),
+    "report": ("ragframe.reporting", "report"),
+    "distributed": ("ragframe.distributed", None),
+}
+
+
+def __getattr__(name: str) -> object:  # PEP 562
+    if name not in _LAZY:
+        raise AttributeError(f"module 'ragframe' has no attribute {name!r}")
+    import importlib
+
+    module_name, attribute = _LAZY[name]
+    module = importlib.import_module(module_name)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
