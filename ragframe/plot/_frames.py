@@ -1,0 +1,65 @@
+"""Reading the frames the plots take: any frame kind in, one polars DataFrame out, columns checked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import polars as pl
+
+from ragframe.exceptions import SchemaError
+from ragframe.schema import column_names, frame_kind, to_polars
+
+__all__ = ["read_frame", "require_columns", "require_rows"]
+
+
+def read_frame(frame: Any, function: str, columns: Iterable[str] | None = None) -> pl.DataFrame:
+    """``frame`` (polars DataFrame/LazyFrame, pyarrow Table/RecordBatch, pandas) as a polars DataFrame.
+
+    Only ``columns`` are converted (or collected, for a LazyFrame) when given; a missing one
+    is a :class:`SchemaError` naming it.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> read_frame(pa.table({"a": [1], "b": [2]}), "compare", ["b"]).columns
+    ['b']
+    """
+    wanted = None if columns is None else list(columns)
+    if wanted is not None:
+        require_columns(column_names(frame, function), wanted, function)
+    if frame_kind(frame, function) == "lazy":
+        return (frame if wanted is None else frame.select(wanted)).collect()
+    return to_polars(frame, wanted, function=function)
+
+
+def require_columns(available: Iterable[str], needed: Iterable[str], function: str, what: str = "") -> None:
+    """A :class:`SchemaError` naming the first of ``needed`` not in ``available``.
+
+    Examples
+    --------
+    >>> try:
+    ...     require_columns(["metric"], ["metric", "ci_low"], "compare", "a comparison")
+    ... except SchemaError as error:
+    ...     print(error.column, error.available)
+    ci_low ['metric']
+    """
+    names = list(available)
+    for name in needed:
+        if name not in names:
+            message = f"missing column of {what}" if what else "missing column"
+            raise SchemaError(message, function=function, column=name, available=names)
+
+
+def require_rows(df: pl.DataFrame, function: str, what: str) -> None:
+    """A :class:`SchemaError` when ``df`` has no row: a plot of nothing is refused, never drawn empty.
+
+    Examples
+    --------
+    >>> require_rows(pl.DataFrame({"metric": []}), "compare", "comparison")
+    Traceback (most recent call last):
+    ...
+    ragframe.exceptions.SchemaError: compare: the comparison frame has no rows: nothing to plot
+    """
+    if df.height == 0:
+        raise SchemaError(f"the {what} frame has no rows: nothing to plot", function=function)
