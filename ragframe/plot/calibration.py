@@ -63,7 +63,7 @@ def calibration(
     >>> import ragframe as rf
     >>> df = pl.DataFrame({"faithfulness": [0.9, 0.8, 0.3, 0.6, 0.2, 0.7], "human": [1, 1, 0, 1, 0, 0]})
     >>> fig = rf.plot.calibration(df, "human")
-    >>> fig.axes[0].get_legend().get_texts()[0].get_text()
+    >>> fig.legends[0].get_texts()[0].get_text()
     'faithfulness: AUROC 0.889 (n=6, 3 positive)'
     """
     pairs = _pairs(scores, labels, metrics)
@@ -75,7 +75,7 @@ def calibration(
     for metric, label in pairs:
         _check_label(df, metric, label)
     agreement = agreement_with_labels(df, label_columns={m: lbl for m, lbl in pairs}, n_resamples=1)
-    fig, (ax,) = new_figure(_FUNCTION, width=7.5, height=6.0)
+    fig, (ax,) = new_figure(_FUNCTION, width=7.5, height=6.5 + 0.2 * len(pairs))
     ax.plot([0, 1], [0, 1], color="0.6", linestyle=":", linewidth=1, gid="chance", label="chance (AUROC 0.5)")
     for row in agreement.iter_rows(named=True):
         score, truth = _oriented(df, row["metric"], row["label"])
@@ -84,15 +84,19 @@ def calibration(
         text += f": AUROC {row['auroc']:.3f} (n={row['n']:,}, {row['positives']:,} positive)"
         ax.plot(fpr, tpr, linewidth=1.6, label=text, gid=f"roc:{row['metric']}")
     handles, texts = ax.get_legend_handles_labels()
-    ax.legend(handles[1:] + handles[:1], texts[1:] + texts[:1], fontsize=8, loc="lower right")
+    fig.legend(handles[1:] + handles[:1], texts[1:] + texts[:1], fontsize=8, loc="outside lower center")
     ax.set_xlim(-0.01, 1.01)
     ax.set_ylim(-0.01, 1.01)
     ax.set_aspect("equal")
     ax.set_xlabel("false positive rate (label 0 scored at or above the cut)")
     ax.set_ylabel("true positive rate (label 1 at or above the cut)")
     ax.grid(alpha=0.3)
-    ax.set_title(title or f"ROC against {', '.join(label_names)}", fontsize=11)
+    ax.set_title(title or _title(label_names), fontsize=11)
     return fig
+
+
+def _title(label_names: list[str]) -> str:
+    return f"ROC against {label_names[0]}" if len(label_names) == 1 else "ROC of each score against its label"
 
 
 def roc_points(score: np.ndarray, positive: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
