@@ -1,0 +1,247 @@
+"""``rf.report``: gather the report's content, draw its pictures, render the template, write the file."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ragframe import validate
+from ragframe.reporting import content, figures
+from ragframe.reporting.images import require_matplotlib
+from ragframe.reporting.inputs import Source, load_source
+from ragframe.reporting.render import render, require_jinja2
+from ragframe.reporting.tables import table
+from ragframe.stats.summary import summarize
+
+__all__ = ["report"]
+
+_FUNCTION = "report"
+SUMMARY_COLUMNS = (
+    "metric", "count", "null_count", "mean", "std", "min", "p50", "p90", "p99", "max", "pass_rate", "ci_low", "ci_high",
+)  # fmt: skip
+SLICE_COLUMNS = ("metric", "count", "null_count", "mean", "std", "p50", "pass_rate", "ci_low", "ci_high")
+COMPARE_COLUMNS = (
+    "metric", "n", "mean_a", "mean_b", "delta", "ci_low", "ci_high", "p_value", "p_adjusted", "significant", "winner",
+    "effect_size",
+)  # fmt: skip
+AGREEMENT_COLUMNS = (
+    "metric", "label", "n", "positives", "auroc", "auroc_low", "auroc_high", "spearman", "kendall",
+    "youden_threshold", "threshold", "accuracy", "cohen_kappa",
+)  # fmt: skip
+
+
+def report(
+    scores: Any,
+    path: str | os.PathLike[str],
+    *,
+    compare: Any = None,
+    on: str | list[str] = "id",
+    by: str | list[str] | None = None,
+    labels: str | list[str] | dict[str, str] | None = None,
+    metrics: str | list[str] | None = None,
+    worst: int = 5,
+    sample_rows: int = 100_000,
+    title: str | None = None,
+) -> Path:
+    """Write a self-contained HTML report of scored rows: provenance, summaries, pictures, worst rows.
+
+    One file: pictures are inlined PNG data URIs, the CSS is inline, nothing is fetched (it
+    opens offline). Every table is computed on all rows; the pictures of rows
+    (distributions, calibration curves) are drawn from a seeded uniform sample of
+    ``sample_rows`` rows, and the page says so.
+
+    Parameters
+    ----------
+    scores : frame or str or os.PathLike
+        Scored rows: a polars DataFrame or LazyFrame, pyarrow Table, pandas DataFrame, or a
+        path :func:`ragframe.read_scores` reads (Parquet file, folder, glob, CSV, JSON, or a
+        ``ragframe eval`` / :func:`ragframe.evaluate_parquet` output folder, whose manifest
+        gives the source and the Evaluator's options). A single Parquet file is scanned
+        lazily: only the columns shown are read.
+    path : str or os.PathLike
+        The HTML file to write (parent folders are created; an existing file is replaced).
+    compare : frame or path, optional
+        Scores of a second system on the same rows: adds the paired comparison
+        (:func:`ragframe.compare`, t test, Holm-adjusted p-values) and its forest plot.
+    on : str or list of str
+        Id column(s) pairing the rows with ``compare``; also shown with the worst rows.
+    by : str or list of str, optional
+        Slice columns: a summary table and a heatmap per column.
+    labels : str, list of str, or dict, optional
+        Human label columns of ``scores`` (``{metric: label}`` or label columns for every
+        metric): adds :func:`ragframe.agreement_with_labels` and ROC curves.
+    metrics : str or list of str, optional
+        Score columns; default every ragframe score column (not ``by``, ``on`` or labels).
+    worst : int
+        Rows shown per metric, the lowest scores first (the highest for a lower-is-better
+        metric); 0 for none.
+    sample_rows : int
+        Rows the pictures of rows are drawn from (seed 0); all rows when there are fewer.
+    title : str, optional
+        The page's title; default "ragframe report: <source>".
+
+    Returns
+    -------
+    pathlib.Path
+        The file written, absolute.
+
+    Raises
+    ------
+    MissingDependencyError
+        jinja2 or matplotlib is missing (``pip install 'ragframe[report]'``).
+    InputFileError, SchemaError, InvalidParameterError
+        An unreadable input, a missing column, a bad argument.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, polars as pl
+    >>> scores = pl.DataFrame({"id": [1, 2, 3, 4], "faithfulness": [0.9, 0.2, 0.6, None]})
+    >>> out = report(scores, pathlib.Path(tempfile.mkdtemp()) / "report.html", worst=2)
+    >>> out.name, "<h2 id=\\"summary\\">" in out.read_text(encoding="utf-8")
+    ('report.html', True)
+    """
+    worst = validate.integer(worst, "worst", _FUNCTION, minimum=0)
+    sample_rows = validate.positive_int(sample_rows, "sample_rows", _FUNCTION)
+    if title is not None and not isinstance(title, str):
+        raise validate.fail(_FUNCTION, "title", "a str or None", title)
+    if not isinstance(path, (str, os.PathLike)):
+        raise validate.fail(_FUNCTION, "path", "a path (str or os.PathLike)", path)
+    require_jinja2(_FUNCTION)
+    require_matplotlib(_FUNCTION)
+    source = load_source(scores, "scores")
+    other = None if compare is None else load_source(compare, "compare")
+    plan = content.plan_report(source.schema, metrics, by, labels, on)
+    context = _page(source, other, plan, worst, sample_rows, title)
+    return _write(Path(path), render(context))
+
+
+def _page(
+    source: Source, other: Source | None, plan: content.Plan, worst: int, sample_rows: int, title: str | None
+) -> dict[str, Any]:
+    """The template's variables: every table (all rows) and picture (sampled rows)."""
+    frame = content.numeric_frame(source, plan)
+    sample = content.sample_frame(frame, sample_rows)
+    note = _sample_note(frame.height, sample.height)
+    summaries = content.slice_summaries(frame, plan)
+    slice_images = figures.slice_figures(summaries, plan)
+    return {
+        "title": title or f"ragframe report: {source.label}",
+        "provenance": _provenance(source, other, plan, worst, note),
+        "sampling": {"sampled": sample.height < frame.height, "note": note},
+        "summary": table(summarize(frame, metrics=plan.metrics), SUMMARY_COLUMNS),
+        "distributions": figures.distribution_figure(sample, plan, note),
+        "slices": [
+            {"column": c, "table": table(s, (c, *SLICE_COLUMNS)), "image": slice_images[c]}
+            for c, s in summaries.items()
+        ],
+        "comparison": None if other is None else _comparison(frame, source, other, plan),
+        "calibration": None if plan.labels is None else _calibration(frame, sample, plan, note),
+        "ranking": figures.ranking_figures(frame, plan),
+        "worst": {
+            "n": worst,
+            "metrics": [
+                {"metric": m, "table": table(t)} for m, t in content.worst_rows(source, frame, plan, worst).items()
+            ],
+        },
+    }
+
+
+def _comparison(frame: pl.DataFrame, source: Source, other: Source, plan: content.Plan) -> dict[str, Any]:
+    compared = content.comparison_table(frame, other, plan)
+    return {
+        "a": source.label,
+        "b": other.label,
+        "on": ", ".join(plan.on),
+        "table": table(compared, COMPARE_COLUMNS),
+        "image": figures.comparison_figure(compared),
+    }
+
+
+def _calibration(frame: pl.DataFrame, sample: pl.DataFrame, plan: content.Plan, note: str) -> dict[str, Any]:
+    return {
+        "table": table(content.agreement_table(frame, plan), AGREEMENT_COLUMNS),
+        "images": figures.calibration_figures(sample, plan, note),
+    }
+
+
+def _sample_note(rows: int, sampled: int) -> str:
+    """What the pictures of rows are drawn from.
+
+    Examples
+    --------
+    >>> _sample_note(10, 10)
+    'Drawn from all 10 rows.'
+    >>> _sample_note(1_000_000, 100_000)
+    'Drawn from a uniform random sample of 100,000 of the 1,000,000 rows (seed 0); the tables use every row.'
+    """
+    if sampled == rows:
+        return f"Drawn from all {rows:,} rows."
+    return (
+        f"Drawn from a uniform random sample of {sampled:,} of the {rows:,} rows (seed {content.SAMPLE_SEED}); "
+        "the tables use every row."
+    )
+
+
+def _provenance(source: Source, other: Source | None, plan: content.Plan, worst: int, note: str) -> list[dict]:
+    """Name/value rows: where the rows came from, what was computed, with which options."""
+    from ragframe import __version__
+
+    labels = plan.labels
+    label_text = (
+        "none" if labels is None else ", ".join(f"{k}={v}" for k, v in labels.items()) if isinstance(labels, dict)
+        else ", ".join(labels)
+    )  # fmt: skip
+    items = [
+        ("source", source.label),
+        ("rows", f"{source.rows:,}"),
+        ("ragframe version", __version__),
+        ("generated at", datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")),
+        ("score columns", ", ".join(plan.metrics)),
+        ("slice columns (by)", ", ".join(plan.by) or "none"),
+        ("human labels", label_text),
+        ("compared with", "none" if other is None else f"{other.label} ({other.rows:,} rows), paired on "
+         + ", ".join(plan.on)),
+        ("worst rows per metric", str(worst)),
+        ("pictures of rows", note),
+    ]  # fmt: skip
+    items += _manifest_items(source.manifest)
+    return [{"name": name, "value": value} for name, value in items]
+
+
+def _manifest_items(manifest: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """The evaluate_parquet run's source files and options, from its manifest.json.
+
+    Examples
+    --------
+    >>> manifest = {"source": [{"path": "log.parquet", "rows": 3}], "options": {"evaluator": {"metrics": ["mrr"]}}}
+    >>> _manifest_items(manifest)
+    [('run source', 'log.parquet (3 rows)'), ('evaluator metrics', '["mrr"]')]
+    """
+    if manifest is None:
+        return []
+    files = manifest.get("source") or []
+    items = [("run source", "; ".join(f"{f.get('path')} ({f.get('rows')} rows)" for f in files))]
+    options = manifest.get("options") or {}
+    evaluator = options.get("evaluator") or {}
+    items += [(f"evaluator {key}", json.dumps(value, sort_keys=True)) for key, value in evaluator.items()]
+    items += [(f"run {key}", json.dumps(value, sort_keys=True)) for key, value in options.items() if key != "evaluator"]
+    return items
+
+
+def _write(path: Path, html: str) -> Path:
+    """Write ``html`` to ``path`` through a temporary file in the same folder (never a half-written page)."""
+    path = path.absolute()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # open(): the umask's permissions
+    try:
+        temporary.write_text(html, encoding="utf-8")
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return path

@@ -1,0 +1,267 @@
+"""What a report shows, gathered as frames: its columns, the summaries, the comparison, the agreement, the worst rows.
+
+Everything here aggregates over *all* rows; only the pictures (:mod:`ragframe.reporting.figures`)
+are drawn from a sample. Nothing here writes HTML.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from ragframe import validate
+from ragframe.exceptions import SchemaError
+from ragframe.metrics.registry import metric_for_column, parse_column, passed_column, score_columns
+from ragframe.reporting.inputs import Source
+from ragframe.stats.compare import compare
+from ragframe.stats.summary import summarize
+from ragframe.stats.validity import agreement_with_labels
+
+__all__ = [
+    "ROW",
+    "TEXT_CHARS",
+    "Plan",
+    "agreement_table",
+    "comparison_table",
+    "numeric_frame",
+    "plan_report",
+    "ranking_groups",
+    "sample_frame",
+    "slice_summaries",
+    "worst_rows",
+]
+
+_FUNCTION = "report"
+#: Display name of the row-number column of the worst-rows tables (0-based position in the input).
+ROW = "row"
+_ROW_INDEX = "__ragframe_row"
+#: Characters of a question or answer shown in the worst-rows tables.
+TEXT_CHARS = 300
+_TEXT_COLUMNS = ("question", "answer")
+#: Seed of the uniform sample the pictures are drawn from.
+SAMPLE_SEED = 0
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The columns a report uses, checked against the input's schema.
+
+    Attributes
+    ----------
+    metrics : list of str
+        Score columns.
+    by : list of str
+        Slice columns.
+    labels : dict or list of str or None
+        ``{metric: label column}`` or label columns paired with every metric.
+    on : list of str
+        Id columns (pair the rows of a comparison; identify the worst rows when present).
+    ids : list of str
+        The ``on`` columns the input has.
+    """
+
+    metrics: list[str]
+    by: list[str]
+    labels: dict[str, str] | list[str] | None
+    on: list[str]
+    ids: list[str]
+
+    @property
+    def label_columns(self) -> list[str]:
+        """Every label column, once, in order."""
+        if self.labels is None:
+            return []
+        values = self.labels.values() if isinstance(self.labels, dict) else self.labels
+        return list(dict.fromkeys(values))
+
+
+def _require(schema: pl.Schema, columns: Sequence[str], what: str) -> None:
+    for name in columns:
+        if name not in schema:
+            raise SchemaError(f"missing {what} column", function=_FUNCTION, column=name, available=list(schema))
+
+
+def _labels(labels: Any) -> dict[str, str] | list[str] | None:
+    if labels is None:
+        return None
+    if isinstance(labels, Mapping):
+        pairs = {validate.column_name(k, "labels", _FUNCTION): v for k, v in labels.items()}
+        if not pairs:
+            raise validate.fail(_FUNCTION, "labels", "a non-empty {metric: label column} dict", labels)
+        return {k: validate.column_name(v, "labels", _FUNCTION) for k, v in pairs.items()}
+    return validate.column_list(labels, "labels", _FUNCTION)
+
+
+def plan_report(schema: pl.Schema, metrics: Any, by: Any, labels: Any, on: Any) -> Plan:
+    """Check the report's column arguments against ``schema``; the :class:`Plan`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> schema = pl.Schema({"id": pl.Int64, "model": pl.String, "mrr": pl.Float64, "human": pl.Int8})
+    >>> plan = plan_report(schema, None, "model", {"mrr": "human"}, "id")
+    >>> plan.metrics, plan.by, plan.label_columns, plan.ids
+    (['mrr'], ['model'], ['human'], ['id'])
+    """
+    group_by = [] if by is None else validate.column_list(by, "by", _FUNCTION, allow_empty=True)
+    on_cols = validate.column_list(on, "on", _FUNCTION)
+    pairs = _labels(labels)
+    _require(schema, group_by, "slice (by)")
+    plan = Plan([], group_by, pairs, on_cols, [c for c in on_cols if c in schema])
+    _require(schema, plan.label_columns, "label")
+    if isinstance(pairs, dict):
+        _require(schema, list(pairs), "score (labels key)")
+    taken = {*group_by, *plan.label_columns, *on_cols}
+    if metrics is None:
+        names = [c for c in score_columns(schema) if c not in taken]
+        if not names:
+            raise SchemaError(
+                "no ragframe score columns found; pass metrics=[...] to name them",
+                function=_FUNCTION,
+                available=list(schema),
+            )
+    else:
+        names = validate.column_list(metrics, "metrics", _FUNCTION)
+        _require(schema, names, "score")
+    return Plan(names, group_by, pairs, on_cols, plan.ids)
+
+
+def numeric_frame(source: Source, plan: Plan) -> pl.DataFrame:
+    """Every row of the columns the statistics need: ids, slices, labels, scores and their pass flags."""
+    flags = [passed_column(m) for m in plan.metrics if passed_column(m) in source.schema]
+    columns = list(dict.fromkeys([*plan.ids, *plan.by, *plan.label_columns, *plan.metrics, *flags]))
+    return source.frame.select(columns).collect()
+
+
+def sample_frame(frame: pl.DataFrame, rows: int) -> pl.DataFrame:
+    """A seeded uniform sample of ``rows`` rows (the frame itself when it is not larger).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> frame = pl.DataFrame({"x": range(10)})
+    >>> sample_frame(frame, 3).height, sample_frame(frame, 20).height
+    (3, 10)
+    """
+    return frame if frame.height <= rows else frame.sample(n=rows, seed=SAMPLE_SEED)
+
+
+def slice_summaries(frame: pl.DataFrame, plan: Plan) -> dict[str, pl.DataFrame]:
+    """``rf.summarize(..., by=column)`` for each slice column, on every row."""
+    return {column: summarize(frame, metrics=plan.metrics, by=column) for column in plan.by}
+
+
+def comparison_table(frame: pl.DataFrame, other: Source, plan: Plan) -> pl.DataFrame:
+    """``rf.compare(scores, other, on=..., metrics=...)`` on every row of both sides (t test, Holm)."""
+    _require(frame.schema, plan.on, "id (on)")
+    missing = [c for c in [*plan.on, *plan.metrics] if c not in other.schema]
+    if missing:
+        raise SchemaError(
+            "missing column in the compared scores (compare=)",
+            function=_FUNCTION,
+            column=missing[0],
+            available=list(other.schema),
+        )
+    columns = list(dict.fromkeys([*plan.on, *plan.metrics]))
+    return compare(frame.select(columns), other.frame.select(columns).collect(), on=plan.on, metrics=plan.metrics)
+
+
+def agreement_table(frame: pl.DataFrame, plan: Plan) -> pl.DataFrame:
+    """``rf.agreement_with_labels`` of the scores with the label columns, on every row."""
+    if isinstance(plan.labels, dict):
+        return agreement_with_labels(frame, label_columns=plan.labels)
+    return agreement_with_labels(frame, metrics=plan.metrics, label_columns=plan.labels)
+
+
+def ranking_groups(metrics: Sequence[str]) -> dict[tuple[str, str], list[str]]:
+    """Score columns of cutoff metrics grouped by (prefix, measure); only groups with 2 or more cutoffs.
+
+    Examples
+    --------
+    >>> ranking_groups(["ndcg_at_1", "ndcg_at_10", "mrr", "recall_at_100", "bm25_ndcg_at_5", "bm25_ndcg_at_10"])
+    {('', 'ndcg'): ['ndcg_at_1', 'ndcg_at_10'], ('bm25_', 'ndcg'): ['bm25_ndcg_at_5', 'bm25_ndcg_at_10']}
+    """
+    groups: dict[tuple[str, str], list[str]] = {}
+    for column in metrics:
+        parsed = parse_column(column)
+        if parsed is not None and parsed.k is not None and parsed.metric is not None:
+            groups.setdefault((parsed.prefix, parsed.metric.name.removesuffix("_at_k")), []).append(column)
+    return {key: columns for key, columns in groups.items() if len(columns) > 1}
+
+
+def _worst_positions(frame: pl.DataFrame, metric: str, n: int) -> list[int]:
+    """Positions of the ``n`` worst non-null values of ``metric`` (lowest, or highest when lower is better)."""
+    registered = metric_for_column(metric)
+    lower_is_better = registered is not None and not registered.higher_is_better
+    ranked = (
+        frame.select(pl.int_range(pl.len(), dtype=pl.Int64).alias(_ROW_INDEX), pl.col(metric))
+        .drop_nulls(metric)
+        .sort([metric, _ROW_INDEX], descending=[lower_is_better, False])
+        .head(n)
+    )
+    return ranked[_ROW_INDEX].to_list()
+
+
+def _display_expressions(schema: pl.Schema, metric: str) -> list[pl.Expr]:
+    """The shown columns of one metric's worst rows: texts truncated, signals as 'severity: message' strings."""
+    exprs = []
+    for name in _TEXT_COLUMNS:
+        if name in schema and schema[name] == pl.String:
+            text = pl.col(name)
+            exprs.append(
+                pl.when(text.str.len_chars() > TEXT_CHARS)
+                .then(text.str.slice(0, TEXT_CHARS) + "…")
+                .otherwise(text)
+                .alias(name)
+            )
+    exprs.append(pl.col(metric))
+    signals, reason = f"{metric}_signals", f"{metric}_reason"
+    if signals in schema:
+        exprs.append(_signal_texts(schema[signals], signals))
+    if reason in schema:
+        exprs.append(pl.col(reason).cast(pl.String))
+    return exprs
+
+
+def _signal_texts(dtype: pl.DataType, column: str) -> pl.Expr:
+    """A signals column as a list of strings: ``severity: message`` for ragframe's signal structs."""
+    inner = getattr(dtype, "inner", None)
+    if isinstance(dtype, pl.List) and isinstance(inner, pl.Struct):
+        fields = {f.name for f in inner.fields}
+        if {"severity", "message"} <= fields:
+            item = pl.element().struct
+            return pl.col(column).list.eval(pl.concat_str(item.field("severity"), pl.lit(": "), item.field("message")))
+    if isinstance(dtype, pl.List):
+        return pl.col(column).list.eval(pl.element().cast(pl.String))
+    return pl.concat_list(pl.col(column).cast(pl.String)).alias(column)
+
+
+def worst_rows(source: Source, frame: pl.DataFrame, plan: Plan, n: int) -> dict[str, pl.DataFrame]:
+    """Per metric, its ``n`` worst rows with the id and slice columns, texts, signals and reasons.
+
+    Positions come from ``frame`` (every row of the scores); the texts are read from
+    ``source`` for those rows only, in one streaming pass.
+    """
+    if n == 0:
+        return {metric: pl.DataFrame() for metric in plan.metrics}
+    positions = {metric: _worst_positions(frame, metric, n) for metric in plan.metrics}
+    wanted = sorted({p for rows in positions.values() for p in rows})
+    keys = list(dict.fromkeys([*plan.ids, *plan.by]))
+    exprs = {e.meta.output_name(): e for m in plan.metrics for e in _display_expressions(source.schema, m)}
+    shown = (
+        source.frame.with_row_index(_ROW_INDEX)
+        .filter(pl.col(_ROW_INDEX).is_in(wanted))
+        .select(pl.col(_ROW_INDEX).cast(pl.Int64), *[pl.col(k) for k in keys if k not in exprs], *exprs.values())
+        .collect(engine="streaming")
+    )
+    tables = {}
+    for metric, rows in positions.items():
+        order = pl.DataFrame({_ROW_INDEX: rows}, schema={_ROW_INDEX: pl.Int64})
+        columns = [c for c in shown.columns if c in keys or c in (*_TEXT_COLUMNS, metric)]
+        columns += [c for c in (f"{metric}_signals", f"{metric}_reason") if c in shown.columns]
+        table = order.join(shown, on=_ROW_INDEX, how="left", maintain_order="left")
+        tables[metric] = table.select(pl.col(_ROW_INDEX).alias(ROW), *columns)
+    return tables

@@ -1,0 +1,80 @@
+"""The report's pictures: :mod:`ragframe.plot` figures as PNG data URIs.
+
+Pictures of rows (distributions, calibration) are drawn from the sample; pictures of
+aggregates (slices, comparison, ranking curves) from the statistics of every row.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from ragframe.reporting.content import Plan, ranking_groups
+from ragframe.reporting.images import png_data_uri
+
+__all__ = ["calibration_figures", "comparison_figure", "distribution_figure", "ranking_figures", "slice_figures"]
+
+
+def _image(figure: Any, title: str, caption: str) -> dict[str, str]:
+    return {"title": title, "caption": caption, "uri": png_data_uri(figure)}
+
+
+def distribution_figure(sample: pl.DataFrame, plan: Plan, note: str) -> dict[str, str]:
+    """``rf.plot.distributions`` of the sampled scores: one panel per metric, thresholds marked."""
+    from ragframe import plot
+
+    figure = plot.distributions(sample, metrics=plan.metrics)
+    return _image(figure, "Distributions", f"Histogram of each score, its threshold marked. {note}")
+
+
+def slice_figures(summaries: dict[str, pl.DataFrame], plan: Plan) -> dict[str, dict[str, str]]:
+    """``rf.plot.slices`` of each per-slice summary (every row): the mean of each metric per slice value."""
+    from ragframe import plot
+
+    return {
+        column: _image(
+            plot.slices(summary, column, metrics=plan.metrics),
+            f"Mean by {column}",
+            f"Mean of each metric per value of {column} (every row; counts in the labels).",
+        )
+        for column, summary in summaries.items()
+    }
+
+
+def comparison_figure(comparison: pl.DataFrame) -> dict[str, str]:
+    """``rf.plot.compare`` of the comparison table: each metric's mean difference with its interval."""
+    from ragframe import plot
+
+    return _image(
+        plot.compare(comparison),
+        "Mean difference (compared minus these scores)",
+        "Each metric's mean paired difference with its interval; significant ones marked (every row).",
+    )
+
+
+def calibration_figures(sample: pl.DataFrame, plan: Plan, note: str) -> list[dict[str, str]]:
+    """``rf.plot.calibration`` of the sampled scores against the labels: one figure per label column given as a list."""
+    from ragframe import plot
+
+    caption = f"ROC curve of each score against the human label, AUROC in the legend. {note}"
+    if isinstance(plan.labels, dict):
+        return [_image(plot.calibration(sample, plan.labels), "Scores against labels", caption)]
+    return [
+        _image(plot.calibration(sample, label, metrics=plan.metrics), f"Scores against {label}", caption)
+        for label in plan.label_columns
+    ]
+
+
+def ranking_figures(frame: pl.DataFrame, plan: Plan) -> list[dict[str, str]]:
+    """``rf.plot.ranking_curve`` of each cutoff measure with several cutoffs: its mean (every row) over k."""
+    from ragframe import plot
+
+    groups = ranking_groups(plan.metrics)
+    images = []
+    for measure in dict.fromkeys(name for _, name in groups):
+        columns = [c for (_, name), group in groups.items() if name == measure for c in group]
+        means = frame.select(columns).mean()  # one row: the curve of every prefix, over every row
+        caption = f"Mean {measure}@k over the cutoffs k (every row); one line per column prefix."
+        images.append(_image(plot.ranking_curve(means, metric=measure), f"{measure} over k", caption))
+    return images
