@@ -6,12 +6,14 @@ null rules; these tests keep it in step with the metric registry.
 
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
 
 import pytest
 
 import ragframe as rf
+from ragframe.metrics import registry
 from ragframe.metrics.heuristic_seed import SEED_THRESHOLDS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,15 +38,15 @@ def _read_text(path: Path) -> str | None:
         return None
 
 
+def _builtin_table():
+    """rf.list_metrics() restricted to the metrics ragframe registers itself (every family)."""
+    table = rf.list_metrics()
+    return table.filter(table["name"].is_in(sorted(registry._BUILT_IN)))
+
+
 def _builtin_metrics() -> list[tuple[str, bool, float | None]]:
-    """(name, higher_is_better, default threshold) of every ranking and heuristic metric."""
-    list_metrics = getattr(rf, "list_metrics", None)
-    if list_metrics is not None:
-        table = list_metrics()
-        table = table.filter(table["family"].is_in(["retrieval", "heuristic"]))
-        return [(r["name"], r["higher_is_better"], r["threshold"]) for r in table.iter_rows(named=True)]
-    heuristic = [(name, True, rf.DEFAULT_THRESHOLDS[name]) for name in rf.HEURISTIC_METRICS]
-    return heuristic + [(name, True, None) for name in rf.RETRIEVAL_METRICS]
+    """(name, higher_is_better, default threshold) of every built-in metric, every family."""
+    return [(r["name"], r["higher_is_better"], r["threshold"]) for r in _builtin_table().iter_rows(named=True)]
 
 
 def test_scan_finds_the_files_it_checks():
@@ -156,3 +158,217 @@ def test_relative_links_in_docs_resolve(page):
         assert linked.is_file(), f"{page.name}: link to missing file {target}"
         if anchor and linked.suffix == ".md":
             assert anchor in _anchors(linked.read_text(encoding="utf-8")), f"{page.name}: no heading for {target}"
+
+
+# ----------------------------------------------------------------------------- docs/metrics.md: every family
+
+
+#: The section of docs/metrics.md that defines each family's formulas and null rules. A new family
+#: registered without a section here fails test_every_family_has_a_section.
+FAMILY_SECTIONS = {
+    "retrieval": "## Ranking measures",
+    "heuristic": "## Heuristic metrics (no LLM)",
+    "judge": "## Judge metrics (LLM)",
+}
+
+
+def test_builtin_metrics_cover_every_family():
+    families = set(_builtin_table()["family"])
+    assert {"retrieval", "heuristic", "judge"} <= families
+
+
+@pytest.mark.parametrize("family", sorted(set(_builtin_table()["family"])))
+def test_every_family_has_a_section(family):
+    assert family in FAMILY_SECTIONS, f"metric family {family!r} has no section in docs/metrics.md: add one"
+    text = METRICS_MD.read_text(encoding="utf-8")
+    heading = FAMILY_SECTIONS[family]
+    assert re.search(rf"^{re.escape(heading)}\s*$", text, flags=re.M), f"docs/metrics.md: no heading {heading!r}"
+    section = text.split(heading, 1)[1].split("\n## ", 1)[0]
+    assert re.search(r"null", section, flags=re.I), f"{heading}: no null rules"
+
+
+@pytest.mark.parametrize("row", list(_builtin_table().iter_rows(named=True)), ids=lambda r: r["name"])
+def test_metrics_md_reads_the_registered_inputs(row):
+    """The overview's "reads" cell names every input role rf.list_metrics() gives the metric."""
+    reads = _overview_cell(row["name"], "reads")
+    missing = [role for role in row["inputs"] if f"`{role}`" not in reads]
+    assert not missing, f"docs/metrics.md: `{row['name']}` reads {row['inputs']}, the overview says {reads!r}"
+
+
+@pytest.mark.parametrize("name", [m[0] for m in _builtin_metrics()])
+def test_metrics_md_defines_every_metric_outside_the_overview(name):
+    """Besides its overview row, each metric is named in a definition (a formula table or a heading)."""
+    text = METRICS_MD.read_text(encoding="utf-8")
+    head, _, rest = text.partition("\n| name |")
+    rest = rest.split("\n\n", 1)[1]  # the overview table ends at the first blank line
+    lines = (head + "\n" + rest).splitlines()
+    assert any(f"`{name}`" in line or re.match(rf"#+ {name}\s*$", line) for line in lines), name
+
+
+# ----------------------------------------------------------------------------- docs/columns.md
+
+COLUMNS_MD = DOCS / "columns.md"
+SENTINEL = "__renamed_column__"
+
+
+def _renaming_keywords() -> tuple[set[str], set[str]]:
+    """(keywords that rename an input column, default input column names), asked of every metric family.
+
+    Each family says which columns it reads (``Family.columns``) under given options; an option
+    renames a column when setting it to a sentinel name makes that name appear among the columns
+    read. Both the default ``match="id"`` and ``match="contains"`` are tried.
+    """
+    defaults = rf.Evaluator.option_defaults()
+    keywords: set[str] = set()
+    columns: set[str] = set()
+    for family in registry.families():
+        spec = registry.get_family(family)
+        requests = [(m, 10 if m.cutoff else None) for m in registry.metrics() if m.family == family]
+        if not requests:
+            continue
+        for extra in ({}, {"match": "contains"}):
+            base = spec.check({**defaults, **extra}, "test_docs")
+            for available in (["retrieved_scores"], ["relevance"]):
+                columns |= set(spec.columns(requests, base, available).values())
+            for option in defaults:
+                try:
+                    changed = spec.check({**defaults, **extra, option: SENTINEL}, "test_docs")
+                    read = spec.columns(requests, changed, [SENTINEL])
+                except rf.RagframeError:
+                    continue
+                if SENTINEL in read.values():
+                    keywords.add(option)
+    return keywords, columns
+
+
+def test_renaming_keywords_are_found():
+    """The discovery above finds the keywords we know of (so an empty result cannot pass silently)."""
+    keywords, columns = _renaming_keywords()
+    known = {"question", "answer", "contexts", "ground_truth", "retrieved_ids", "retrieved_scores", "relevant_ids"}
+    assert known | {"relevance"} <= keywords
+    assert known | {"relevance", "gold_documents"} <= columns
+
+
+@pytest.mark.parametrize("keyword", sorted(_renaming_keywords()[0]))
+def test_columns_md_documents_every_renaming_keyword(keyword):
+    assert f"`{keyword}=`" in COLUMNS_MD.read_text(encoding="utf-8"), f"docs/columns.md: no `{keyword}=`"
+
+
+@pytest.mark.parametrize("column", sorted(_renaming_keywords()[1]))
+def test_columns_md_documents_every_column_read(column):
+    text = COLUMNS_MD.read_text(encoding="utf-8")
+    assert re.search(rf"^\| `{re.escape(column)}`", text, flags=re.M), f"docs/columns.md: no row for `{column}`"
+
+
+@pytest.mark.parametrize("role", sorted({r for inputs in rf.list_metrics()["inputs"] for r in inputs}))
+def test_columns_md_documents_every_metric_input(role):
+    """Every input role of every registered metric has a row in the input table."""
+    text = COLUMNS_MD.read_text(encoding="utf-8")
+    assert re.search(rf"^\| `{re.escape(role)}`", text, flags=re.M), f"docs/columns.md: no row for `{role}`"
+
+
+def _output_suffixes() -> set[str]:
+    """The companion-column suffixes a run of every built-in metric writes (``_passed``, ``_reason``...)."""
+    import polars as pl
+
+    frame = pl.DataFrame(
+        {
+            "question": ["What is the capital of France?"],
+            "answer": ["Paris is the capital."],
+            "contexts": [["Paris is the capital of France."]],
+            "ground_truth": ["Paris"],
+            "retrieved_ids": [["d1", "d2"]],
+            "relevant_ids": [["d2"]],
+        }
+    )
+    names = list(_builtin_table()["name"])
+    runs = [
+        rf.evaluate(frame, names, judge=lambda p: "Score: 0.5", cache=False, explain=True, n_samples=2),
+        rf.evaluate(frame, ["faithfulness"], mode="hybrid", hybrid_band=(0.0, 1.0), judge=lambda p: "Score: 1"),
+    ]
+    suffixes = set()
+    for scored in runs:
+        outputs = set(rf.score_columns(scored.columns)) - {"composite_score"}
+        for column in set(scored.columns) - set(frame.columns) - outputs:
+            base = max((o for o in outputs if column.startswith(o + "_")), key=len, default=None)
+            suffixes.add(column if base is None else "<m>" + column[len(base) :])
+    return suffixes
+
+
+def test_output_suffixes_are_found():
+    assert {"<m>_passed", "<m>_signals", "<m>_reason", "<m>_status", "<m>_source", "passed"} <= _output_suffixes()
+
+
+@pytest.mark.parametrize("column", sorted(_output_suffixes()))
+def test_columns_md_documents_every_output_column(column):
+    text = COLUMNS_MD.read_text(encoding="utf-8")
+    assert re.search(rf"^\| (`[^|]*`, )*`{re.escape(column)}`", text, flags=re.M), f"docs/columns.md: no `{column}`"
+
+
+# ----------------------------------------------------------------------------- docs/cli.md
+
+CLI_MD = DOCS / "cli.md"
+
+
+def _subparsers() -> dict[str, argparse.ArgumentParser]:
+    """Every ``ragframe`` subcommand's parser, from the real parser (``ragframe.cli.main.build_parser``)."""
+    from ragframe.cli.main import build_parser
+
+    actions = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    assert len(actions) == 1, "expected one set of subcommands"
+    return dict(actions[0].choices)
+
+
+def _cli_section(command: str) -> str:
+    text = CLI_MD.read_text(encoding="utf-8")
+    heading = f"## `ragframe {command}`"
+    assert re.search(rf"^{re.escape(heading)}\s*$", text, flags=re.M), f"docs/cli.md: no section {heading!r}"
+    return text.split(heading, 1)[1].split("\n## ", 1)[0]
+
+
+def _cli_items() -> list[tuple[str, str, str]]:
+    """(command, what, text): every option string, positional argument and choice of every subcommand."""
+    items = []
+    for command, parser in _subparsers().items():
+        for action in parser._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            if action.option_strings:
+                items += [(command, "option", option) for option in action.option_strings]
+            else:
+                items.append((command, "argument", action.metavar or action.dest))
+            items += [(command, "choice", str(choice)) for choice in action.choices or ()]
+    return items
+
+
+def test_cli_items_are_found():
+    items = _cli_items()
+    commands = {c for c, _, _ in items}
+    assert {"demo", "eval", "trec", "summary", "compare", "gate"} <= commands
+    assert ("eval", "option", "--batch-rows") in items and ("trec", "option", "-q") in items
+    assert ("compare", "choice", "wilcoxon") in items and ("eval", "argument", "LOG") in items
+
+
+@pytest.mark.parametrize("command", sorted(_subparsers()))
+def test_cli_md_has_a_section_per_command(command):
+    section = _cli_section(command)
+    assert "Exit codes" in section and "```bash" in section, f"docs/cli.md, ragframe {command}: exit codes, example"
+    assert f"ragframe {command}" in section.split("```bash", 1)[1], f"docs/cli.md, ragframe {command}: no example"
+
+
+@pytest.mark.parametrize("item", _cli_items(), ids=lambda i: f"{i[0]}-{i[2]}")
+def test_cli_md_documents_every_option(item):
+    """Each option string, positional argument and choice appears, in backticks, in its command's section."""
+    command, what, text = item
+    section = _cli_section(command)
+    pattern = rf"`{re.escape(text)}[ `=]" if what != "choice" else rf"(?<![\w-]){re.escape(text)}(?![\w-])"
+    assert re.search(pattern, section), f"docs/cli.md, ragframe {command}: {what} {text!r} is not documented"
+
+
+def test_cli_md_lists_every_exit_code():
+    from ragframe.cli.main import EXIT_CODES
+
+    text = CLI_MD.read_text(encoding="utf-8")
+    table = text.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    for code in EXIT_CODES.values():
+        assert re.search(rf"^\| {code} \|", table, flags=re.M), f"docs/cli.md: exit code {code} is not in the table"
