@@ -17,6 +17,9 @@ summary
     JSON file), as a table, CSV, JSON or Markdown.
 compare
     :func:`ragframe.stats.compare` of two scored frames: paired tests per metric.
+report
+    :func:`ragframe.report`: a self-contained HTML report of a scored frame (summary,
+    plots, comparison, agreement with labels, worst rows); needs the ``report`` extra.
 gate
     A CI check: fails (exit code 1) when a metric regressed against a baseline (larger
     than a threshold and significant, see :func:`ragframe.stats.regressions`) or when a
@@ -38,7 +41,7 @@ import traceback
 
 import polars as pl
 
-from ragframe.cli import compare, demo, gate, summary, trec
+from ragframe.cli import compare, demo, gate, report, summary, trec
 from ragframe.cli import eval as eval_command
 from ragframe.cli.args import UsageError
 from ragframe.exceptions import InvalidParameterError, RagframeError
@@ -67,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         "errors are one line on stderr. 'ragframe COMMAND --help' for more.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in (demo, eval_command, trec, summary, compare, gate):
+    for command in (demo, eval_command, trec, summary, compare, gate, report):
         command.add_parser(sub)
     return parser
 
