@@ -91,7 +91,8 @@ def distributions(
     drawn = _sample(df, sample, seed)
     ncols = min(len(names), 3)
     nrows = -(-len(names) // ncols)
-    fig, axes = new_figure(_FUNCTION, nrows, ncols, width=WIDTH if ncols > 1 else 7.0, height=0.6 + 2.6 * nrows)
+    width = WIDTH if ncols > 1 else 7.0
+    fig, axes = new_figure(_FUNCTION, nrows, ncols, width=width, height=0.6 + 2.6 * nrows, n_axes=len(names))
     for ax, name, count in zip(axes, names, counts):
         values = drawn[name].drop_nulls().cast(pl.Float64).to_numpy()
         _draw(ax, values, name, kind, bins)
