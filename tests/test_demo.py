@@ -34,9 +34,35 @@ def demo(tmp_path_factory) -> tuple[Path, str]:
 def test_demo_writes_its_inputs_and_scores(demo):
     out, printed = demo
     names = sorted(p.name for p in out.iterdir())
-    assert names == sorted([*EXAMPLE_FILES.values(), "per_query.parquet", "rag_scores.parquet"])
+    assert names == sorted([*EXAMPLE_FILES.values(), "per_query.parquet", "rag_scores.parquet", "report.html"])
     for name in EXAMPLE_FILES.values():
         assert name in printed, name
+
+
+def test_demo_writes_the_html_report_and_says_where(demo):
+    out, printed = demo
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert f"worst rows with their signals): {(out / 'report.html').resolve()}" in printed
+    for section in ("provenance", "summary", "distributions", "slices", "comparison", "calibration", "worst-rows"):
+        assert f'<h2 id="{section}">' in page, section
+    # the comparison is with the wrong-contexts log: answer_relevance (which ignores the contexts) ties
+    assert '<td data-column="metric">answer_relevance</td>' in page
+    assert "human_faithfulness" in page and "By reaction" in page
+    assert "rag_log.wrong_contexts.parquet" in printed
+
+
+def test_demo_without_the_report_extra_says_how_to_get_it_and_exits_0(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "jinja2", None)  # import jinja2 raises ImportError
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = main(["demo", "--out", str(tmp_path)])
+    assert code == 0
+    printed = buffer.getvalue()
+    lines = [line for line in printed.splitlines() if "HTML report" in line or "ragframe[report]" in line]
+    assert lines == ["no HTML report: report needs jinja2: pip install 'ragframe[report]'"], lines
+    assert "report.html" not in printed and not (tmp_path / "report.html").exists()
 
 
 def test_demo_inputs_are_byte_copies_of_the_bundled_files(demo):
@@ -67,6 +93,7 @@ def test_demo_scores_come_from_the_written_inputs(demo):
     assert "ndcg_at_10         0.5058              0.6868" in printed
     rag = pl.read_parquet(out / "rag_scores.parquet")
     assert rag.height == 200 and rag["id"].to_list() == list(range(200))
+    assert not [c for c in rag.columns if c.endswith("_signals")]  # the signals are for the report only
 
 
 def test_demo_heuristic_summary_lists_scores_not_the_human_labels(demo):

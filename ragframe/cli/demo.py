@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 import polars as pl
+import polars.selectors as cs
 
 from ragframe.cli.args import EXIT_CODES, epilog
 from ragframe.cli.format import format_frame
@@ -92,10 +93,13 @@ def run(args: argparse.Namespace) -> int:
     print(
         format_frame(summary.select("run", "metric", "count", "mean", "std", "min", "p50", "max", "ci_low", "ci_high"))
     )
-    rag_path = _demo_heuristics(paths["rag_log"], out_dir)
+    rag_path, rag_scores = _demo_heuristics(paths["rag_log"], out_dir)
+    report_path = _demo_report(rag_scores, paths["rag_log_wrong_contexts"], out_dir)
     print(f"\nwritten to {out_dir.resolve()}:")
     print(f"  {per_query_path.name}: per-query ranking scores ({scores.height} rows, a 'run' column)")
     print(f"  {rag_path.name}: per-answer heuristic scores (200 rows)")
+    if report_path is not None:
+        print(f"  {report_path.name}: the HTML report of the RAG log's scores (open it in a browser; it works offline)")
     print(f"  the inputs: {', '.join(EXAMPLE_FILES.values())}")
     print(f"  ({EXAMPLE_FILES['rag_log_wrong_contexts']} is the RAG log with each row given the previous row's")
     print("  contexts, a simulated retrieval bug for trying 'ragframe compare' and 'ragframe gate')")
@@ -111,15 +115,18 @@ _DEMO_LABELS = {
 }
 
 
-def _demo_heuristics(log_path: Path, out_dir: Path) -> Path:
-    """Score the ARES log at ``log_path`` with both methods; print the summary and the agreement with people."""
+def _demo_heuristics(log_path: Path, out_dir: Path) -> tuple[Path, pl.DataFrame]:
+    """Score the ARES log at ``log_path`` with both methods; print the summary and the agreement with people.
+
+    Returns the path of the scores written and the scored log (with its texts and signals, for the report).
+    """
     from ragframe import evaluate
 
     log = pl.read_parquet(log_path)
-    scored = evaluate(log, list(_DEMO_LABELS))
+    scored = evaluate(log, list(_DEMO_LABELS), explain=True)  # the signals explain the report's worst rows
     seed = evaluate(log, list(_DEMO_LABELS), compat=SEED)
     path = out_dir / "rag_scores.parquet"
-    scored.drop("question", "answer", "contexts").write_parquet(path)
+    scored.drop("question", "answer", "contexts", cs.ends_with("_signals")).write_parquet(path)
     print("\nheuristic RAG metrics on the bundled ARES log: 200 answers of a documentation assistant")
     print("with human labels (rf.evaluate, then rf.summarize; no reference answers, so five metrics)\n")
     # the new score columns only: the human labels (human_faithfulness, ...) parse as prefixed scores
@@ -132,6 +139,33 @@ def _demo_heuristics(log_path: Path, out_dir: Path) -> Path:
     print("answer the annotators judged good scores above one they judged bad:")
     print("0.5 is chance, below 0.5 points the wrong way.")
     print("good: answers judged good; passes, seed passes: answers at or above each method's default threshold.")
+    return path, scored
+
+
+def _demo_report(scored: pl.DataFrame, wrong_contexts_path: Path, out_dir: Path) -> Path | None:
+    """Write OUT/report.html: the RAG scores against the human labels, by reaction, compared with the log
+    whose contexts are shifted; print where. Without the ``report`` extra, say how to get it; None."""
+    from ragframe import evaluate
+    from ragframe.exceptions import MissingDependencyError
+
+    try:
+        from ragframe.reporting import report
+
+        broken = evaluate(pl.read_parquet(wrong_contexts_path), list(_DEMO_LABELS))
+        path = report(
+            scored,
+            out_dir / "report.html",
+            compare=broken,
+            on="id",
+            by="reaction",
+            labels=_DEMO_LABELS,
+            title="ragframe demo: the ARES RAG log (200 answers), compared with its wrong-contexts copy",
+        )
+    except MissingDependencyError as exc:
+        print(f"\nno HTML report: {exc}")
+        return None
+    print(f"\nHTML report (summary, plots, agreement with the labels, the comparison with {wrong_contexts_path.name},")
+    print(f"worst rows with their signals): {path}")
     return path
 
 
@@ -178,14 +212,20 @@ methods next to rag-eval-node-ts's), and writes OUT/rag_scores.parquet.
 OUT also receives the inputs, read from there: run.bm25.txt, run.rerank-gpt35.txt,
 qrels.txt, rag_log.parquet (copies of the bundled files), and
 rag_log.wrong_contexts.parquet (the log with each row given the previous row's
-contexts: a simulated retrieval bug, to try 'ragframe eval', 'compare' and 'gate')."""
+contexts: a simulated retrieval bug, to try 'ragframe eval', 'compare' and 'gate').
+
+Last, it writes OUT/report.html (ragframe report): the RAG log's scores with their
+summary, histograms, a slice per user reaction, agreement with the human labels,
+the comparison with the wrong-contexts log, and the worst answers with their
+signals. Without the 'report' extra (pip install 'ragframe[report]') it says so
+and skips it."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Add ``ragframe demo`` to the subcommands ``sub``."""
     demo = sub.add_parser(
         "demo",
-        help="score the bundled TREC DL 2019 example and print tables",
+        help="score the bundled examples, print tables, write an HTML report",
         description=_DEMO_DESCRIPTION,
         epilog=epilog(EXIT_CODES),
         formatter_class=argparse.RawDescriptionHelpFormatter,

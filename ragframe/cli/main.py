@@ -8,7 +8,8 @@ eval
 demo
     Score the bundled TREC DL 2019 example (BM25 and a GPT-3.5 rerank of it): a table
     of ranking metrics, a paired comparison of the two runs with p-values, and a
-    summary of the per-query scores.
+    summary of the per-query scores; then the bundled ARES RAG log: heuristic scores,
+    agreement with its human labels, and an HTML report (``OUT/report.html``).
 trec
     trec_eval-compatible scoring of a TREC run file against a qrels file, printed
     in trec_eval's layout (see :mod:`ragframe.io.trec_eval_format`).
