@@ -372,3 +372,174 @@ def test_cli_md_lists_every_exit_code():
     table = text.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
     for code in EXIT_CODES.values():
         assert re.search(rf"^\| {code} \|", table, flags=re.M), f"docs/cli.md: exit code {code} is not in the table"
+
+
+# ----------------------------------------------------------------------------- docs/migration.md
+
+MIGRATION_MD = DOCS / "migration.md"
+#: Every class, function, method, option and result type the seed systems document, by system: read
+#: from their documentation once and kept here (users do not have it). Each must be named in the first
+#: column of its system's migration table.
+SEED_APIS: dict[str, tuple[str, ...]] = {
+    "rag-eval-node-ts": (
+        "evaluate",
+        "evaluateBatch",
+        "createEvaluator",
+        "Evaluator.evaluate",
+        "Evaluator.evaluateBatch",
+        "Evaluator.config",
+        "computeMetric",
+        "scoreFaithfulness",
+        "scoreAnswerRelevance",
+        "scoreContextPrecision",
+        "scoreContextRecall",
+        "scoreContextRelevance",
+        "scoreAnswerCorrectness",
+        "scoreHallucinationRate",
+        "splitSentences",
+        "filterFactualSentences",
+        "tokenize",
+        "getNgrams",
+        "ngramOverlap",
+        "weightedNgramOverlap",
+        "tfidfSimilarity",
+        "buildTfIdfVectors",
+        "cosineSimilarity",
+        "tokenF1",
+        "createOpenAIJudge",
+        "createAnthropicJudge",
+        "JudgeFn",
+        "EvaluationMode",
+        "mode",
+        "judge",
+        "metricModes",
+        "thresholds",
+        "MetricThresholds",
+        "compositeThreshold",
+        "compositeWeights",
+        "heuristic",
+        "HeuristicOptions",
+        "ngramSizes",
+        "ngramWeights",
+        "claimSupportThreshold",
+        "chunkRelevanceThreshold",
+        "sentenceCoverageThreshold",
+        "ngramWeight",
+        "tfidfWeight",
+        "promptOverrides",
+        "PromptOverrides",
+        "EvaluateOptions",
+        "EvaluatorConfig",
+        "BatchEvaluateOptions",
+        "concurrency",
+        "onProgress",
+        "baselineResult",
+        "regressionThreshold",
+        "EvalSample",
+        "MetricId",
+        "MetricResult",
+        "EvalSignal",
+        "EvalResult",
+        "CostTracker",
+        "MetricAggregate",
+        "BatchEvalResult",
+        "MetricRegression",
+    ),
+    "anchor / astro_context": (
+        "RetrievalMetricsCalculator",
+        "RetrievalMetricsCalculator.evaluate",
+        "RetrievalMetrics",
+        "RAGMetrics",
+        "EvaluationResult",
+        "LLMRAGEvaluator",
+        "LLMRAGEvaluator.evaluate",
+        "PipelineEvaluator",
+        "PipelineEvaluator.evaluate_retrieval",
+        "PipelineEvaluator.evaluate_rag",
+        "PipelineEvaluator.evaluate",
+        "EvaluationSample",
+        "EvaluationDataset",
+        "AggregatedMetrics",
+        "BatchEvaluator",
+        "BatchEvaluator.evaluate",
+        "ABTestRunner",
+        "ABTestRunner.run",
+        "ABTestResult",
+        "Retriever",
+        "ContextItem",
+        "SourceType",
+        "HumanJudgment",
+        "HumanEvaluationCollector",
+        "HumanEvaluationCollector.judgments",
+        "HumanEvaluationCollector.add_judgment",
+        "HumanEvaluationCollector.add_judgments",
+        "HumanEvaluationCollector.compute_agreement",
+        "HumanEvaluationCollector.to_dataset",
+        "HumanEvaluationCollector.compute_metrics",
+    ),
+    "langrag": (
+        "FaithfulnessEvaluator",
+        "FaithfulnessEvaluator.evaluate",
+        "AnswerRelevancyEvaluator",
+        "AnswerRelevancyEvaluator.evaluate",
+        "ContextRelevancyEvaluator",
+        "ContextRelevancyEvaluator.evaluate",
+        "BaseEvaluator",
+        "BaseEvaluator.name",
+        "BaseEvaluator.evaluate",
+        "BaseEvaluator._call_llm",
+        "BaseEvaluator._parse_score_from_response",
+        "EvaluationSample",
+        "EvaluationResult",
+    ),
+    "REMem": (
+        "RetrievalRecall",
+        "RetrievalRecallAll",
+        "RetrievalNDCGAny",
+        "calculate_metric_scores",
+        "is_chunk_from_original",
+    ),
+}
+
+
+def _seed_table_names(system: str) -> str:
+    """The first cells of the migration table rows in the section ``## <system>``, joined."""
+    text = MIGRATION_MD.read_text(encoding="utf-8")
+    heading = f"## {system}"
+    assert re.search(rf"^{re.escape(heading)}\s*$", text, flags=re.M), f"docs/migration.md: no section {heading!r}"
+    section = text.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("|---")]
+    return "\n".join(line.split(" | ", 1)[0] for line in rows)
+
+
+def _names_in(cell_text: str) -> set[str]:
+    """Every backticked name in the cells, and ``Class.method`` for a cell ``Class(...).method(...)``."""
+    names = set()
+    for code in re.findall(r"`([^`]+)`", cell_text):
+        names.add(re.split(r"[(\s]", code, maxsplit=1)[0])
+        chain = re.sub(r"\([^()]*\)", "", code)  # Class(k).evaluate(a, b) -> Class.evaluate
+        names.add(chain.split()[0] if chain.split() else chain)
+    return names
+
+
+def test_names_in_reads_calls_and_chains():
+    assert _names_in("| `ABTestRunner(evaluator, dataset)`, `ABTestRunner.run(a, b)`") >= {
+        "ABTestRunner",
+        "ABTestRunner.run",
+    }
+    assert "RetrievalMetricsCalculator.evaluate" in _names_in("`RetrievalMetricsCalculator(k).evaluate(r, k)`")
+    assert "evaluate" not in _names_in("`evaluateBatch(samples)`")
+
+
+@pytest.mark.parametrize(
+    ("system", "name"), [(s, n) for s, names in SEED_APIS.items() for n in names], ids=lambda v: str(v)
+)
+def test_migration_table_names_each_seed_api(system, name):
+    assert name in _names_in(_seed_table_names(system)), f"docs/migration.md, {system}: no row for `{name}`"
+
+
+@pytest.mark.parametrize("system", sorted(SEED_APIS))
+def test_migration_section_says_where_numbers_differ(system):
+    text = MIGRATION_MD.read_text(encoding="utf-8")
+    heading = f"### {system.split(' / ')[0]}: where the numbers differ"
+    assert heading in text, f"docs/migration.md: no {heading!r}"
