@@ -19,9 +19,9 @@ from ragframe.metrics.heuristic_seed import SEED_THRESHOLDS
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 METRICS_MD = DOCS / "metrics.md"
-#: Internal design notes that are not part of the repository: a path into a ``spec/``
-#: folder (``spec/heuristics.md``, ``../shared/spec/...``) or ``DESIGN.md``.
-HIDDEN = re.compile(r"\bspec/|DESIGN\.md")
+#: Internal design notes that are not part of the repository: a path into a ``spec/`` or
+#: ``seeds/`` folder (``spec/heuristics.md``, ``../shared/spec/...``, ``shared/seeds/...``) or ``DESIGN.md``.
+HIDDEN = re.compile(r"\bspec/|\bseeds/|DESIGN\.md")
 #: Columns docs/metrics.md defines besides the registered metrics.
 EXTRA_NAMES = ("num_ret", "num_rel", "num_rel_ret", "composite_score", "passed")
 
@@ -56,7 +56,7 @@ def test_scan_finds_the_files_it_checks():
 
 def test_hidden_pattern_matches_what_it_should():
     assert HIDDEN.search("see ``spec/heuristics.md``") and HIDDEN.search("(DESIGN.md, section 2)")
-    assert HIDDEN.search("../shared/spec/retrieval.md")
+    assert HIDDEN.search("../shared/spec/retrieval.md") and HIDDEN.search("see ../shared/seeds/ for the API")
     assert not HIDDEN.search("inspect/ and respec/ are other words; docs/metrics.md is fine")
 
 
@@ -69,8 +69,8 @@ def test_no_reference_to_files_outside_the_repository():
         for number, line in enumerate(text.splitlines(), 1):
             if HIDDEN.search(line):
                 found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
-    assert not found, "references to spec/ or DESIGN.md (not in the repository; point at docs/ instead):\n" + "\n".join(
-        found
+    assert not found, (
+        "references to spec/, seeds/ or DESIGN.md (not in the repository; point at docs/ instead):\n" + "\n".join(found)
     )
 
 
