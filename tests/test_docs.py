@@ -543,3 +543,18 @@ def test_migration_section_says_where_numbers_differ(system):
     text = MIGRATION_MD.read_text(encoding="utf-8")
     heading = f"### {system.split(' / ')[0]}: where the numbers differ"
     assert heading in text, f"docs/migration.md: no {heading!r}"
+
+
+# ----------------------------------------------------------------------------- README's Documentation list
+
+
+def test_readme_documentation_list_links_every_page():
+    """README's "Documentation" section links every docs/*.md page, and the notebooks when there are any."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert re.search(r"^## Documentation\s*$", text, flags=re.M), "README.md: no '## Documentation' section"
+    section = text.split("\n## Documentation\n", 1)[1].split("\n## ", 1)[0]
+    linked = set(re.findall(r"\]\(([^)#\s]+)", section))
+    pages = {f"docs/{p.name}" for p in DOCS.glob("*.md")}
+    if list((ROOT / "notebooks").glob("*.ipynb")):
+        pages.add("notebooks/README.md")
+    assert pages <= linked, f"README.md, Documentation: not linked: {sorted(pages - linked)}"
