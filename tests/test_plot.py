@@ -84,9 +84,10 @@ def test_distributions_one_axes_per_score_column_titled_with_n_and_nulls(scored)
 
 
 def test_distributions_histogram_bars_are_numpys_counts_over_the_unit_interval(scored):
-    fig = rf.plot.distributions(scored, ["faithfulness", "answer_relevance"], bins=10)
+    fig = rf.plot.distributions(scored, ["faithfulness", "context_relevance"], bins=10)
     assert len(fig.axes) == 2
-    for ax, name in zip(fig.axes, ["faithfulness", "answer_relevance"]):
+    assert scored["context_relevance"].max() < 0.6  # the bins still span [0, 1], the metric's bounds
+    for ax, name in zip(fig.axes, ["faithfulness", "context_relevance"]):
         values = scored[name].drop_nulls().to_numpy()
         counts, edges = np.histogram(values, bins=10, range=(0.0, 1.0))
         heights = [p.get_height() for p in ax.patches]
@@ -112,6 +113,11 @@ def test_distributions_thresholds_given_by_column_output_or_metric_name(scored):
     fig = rf.plot.distributions(renamed, thresholds={"faithfulness": 0.7, "answer_relevance": None})
     assert _by_gid(fig.axes[0].lines, "threshold")[0].get_xdata()[0] == 0.7
     assert _by_gid(fig.axes[1].lines, "threshold") == []
+    ranking = pl.DataFrame({"bm25_ndcg_at_10": [0.1, 0.9], "bm25_mrr": [1.0, 0.5]})
+    for key in ("bm25_ndcg_at_10", "ndcg_at_10", "ndcg_at_k"):
+        fig = rf.plot.distributions(ranking, thresholds={key: 0.3})
+        assert _by_gid(fig.axes[0].lines, "threshold")[0].get_xdata()[0] == 0.3
+        assert _by_gid(fig.axes[1].lines, "threshold") == []  # no threshold registered for mrr
     fig = rf.plot.distributions(renamed, thresholds={"v2_faithfulness": 0.2})
     assert _by_gid(fig.axes[0].lines, "threshold")[0].get_xdata()[0] == 0.2
     assert _by_gid(fig.axes[1].lines, "threshold")[0].get_xdata()[0] == 0.5  # the registry's, unprefixed
@@ -132,6 +138,9 @@ def test_distributions_sample_draws_that_many_rows_seeded_and_says_so(scored):
     assert fig.axes[0].get_title().endswith("n=200, nulls=0")  # the counts are of every row
     again = rf.plot.distributions(scored, "answer_relevance", sample=50, seed=3)
     assert [p.get_height() for p in again.axes[0].patches] == [p.get_height() for p in fig.axes[0].patches]
+    full = [p.get_height() for p in rf.plot.distributions(scored, "answer_relevance").axes[0].patches]
+    most = [p.get_height() for p in rf.plot.distributions(scored, "answer_relevance", sample=199).axes[0].patches]
+    assert sum(most) == 199 and all(m <= f for m, f in zip(most, full))  # rows drawn without replacement
     whole = rf.plot.distributions(scored, "answer_relevance", sample=500, title="mine")
     assert sum(p.get_height() for p in whole.axes[0].patches) == 200 and whole._suptitle.get_text() == "mine"
 
@@ -243,6 +252,9 @@ def test_compare_forest_plot_draws_compares_deltas_and_intervals(comparison):
         assert points.get_xdata().tolist() == part["delta"].to_list()
         assert points.get_ydata().tolist() == part["y"].cast(pl.Float64).to_list()
     assert comparison["significant"].sum() >= 3 and not comparison["significant"].all()
+    flipped = comparison.with_columns(~pl.col("significant"))  # the marks follow the frame's column
+    (points,) = _by_gid(rf.plot.compare(flipped).axes[0].lines, "delta-significant")
+    assert points.get_xdata().tolist() == comparison.filter(~pl.col("significant"))["delta"].to_list()
     labels = [t.get_text() for t in ax.get_yticklabels()]
     expected = [
         f"{'* ' if sig else ''}{metric} (n={n})"
@@ -309,6 +321,16 @@ def test_ranking_curve_reads_run_summary_output_and_selects_k(trec):
     assert fig.axes[0].get_xscale() == "linear"
     one = rf.plot.ranking_curve(trec["bm25"], "recall", title="BM25")
     assert [line.get_label() for line in one.axes[0].lines] == ["run"] and one.axes[0].get_title() == "BM25"
+
+
+def test_ranking_curve_leaves_null_queries_out_and_sorts_k():
+    per_query = pl.DataFrame(
+        {"query_id": ["a", "b", "c"], "ndcg_at_10": [0.5, 1.0, None], "ndcg_at_2": [0.25, 0.5, None]}
+    )
+    (line,) = rf.plot.ranking_curve(per_query).axes[0].lines
+    summary = rf.run_summary(per_query)  # query c has no judgments: left out
+    assert line.get_xdata().tolist() == [2, 10]
+    assert line.get_ydata().tolist() == [summary["ndcg_at_2"].item(), summary["ndcg_at_10"].item()] == [0.375, 0.75]
 
 
 def test_ranking_curve_one_curve_per_prefix(trec):

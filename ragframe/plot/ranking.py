@@ -112,11 +112,10 @@ def _curves(name: str, frame: Any, base: str) -> list[tuple[str, np.ndarray, np.
             f"no {base}_at_<k> column in run {name!r}", function=_FUNCTION, column=f"{base}_at_k", available=schema
         )
     columns = [c for pairs in found.values() for _, c in pairs]
-    df = read_frame(frame, _FUNCTION, [*columns, *(["num_q"] if "num_q" in schema else [])])
+    df = read_frame(frame, _FUNCTION, columns)
     require_rows(df, _FUNCTION, f"run {name!r}")
     prepare_scores(df, columns, None, _FUNCTION)  # numeric, no NaN
-    summary = "num_q" in df.columns and df.height == 1  # rf.run_summary's one row
-    means = df.select(columns) if summary else df.select(pl.col(columns).mean())
+    means = df.select(pl.col(columns).mean())  # nulls left out; rf.run_summary's one row is its own mean
     out = []
     for prefix, pairs in found.items():
         pairs.sort()
