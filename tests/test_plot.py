@@ -399,6 +399,31 @@ def test_calibration_one_label_for_every_metric_and_booleans(scored):
     assert default.axes[0].get_title() == "ROC against good"
 
 
+def test_calibration_turns_a_lower_is_better_score_around():
+    rf.register_metric(
+        rf.Metric(
+            "plot_answer_chars",
+            "custom",
+            ("answer",),
+            "Characters.",
+            kernel=lambda view: view["answer"].str.len_chars().cast(pl.Float64),
+            higher_is_better=False,
+        )
+    )
+    try:
+        rng = np.random.default_rng(5)
+        y = rng.integers(0, 2, 80)
+        s = np.round(rng.random(80) - 0.3 * y, 1)  # lower for positives
+        fig = rf.plot.calibration(pl.DataFrame({"plot_answer_chars": s, "human": y}), "human")
+        (line,) = _by_gid(fig.axes[0].lines, "roc:plot_answer_chars")
+        fpr, tpr, _ = roc_curve(y, -s)
+        assert line.get_xdata().tolist() == fpr.tolist() and line.get_ydata().tolist() == tpr.tolist()
+        text = fig.legends[0].get_texts()[0].get_text()
+        assert f"AUROC {roc_auc_score(y, -s):.3f}" in text and roc_auc_score(y, -s) > 0.5
+    finally:
+        rf.unregister_metric("plot_answer_chars")
+
+
 def test_roc_points_match_sklearn_on_ties():
     from ragframe.plot.calibration import roc_points
 
