@@ -102,7 +102,8 @@ def distributions(
             ax.legend([ax.lines[-1]], [f"threshold {cuts[name]:g}"], fontsize=8, loc="best")
     heading = [title] if title else []
     if drawn.height < df.height:
-        heading.append(f"sample of {drawn.height:,} of {df.height:,} rows drawn (seed {seed}); n and nulls count all")
+        drawn_text = f"sample of {drawn.height:,} of {df.height:,} rows drawn (seed {seed})"
+        heading.append(f"{drawn_text}; n and nulls count all rows")
     if heading:
         fig.suptitle("\n".join(heading), fontsize=11)
     return fig
