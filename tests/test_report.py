@@ -271,6 +271,16 @@ def test_user_text_is_escaped(tmp_path):
     assert all(not v.startswith("https://") for _, _, v in page.urls)
 
 
+def test_a_picture_the_plot_refuses_leaves_its_reason_and_the_tables(tmp_path):
+    frame = pl.DataFrame({"id": [1, 2, 3, 4], "faithfulness": [0.2, 0.4, 0.9, 0.7], "human": [1, 1, 1, 1]})
+    path = rf.report(frame, tmp_path / "r.html", labels="human")  # one class: no ROC curve
+    html, page = read_page(path)
+    assert [s for s, _ in page.images] == ["distributions"]
+    assert "Scores against human: no picture.</strong> calibration: label has a single class" in html
+    row = page.records("agreement")[0]
+    assert int(row["n"]["value"]) == 4 and int(row["positives"]["value"]) == 4 and row["auroc"]["text"] == "-"
+
+
 def test_evaluate_parquet_output_folder_with_its_manifest(tmp_path):
     log = pl.read_parquet(example_rag_log()).head(60)
     log.write_parquet(tmp_path / "log.parquet")

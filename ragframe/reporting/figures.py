@@ -6,35 +6,55 @@ aggregates (slices, comparison, ranking curves) from the statistics of every row
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import polars as pl
 
+from ragframe.exceptions import SchemaError
 from ragframe.reporting.content import Plan, ranking_groups
 from ragframe.reporting.images import png_data_uri
 
 __all__ = ["calibration_figures", "comparison_figure", "distribution_figure", "ranking_figures", "slice_figures"]
 
 
-def _image(figure: Any, title: str, caption: str) -> dict[str, str]:
-    return {"title": title, "caption": caption, "uri": png_data_uri(figure)}
+def _image(draw: Callable[[], Any], title: str, caption: str) -> dict[str, str | None]:
+    """A picture for the template: ``uri`` the PNG, or None and ``missing`` the reason the plot gave.
+
+    A plot refuses data it cannot draw (a label with one class, a score without values)
+    with a :class:`SchemaError`; the page then shows that reason in the picture's place,
+    and the tables are still there.
+
+    Examples
+    --------
+    >>> def refuse():
+    ...     raise SchemaError("label has a single class", function="calibration")
+    >>> _image(refuse, "ROC", "caption")["missing"]
+    'calibration: label has a single class'
+    """
+    try:
+        figure = draw()
+    except SchemaError as exc:
+        return {"title": title, "caption": caption, "uri": None, "missing": str(exc)}
+    return {"title": title, "caption": caption, "uri": png_data_uri(figure), "missing": None}
 
 
-def distribution_figure(sample: pl.DataFrame, plan: Plan, note: str) -> dict[str, str]:
+def distribution_figure(sample: pl.DataFrame, plan: Plan, note: str) -> dict[str, str | None]:
     """``rf.plot.distributions`` of the sampled scores: one panel per metric, thresholds marked."""
     from ragframe import plot
 
-    figure = plot.distributions(sample, metrics=plan.metrics)
-    return _image(figure, "Distributions", f"Histogram of each score, its threshold marked. {note}")
+    draw = partial(plot.distributions, sample, metrics=plan.metrics)
+    return _image(draw, "Distributions", f"Histogram of each score, its threshold marked. {note}")
 
 
-def slice_figures(summaries: dict[str, pl.DataFrame], plan: Plan) -> dict[str, dict[str, str]]:
+def slice_figures(summaries: dict[str, pl.DataFrame], plan: Plan) -> dict[str, dict[str, str | None]]:
     """``rf.plot.slices`` of each per-slice summary (every row): the mean of each metric per slice value."""
     from ragframe import plot
 
     return {
         column: _image(
-            plot.slices(summary, column, metrics=plan.metrics),
+            partial(plot.slices, summary, column, metrics=plan.metrics),
             f"Mean by {column}",
             f"Mean of each metric per value of {column} (every row; counts in the labels).",
         )
@@ -42,31 +62,35 @@ def slice_figures(summaries: dict[str, pl.DataFrame], plan: Plan) -> dict[str, d
     }
 
 
-def comparison_figure(comparison: pl.DataFrame) -> dict[str, str]:
+def comparison_figure(comparison: pl.DataFrame) -> dict[str, str | None]:
     """``rf.plot.compare`` of the comparison table: each metric's mean difference with its interval."""
     from ragframe import plot
 
     return _image(
-        plot.compare(comparison),
+        partial(plot.compare, comparison),
         "Mean difference (compared minus these scores)",
         "Each metric's mean paired difference with its interval; significant ones marked (every row).",
     )
 
 
-def calibration_figures(sample: pl.DataFrame, plan: Plan, note: str) -> list[dict[str, str]]:
+def calibration_figures(sample: pl.DataFrame, plan: Plan, note: str) -> list[dict[str, str | None]]:
     """``rf.plot.calibration`` of the sampled scores against the labels: one figure per label column given as a list."""
     from ragframe import plot
 
     caption = f"ROC curve of each score against the human label, AUROC in the legend. {note}"
     if isinstance(plan.labels, dict):
-        return [_image(plot.calibration(sample, plan.labels), "Scores against labels", caption)]
+        return [_image(partial(plot.calibration, sample, plan.labels), "Scores against labels", caption)]
     return [
-        _image(plot.calibration(sample, label, metrics=plan.metrics), f"Scores against {label}", caption)
+        _image(
+            partial(plot.calibration, sample, label, metrics=plan.metrics),
+            f"Scores against {label}",
+            caption,
+        )
         for label in plan.label_columns
     ]
 
 
-def ranking_figures(frame: pl.DataFrame, plan: Plan) -> list[dict[str, str]]:
+def ranking_figures(frame: pl.DataFrame, plan: Plan) -> list[dict[str, str | None]]:
     """``rf.plot.ranking_curve`` of each cutoff measure with several cutoffs: its mean (every row) over k."""
     from ragframe import plot
 
@@ -76,5 +100,6 @@ def ranking_figures(frame: pl.DataFrame, plan: Plan) -> list[dict[str, str]]:
         columns = [c for (_, name), group in groups.items() if name == measure for c in group]
         means = frame.select(columns).mean()  # one row: the curve of every prefix, over every row
         caption = f"Mean {measure}@k over the cutoffs k (every row); one line per column prefix."
-        images.append(_image(plot.ranking_curve(means, metric=measure), f"{measure} over k", caption))
+        draw = partial(plot.ranking_curve, means, metric=measure)
+        images.append(_image(draw, f"{measure} over k", caption))
     return images
