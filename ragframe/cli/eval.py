@@ -85,11 +85,33 @@ def _evaluator(args: argparse.Namespace, config: dict[str, Any]) -> Evaluator:
         raise UsageError(str(exc)) from exc
 
 
+def _run_on_ray(args: argparse.Namespace, evaluator: Evaluator, config: dict[str, Any]) -> Any:
+    """``--engine ray``: connect (``--address``, else a local Ray), then score through Ray Data."""
+    from ragframe.distributed.parquet import evaluate_parquet_ray
+    from ragframe.distributed.runtime import require_ray
+
+    ray = require_ray("ragframe eval --engine ray")
+    if not ray.is_initialized():
+        ray.init(address=args.address, include_dashboard=False, log_to_driver=False)
+    batch_rows = args.batch_rows if args.batch_rows is not None else config.get("batch_rows")
+    keep = args.keep if args.keep is not None else config.get("keep")
+    try:
+        return evaluate_parquet_ray(
+            args.logs, args.out, evaluator, keep=keep, batch_size=batch_rows or 4096, overwrite=args.overwrite
+        )
+    except InvalidParameterError as exc:
+        raise UsageError(str(exc)) from exc
+
+
 def run(args: argparse.Namespace) -> int:
     from ragframe.io.streaming import evaluate_parquet
 
     config = _load_config(args.config)
     evaluator = _evaluator(args, config)
+    if args.address is not None and args.engine != "ray":
+        raise UsageError("--address needs --engine ray")
+    if args.engine == "ray":
+        return _report(args, _run_on_ray(args, evaluator, config))
     run_options: dict[str, Any] = {
         "batch_rows": args.batch_rows if args.batch_rows is not None else config.get("batch_rows", DEFAULT_BATCH_ROWS),
         "keep": args.keep if args.keep is not None else config.get("keep"),
@@ -116,6 +138,12 @@ def run(args: argparse.Namespace) -> int:
         )
     except InvalidParameterError as exc:
         raise UsageError(str(exc)) from exc
+    return _report(args, result)
+
+
+def _report(args: argparse.Namespace, result: Any) -> int:
+    """The summary table on stdout and one line of what the run did."""
+    report = sys.stderr if args.format != "table" else sys.stdout
     if result.summary.height:
         print(format_frame(result.summary, args.format))
     resumed = f", {result.resumed} of {result.batches} batches done by an earlier run" if result.resumed else ""
@@ -178,6 +206,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="N",
         help=f"a run of more batches scores them in child processes, N batches each, so memory stays at the "
         f"level of N batches ({DEFAULT_BATCHES_PER_PROCESS})",
+    )
+    evaluate.add_argument(
+        "--engine",
+        choices=["local", "ray"],
+        default="local",
+        help="local: this machine, in batches (default); ray: Ray Data on the cluster of --address (or a local "
+        "Ray), same scores and the same output folder layout (needs pip install 'ragframe[ray]'; no resume)",
+    )
+    evaluate.add_argument(
+        "--address", metavar="ADDR", help="the Ray cluster to join with --engine ray (ray://host:10001, auto, ...)"
     )
     evaluate.add_argument("--overwrite", action="store_true", help="replace the output of an earlier run in OUT")
     evaluate.add_argument("--no-resume", action="store_true", help="fail instead of continuing a run found in OUT")

@@ -1,0 +1,377 @@
+"""Paired comparison of two Ray Datasets: :func:`compare_datasets`, :func:`ragframe.compare` on a cluster.
+
+Both sides are checked on their schemas (the checks of :func:`ragframe.compare`), reduced to
+the id, slice and score columns, hash-partitioned by id into ``num_partitions`` groups
+(``groupby(...).map_groups``), and paired inside each group, where duplicate and missing ids
+are found exactly (every row of an id lands in one group). Then:
+
+- ``test="t"``: each group returns, per (slice, metric) cell, the moments of its paired
+  differences (pairs, sum of a, sum of b, mean and sum of squared deviations of ``b - a``);
+  the driver merges them (Chan's update, as :func:`ragframe.merge_summary_states`) and runs
+  the t-test code of :func:`ragframe.compare` on them. No row reaches the driver; the
+  numbers equal :func:`ragframe.compare`'s to floating-point rounding (1e-12 in the tests).
+- ``"wilcoxon"``, ``"permutation"``, ``"bootstrap"`` need every difference in one place
+  (ranks across all pairs, resampling matrices). The groups return their pairs (ids, slice
+  columns and both scores of each metric: about ``8 * (2 * metrics + 1)`` bytes a pair,
+  more for string ids); when there are more than ``max_collected_pairs`` (10 million by
+  default) the call raises :class:`CollectLimitError` naming the limit and the count before
+  collecting anything; otherwise the pairs are collected, sorted by id, and
+  :func:`ragframe.compare` runs on them. Its numbers are then :func:`ragframe.compare`'s on
+  the two frames sorted by id (the resampling tests depend on row order through their seed;
+  Wilcoxon does not).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from ragframe import validate
+from ragframe.distributed.runtime import empty_frame, original_errors, prepared, require_ray
+from ragframe.distributed.summary import frame_from_bytes, frame_to_bytes, without_row
+from ragframe.exceptions import RagframeError, SchemaError
+from ragframe.stats import compare as local
+from ragframe.stats.summary import prepare_scores
+
+__all__ = ["compare_datasets", "CollectLimitError", "DEFAULT_MAX_COLLECTED_PAIRS"]
+
+#: Pairs the collecting tests bring to the driver at most (about 0.5 GB for 3 metrics and int ids).
+DEFAULT_MAX_COLLECTED_PAIRS = 10_000_000
+_SIDE, _PART = "__side", "__part"
+
+
+class CollectLimitError(RagframeError):
+    """A test that needs every paired difference on the driver was refused: more pairs than the limit.
+
+    Parameters
+    ----------
+    message : str
+        Names the test, the limit, the number of pairs, and what to do instead.
+    """
+
+
+@dataclass(frozen=True)
+class _Side:
+    """One side's rows reduced to ids, slices and Float64 scores (``<metric>__a``/``__b``), tagged and partitioned."""
+
+    side: int
+    on: tuple[str, ...]
+    by: tuple[str, ...]
+    metrics: tuple[str, ...]
+    by_dtypes: tuple[pl.DataType, ...]
+    id_casts: tuple[tuple[str, pl.DataType], ...]
+    partitions: int
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        frame = pl.from_arrow(batch)
+        try:
+            prepare_scores(frame.select(self.metrics), list(self.metrics), None, "compare_datasets")
+        except SchemaError as error:
+            raise without_row(error, "compare_datasets") from None
+        ids = [pl.col(c).cast(d) if c in dict(self.id_casts) else pl.col(c) for c, d in self._ids()]
+        own, other = ("__a", "__b") if self.side == 0 else ("__b", "__a")
+        slices = [
+            pl.col(c) if self.side == 0 else pl.lit(None, d).alias(c)
+            for c, d in zip(self.by, self.by_dtypes)
+            if c not in self.on
+        ]
+        scores = []
+        for name in self.metrics:
+            scores += [pl.col(name).cast(pl.Float64).alias(name + own), pl.lit(None, pl.Float64).alias(name + other)]
+        out = frame.select(*ids, *slices, *sorted(scores, key=lambda e: e.meta.output_name()))
+        out = out.with_columns(
+            pl.lit(self.side, pl.Int8).alias(_SIDE),
+            (pl.struct(list(self.on)).hash(seed=0) % self.partitions).cast(pl.Int64).alias(_PART),
+        )
+        return out.to_arrow()
+
+    def _ids(self) -> list[tuple[str, Any]]:
+        casts = dict(self.id_casts)
+        return [(c, casts.get(c)) for c in self.on]
+
+
+@dataclass(frozen=True)
+class _Pairs:
+    """One hash partition: both sides' rows in, one row out (missing-id counts and the moments or the pairs)."""
+
+    on: tuple[str, ...]
+    by: tuple[str, ...]
+    metrics: tuple[str, ...]
+    collect: bool
+
+    def __call__(self, group: pa.Table) -> pa.Table:
+        frame = pl.from_arrow(group)
+        left = frame.filter(pl.col(_SIDE) == 0).drop(_SIDE, _PART)
+        right = frame.filter(pl.col(_SIDE) == 1).select(*self.on, *[m + "__b" for m in self.metrics])
+        for side, name in ((left, "a"), (right, "b")):
+            try:
+                local._check_ids(side, list(self.on), name, "compare_datasets")
+            except SchemaError as error:
+                raise without_row(error, "compare_datasets") from None
+        left = left.drop([m + "__b" for m in self.metrics])
+        only_a = left.select(self.on).join(right.select(self.on), on=list(self.on), how="anti")
+        only_b = right.select(self.on).join(left.select(self.on), on=list(self.on), how="anti")
+        paired = left.join(right, on=list(self.on), how="inner")
+        payload = paired if self.collect else self._moments(paired)
+        return pa.table(
+            {
+                "missing_a": [only_a.height],
+                "missing_b": [only_b.height],
+                "sample_a": pa.array([frame_to_bytes(only_a.head(5))], pa.binary()),
+                "sample_b": pa.array([frame_to_bytes(only_b.head(5))], pa.binary()),
+                "pairs": [paired.height],
+                "payload": pa.array([frame_to_bytes(payload)], pa.binary()),
+            }
+        )
+
+    def _moments(self, paired: pl.DataFrame) -> pl.DataFrame:
+        """Per (slice, metric): n, sum_a, sum_b, mean and m2 of d = b - a over pairs with both scores."""
+        slices = [c for c in self.by]
+        parts = []
+        keys = paired.select(slices).unique() if slices else None
+        for name in self.metrics:
+            a, b = pl.col(name + "__a"), pl.col(name + "__b")
+            both = paired.filter(a.is_not_null() & b.is_not_null()).with_columns((b - a).alias("_d"))
+            aggs = [
+                pl.len().cast(pl.Int64).alias("n"),
+                a.sum().alias("sum_a"),
+                b.sum().alias("sum_b"),
+                pl.col("_d").mean().alias("mean_d"),
+                ((pl.col("_d") - pl.col("_d").mean()) ** 2).sum().alias("m2_d"),
+            ]
+            cell = both.group_by(slices, maintain_order=True).agg(aggs) if slices else both.select(aggs)
+            if slices:  # slices whose pairs all lack this metric still count (n = 0), as locally
+                cell = keys.join(cell, on=slices, how="left", nulls_equal=True).with_columns(pl.col("n").fill_null(0))
+            parts.append(cell.with_columns(pl.lit(name).alias("metric")))
+        return pl.concat(parts, how="vertical_relaxed")
+
+
+def _sides(a: Any, b: Any, on: list[str], metrics: Any, by: list[str]) -> tuple[list[str], list[str], dict[str, Any]]:
+    """The checks of rf.compare on both schemas: metrics compared, slices, and integer id widenings."""
+    function = "compare_datasets"
+    with original_errors():
+        left, right = empty_frame(a, function), empty_frame(b, function)
+    for frame, side in ((left, "a"), (right, "b")):
+        for name in on:
+            if name not in frame.columns:
+                raise SchemaError(
+                    f"missing id column in {side}", function=function, column=name, available=frame.columns
+                )
+    names = local._compared_metrics(left, right, metrics, [*on, *by], function)
+    left, names, by = prepare_scores(left, names, by, function)
+    prepare_scores(right, names, None, function)
+    widened, _ = local._same_id_types(left, right, on, function)
+    casts = {
+        c: widened.schema[c] for c in on if widened.schema[c] != left.schema[c] or right.schema[c] != left.schema[c]
+    }
+    return names, by, {"casts": casts, "by_dtypes": [left.schema[c] for c in by]}
+
+
+def _partitioned(a: Any, b: Any, on: list[str], names: list[str], by: list[str], info: dict[str, Any], p: int) -> Any:
+    casts = tuple(info["casts"].items())
+    sides = [
+        ds.map_batches(
+            _Side(i, tuple(on), tuple(by), tuple(names), tuple(info["by_dtypes"]), casts, p), batch_format="pyarrow"
+        )
+        for i, ds in enumerate((a, b))
+    ]
+    return sides[0].union(sides[1])
+
+
+def _gather(groups: Any) -> tuple[pl.DataFrame, list[bytes]]:
+    """The small columns of every partition's row, and the payloads."""
+    rows, payloads = [], []
+    with original_errors():
+        for batch in prepared(groups).iter_batches(batch_format="pyarrow", batch_size=None):
+            rows.append(pl.from_arrow(batch.drop_columns(["payload"])))
+            payloads += batch.column("payload").to_pylist()
+    return pl.concat(rows) if rows else pl.DataFrame(), payloads
+
+
+def _check_missing(summary: pl.DataFrame, on: list[str]) -> None:
+    for side, other in (("a", "b"), ("b", "a")):
+        count = int(summary[f"missing_{side}"].sum())
+        if count:
+            samples = pl.concat([frame_from_bytes(x) for x in summary[f"sample_{side}"]]).head(5)
+            sample = [r[0] if len(r) == 1 else r for r in samples.rows()]
+            raise SchemaError(
+                f"{count} id(s) of {side} are missing from {other}, e.g. {sample}; "
+                "pass how='inner' to compare the shared ids only",
+                function="compare_datasets",
+                column=on[0],
+            )
+
+
+def _merged_moments(parts: list[pl.DataFrame], by: list[str]) -> pl.DataFrame:
+    """Moments of all partitions per (slice, metric): sums added, mean and m2 by Chan's update."""
+    frame = pl.concat(parts, how="vertical_relaxed")
+    n = pl.col("n")
+    total = n.sum()
+    mean = (pl.col("mean_d").fill_null(0.0) * n).sum() / total
+    return frame.group_by([*by, "metric"], maintain_order=True).agg(
+        total.alias("n"),
+        pl.col("sum_a").fill_null(0.0).sum(),
+        pl.col("sum_b").fill_null(0.0).sum(),
+        pl.when(total > 0).then(mean).alias("mean_d"),
+        pl.when(total > 0)
+        .then(pl.col("m2_d").fill_null(0.0).sum() + (n * (pl.col("mean_d").fill_null(0.0) - mean) ** 2).sum())
+        .alias("m2_d"),
+    )
+
+
+def _t_from_moments(
+    moments: pl.DataFrame, names: list[str], by: list[str], alpha: float, correction: Any
+) -> pl.DataFrame:
+    """rf.compare's t-test result from merged moments (its own t, correction and result code)."""
+    if by:
+        keys = moments.select(by).unique()
+        keys = keys.with_columns((pl.struct(by).rank("dense").cast(pl.Int64) - 1).alias("_code")).sort("_code")
+    else:
+        keys = pl.DataFrame({"_code": [0]})
+    groups = keys.height
+    seg = local._Segments(len(names), groups)
+    cells = moments.join(keys, on=by, how="left", nulls_equal=True) if by else moments.with_columns(_code=pl.lit(0))
+    index = cells["metric"].replace_strict({m: i for i, m in enumerate(names)}, return_dtype=pl.Int64).to_numpy()
+    where = index * groups + cells["_code"].to_numpy()
+    n = cells["n"].to_numpy().astype(np.int64)
+    seg.n[where] = n
+    with np.errstate(invalid="ignore", divide="ignore"):
+        seg.mean_a[where] = cells["sum_a"].to_numpy() / n
+        seg.mean_b[where] = cells["sum_b"].to_numpy() / n
+        seg.delta[where] = cells["mean_d"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+        sd = np.sqrt(cells["m2_d"].cast(pl.Float64).fill_null(np.nan).to_numpy() / (n - 1))
+    sd[n < 2] = np.nan
+    seg.sd[where] = sd
+    seg.finish()
+    statistic, p, ci_low, ci_high = local._t_test(seg, 1 - alpha)
+    adjusted = local.adjust_p_values(p, correction)
+    out = local._result_frame(seg, names, statistic, p, adjusted, ci_low, ci_high, alpha)
+    out = out.with_columns(pl.lit("t").alias("test"))
+    if by:
+        out = out.join(keys.rename({"_code": "_group"}), on="_group", how="left", maintain_order="left")
+    return out.select(*by, *local.COMPARE_COLUMNS, "test")
+
+
+def compare_datasets(
+    a: Any,
+    b: Any,
+    /,
+    on: str | Sequence[str] = "id",
+    metrics: str | Sequence[str] | None = None,
+    test: str = "t",
+    *,
+    alpha: float = 0.05,
+    correction: str | None = "holm",
+    by: str | Sequence[str] | None = None,
+    how: str = "error",
+    n_resamples: int = 9999,
+    seed: int | None = 0,
+    num_partitions: int | None = None,
+    max_collected_pairs: int = DEFAULT_MAX_COLLECTED_PAIRS,
+) -> pl.DataFrame:
+    """:func:`ragframe.compare` of two Ray Datasets of scores, paired on the cluster (see the module doc).
+
+    Parameters
+    ----------
+    a, b : ray.data.Dataset
+        Scored rows of two pipelines on the same samples.
+    on, metrics, test, alpha, correction, by, how, n_resamples, seed
+        As in :func:`ragframe.compare` (``by`` columns are taken from ``a``).
+    num_partitions : int, optional
+        Hash partitions of the ids (each is paired in one task: rows / partitions pairs must
+        fit a worker); default twice the cluster's CPUs.
+    max_collected_pairs : int
+        The most pairs ``"wilcoxon"``, ``"permutation"`` and ``"bootstrap"`` bring to the
+        driver; beyond it they raise :class:`CollectLimitError` (``"t"`` collects none).
+
+    Returns
+    -------
+    polars.DataFrame
+        The columns of :func:`ragframe.compare`.
+
+    Examples
+    --------
+    >>> import ray  # doctest: +SKIP
+    >>> a, b = ray.data.read_parquet("runs/a/"), ray.data.read_parquet("runs/b/")  # doctest: +SKIP
+    >>> compare_datasets(a, b, on="id", test="t")  # doctest: +SKIP
+    """
+    function = "compare_datasets"
+    ray = require_ray(function)
+    validate.choice(test, "test", function, local.TESTS)
+    validate.choice(correction, "correction", function, local.CORRECTIONS)
+    alpha = validate.confidence(alpha, "alpha", function)
+    validate.choice(how, "how", function, ("error", "inner"))
+    n_resamples = validate.resamples(n_resamples, "n_resamples", function)
+    seed = validate.seed(seed, "seed", function)
+    limit = validate.positive_int(max_collected_pairs, "max_collected_pairs", function)
+    on_cols = validate.column_list(on, "on", function)
+    group_by = [] if by is None else validate.column_list(by, "by", function, allow_empty=True)
+    names, group_by, info = _sides(a, b, on_cols, metrics, group_by)
+    if num_partitions is None:
+        num_partitions = max(1, 2 * int(ray.cluster_resources().get("CPU", 1)))
+    partitions = validate.positive_int(num_partitions, "num_partitions", function)
+    union = _partitioned(a, b, on_cols, names, group_by, info, partitions)
+    slices = tuple(c for c in group_by if c not in on_cols)
+    pairs = _Pairs(tuple(on_cols), slices, tuple(names), collect=test != "t")
+    groups = union.groupby(_PART).map_groups(pairs, batch_format="pyarrow")
+    if test == "t":
+        summary, payloads = _gather(groups)
+        if how == "error":
+            _check_missing(summary, on_cols)
+        moments = _merged_moments([frame_from_bytes(p) for p in payloads], list(slices))
+        return _t_from_moments(moments, names, list(slices), alpha, correction)
+    with original_errors():
+        groups = prepared(groups).materialize()  # the pairs wait in the object store while they are counted
+    summary, _ = _gather(groups.map_batches(_without_payload, batch_format="pyarrow"))
+    if how == "error":
+        _check_missing(summary, on_cols)
+    options = {"alpha": alpha, "correction": correction, "n_resamples": n_resamples, "seed": seed}
+    return _collected(groups, summary, on_cols, names, group_by, limit, test, options)
+
+
+def _without_payload(batch: pa.Table) -> pa.Table:
+    """A partition's row with its payload emptied (to count the pairs before collecting them)."""
+    return batch.set_column(
+        batch.column_names.index("payload"), "payload", pa.array([b""] * batch.num_rows, pa.binary())
+    )
+
+
+def _collected(
+    groups: Any,
+    summary: pl.DataFrame,
+    on: list[str],
+    names: list[str],
+    by: list[str],
+    limit: int,
+    test: str,
+    options: dict[str, Any],
+) -> pl.DataFrame:
+    """Collect the pairs (refused beyond ``limit``) and run rf.compare on them, sorted by id."""
+    count = int(summary["pairs"].sum()) if summary.height else 0
+    if count > limit:
+        raise CollectLimitError(
+            f"compare_datasets: test={test!r} needs every paired difference on the driver, and there are "
+            f"{count:,} pairs, more than max_collected_pairs={limit:,}; use test='t' (computed from "
+            "mergeable moments, nothing collected), compare a sample or slices, or raise max_collected_pairs "
+            "if the driver has the memory (about 8 bytes per score per side per pair)"
+        )
+    _, payloads = _gather(groups)
+    paired = pl.concat([frame_from_bytes(p) for p in payloads], how="vertical_relaxed").sort(on)
+    slices = [c for c in by if c not in on]
+    left = paired.select(*on, *slices, *[pl.col(m + "__a").alias(m) for m in names])
+    right = paired.select(*on, *[pl.col(m + "__b").alias(m) for m in names])
+    return local.compare(
+        left,
+        right,
+        on=on,
+        metrics=names,
+        test=test,
+        by=by or None,
+        how="inner",
+        **options,
+    )

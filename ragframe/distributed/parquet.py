@@ -1,0 +1,189 @@
+"""``ragframe eval --engine ray``: read Parquet through Ray Data, score on the cluster, write the local layout.
+
+:func:`evaluate_parquet_ray` writes, like :func:`ragframe.evaluate_parquet`::
+
+    OUT/scores/*.parquet     kept columns + scores (Ray's part names; rows in input order)
+    OUT/rejects/*.parquet    rows that broke the column contract: the kept columns and a one-line
+                             ``reason`` (Ray does not number source rows: the kept id names the row)
+    OUT/summary.parquet      summarize_dataset over OUT/scores (the local engine's merged summary)
+    OUT/manifest.json        engine "ray", options, row counts, complete: true
+
+so ``ragframe summary/compare/gate OUT`` and :func:`ragframe.read_scores` read it as the local
+engine's output. The scored rows are written once, to ``OUT/_ray_scored/`` (read_scores skips
+``_`` folders), then split into ``scores/`` and ``rejects/`` by reading that back (the
+scoring runs once) and the temporary folder is removed. A Ray run does not resume: a
+folder holding an earlier run needs ``overwrite=True``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ragframe import validate
+from ragframe.distributed.runtime import empty_frame, original_errors, prepared, require_ray
+from ragframe.distributed.scoring import REJECT_COLUMN, score_dataset
+from ragframe.distributed.summary import summarize_dataset
+from ragframe.evaluator import Evaluator
+from ragframe.exceptions import ResumeError, SchemaError
+from ragframe.io.streaming import ParquetEvaluation, _manifest_value, source_files
+
+__all__ = ["evaluate_parquet_ray"]
+
+_TEMPORARY = "_ray_scored"
+
+
+def _paths(source: str | os.PathLike | Sequence[str | os.PathLike]) -> list[str]:
+    """Local files as :func:`ragframe.io.streaming.source_files` finds them; URLs (s3://...) as given."""
+    items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    urls = [str(i) for i in items if "://" in str(i)]
+    local = [i for i in items if "://" not in str(i)]
+    return urls + ([str(p) for p in source_files(local)] if local else [])
+
+
+def _open(out: Path, overwrite: bool) -> None:
+    ours = [
+        out / "scores",
+        out / "rejects",
+        out / "state",
+        out / "summary.parquet",
+        out / "manifest.json",
+        out / _TEMPORARY,
+    ]
+    if any(p.exists() for p in ours):
+        if not overwrite:
+            raise ResumeError(
+                f"{out} holds ragframe output; the ray engine does not resume: pass overwrite=True "
+                "(ragframe eval --overwrite) to replace it, or choose another output folder"
+            )
+        for path in ours:
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def _good(batch: pa.Table) -> pa.Table:
+    return batch.filter(pc.is_null(batch.column(REJECT_COLUMN))).drop_columns([REJECT_COLUMN])
+
+
+def _bad(batch: pa.Table, kept: Sequence[str]) -> pa.Table:
+    bad = batch.filter(pc.is_valid(batch.column(REJECT_COLUMN)))
+    return bad.select([*kept, REJECT_COLUMN]).rename_columns([*kept, "reason"])
+
+
+def _count_rejects(batch: pa.Table) -> pa.Table:
+    return pa.table({"rows": [batch.num_rows], "rejected": [batch.num_rows - batch.column(REJECT_COLUMN).null_count]})
+
+
+def evaluate_parquet_ray(
+    source: str | os.PathLike | Sequence[str | os.PathLike],
+    out: str | os.PathLike,
+    /,
+    evaluator: Evaluator,
+    *,
+    keep: Iterable[str] | None = None,
+    batch_size: int | None = 4096,
+    concurrency: int | None = None,
+    overwrite: bool = False,
+) -> ParquetEvaluation:
+    """Score Parquet logs on the connected Ray cluster into ``out`` (see the module doc).
+
+    Parameters
+    ----------
+    source : path, folder, glob, URL, or a list of them
+        The log (``s3://...`` and other URLs go to ``ray.data.read_parquet`` as they are).
+    out : path
+        Output folder (created); on a cluster, storage every node can write.
+    evaluator : ragframe.Evaluator
+        The run configuration.
+    keep : list of str, optional
+        Input columns copied to the output; default every column that is not a metric input.
+    batch_size, concurrency
+        As in :func:`score_dataset`.
+    overwrite : bool
+        Replace an earlier run's output in ``out``.
+
+    Returns
+    -------
+    ragframe.io.streaming.ParquetEvaluation
+        Rows, scored, rejected, seconds and the summary (``batches`` counts Ray's blocks written).
+
+    Examples
+    --------
+    >>> import ragframe as rf  # doctest: +SKIP
+    >>> evaluate_parquet_ray("logs/", "out/", rf.Evaluator(["faithfulness"]))  # doctest: +SKIP
+    """
+    function = "evaluate_parquet"
+    ray = require_ray(function)
+    started = time.perf_counter()
+    overwrite = validate.flag(overwrite, "overwrite", function)
+    out = Path(out)
+    paths = _paths(source)
+    ds = ray.data.read_parquet(paths)
+    with original_errors():
+        columns = empty_frame(ds, function).columns
+    _, roles = evaluator.plan(columns, function=function)
+    kept = list(keep) if keep is not None else [c for c in columns if c not in set(roles.values())]
+    for name in kept:
+        if name not in columns:
+            raise SchemaError("missing column to keep", function=function, column=name, available=columns)
+    _open(out, overwrite)
+    scored = score_dataset(
+        ds, evaluator, keep=kept, on_bad_rows="reject", batch_size=batch_size, concurrency=concurrency
+    )
+    scored.context.execution_options.preserve_order = True
+    temporary = out / _TEMPORARY
+    with original_errors():
+        scored.write_parquet(str(temporary))
+        counts = (
+            prepared(ray.data.read_parquet(str(temporary), columns=[REJECT_COLUMN]))
+            .map_batches(_count_rejects, batch_format="pyarrow")
+            .sum(["rows", "rejected"])
+        )
+    return _split(ray, out, evaluator, kept, counts, started)
+
+
+def _split(
+    ray: Any, out: Path, evaluator: Evaluator, kept: list[str], counts: Any, started: float
+) -> ParquetEvaluation:
+    """Write scores/ and rejects/ from the temporary folder, the summary and the manifest."""
+    temporary = out / _TEMPORARY
+    rows, rejected = (int(counts[f"sum({c})"] or 0) for c in ("rows", "rejected")) if counts else (0, 0)
+    with original_errors():
+        written = prepared(ray.data.read_parquet(str(temporary)))
+        written.context.execution_options.preserve_order = True
+        written.map_batches(_good, batch_format="pyarrow").write_parquet(str(out / "scores"))
+        if rejected:
+            written.map_batches(_bad, fn_args=(kept,), batch_format="pyarrow").write_parquet(str(out / "rejects"))
+        scores = ray.data.read_parquet(str(out / "scores"))
+        summary = summarize_dataset(scores) if rows > rejected else None
+    import polars as pl
+
+    summary = summary if summary is not None else pl.DataFrame()
+    summary.write_parquet(out / "summary.parquet")
+    shutil.rmtree(temporary)
+    parts = sorted(p.name for p in (out / "scores").glob("*.parquet"))
+    manifest = {
+        "engine": "ray",
+        "format": 2,
+        "options": json.loads(json.dumps({"evaluator": evaluator.to_dict(), "keep": kept}, default=_manifest_value)),
+        "rows": rows,
+        "scored": rows - rejected,
+        "rejected": rejected,
+        "finished": {name: {} for name in parts},
+        "complete": True,
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
+    return ParquetEvaluation(
+        out, rows, rows - rejected, rejected, len(parts), 0, time.perf_counter() - started, summary
+    )
