@@ -104,6 +104,10 @@ class _Pairs:
     metrics: tuple[str, ...]
     collect: bool
 
+    @property
+    def __name__(self) -> str:  # Ray's map_groups names the task after its function
+        return "pair_partition"
+
     def __call__(self, group: pa.Table) -> pa.Table:
         frame = pl.from_arrow(group)
         left = frame.filter(pl.col(_SIDE) == 0).drop(_SIDE, _PART)
@@ -318,7 +322,7 @@ def compare_datasets(
     union = _partitioned(a, b, on_cols, names, group_by, info, partitions)
     slices = tuple(c for c in group_by if c not in on_cols)
     pairs = _Pairs(tuple(on_cols), slices, tuple(names), collect=test != "t")
-    groups = union.groupby(_PART).map_groups(pairs, batch_format="pyarrow")
+    groups = union.groupby(_PART, num_partitions=partitions).map_groups(pairs, batch_format="pyarrow")
     if test == "t":
         summary, payloads = _gather(groups)
         if how == "error":

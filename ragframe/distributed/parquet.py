@@ -146,7 +146,7 @@ def evaluate_parquet_ray(
     with original_errors():
         scored.write_parquet(str(temporary))
         counts = (
-            prepared(ray.data.read_parquet(str(temporary), columns=[REJECT_COLUMN]))
+            prepared(ray.data.read_parquet(str(temporary)).select_columns([REJECT_COLUMN]))
             .map_batches(_count_rejects, batch_format="pyarrow")
             .sum(["rows", "rejected"])
         )
