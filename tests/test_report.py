@@ -193,8 +193,9 @@ def test_comparison_p_values_are_rf_compare(full, frames):
 
 
 def test_agreement_and_slices_are_the_library_s(full, frames):
-    _, _, page = full
-    agreement = rf.agreement_with_labels(frames["scored"], label_columns=LABELS)
+    _, html, page = full
+    assert "n_resamples=200, seed=0" in html  # the page says how its AUROC intervals were drawn
+    agreement = rf.agreement_with_labels(frames["scored"], label_columns=LABELS, n_resamples=200, seed=0)
     rows = page.records("agreement")
     assert [(r["metric"]["text"], r["label"]["text"]) for r in rows] == list(
         zip(agreement["metric"], agreement["label"])

@@ -164,6 +164,7 @@ def _comparison(frame: pl.DataFrame, source: Source, other: Source, plan: conten
 
 def _calibration(frame: pl.DataFrame, sample: pl.DataFrame, plan: content.Plan, note: str) -> dict[str, Any]:
     return {
+        "resamples": content.AGREEMENT_RESAMPLES,
         "table": table(content.agreement_table(frame, plan), AGREEMENT_COLUMNS),
         "images": figures.calibration_figures(sample, plan, note),
     }
@@ -196,6 +197,8 @@ def _provenance(source: Source, other: Source | None, plan: content.Plan, worst:
         "none" if labels is None else ", ".join(f"{k}={v}" for k, v in labels.items()) if isinstance(labels, dict)
         else ", ".join(labels)
     )  # fmt: skip
+    if labels is not None:
+        label_text += f" (AUROC interval: {content.AGREEMENT_RESAMPLES} bootstrap resamples, seed 0)"
     items = [
         ("source", source.label),
         ("rows", f"{source.rows:,}"),

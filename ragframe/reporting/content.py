@@ -21,6 +21,7 @@ from ragframe.stats.summary import summarize
 from ragframe.stats.validity import agreement_with_labels
 
 __all__ = [
+    "AGREEMENT_RESAMPLES",
     "ROW",
     "TEXT_CHARS",
     "Plan",
@@ -43,6 +44,9 @@ TEXT_CHARS = 300
 _TEXT_COLUMNS = ("question", "answer")
 #: Seed of the uniform sample the pictures are drawn from.
 SAMPLE_SEED = 0
+#: Bootstrap resamples of the agreement table's AUROC interval (rf.agreement_with_labels defaults
+#: to 2,000: about 70 s per metric at a million labelled rows; 200 take about 8 s).
+AGREEMENT_RESAMPLES = 200
 
 
 @dataclass(frozen=True)
@@ -170,10 +174,15 @@ def comparison_table(frame: pl.DataFrame, other: Source, plan: Plan) -> pl.DataF
 
 
 def agreement_table(frame: pl.DataFrame, plan: Plan) -> pl.DataFrame:
-    """``rf.agreement_with_labels`` of the scores with the label columns, on every row."""
+    """``rf.agreement_with_labels`` of the scores with the label columns, on every row.
+
+    The AUROC interval is a bootstrap of :data:`AGREEMENT_RESAMPLES` resamples (seed 0), not the
+    function's default 2,000, so that a million-row report takes seconds per metric, not a minute.
+    """
+    options = {"n_resamples": AGREEMENT_RESAMPLES, "seed": 0}
     if isinstance(plan.labels, dict):
-        return agreement_with_labels(frame, label_columns=plan.labels)
-    return agreement_with_labels(frame, metrics=plan.metrics, label_columns=plan.labels)
+        return agreement_with_labels(frame, label_columns=plan.labels, **options)
+    return agreement_with_labels(frame, metrics=plan.metrics, label_columns=plan.labels, **options)
 
 
 def ranking_groups(metrics: Sequence[str]) -> dict[tuple[str, str], list[str]]:
