@@ -253,6 +253,8 @@ def test_compare_datasets_finds_missing_and_duplicate_ids(cluster, two_runs):
     a, b = two_runs
     with pytest.raises(SchemaError, match=r"3 id\(s\) of a are missing from b"):
         rf.distributed.compare_datasets(dataset(a, 2), dataset(b.filter(pl.col("id") >= 3), 2))
+    with pytest.raises(SchemaError, match=r"3 id\(s\) of a are missing from b"):
+        rf.distributed.compare_datasets(dataset(a, 2), dataset(b.filter(pl.col("id") >= 3), 2), test="wilcoxon")
     inner = rf.distributed.compare_datasets(dataset(a, 2), dataset(b.filter(pl.col("id") >= 3), 2), how="inner")
     assert inner["n"].to_list() == rf.compare(a, b.filter(pl.col("id") >= 3), how="inner")["n"].to_list()
     with pytest.raises(SchemaError, match="duplicate id in b"):
