@@ -446,3 +446,36 @@ def test_importing_the_package_imports_no_extra():
     code = "import sys, ragframe, ragframe.reporting; print(sorted({'jinja2', 'matplotlib'} & set(sys.modules)))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_folders_and_globs_are_scanned_lazily_as_read_scores_reads_them(tmp_path):
+    from ragframe.reporting.inputs import load_source
+
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    pl.DataFrame({"id": [1, 2], "answer": ["a", "b"], "faithfulness": [0.5, None]}).write_parquet(folder / "p0.parquet")
+    empty = pl.DataFrame({"id": [3], "answer": ["c"], "faithfulness": [None]})  # a Null column: read_scores casts it
+    empty.write_parquet(folder / "p1.parquet")
+    for given in (folder, str(folder / "*.parquet")):
+        source = load_source(given, "scores")
+        assert "PARQUET SCAN" in source.frame.explain().upper(), given  # not a frame already in memory
+        assert source.rows == 3 and source.frame.collect().equals(rf.read_scores(given))
+    path = rf.report(str(folder / "*.parquet"), tmp_path / "r.html", worst=3)
+    _, page = read_page(path)
+    assert [r["answer"]["text"] for r in page.records("worst")] == ["a"]
+    pl.DataFrame({"id": [4], "other": [1.0]}).write_parquet(folder / "p2.parquet")
+    with pytest.raises(rf.InputFileError, match=r"^report: scores: .*p2\.parquet' has the columns"):
+        load_source(folder, "scores")
+    with pytest.raises(rf.InputFileError, match=r"^report: scores: no file matches the glob"):
+        load_source(str(tmp_path / "none*.parquet"), "scores")
+
+
+def test_worst_rows_read_by_slices_equal_the_streaming_pass(frames, tmp_path, monkeypatch):
+    from ragframe.reporting import content
+
+    frames["scored"].write_parquet(tmp_path / "a.parquet")
+    first = rf.report(tmp_path / "a.parquet", tmp_path / "sliced.html", by="reaction", worst=7)
+    monkeypatch.setattr(content, "_SLICED_ROWS", 0)  # every row through the streaming pass
+    second = rf.report(tmp_path / "a.parquet", tmp_path / "streamed.html", by="reaction", worst=7)
+    tables = [read_page(p)[1].table("worst") for p in (first, second)]
+    assert len(tables[0]) == 4 and tables[0] == tables[1]

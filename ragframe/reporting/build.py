@@ -61,8 +61,8 @@ def report(
         Scored rows: a polars DataFrame or LazyFrame, pyarrow Table, pandas DataFrame, or a
         path :func:`ragframe.read_scores` reads (Parquet file, folder, glob, CSV, JSON, or a
         ``ragframe eval`` / :func:`ragframe.evaluate_parquet` output folder, whose manifest
-        gives the source and the Evaluator's options). A single Parquet file is scanned
-        lazily: only the columns shown are read.
+        gives the source and the Evaluator's options). Parquet files, folders and globs are
+        scanned lazily: only the columns shown are read.
     path : str or os.PathLike
         The HTML file to write (parent folders are created; an existing file is replaced).
     compare : frame or path, optional

@@ -42,6 +42,8 @@ _ROW_INDEX = "__ragframe_row"
 #: Characters of a question or answer shown in the worst-rows tables.
 TEXT_CHARS = 300
 _TEXT_COLUMNS = ("question", "answer")
+#: Up to this many worst rows are read as one-row slices of the input, more in one streaming pass.
+_SLICED_ROWS = 256
 #: Seed of the uniform sample the pictures are drawn from.
 SAMPLE_SEED = 0
 #: Bootstrap resamples of the agreement table's AUROC interval (rf.agreement_with_labels defaults
@@ -248,11 +250,34 @@ def _signal_texts(dtype: pl.DataType, column: str) -> pl.Expr:
     return pl.concat_list(pl.col(column).cast(pl.String)).alias(column)
 
 
+def _rows_at(frame: pl.LazyFrame, positions: list[int], columns: list[pl.Expr]) -> pl.DataFrame:
+    """The rows at ``positions`` (sorted, distinct) of ``frame``: ``_ROW_INDEX`` (their position), then ``columns``.
+
+    Up to :data:`_SLICED_ROWS` rows are read as one-row slices (the Parquet reader decodes
+    only the row groups holding them); more in one streaming pass over every row.
+
+    Examples
+    --------
+    >>> frame = pl.LazyFrame({"x": ["a", "b", "c", "d"]})
+    >>> _rows_at(frame, [1, 3], [pl.col("x")]).rows()
+    [(1, 'b'), (3, 'd')]
+    """
+    if 0 < len(positions) <= _SLICED_ROWS:
+        parts = [frame.slice(p, 1).select(pl.lit(p, dtype=pl.Int64).alias(_ROW_INDEX), *columns) for p in positions]
+        return pl.concat(parts, how="vertical").collect()
+    return (
+        frame.with_row_index(_ROW_INDEX)
+        .filter(pl.col(_ROW_INDEX).is_in(positions))
+        .select(pl.col(_ROW_INDEX).cast(pl.Int64), *columns)
+        .collect(engine="streaming")
+    )
+
+
 def worst_rows(source: Source, frame: pl.DataFrame, plan: Plan, n: int) -> dict[str, pl.DataFrame]:
     """Per metric, its ``n`` worst rows with the id and slice columns, texts, signals and reasons.
 
     Positions come from ``frame`` (every row of the scores); the texts are read from
-    ``source`` for those rows only, in one streaming pass.
+    ``source`` for those rows only (:func:`_rows_at`).
     """
     if n == 0:
         return {metric: pl.DataFrame() for metric in plan.metrics}
@@ -260,12 +285,7 @@ def worst_rows(source: Source, frame: pl.DataFrame, plan: Plan, n: int) -> dict[
     wanted = sorted({p for rows in positions.values() for p in rows})
     keys = list(dict.fromkeys([*plan.ids, *plan.by]))
     exprs = {e.meta.output_name(): e for m in plan.metrics for e in _display_expressions(source.schema, m)}
-    shown = (
-        source.frame.with_row_index(_ROW_INDEX)
-        .filter(pl.col(_ROW_INDEX).is_in(wanted))
-        .select(pl.col(_ROW_INDEX).cast(pl.Int64), *[pl.col(k) for k in keys if k not in exprs], *exprs.values())
-        .collect(engine="streaming")
-    )
+    shown = _rows_at(source.frame, wanted, [*[pl.col(k) for k in keys if k not in exprs], *exprs.values()])
     tables = {}
     for metric, rows in positions.items():
         order = pl.DataFrame({_ROW_INDEX: rows}, schema={_ROW_INDEX: pl.Int64})

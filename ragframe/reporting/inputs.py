@@ -1,13 +1,16 @@
 """What a report reads: a frame, or anything :func:`ragframe.read_scores` reads, as a lazy frame.
 
-A single local Parquet file is scanned lazily, so that the report reads only the columns
-it shows (a million-row log's texts are read for the few rows it prints, not held in
-memory). Every other path goes through :func:`ragframe.read_scores` (folders, globs,
-URLs, CSV, JSON, ``ragframe eval`` output folders; the latter also give their manifest).
+Local Parquet inputs (a file, a folder, a glob, a ``ragframe eval`` output folder) are
+scanned lazily, so that the report reads only the columns it shows (a million-row log's
+texts are read for the few rows it prints, not held in memory). The files are the ones
+:func:`ragframe.read_scores` would read, checked the same way (a run must be complete,
+files must agree on their columns); an output folder also gives its manifest. URLs, CSV
+and JSON go through :func:`ragframe.read_scores` itself, which reads every column.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 from dataclasses import dataclass
@@ -17,6 +20,7 @@ from typing import Any
 import polars as pl
 
 from ragframe.exceptions import InputFileError
+from ragframe.io import scores as scores_io
 from ragframe.io.scores import read_scores
 from ragframe.io.streaming import MANIFEST
 from ragframe.schema import frame_kind, to_polars
@@ -103,16 +107,41 @@ def load_source(scores: Any, role: str, function: str = "report") -> Source:
 
 
 def _open_path(text: str, role: str, function: str) -> tuple[pl.LazyFrame, dict[str, Any] | None]:
-    """A lazy scan of one local Parquet file; :func:`read_scores` for everything else."""
+    """A lazy scan of local Parquet (file, folder, glob); :func:`read_scores` for URLs, CSV and JSON."""
     local = Path(text)
-    if "://" not in text and local.is_file() and local.suffix.lower() not in _TEXT_SUFFIXES:
-        return pl.scan_parquet(local, glob=False), None
     try:
-        frame = read_scores(text)
+        if "://" in text or (local.is_file() and local.suffix.lower() in _TEXT_SUFFIXES):
+            return read_scores(text).lazy(), None
+        if local.is_file():
+            return pl.scan_parquet(local, glob=False), None
+        if local.is_dir():
+            return _scan_files(scores_io._folder_files(local), text), _manifest(local)
+        return _scan_files(_glob_files(text), text), None
     except InputFileError as exc:
         message = str(exc).removeprefix("read_scores: ")
         raise InputFileError(f"{function}: {role}: {message}") from exc
-    return frame.lazy(), _manifest(local) if local.is_dir() else None
+
+
+def _glob_files(text: str) -> list[str]:
+    """The files a glob matches, as :func:`read_scores` finds them (a plain missing path is named as such)."""
+    if not any(c in text for c in scores_io._GLOB_CHARACTERS):
+        raise InputFileError(f"read_scores: no such file or folder: {text!r}")
+    matches = sorted(p for p in glob.glob(text, recursive=True) if Path(p).is_file())
+    if not matches:
+        raise InputFileError(f"read_scores: no file matches the glob {text!r}")
+    return matches
+
+
+def _scan_files(files: list[str], source: str) -> pl.LazyFrame:
+    """The Parquet ``files`` as one lazy frame; their schemas checked as :func:`read_scores` checks them."""
+    try:
+        schemas = [pl.read_parquet_schema(f) for f in files]
+    except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
+        raise InputFileError(f"read_scores: cannot read {source!r}: {_first_line(exc)}") from exc
+    target = scores_io._common_schema(files, schemas)
+    if all(schema == target for schema in schemas):
+        return pl.scan_parquet(files, glob=False)
+    return pl.concat([pl.scan_parquet(f, glob=False).cast(dict(target)) for f in files], how="vertical")
 
 
 def _manifest(folder: Path) -> dict[str, Any] | None:
