@@ -479,3 +479,24 @@ def test_worst_rows_read_by_slices_equal_the_streaming_pass(frames, tmp_path, mo
     second = rf.report(tmp_path / "a.parquet", tmp_path / "streamed.html", by="reaction", worst=7)
     tables = [read_page(p)[1].table("worst") for p in (first, second)]
     assert len(tables[0]) == 4 and tables[0] == tables[1]
+
+
+def test_errors_name_the_report_file_the_damaged_part_and_the_input_columns(frames, tmp_path, capsys):
+    scored = frames["scored"].select("id", "reaction", "faithfulness")
+    scored.write_parquet(tmp_path / "a.parquet")
+    assert main(["report", str(tmp_path / "a.parquet"), "-o", str(tmp_path)]) == 3  # a folder, not a file
+    assert (
+        capsys.readouterr().err == f"ragframe: error: report: cannot write the report: Is a directory: '{tmp_path}'\n"
+    )
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(OSError, match=r"report: cannot write the report: .*afile/r\.html"):
+        rf.report(scored, tmp_path / "afile" / "r.html")  # its parent is a file
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    scored.write_parquet(parts / "p0.parquet")
+    (parts / "p1.parquet").write_text("not parquet")
+    with pytest.raises(rf.InputFileError, match=r"^report: scores: cannot read '.*p1\.parquet' of '.*parts'"):
+        rf.report(parts, tmp_path / "r.html")
+    with pytest.raises(rf.SchemaError, match=r"missing id \(on\) column \[column 'id'\]; .*'reaction'"):
+        rf.report(scored.drop("id"), tmp_path / "r.html", compare=scored)  # the input's columns, all of them
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.parquet", "afile", "parts"]  # no temporary left

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from datetime import datetime, timezone
@@ -152,7 +153,7 @@ def _page(
 
 
 def _comparison(frame: pl.DataFrame, source: Source, other: Source, plan: content.Plan) -> dict[str, Any]:
-    compared = content.comparison_table(frame, other, plan)
+    compared = content.comparison_table(frame, source, other, plan)
     return {
         "a": source.label,
         "b": other.label,
@@ -237,13 +238,20 @@ def _manifest_items(manifest: dict[str, Any] | None) -> list[tuple[str, str]]:
 
 
 def _write(path: Path, html: str) -> Path:
-    """Write ``html`` to ``path`` through a temporary file in the same folder (never a half-written page)."""
+    """Write ``html`` to ``path`` through a temporary file in the same folder (never a half-written page).
+
+    A failure is an OSError naming ``path`` (not the temporary file or a parent folder).
+    """
     path = path.absolute()
-    path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # open(): the umask's permissions
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         temporary.write_text(html, encoding="utf-8")
         os.replace(temporary, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):  # its folder may not exist, or be a file
+            temporary.unlink(missing_ok=True)
+        raise OSError(exc.errno, f"report: cannot write the report: {exc.strerror or exc}", str(path)) from exc
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise

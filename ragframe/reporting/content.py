@@ -160,9 +160,9 @@ def slice_summaries(frame: pl.DataFrame, plan: Plan) -> dict[str, pl.DataFrame]:
     return {column: summarize(frame, metrics=plan.metrics, by=column) for column in plan.by}
 
 
-def comparison_table(frame: pl.DataFrame, other: Source, plan: Plan) -> pl.DataFrame:
+def comparison_table(frame: pl.DataFrame, source: Source, other: Source, plan: Plan) -> pl.DataFrame:
     """``rf.compare(scores, other, on=..., metrics=...)`` on every row of both sides (t test, Holm)."""
-    _require(frame.schema, plan.on, "id (on)")
+    _require(source.schema, plan.on, "id (on)")
     missing = [c for c in [*plan.on, *plan.metrics] if c not in other.schema]
     if missing:
         raise SchemaError(

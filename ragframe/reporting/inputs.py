@@ -134,10 +134,13 @@ def _glob_files(text: str) -> list[str]:
 
 def _scan_files(files: list[str], source: str) -> pl.LazyFrame:
     """The Parquet ``files`` as one lazy frame; their schemas checked as :func:`read_scores` checks them."""
-    try:
-        schemas = [pl.read_parquet_schema(f) for f in files]
-    except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
-        raise InputFileError(f"read_scores: cannot read {source!r}: {_first_line(exc)}") from exc
+    schemas = []
+    for file in files:  # a footer per file, to name the damaged one
+        try:
+            schemas.append(pl.read_parquet_schema(file))
+        except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
+            where = repr(source) if file == source else f"{file!r} of {source!r}"
+            raise InputFileError(f"read_scores: cannot read {where}: {_first_line(exc)}") from exc
     target = scores_io._common_schema(files, schemas)
     if all(schema == target for schema in schemas):
         return pl.scan_parquet(files, glob=False)
