@@ -500,3 +500,27 @@ def test_errors_name_the_report_file_the_damaged_part_and_the_input_columns(fram
     with pytest.raises(rf.SchemaError, match=r"missing id \(on\) column \[column 'id'\]; .*'reaction'"):
         rf.report(scored.drop("id"), tmp_path / "r.html", compare=scored)  # the input's columns, all of them
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.parquet", "afile", "parts"]  # no temporary left
+
+
+def test_long_reasons_and_signals_are_cut_and_too_many_slices_refused(tmp_path):
+    long = "why " * 200  # 800 characters
+    frame = pl.DataFrame(
+        {
+            "id": [1, 2, 3],
+            "faithfulness": [0.1, 0.5, 0.9],
+            "faithfulness_reason": [long, "short", None],
+            "faithfulness_signals": [["warn: " + long], [], None],
+        }
+    )
+    path = rf.report(frame, tmp_path / "r.html", worst=2)
+    html, page = read_page(path)
+    rows = page.records("worst")
+    assert (
+        rows[0]["faithfulness_reason"]["text"] == long[:300] + "…" and rows[1]["faithfulness_reason"]["text"] == "short"
+    )
+    assert rows[0]["faithfulness_signals"]["text"] == ("warn: " + long)[:300] + "…"
+    assert "each text cut at 300 characters" in html
+    many = pl.DataFrame({"id": range(51), "faithfulness": [0.5] * 51})
+    rf.report(many.head(50), tmp_path / "ok.html", by="id")  # 50 slices: drawn
+    with pytest.raises(rf.SchemaError, match=r"too many slices for a report \[column 'id'\].*found 51 distinct values"):
+        rf.report(many, tmp_path / "r.html", by="id")

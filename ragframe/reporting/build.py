@@ -145,6 +145,7 @@ def _page(
         "ranking": figures.ranking_figures(frame, plan),
         "worst": {
             "n": worst,
+            "chars": content.TEXT_CHARS,
             "metrics": [
                 {"metric": m, "table": table(t)} for m, t in content.worst_rows(source, frame, plan, worst).items()
             ],

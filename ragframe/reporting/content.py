@@ -22,6 +22,7 @@ from ragframe.stats.validity import agreement_with_labels
 
 __all__ = [
     "AGREEMENT_RESAMPLES",
+    "MAX_SLICES",
     "ROW",
     "TEXT_CHARS",
     "Plan",
@@ -44,6 +45,8 @@ TEXT_CHARS = 300
 _TEXT_COLUMNS = ("question", "answer")
 #: Up to this many worst rows are read as one-row slices of the input, more in one streaming pass.
 _SLICED_ROWS = 256
+#: Most distinct values a slice (``by``) column may have in a report.
+MAX_SLICES = 50
 #: Seed of the uniform sample the pictures are drawn from.
 SAMPLE_SEED = 0
 #: Bootstrap resamples of the agreement table's AUROC interval (rf.agreement_with_labels defaults
@@ -156,7 +159,22 @@ def sample_frame(frame: pl.DataFrame, rows: int) -> pl.DataFrame:
 
 
 def slice_summaries(frame: pl.DataFrame, plan: Plan) -> dict[str, pl.DataFrame]:
-    """``rf.summarize(..., by=column)`` for each slice column, on every row."""
+    """``rf.summarize(..., by=column)`` for each slice column, on every row.
+
+    A column with more than :data:`MAX_SLICES` distinct values (an id, a free text, a score)
+    is refused with a :class:`SchemaError` naming it: its table and heatmap would be
+    unreadable, and as long as the input.
+    """
+    counts = frame.select(pl.col(plan.by).n_unique()).row(0) if plan.by else ()
+    for column, count in zip(plan.by, counts):
+        if count > MAX_SLICES:
+            raise SchemaError(
+                "too many slices for a report",
+                function=_FUNCTION,
+                column=column,
+                expected=f"at most {MAX_SLICES} distinct values (a category such as a model or a topic)",
+                found=f"{count:,} distinct values",
+            )
     return {column: summarize(frame, metrics=plan.metrics, by=column) for column in plan.by}
 
 
@@ -218,23 +236,19 @@ def _worst_positions(frame: pl.DataFrame, metric: str, n: int) -> list[int]:
 
 def _display_expressions(schema: pl.Schema, metric: str) -> list[pl.Expr]:
     """The shown columns of one metric's worst rows: texts truncated, signals as 'severity: message' strings."""
-    exprs = []
-    for name in _TEXT_COLUMNS:
-        if name in schema and schema[name] == pl.String:
-            text = pl.col(name)
-            exprs.append(
-                pl.when(text.str.len_chars() > TEXT_CHARS)
-                .then(text.str.slice(0, TEXT_CHARS) + "…")
-                .otherwise(text)
-                .alias(name)
-            )
+    exprs = [_cut(pl.col(name)).alias(name) for name in _TEXT_COLUMNS if name in schema and schema[name] == pl.String]
     exprs.append(pl.col(metric))
     signals, reason = f"{metric}_signals", f"{metric}_reason"
     if signals in schema:
         exprs.append(_signal_texts(schema[signals], signals))
     if reason in schema:
-        exprs.append(pl.col(reason).cast(pl.String))
+        exprs.append(_cut(pl.col(reason).cast(pl.String)).alias(reason))
     return exprs
+
+
+def _cut(text: pl.Expr) -> pl.Expr:
+    """``text`` cut at :data:`TEXT_CHARS` characters, an ellipsis marking the cut."""
+    return pl.when(text.str.len_chars() > TEXT_CHARS).then(text.str.slice(0, TEXT_CHARS) + "…").otherwise(text)
 
 
 def _signal_texts(dtype: pl.DataType, column: str) -> pl.Expr:
@@ -244,10 +258,11 @@ def _signal_texts(dtype: pl.DataType, column: str) -> pl.Expr:
         fields = {f.name for f in inner.fields}
         if {"severity", "message"} <= fields:
             item = pl.element().struct
-            return pl.col(column).list.eval(pl.concat_str(item.field("severity"), pl.lit(": "), item.field("message")))
+            entry = pl.concat_str(item.field("severity"), pl.lit(": "), item.field("message"))
+            return pl.col(column).list.eval(_cut(entry))
     if isinstance(dtype, pl.List):
-        return pl.col(column).list.eval(pl.element().cast(pl.String))
-    return pl.concat_list(pl.col(column).cast(pl.String)).alias(column)
+        return pl.col(column).list.eval(_cut(pl.element().cast(pl.String)))
+    return pl.concat_list(_cut(pl.col(column).cast(pl.String))).alias(column)
 
 
 def _rows_at(frame: pl.LazyFrame, positions: list[int], columns: list[pl.Expr]) -> pl.DataFrame:
