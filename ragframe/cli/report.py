@@ -20,14 +20,15 @@ _REPORT_DESCRIPTION = """\
 Write one self-contained HTML file about SCORES (ragframe.report): provenance
 (source, row count, ragframe version, the options of a 'ragframe eval' run read
 from its manifest), the summary table, histograms of each score, a table and
-heatmap per --by column, the paired comparison with --compare (t test,
-Holm-adjusted p-values, forest plot), agreement with human labels with --labels
-(AUROC, ROC curves), ranking curves for measures at several cutoffs, and the
---worst rows of each metric with their texts, signals and reasons. Tables use
-every row; pictures of rows are drawn from a uniform sample of --sample-rows rows
-(seed 0), and the page says so. Images are inlined, the CSS is inline, nothing
-is fetched: the file opens offline. Needs the 'report' extra:
-pip install 'ragframe[report]'. Prints the path written."""
+heatmap per --by column, the paired comparison with --compare (t test, Holm-
+adjusted p-values, forest plot), agreement with human labels with --labels
+(AUROC with a 200-resample bootstrap interval, ROC curves), ranking curves for
+measures at several cutoffs, and the --worst rows of each metric with their
+texts, signals and reasons. Tables use every row; pictures of rows are drawn
+from a uniform sample of --sample-rows rows (seed 0), and the page says so.
+Images are inlined, the CSS is inline, nothing is fetched: the file opens
+offline. Needs the 'report' extra: pip install 'ragframe[report]'. Prints the
+path written."""
 
 
 def label_argument(value: str) -> tuple[str | None, str]:
@@ -98,7 +99,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         epilog=epilog(SCORES_HELP, EXIT_CODES),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    rep.add_argument("scores", metavar="SCORES", help="the scored frame (Parquet file, folder, glob; .csv, .json)")
+    rep.add_argument(
+        "scores",
+        metavar="SCORES",
+        help="the scored rows: Parquet file, folder, glob, 'ragframe eval' output folder; .csv, .json",
+    )
     rep.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file to write")
     rep.add_argument("--compare", metavar="OTHER", help="scores of a second system on the same rows, paired on --on")
     rep.add_argument(
