@@ -20,8 +20,8 @@ _REPORT_DESCRIPTION = """\
 Write one self-contained HTML file about SCORES (ragframe.report): provenance
 (source, row count, ragframe version, the options of a 'ragframe eval' run read
 from its manifest), the summary table, histograms of each score, a table and
-heatmap per --by column, the paired comparison with --compare (t test, Holm-
-adjusted p-values, forest plot), agreement with human labels with --labels
+heatmap per --by column, the paired comparison with --compare (t test,
+Holm-adjusted p-values, forest plot), agreement with human labels with --labels
 (AUROC with a 200-resample bootstrap interval, ROC curves), ranking curves for
 measures at several cutoffs, and the --worst rows of each metric with their
 texts, signals and reasons. Tables use every row; pictures of rows are drawn
