@@ -524,3 +524,17 @@ def test_long_reasons_and_signals_are_cut_and_too_many_slices_refused(tmp_path):
     rf.report(many.head(50), tmp_path / "ok.html", by="id")  # 50 slices: drawn
     with pytest.raises(rf.SchemaError, match=r"too many slices for a report \[column 'id'\].*found 51 distinct values"):
         rf.report(many, tmp_path / "r.html", by="id")
+
+
+def test_sampled_histograms_count_n_and_nulls_on_every_row(tmp_path, monkeypatch):
+    from ragframe.reporting import figures
+
+    drawn = []
+    monkeypatch.setattr(figures, "png_data_uri", lambda figure: drawn.append(figure) or "data:image/png;base64,")
+    values = np.where(np.arange(1_000) % 10 == 0, np.nan, np.linspace(0, 1, 1_000))
+    frame = pl.DataFrame({"id": range(1_000), "faithfulness": values}).fill_nan(None)
+    rf.report(frame, tmp_path / "r.html", sample_rows=100)
+    histogram = drawn[0]
+    assert histogram.axes[0].get_title() == "faithfulness\nn=900, nulls=100"  # every row, not the 100 drawn
+    assert "sample of 100 of 1,000 rows drawn (seed 0)" in histogram.get_suptitle()
+    assert sum(p.get_height() for p in histogram.axes[0].patches) <= 100

@@ -135,7 +135,7 @@ def _page(
         "provenance": _provenance(source, other, plan, worst, note),
         "sampling": {"sampled": sample.height < frame.height, "note": note},
         "summary": table(summarize(frame, metrics=plan.metrics), SUMMARY_COLUMNS),
-        "distributions": figures.distribution_figure(sample, plan, note),
+        "distributions": figures.distribution_figure(frame, plan, sample_rows, note),
         "slices": [
             {"column": c, "table": table(s, (c, *SLICE_COLUMNS)), "image": slice_images[c]}
             for c, s in summaries.items()

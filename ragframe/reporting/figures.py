@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 
 from ragframe.exceptions import SchemaError
-from ragframe.reporting.content import Plan, ranking_groups
+from ragframe.reporting.content import SAMPLE_SEED, Plan, ranking_groups
 from ragframe.reporting.images import png_data_uri
 
 __all__ = ["calibration_figures", "comparison_figure", "distribution_figure", "ranking_figures", "slice_figures"]
@@ -40,11 +40,15 @@ def _image(draw: Callable[[], Any], title: str, caption: str) -> dict[str, str |
     return {"title": title, "caption": caption, "uri": png_data_uri(figure), "missing": None}
 
 
-def distribution_figure(sample: pl.DataFrame, plan: Plan, note: str) -> dict[str, str | None]:
-    """``rf.plot.distributions`` of the sampled scores: one panel per metric, thresholds marked."""
+def distribution_figure(frame: pl.DataFrame, plan: Plan, sample_rows: int, note: str) -> dict[str, str | None]:
+    """``rf.plot.distributions`` of every row, the bars drawn from at most ``sample_rows`` of them.
+
+    The panels' ``n`` and ``nulls`` count every row; the figure's title says when the bars
+    are a sample.
+    """
     from ragframe import plot
 
-    draw = partial(plot.distributions, sample, metrics=plan.metrics)
+    draw = partial(plot.distributions, frame, metrics=plan.metrics, sample=sample_rows, seed=SAMPLE_SEED)
     return _image(draw, "Distributions", f"Histogram of each score, its threshold marked. {note}")
 
 
