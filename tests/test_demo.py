@@ -46,7 +46,11 @@ def test_demo_writes_the_html_report_and_says_where(demo):
     for section in ("provenance", "summary", "distributions", "slices", "comparison", "calibration", "worst-rows"):
         assert f'<h2 id="{section}">' in page, section
     # the comparison is with the wrong-contexts log: answer_relevance (which ignores the contexts) ties
-    assert '<td data-column="metric">answer_relevance</td>' in page
+    comparison = page.split('<h2 id="comparison">')[1].split('<h2 id="calibration">')[0]
+    relevance = [row for row in comparison.split("<tr>") if '<td data-column="metric">answer_relevance</td>' in row]
+    assert len(relevance) == 1 and '<td data-column="winner">tie</td>' in relevance[0]
+    assert comparison.count('<td data-column="winner">a</td>') == 5  # every other metric drops
+    assert page.count('src="data:image/png;base64,') == 4  # histograms, reaction heatmap, forest plot, ROC curves
     assert "human_faithfulness" in page and "By reaction" in page
     assert "rag_log.wrong_contexts.parquet" in printed
 
