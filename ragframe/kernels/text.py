@@ -571,9 +571,7 @@ def pair_overlap(index: TermIndex, left: np.ndarray, right: np.ndarray, common: 
     return np.where(both_empty, 1.0, np.divide(inter, union, out=np.zeros_like(inter), where=union > 0))
 
 
-def pair_containment(
-    index: TermIndex, left: np.ndarray, right: np.ndarray, common: Common | None = None
-) -> np.ndarray:
+def pair_containment(index: TermIndex, left: np.ndarray, right: np.ndarray, common: Common | None = None) -> np.ndarray:
     """Share of the distinct grams of each left text found in its right text: |L & R| / |L|.
 
     A left text without grams gives 0.0 (nothing of it is supported). Unlike the Jaccard index
@@ -604,9 +602,7 @@ def _log_tf_weights(counts: np.ndarray) -> np.ndarray:
     return np.rint((1.0 + np.log(np.maximum(counts, 1.0))) * _LOG_TF_SCALE).astype(np.int64)
 
 
-def pair_log_cosine(
-    index: TermIndex, left: np.ndarray, right: np.ndarray, common: Common | None = None
-) -> np.ndarray:
+def pair_log_cosine(index: TermIndex, left: np.ndarray, right: np.ndarray, common: Common | None = None) -> np.ndarray:
     """Cosine of sublinear-tf vectors (weight 1 + ln count, no idf) of each (left[i], right[i]) pair.
 
     Weights are rounded to multiples of 2**-10 and their products summed exactly, so the
