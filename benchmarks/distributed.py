@@ -23,17 +23,16 @@ processes: their memory is the cluster's, not the driver's). MB = 2**20 bytes.
 
 Scaling projection
 ------------------
-Before the runs, one block of ``--ray-batch-rows`` rows is scored in this process by the
+Before the runs, one block of ``--ray-batch-rows`` rows is scored in a fresh process by the
 same batch function (:class:`ragframe.distributed.BatchScorer`) three times; the median is
-the per-block cost ``c``. One core then scores ``rows_per_block / c`` rows/s; the measured
-Ray rate divided by ``2 / c`` blocks/s gives the measured efficiency ``e`` of local Ray on
-this machine (scheduling, Arrow hand-offs, reading and writing, and the other agents'
-load). The projection for N machines of K cores is ``N * K * e * rows_per_block / c``:
-an **estimate**, assuming rows are spread evenly over blocks, machines as fast as this
-one, reading from and writing to object storage never the bottleneck, and the same
-efficiency at scale (no driver or shuffle cost grows with N: scoring is a map, and a
-summary is one small state per block). Judge metrics scale with the model endpoint's rate
-limit, not with N.
+the per-block cost (the heuristic kernels tokenise on a thread per core, so this one
+process may use both cores). The projection takes the rate local Ray measured end to end
+(reading, scoring, Arrow hand-offs, writing, the summary, and whatever else ran on the
+machine) per core, ``r = rows/s / 2``, and gives N machines of K cores ``N * K * r``: an
+**estimate**, assuming rows spread evenly over blocks (many more blocks than cores),
+cores as fast as these, object storage that keeps up with reading and writing, and no cost
+that grows with N (scoring is a map; a summary is one small state per block; the driver
+only schedules). Judge metrics scale with the model endpoint's rate limit, not with N.
 
 Usage, from the repository root (about 10 minutes on 2 busy cores)::
 
@@ -158,16 +157,19 @@ def report(rows: int, results: dict[str, dict[str, Any]], machines: list[int], c
         f"{ray_result['scoring_seconds']:.1f} s, summarize_dataset after it: "
         f"{ray_result['seconds'] - ray_result['scoring_seconds']:.1f} s"
     )
-    per_core = cost["block_rows"] / cost["block_seconds"]
-    efficiency = (ray_result["rows"] / ray_result["seconds"]) / (2 * per_core)
+    one_process = cost["block_rows"] / cost["block_seconds"]
+    measured = ray_result["rows"] / ray_result["seconds"]
+    per_core = measured / 2
     print(
         f"per-block cost: {cost['block_seconds']:.2f} s for {cost['block_rows']:,} rows in one process "
-        f"({per_core:,.0f} rows/s a core); local Ray reached {efficiency:.0%} of 2 cores x that"
+        f"({one_process:,.0f} rows/s; its tokeniser threads may use both cores); local Ray with 2 workers: "
+        f"{measured:,.0f} rows/s end to end = {per_core:,.0f} rows/s a core ({measured / one_process:.0%} of one "
+        "process scoring blocks back to back)"
     )
     print(f"\nprojection (an estimate: see the module doc for the assumptions), {cores} cores a machine:")
     print(f"{'machines':>9} {'rows/s':>12} {'1B rows':>10}")
     for n in machines:
-        rate = n * cores * efficiency * per_core
+        rate = n * cores * per_core
         print(f"{n:>9} {rate:>12,.0f} {1e9 / rate / 3600:>8.1f} h")
 
 

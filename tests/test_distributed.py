@@ -246,7 +246,9 @@ def test_compare_datasets_refuses_to_collect_beyond_the_limit(cluster, two_runs)
     a, b = two_runs
     with pytest.raises(rf.distributed.CollectLimitError, match=r"500 pairs, more than max_collected_pairs=499"):
         rf.distributed.compare_datasets(dataset(a, 2), dataset(b, 2), test="wilcoxon", max_collected_pairs=499)
-    assert rf.distributed.compare_datasets(dataset(a, 2), dataset(b, 2), test="t", max_collected_pairs=1).height == 4
+    shared = b.filter(pl.col("id") >= 3)  # how="inner", and t collects nothing whatever the limit
+    inner = rf.distributed.compare_datasets(dataset(a, 2), dataset(shared, 2), how="inner", max_collected_pairs=1)
+    assert inner["n"].to_list() == rf.compare(a, shared, how="inner")["n"].to_list() == [497] * 4
 
 
 def test_compare_datasets_finds_missing_and_duplicate_ids(cluster, two_runs):
@@ -255,8 +257,6 @@ def test_compare_datasets_finds_missing_and_duplicate_ids(cluster, two_runs):
         rf.distributed.compare_datasets(dataset(a, 2), dataset(b.filter(pl.col("id") >= 3), 2))
     with pytest.raises(SchemaError, match=r"3 id\(s\) of a are missing from b"):
         rf.distributed.compare_datasets(dataset(a, 2), dataset(b.filter(pl.col("id") >= 3), 2), test="wilcoxon")
-    inner = rf.distributed.compare_datasets(dataset(a, 2), dataset(b.filter(pl.col("id") >= 3), 2), how="inner")
-    assert inner["n"].to_list() == rf.compare(a, b.filter(pl.col("id") >= 3), how="inner")["n"].to_list()
     with pytest.raises(SchemaError, match="duplicate id in b"):
         rf.distributed.compare_datasets(dataset(a, 2), dataset(pl.concat([b, b.head(1)]), 2))
 
@@ -288,7 +288,7 @@ def test_cli_engine_ray_writes_what_the_local_engine_writes(cluster, tmp_path, c
     )
     sources = [str(tmp_path / "day1.parquet"), str(tmp_path / "day2.parquet")]
     assert main(["eval", *sources, "-o", str(tmp_path / "ray"), "--engine", "ray", "--batch-rows", "40", *flags]) == 0
-    assert_same_scores(rf.read_scores(tmp_path / "ray"), rf.read_scores(tmp_path / "local"))
+    assert_same_scores(rf.read_scores(tmp_path / "ray"), rf.read_scores(tmp_path / "local"))  # row order may differ
     rejects = pl.read_parquet(tmp_path / "ray" / "rejects")
     assert rejects["id"].to_list() == [7] and "null inside the list" in rejects["reason"][0]
     local_summary = pl.read_parquet(tmp_path / "local" / "summary.parquet")

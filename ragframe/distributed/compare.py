@@ -12,13 +12,14 @@ are found exactly (every row of an id lands in one group). Then:
   numbers equal :func:`ragframe.compare`'s to floating-point rounding (1e-12 in the tests).
 - ``"wilcoxon"``, ``"permutation"``, ``"bootstrap"`` need every difference in one place
   (ranks across all pairs, resampling matrices). The groups return their pairs (ids, slice
-  columns and both scores of each metric: about ``8 * (2 * metrics + 1)`` bytes a pair,
-  more for string ids); when there are more than ``max_collected_pairs`` (10 million by
-  default) the call raises :class:`CollectLimitError` naming the limit and the count before
-  collecting anything; otherwise the pairs are collected, sorted by id, and
-  :func:`ragframe.compare` runs on them. Its numbers are then :func:`ragframe.compare`'s on
-  the two frames sorted by id (the resampling tests depend on row order through their seed;
-  Wilcoxon does not).
+  columns and both scores of each metric: about ``8 * (2 * metrics + 1)`` bytes a pair, more
+  for string ids), which the driver collects as the partitions finish. Once more than
+  ``max_collected_pairs`` (10 million by default) have arrived it keeps only the counts (it
+  never holds more than the limit and one batch) and, at the end, raises
+  :class:`CollectLimitError` naming the limit and the number of pairs. Otherwise the pairs
+  are sorted by id and :func:`ragframe.compare` runs on them: its numbers are then
+  :func:`ragframe.compare`'s on the two frames sorted by id (the resampling tests depend on
+  row order through their seed; Wilcoxon does not).
 """
 
 from __future__ import annotations
@@ -187,13 +188,23 @@ def _partitioned(a: Any, b: Any, on: list[str], names: list[str], by: list[str],
     return sides[0].union(sides[1])
 
 
-def _gather(groups: Any) -> tuple[pl.DataFrame, list[bytes]]:
-    """The small columns of every partition's row, and the payloads."""
-    rows, payloads = [], []
+def _gather(groups: Any, limit: int | None = None) -> tuple[pl.DataFrame, list[bytes]]:
+    """The small columns of every partition's row, and the payloads.
+
+    With a ``limit`` (of pairs), payloads are kept only while the pairs seen so far are within
+    it; beyond, they are dropped as they arrive (the driver never holds more than the limit and
+    one batch) and only the counts are kept, so the refusal can name the total.
+    """
+    rows, payloads, seen = [], [], 0
     with original_errors():
         for batch in prepared(groups).iter_batches(batch_format="pyarrow", batch_size=None):
-            rows.append(pl.from_arrow(batch.drop_columns(["payload"])))
-            payloads += batch.column("payload").to_pylist()
+            small = pl.from_arrow(batch.drop_columns(["payload"]))
+            rows.append(small)
+            seen += int(small["pairs"].sum())
+            if limit is None or seen <= limit:
+                payloads += batch.column("payload").to_pylist()
+            else:
+                payloads = []
     return pl.concat(rows) if rows else pl.DataFrame(), payloads
 
 
@@ -329,24 +340,15 @@ def compare_datasets(
             _check_missing(summary, on_cols)
         moments = _merged_moments([frame_from_bytes(p) for p in payloads], list(slices))
         return _t_from_moments(moments, names, list(slices), alpha, correction)
-    with original_errors():
-        groups = prepared(groups).materialize()  # the pairs wait in the object store while they are counted
-    summary, _ = _gather(groups.map_batches(_without_payload, batch_format="pyarrow"))
+    summary, payloads = _gather(groups, limit=limit)
     if how == "error":
         _check_missing(summary, on_cols)
     options = {"alpha": alpha, "correction": correction, "n_resamples": n_resamples, "seed": seed}
-    return _collected(groups, summary, on_cols, names, group_by, limit, test, options)
-
-
-def _without_payload(batch: pa.Table) -> pa.Table:
-    """A partition's row with its payload emptied (to count the pairs before collecting them)."""
-    return batch.set_column(
-        batch.column_names.index("payload"), "payload", pa.array([b""] * batch.num_rows, pa.binary())
-    )
+    return _collected(payloads, summary, on_cols, names, group_by, limit, test, options)
 
 
 def _collected(
-    groups: Any,
+    payloads: list[bytes],
     summary: pl.DataFrame,
     on: list[str],
     names: list[str],
@@ -364,7 +366,6 @@ def _collected(
             "mergeable moments, nothing collected), compare a sample or slices, or raise max_collected_pairs "
             "if the driver has the memory (about 8 bytes per score per side per pair)"
         )
-    _, payloads = _gather(groups)
     paired = pl.concat([frame_from_bytes(p) for p in payloads], how="vertical_relaxed").sort(on)
     slices = [c for c in by if c not in on]
     left = paired.select(*on, *slices, *[pl.col(m + "__a").alias(m) for m in names])

@@ -2,7 +2,7 @@
 
 :func:`evaluate_parquet_ray` writes, like :func:`ragframe.evaluate_parquet`::
 
-    OUT/scores/*.parquet     kept columns + scores (Ray's part names; rows in input order)
+    OUT/scores/*.parquet     kept columns + scores (Ray's part names; row order as Ray finishes blocks)
     OUT/rejects/*.parquet    rows that broke the column contract: the kept columns and a one-line
                              ``reason`` (Ray does not number source rows: the kept id names the row)
     OUT/summary.parquet      summarize_dataset over OUT/scores (the local engine's merged summary)
@@ -27,6 +27,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from ragframe import validate
 from ragframe.distributed.runtime import empty_frame, original_errors, prepared, require_ray
@@ -81,8 +82,21 @@ def _bad(batch: pa.Table, kept: Sequence[str]) -> pa.Table:
     return bad.select([*kept, REJECT_COLUMN]).rename_columns([*kept, "reason"])
 
 
-def _count_rejects(batch: pa.Table) -> pa.Table:
-    return pa.table({"rows": [batch.num_rows], "rejected": [batch.num_rows - batch.column(REJECT_COLUMN).null_count]})
+def _counts(folder: Path) -> tuple[int, int]:
+    """(rows, rejected) of the written parts, from their Parquet footers (row and null counts: no data read)."""
+    rows = rejected = 0
+    for path in sorted(folder.glob("*.parquet")):
+        meta = pq.ParquetFile(path).metadata
+        index = meta.schema.names.index(REJECT_COLUMN)
+        groups = [meta.row_group(g) for g in range(meta.num_row_groups)]
+        stats = [g.column(index).statistics for g in groups]
+        if all(s is not None and s.has_null_count for s in stats):
+            nulls = sum(s.null_count for s in stats)
+        else:  # a writer without statistics: read the one column
+            nulls = pq.read_table(path, columns=[REJECT_COLUMN]).column(0).null_count
+        rows += meta.num_rows
+        rejected += meta.num_rows - nulls
+    return rows, rejected
 
 
 def evaluate_parquet_ray(
@@ -141,27 +155,20 @@ def evaluate_parquet_ray(
     scored = score_dataset(
         ds, evaluator, keep=kept, on_bad_rows="reject", batch_size=batch_size, concurrency=concurrency
     )
-    scored.context.execution_options.preserve_order = True
     temporary = out / _TEMPORARY
     with original_errors():
         scored.write_parquet(str(temporary))
-        counts = (
-            prepared(ray.data.read_parquet(str(temporary)).select_columns([REJECT_COLUMN]))
-            .map_batches(_count_rejects, batch_format="pyarrow")
-            .sum(["rows", "rejected"])
-        )
-    return _split(ray, out, evaluator, kept, counts, started)
+    return _split(ray, out, evaluator, kept, _counts(temporary), started)
 
 
 def _split(
-    ray: Any, out: Path, evaluator: Evaluator, kept: list[str], counts: Any, started: float
+    ray: Any, out: Path, evaluator: Evaluator, kept: list[str], counts: tuple[int, int], started: float
 ) -> ParquetEvaluation:
     """Write scores/ and rejects/ from the temporary folder, the summary and the manifest."""
     temporary = out / _TEMPORARY
-    rows, rejected = (int(counts[f"sum({c})"] or 0) for c in ("rows", "rejected")) if counts else (0, 0)
+    rows, rejected = counts
     with original_errors():
         written = prepared(ray.data.read_parquet(str(temporary)))
-        written.context.execution_options.preserve_order = True
         written.map_batches(_good, batch_format="pyarrow").write_parquet(str(out / "scores"))
         if rejected:
             written.map_batches(_bad, fn_args=(kept,), batch_format="pyarrow").write_parquet(str(out / "rejects"))
