@@ -34,7 +34,8 @@ def demo(tmp_path_factory) -> tuple[Path, str]:
 def test_demo_writes_its_inputs_and_scores(demo):
     out, printed = demo
     names = sorted(p.name for p in out.iterdir())
-    assert names == sorted([*EXAMPLE_FILES.values(), "per_query.parquet", "rag_scores.parquet", "report.html"])
+    written = ["per_query.parquet", "rag_scores.parquet", "report.html", "ranking_report.html"]
+    assert names == sorted([*EXAMPLE_FILES.values(), *written])
     for name in EXAMPLE_FILES.values():
         assert name in printed, name
 
@@ -55,6 +56,22 @@ def test_demo_writes_the_html_report_and_says_where(demo):
     assert "rag_log.wrong_contexts.parquet" in printed
 
 
+def test_demo_writes_the_ranking_report_with_its_curves(demo):
+    out, printed = demo
+    page = (out / "ranking_report.html").read_text(encoding="utf-8")
+    assert f"(ranking curves, the comparison, the worst queries): {(out / 'ranking_report.html').resolve()}" in printed
+    for section in ("summary", "distributions", "comparison", "ranking", "worst-rows"):
+        assert f'<h2 id="{section}">' in page, section
+    ranking = page.split('<h2 id="ranking">')[1].split('<h2 id="worst-rows">')[0]
+    assert ranking.count('src="data:image/png;base64,') == 2  # ndcg over k, recall over k: a and b each
+    # the rerank (b) wins nDCG@10 significantly: the demo's printed comparison says the same
+    comparison = page.split('<h2 id="comparison">')[1].split('<h2 id="calibration">')[0]
+    ndcg = [row for row in comparison.split("<tr>") if '<td data-column="metric">ndcg_at_10</td>' in row]
+    assert len(ndcg) == 1 and '<td data-column="winner">b</td>' in ndcg[0]
+    summary = page.split('<h2 id="summary">')[1].split('<h2 id="distributions">')[0]
+    assert '<td class="num" data-column="mean" data-value="0.5058' in summary  # BM25's nDCG@10 (published)
+
+
 def test_demo_without_the_report_extra_says_how_to_get_it_and_exits_0(tmp_path, monkeypatch):
     import sys
 
@@ -67,6 +84,7 @@ def test_demo_without_the_report_extra_says_how_to_get_it_and_exits_0(tmp_path, 
     lines = [line for line in printed.splitlines() if "HTML report" in line or "ragframe[report]" in line]
     assert lines == ["no HTML report: report needs jinja2: pip install 'ragframe[report]'"], lines
     assert "report.html" not in printed and not (tmp_path / "report.html").exists()
+    assert not (tmp_path / "ranking_report.html").exists()
 
 
 def test_demo_inputs_are_byte_copies_of_the_bundled_files(demo):

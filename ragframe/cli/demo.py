@@ -95,11 +95,14 @@ def run(args: argparse.Namespace) -> int:
     )
     rag_path, rag_scores = _demo_heuristics(paths["rag_log"], out_dir)
     report_path = _demo_report(rag_scores, paths["rag_log_wrong_contexts"], out_dir)
+    ranking_path = _demo_ranking_report(frames, names, out_dir) if report_path is not None else None
     print(f"\nwritten to {out_dir.resolve()}:")
     print(f"  {per_query_path.name}: per-query ranking scores ({scores.height} rows, a 'run' column)")
     print(f"  {rag_path.name}: per-answer heuristic scores (200 rows)")
     if report_path is not None:
         print(f"  {report_path.name}: the HTML report of the RAG log's scores (open it in a browser; it works offline)")
+    if ranking_path is not None:
+        print(f"  {ranking_path.name}: the HTML report of the two runs' per-query scores (ranking curves, comparison)")
     print(f"  the inputs: {', '.join(EXAMPLE_FILES.values())}")
     print(f"  ({EXAMPLE_FILES['rag_log_wrong_contexts']} is the RAG log with each row given the previous row's")
     print("  contexts, a simulated retrieval bug for trying 'ragframe compare' and 'ragframe gate')")
@@ -169,6 +172,27 @@ def _demo_report(scored: pl.DataFrame, wrong_contexts_path: Path, out_dir: Path)
     return path
 
 
+#: Columns of the demo's ranking report: the curves need a measure at several cutoffs.
+DEMO_RANKING_REPORT_COLUMNS = [f"{m}_at_{k}" for m in ("ndcg", "recall") for k in (1, 5, 10, 100)]
+
+
+def _demo_ranking_report(frames: list[pl.DataFrame], names: list[str], out_dir: Path) -> Path:
+    """Write OUT/ranking_report.html: the per-query scores of the first run, compared with the second's."""
+    from ragframe.reporting import report
+
+    columns = ["query_id", *DEMO_RANKING_REPORT_COLUMNS, "mrr", "average_precision"]
+    first, second = (frame.select(columns) for frame in frames)
+    path = report(
+        first,
+        out_dir / "ranking_report.html",
+        compare=second,
+        on="query_id",
+        title=f"ragframe demo: TREC DL 2019, {names[0]} (a) compared with {names[1]} (b), 43 judged queries",
+    )
+    print(f"HTML report of the two runs (ranking curves, the comparison, the worst queries): {path}")
+    return path
+
+
 def _agreement_table(scored: pl.DataFrame, seed: pl.DataFrame) -> pl.DataFrame:
     """One row per (metric, label) of ``_DEMO_LABELS``: AUROC and passes of both methods."""
     tables = {
@@ -217,8 +241,9 @@ contexts: a simulated retrieval bug, to try 'ragframe eval', 'compare' and 'gate
 Last, it writes OUT/report.html (ragframe report): the RAG log's scores with their
 summary, histograms, a slice per user reaction, agreement with the human labels,
 the comparison with the wrong-contexts log, and the worst answers with their
-signals. Without the 'report' extra (pip install 'ragframe[report]') it says so
-and skips it."""
+signals; and OUT/ranking_report.html: the per-query scores of BM25 compared with
+the rerank, with nDCG and recall curves over k. Without the 'report' extra
+(pip install 'ragframe[report]') it says so and skips them."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -144,7 +144,7 @@ def _page(
         ],
         "comparison": None if other is None else _comparison(frame, source, other, plan),
         "calibration": None if plan.labels is None else _calibration(frame, sample, plan, note),
-        "ranking": figures.ranking_figures(frame, plan),
+        "ranking": figures.ranking_figures(frame, plan, None if other is None else other.frame),
         "worst": {
             "n": worst,
             "chars": content.TEXT_CHARS,

@@ -94,8 +94,11 @@ def calibration_figures(sample: pl.DataFrame, plan: Plan, note: str) -> list[dic
     ]
 
 
-def ranking_figures(frame: pl.DataFrame, plan: Plan) -> list[dict[str, str | None]]:
-    """``rf.plot.ranking_curve`` of each cutoff measure with several cutoffs: its mean (every row) over k."""
+def ranking_figures(frame: pl.DataFrame, plan: Plan, other: pl.LazyFrame | None = None) -> list[dict[str, str | None]]:
+    """``rf.plot.ranking_curve`` of each cutoff measure with several cutoffs: its mean (every row) over k.
+
+    With ``other`` (the compared scores, read lazily) holding the same columns, its curve is drawn beside.
+    """
     from ragframe import plot
 
     groups = ranking_groups(plan.metrics)
@@ -103,7 +106,11 @@ def ranking_figures(frame: pl.DataFrame, plan: Plan) -> list[dict[str, str | Non
     for measure in dict.fromkeys(name for _, name in groups):
         columns = [c for (_, name), group in groups.items() if name == measure for c in group]
         means = frame.select(columns).mean()  # one row: the curve of every prefix, over every row
+        runs: pl.DataFrame | dict[str, pl.DataFrame] = means
         caption = f"Mean {measure}@k over the cutoffs k (every row); one line per column prefix."
-        draw = partial(plot.ranking_curve, means, metric=measure)
+        if other is not None and set(columns) <= set(other.collect_schema().names()):
+            runs = {"a (these scores)": means, "b (compared)": other.select(columns).mean().collect()}
+            caption = f"Mean {measure}@k over the cutoffs k (every row of each side); a: these scores, b: compared."
+        draw = partial(plot.ranking_curve, runs, metric=measure)
         images.append(_image(draw, f"{measure} over k", caption))
     return images
