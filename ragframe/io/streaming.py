@@ -647,8 +647,11 @@ def _run_in_child_processes(
         done = 0
         try:
             assert child.stdin is not None and child.stdout is not None
-            pickle.dump((job, group, os.getpid()), child.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-            child.stdin.close()
+            try:
+                pickle.dump((job, group, os.getpid()), child.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+                child.stdin.close()
+            except BrokenPipeError:  # the child died before reading its job: reported below with its exit status
+                pass
             while True:
                 try:
                     kind, *payload = pickle.load(child.stdout)
