@@ -40,6 +40,7 @@ __all__ = [
     "families",
     "list_metrics",
     "parse_column",
+    "column_keys",
     "score_columns",
     "passed_column",
     "metric_for_column",
@@ -375,6 +376,35 @@ def parse_column(column: str) -> ScoreColumn | None:
         name = found["plain"]
         return ScoreColumn(column, prefix, None if name == COMPOSITE else _METRICS[name], None)
     return ScoreColumn(column, prefix, _METRICS[found["cut"] + "_at_k"], int(found["k"]))
+
+
+def column_keys(column: str) -> list[str]:
+    """The names an option keyed by metric may use for a score column: the column, without its prefix, the metric.
+
+    ``thresholds={...}`` of the statistics and plots accept any of them, most specific first.
+
+    Parameters
+    ----------
+    column : str
+        A column name.
+
+    Returns
+    -------
+    list of str
+        ``[column]`` for a column that is not a score.
+
+    Examples
+    --------
+    >>> column_keys("bm25_ndcg_at_10"), column_keys("label")
+    (['bm25_ndcg_at_10', 'ndcg_at_10', 'ndcg_at_k'], ['label'])
+    """
+    parsed = parse_column(column)
+    if parsed is None:
+        return [column]
+    keys = [column, column[len(parsed.prefix) :]]
+    if parsed.metric is not None:
+        keys.append(parsed.metric.name)
+    return list(dict.fromkeys(keys))
 
 
 def score_columns(columns: Iterable[str] | Mapping[str, Any]) -> list[str]:

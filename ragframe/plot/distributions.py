@@ -10,7 +10,7 @@ import polars as pl
 
 from ragframe import validate
 from ragframe.exceptions import SchemaError
-from ragframe.metrics import metric_for_column, parse_column
+from ragframe.metrics import column_keys, metric_for_column
 from ragframe.plot._matplotlib import WIDTH, new_figure
 from ragframe.stats.summary import prepare_scores, score_bounds
 
@@ -155,21 +155,11 @@ def threshold_of(column: str, given: Mapping[str, float | None] | None = None) -
     (0.4, None, 0.7)
     """
     given = {} if given is None else given
-    for key in _keys(column):
+    for key in column_keys(column):
         if key in given:
             return None if given[key] is None else float(given[key])
     metric = metric_for_column(column)
     return None if metric is None or metric.threshold is None else float(metric.threshold)
-
-
-def _keys(column: str) -> list[str]:
-    parsed = parse_column(column)
-    if parsed is None:
-        return [column]
-    keys = [column, column[len(parsed.prefix) :]]
-    if parsed.metric is not None:
-        keys.append(parsed.metric.name)
-    return list(dict.fromkeys(keys))
 
 
 def _thresholds(given: Any, names: list[str]) -> dict[str, float | None]:
@@ -177,7 +167,7 @@ def _thresholds(given: Any, names: list[str]) -> dict[str, float | None]:
         given = {}
     if not isinstance(given, Mapping):
         raise validate.fail(_FUNCTION, "thresholds", "a dict {metric: threshold or None}", given)
-    known = {key for name in names for key in _keys(name)}
+    known = {key for name in names for key in column_keys(name)}
     for key, value in given.items():
         if key not in known:
             raise validate.fail(_FUNCTION, "thresholds", f"keyed by the metrics drawn ({names})", key)

@@ -27,7 +27,7 @@ import polars as pl
 
 from ragframe import validate
 from ragframe.exceptions import SchemaError
-from ragframe.metrics import metric_for_column, parse_column, score_columns
+from ragframe.metrics import column_keys, metric_for_column, score_columns
 from ragframe.schema import first_true_row, frame_kind, to_polars
 from ragframe.stats.compare import _check_ids
 from ragframe.stats.summary import prepare_scores
@@ -346,7 +346,7 @@ def _thresholds(given: Any, metrics: list[str]) -> dict[str, float | None]:
     given = {} if given is None else given
     if not isinstance(given, Mapping):
         raise validate.fail(_FUNCTION, "thresholds", "a dict {metric: threshold or None}", given)
-    names: dict[str, list[str]] = {m: _threshold_keys(m) for m in metrics}
+    names: dict[str, list[str]] = {m: column_keys(m) for m in metrics}
     known = {key for keys in names.values() for key in keys}
     for key, value in given.items():
         if key not in known:
@@ -361,16 +361,6 @@ def _thresholds(given: Any, metrics: list[str]) -> dict[str, float | None]:
         value = default if found is None else given[found]
         cuts[metric] = None if value is None else float(value)
     return cuts
-
-
-def _threshold_keys(column: str) -> list[str]:
-    parsed = parse_column(column)
-    if parsed is None:
-        return [column]
-    keys = [column, column[len(parsed.prefix) :]]
-    if parsed.metric is not None:
-        keys.append(parsed.metric.name)
-    return list(dict.fromkeys(keys))
 
 
 def _lower_is_better(column: str) -> bool:
