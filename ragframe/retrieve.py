@@ -102,6 +102,7 @@ def _ranking(items: Any, k: int) -> _Row:
     for position, text in enumerate(texts):
         if text is not None and not isinstance(text, str):
             raise _BadItems(f"item {position} has text of type {type(text).__name__}, not str")
+    # one retriever reply (one query's items): per-row by nature, see the note above _columns
     has_scores = any(s is not None for s in scores)
     has_texts = any(t is not None for t in texts)
     if has_scores and not all(s is not None for s in scores):

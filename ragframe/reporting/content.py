@@ -297,6 +297,7 @@ def worst_rows(source: Source, frame: pl.DataFrame, plan: Plan, n: int) -> dict[
     if n == 0:
         return {metric: pl.DataFrame() for metric in plan.metrics}
     positions = {metric: _worst_positions(frame, metric, n) for metric in plan.metrics}
+    # at most n x metrics positions (the worst rows): a small set, not a pass over the frame's rows
     wanted = sorted({p for rows in positions.values() for p in rows})
     keys = list(dict.fromkeys([*plan.ids, *plan.by]))
     exprs = {e.meta.output_name(): e for m in plan.metrics for e in _display_expressions(source.schema, m)}

@@ -59,5 +59,7 @@ def table(frame: pl.DataFrame, columns: Sequence[str] | None = None) -> dict[str
     (['metric', 'mean'], ['mrr', '0.5000'])
     """
     names = list(frame.columns) if columns is None else [c for c in columns if c in frame.columns]
+    # template data for display tables (summaries, comparisons, the worst rows; slices capped at 50 values):
+    # a few hundred cells, never a scored frame's rows
     rows = [[cell(value, name) for name, value in zip(names, row)] for row in frame.select(names).iter_rows()]
     return {"columns": names, "rows": rows}
