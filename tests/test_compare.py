@@ -82,7 +82,17 @@ def test_permutation_is_exact_for_small_samples(pair):
     reference = stats.permutation_test(
         (a, b), lambda x, y, axis: np.mean(y - x, axis=axis), permutation_type="samples", vectorized=True
     )
-    assert row["p_value"] == pytest.approx(reference.pvalue, abs=1e-12)
+    d = b - a
+    null = np.abs(np.asarray(reference.null_distribution))
+    observed = abs(float(np.mean(d)))
+    scipy_band = 1e-14 * observed
+    our_band = 1e-14 * max(observed, float(np.mean(np.abs(d))))
+    if np.any((np.abs(null - observed) > scipy_band) & (np.abs(null - observed) <= our_band)):
+        # a null mean within rounding of the statistic, relative to the mean |difference| but not to the
+        # statistic itself: ragframe counts it as a tie (docs/statistics.md), scipy does not; a tie only adds
+        assert row["p_value"] >= reference.pvalue - 1e-12
+    else:
+        assert row["p_value"] == pytest.approx(reference.pvalue, abs=1e-12)
 
 
 def test_resampling_tests_agree_with_scipy_on_larger_samples():

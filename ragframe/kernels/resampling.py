@@ -1,10 +1,12 @@
 """Resampling kernels over many segments at once: bootstrap means and sign-flip nulls.
 
 Segments are runs of a flat value array (``starts``, ``counts``), for example the
-paired differences of every (metric, slice) of a comparison. Resamples are weight
-matrices shared by all segments (segment ``g`` uses the first ``counts[g]`` columns),
-so one matrix product per block of resamples and columns scores every segment:
-the work is rows x resamples multiply-adds in BLAS, never a loop over rows.
+paired differences of every (metric, slice) of a comparison. Bootstrap resamples are
+weight matrices shared by all segments (segment ``g`` uses the first ``counts[g]``
+columns), so one matrix product per block of resamples and columns scores every
+segment: rows x resamples multiply-adds in BLAS, never a loop over rows. Sign flips
+do the same where many segments share a column block, and use random bytes with table
+look-ups (eight values a look-up) where few do.
 Sharing the weights makes segments over the same rows (two metrics of one sample)
 resampled jointly; each segment's own resampling distribution is unchanged.
 """
@@ -17,6 +19,11 @@ __all__ = ["bootstrap_means", "sign_flip_means", "exact_sign_flip_means"]
 
 _RESAMPLE_BLOCK = 256
 _COLUMN_BLOCK = 16_384
+#: Sign flips: a column block reached by at most this many segments uses byte tables, else a +-1 matrix product.
+_TABLE_MAX_SEGMENTS = 8
+_LOOKUP_BLOCK = 4_194_304  # table look-ups per resample step
+#: Bit j of byte b, shape (8, 256): a group of eight values @ this = the sum of the values under each byte's bits.
+_BYTE_BITS = ((np.arange(256)[None, :] >> np.arange(8)[:, None]) & 1).astype(np.float64)
 
 
 def _blocks(values: np.ndarray, starts: np.ndarray, counts: np.ndarray, column_start: int, column_stop: int):
@@ -83,6 +90,15 @@ def sign_flip_means(
 ) -> np.ndarray:
     """Means of each segment under random sign flips, shape (segments, n_resamples).
 
+    Each resample flips every value's sign with probability 1/2, the signs shared by the
+    segments (as :func:`bootstrap_means` shares its weights). Columns are taken in blocks;
+    in a block that few segments reach (one long cell: a matrix-vector product, bound by
+    drawing the signs) the signs are random bytes, eight values a byte, and a 256-entry
+    table per group of eight values holds the sum of the values under each byte's bits, so
+    a flipped sum is one look-up per eight values (``sum(sign * x) = sum(x) - 2 * sum(x
+    where bit set)``); in a block that many segments share, a matrix of +-1 weights times
+    the segments' values (one BLAS product scores them all).
+
     Examples
     --------
     >>> import numpy as np
@@ -91,13 +107,43 @@ def sign_flip_means(
     [-1.0, 0.0, 1.0]
     """
     rng = np.random.default_rng(seed)
-
-    def draw(shape: tuple[int, int]) -> np.ndarray:
-        return rng.integers(0, 2, size=shape, dtype=np.int8).astype(np.float64) * 2.0 - 1.0
-
-    total, _ = _resample(values, starts, counts, n_resamples, draw, False)
+    counts = np.asarray(counts, dtype=np.int64)
+    starts = np.asarray(starts, dtype=np.int64)
+    signed = np.zeros((counts.size, n_resamples))
+    n_max = int(counts.max()) if counts.size else 0
+    for c0 in range(0, n_max, _COLUMN_BLOCK):
+        active, block = _blocks(values, starts, counts, c0, min(c0 + _COLUMN_BLOCK, n_max))
+        flip = _flip_by_table if active.size <= _TABLE_MAX_SEGMENTS else _flip_by_product
+        signed[active] += flip(block, n_resamples, rng)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return total / np.asarray(counts, dtype=np.float64)[:, None]
+        return signed / counts.astype(np.float64)[:, None]
+
+
+def _flip_by_product(block: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Sign-flipped sums of each row of ``block`` (rows x resamples): +-1 weight matrices, one product per block."""
+    out = np.empty((block.shape[0], n_resamples))
+    for r0 in range(0, n_resamples, _RESAMPLE_BLOCK):
+        r1 = min(r0 + _RESAMPLE_BLOCK, n_resamples)
+        weights = rng.integers(0, 2, size=(r1 - r0, block.shape[1]), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
+        out[:, r0:r1] = block @ weights.T
+    return out
+
+
+def _flip_by_table(block: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Sign-flipped sums of each row of ``block`` (rows x resamples): random bytes and 256-entry tables."""
+    rows, width = block.shape
+    groups = -(-width // 8)
+    padded = np.zeros((rows, groups * 8))
+    padded[:, :width] = block
+    tables = (padded.reshape(rows, groups, 8) @ _BYTE_BITS).reshape(rows, groups * 256)
+    offsets = np.arange(groups) * 256
+    out = np.empty((rows, n_resamples))
+    step = max(1, _LOOKUP_BLOCK // max(1, rows * groups))
+    for r0 in range(0, n_resamples, step):
+        r1 = min(r0 + step, n_resamples)
+        signs = rng.integers(0, 256, size=(r1 - r0, groups), dtype=np.uint8)
+        out[:, r0:r1] = np.take(tables, offsets + signs, axis=1).sum(axis=2)
+    return block.sum(axis=1)[:, None] - 2.0 * out
 
 
 def exact_sign_flip_means(values: np.ndarray) -> np.ndarray:
