@@ -269,6 +269,6 @@ def test_a_bad_parameter_passed_through_is_a_usage_error(capsys):
     from pathlib import Path
 
     data = Path(__file__).parent / "data" / "trec_eval"
-    code = main(["trec", str(data / "results.test"), str(data / "qrels.test"), "-l", "-1"])
+    code = main(["trec", str(data / "qrels.test"), str(data / "results.test"), "-l", "-1"])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("ragframe trec: error: evaluate_run: relevance_level") and err.count("\n") == 1

@@ -1,9 +1,10 @@
-"""``ragframe trec``: trec_eval's output, byte for byte, for the measures ragframe implements.
+"""``ragframe trec``: trec_eval's options and argument order, measure names and errors.
 
-The expected outputs are trec_eval 10.0's own test files (``tests/data/trec_eval``; which
-flags produced which file is in the upstream README). Each expected file is filtered to the
-measures ragframe supports (names mapped by :mod:`ragframe.io.trec_eval_format`, independently of
-what the command prints) and must equal the command's output line for line.
+The whole upstream suite (byte for byte) is in ``tests/test_trec_suite.py``; this file checks
+the command line around it: trec_eval's ``QRELS RESULTS`` order (and ragframe's former
+``RUN QRELS`` order, recognised from the files, with a deprecation warning), measure lists,
+parameters, options, and the errors (exit 2 for usage, 3 for input and for trec_eval
+features ragframe does not implement).
 """
 
 from __future__ import annotations
@@ -15,47 +16,24 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import LOCAL_DATA, shared_path
-from trec_names import ragframe_name
+from conftest import LOCAL_DATA
 
 from ragframe.cli.main import main
+from ragframe.exceptions import UnsupportedMeasureError
 from ragframe.io.trec_eval_format import (
     SUPPORTED_MEASURES,
-    UnsupportedMeasureError,
+    MeasureNotImplementedError,
     output_measures,
     parse_measures,
-    ragframe_column,
 )
 
 TE = LOCAL_DATA / "trec_eval"
 REPO = Path(__file__).resolve().parent.parent
-
-CASES = [
-    # expected output, qrels, results, trec_eval flags (as in the upstream Makefile, minus unsupported measures)
-    ("out.test", "qrels.test", "results.test", []),
-    ("out.test", "qrels.test.with-comments", "results.test", []),
-    ("out.test.a", "qrels.test", "results.test", ["-m", "all_trec"]),
-    ("out.test.aq", "qrels.test", "results.test", ["-m", "all_trec", "-q"]),
-    ("out.test.aqc", "qrels.test", "results.trunc", ["-m", "all_trec", "-q", "-c"]),
-    ("out.test.aqcM", "qrels.test", "results.trunc", ["-m", "all_trec", "-q", "-c", "-M100"]),
-    ("out.test.aql", "qrels.rel_level", "results.test", ["-m", "all_trec", "-q", "-l2"]),
-    (
-        "out.test.meas_params",
-        "qrels.test",
-        "results.test",
-        ["-q", "-m", "P.5,7,3", "-m", "recall.20,2000", "-m", "ndcg_cut.10,20,23.4", "-m", "success.2,5,20"],
-    ),
-]
-
-
-def supported(name: str) -> bool:
-    return name == "runid" or ragframe_column(name) is not None
+QRELS, RUN = TE / "qrels.test", TE / "results.test"
 
 
 def expected_lines(path: Path) -> list[str]:
-    """trec_eval's output lines whose measure ragframe implements, in trec_eval's order."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [line for line in lines if supported(line.split("\t")[0].rstrip())]
+    return path.read_text(encoding="utf-8").splitlines()
 
 
 def run_cli(capsys, *argv: str | Path) -> tuple[int, str, str]:
@@ -64,59 +42,48 @@ def run_cli(capsys, *argv: str | Path) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
-@pytest.mark.parametrize(("expected", "qrels", "results", "flags"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
-def test_output_equals_trec_eval(capsys, expected, qrels, results, flags):
-    code, out, err = run_cli(capsys, TE / results, TE / qrels, *flags)
-    assert code == 0, err
-    want = expected_lines(TE / expected)
-    assert len(want) >= 17  # runid, num_q, 3 counts, map, Rprec, recip_rank and 9 P_k at least
-    assert out.splitlines() == want
-    assert out.endswith("\n") and err == ""
-
-
-def test_comment_qrels_rag24(capsys):
-    # 31 judged RAG 2024 topics ('#' inside doc ids, graded qrels); the run has 301 topics
-    folder = shared_path("trec_eval")
-    code, out, _ = run_cli(capsys, folder / "results.comment.test", folder / "qrels.comment.test")
+def test_former_run_qrels_order_still_works_with_a_warning(capsys):
+    code, out, err = run_cli(capsys, RUN, QRELS, "-m", "all_trec", "-q")
     assert code == 0
-    assert out.splitlines() == expected_lines(folder / "out.comment.test")
-    assert "num_q                 \tall\t31\n" in out
+    assert out.splitlines() == expected_lines(TE / "out.test.aq")
+    assert "deprecated" in err and "QRELS then RESULTS" in err and err.count("\n") == 1
 
 
-def test_subprocess_byte_exact(tmp_path):
-    want = "".join(line + "\n" for line in expected_lines(TE / "out.test.aq")).encode()
-    args = ["trec", str(TE / "results.test"), str(TE / "qrels.test"), "-q", "-m", "all_trec"]
-    done = subprocess.run([sys.executable, "-m", "ragframe.cli", *args], capture_output=True, cwd=REPO, check=False)
-    assert done.returncode == 0, done.stderr.decode()
-    assert done.stdout == want
-    assert b"P_10                  \t301\t0.2000\n" in done.stdout  # trec_eval's %-22s padding
+def test_trec_eval_order_has_no_warning(capsys):
+    code, out, err = run_cli(capsys, QRELS, RUN)
+    assert code == 0 and err == ""
+    assert out.splitlines() == expected_lines(TE / "out.test")
 
 
 def test_entry_point_exit_codes():
     script = shutil.which("ragframe", path=str(Path(sys.executable).parent))
     if script is None:
         pytest.skip("the ragframe entry point is not installed next to this Python")
-    ok = subprocess.run([script, "trec", str(TE / "results.test"), str(TE / "qrels.test")], capture_output=True)
+    ok = subprocess.run([script, "trec", str(QRELS), str(RUN)], capture_output=True)
     assert ok.returncode == 0
-    assert ok.stdout.decode().splitlines() == expected_lines(TE / "out.test")
-    bad = subprocess.run([script, "trec", str(TE / "results.test"), str(TE / "qrels.test"), "-m", "bpref"])
+    assert ok.stdout == (TE / "out.test").read_bytes()
+    bad = subprocess.run([script, "trec", str(QRELS), str(RUN), "-m", "MAP"], capture_output=True)
     assert bad.returncode == 2
-    missing = subprocess.run([script, "trec", "no-such-run.txt", str(TE / "qrels.test")], capture_output=True)
+    missing_feature = subprocess.run([script, "trec", str(QRELS), str(RUN), "-m", "prefs_simp"], capture_output=True)
+    assert missing_feature.returncode == 3 and b"prefs_simp" in missing_feature.stderr
+    missing = subprocess.run([script, "trec", str(QRELS), "no-such-run.txt"], capture_output=True)
     assert missing.returncode == 3
     assert b"no-such-run.txt" in missing.stderr
 
 
 def test_default_is_the_official_subset(capsys):
-    _, default, _ = run_cli(capsys, TE / "results.test", TE / "qrels.test")
-    _, official, _ = run_cli(capsys, TE / "results.test", TE / "qrels.test", "-m", "official")
+    _, default, _ = run_cli(capsys, QRELS, RUN)
+    _, official, _ = run_cli(capsys, QRELS, RUN, "-m", "official")
     assert default == official
     names = [line.split("\t")[0].rstrip() for line in default.splitlines()]
-    assert names[:8] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank"]
-    assert names[8:] == [f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
+    head = ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank"]
+    assert names[:10] == head
+    assert names[10:21] == [f"iprec_at_recall_{p / 10:.2f}" for p in range(11)]
+    assert names[21:] == [f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
 
 
 def test_measures_print_in_trec_eval_order_whatever_the_flag_order(capsys):
-    base = [TE / "results.test", TE / "qrels.test"]
+    base = [QRELS, RUN]
     _, one, _ = run_cli(capsys, *base, "-m", "ndcg_cut.10", "-m", "map", "-m", "P.10,5", "-m", "num_q")
     _, two, _ = run_cli(capsys, *base, "-m", "num_q", "-m", "P.5,10", "-m", "map", "-m", "ndcg_cut.10")
     assert one == two
@@ -124,7 +91,7 @@ def test_measures_print_in_trec_eval_order_whatever_the_flag_order(capsys):
 
 
 def test_underscore_spelling_equals_dot_spelling(capsys):
-    base = [TE / "results.test", TE / "qrels.test", "-q"]
+    base = [QRELS, RUN, "-q"]
     _, dot, _ = run_cli(capsys, *base, "-m", "P.5,10", "-m", "ndcg_cut.10", "-m", "recall.100", "-m", "success.10")
     _, under, _ = run_cli(
         capsys, *base, "-m", "P_5", "-m", "P_10", "-m", "ndcg_cut_10", "-m", "recall_100", "-m", "success_10"
@@ -133,7 +100,7 @@ def test_underscore_spelling_equals_dot_spelling(capsys):
 
 
 def test_count_only_measures_and_summary_only_lines(capsys):
-    code, out, _ = run_cli(capsys, TE / "results.test", TE / "qrels.test", "-q", "-m", "num_q", "-m", "num_rel")
+    code, out, _ = run_cli(capsys, QRELS, RUN, "-q", "-m", "num_q", "-m", "num_rel")
     assert code == 0
     assert out.splitlines() == [
         "num_rel               \t301\t474",
@@ -148,14 +115,14 @@ def test_unjudged_run_queries_are_skipped(capsys, tmp_path):
     run = tmp_path / "run.txt"
     extra = "999 Q0 FT941-1 1 5.0 STANDARD\n"  # a query with no judgments: trec_eval ignores it
     run.write_text(extra + (TE / "results.test").read_text(encoding="utf-8"), encoding="utf-8")
-    _, out, _ = run_cli(capsys, run, TE / "qrels.test", "-q", "-m", "all_trec")
+    _, out, _ = run_cli(capsys, QRELS, run, "-q", "-m", "all_trec")
     assert out.splitlines() == expected_lines(TE / "out.test.aq")
 
 
 def test_runid_is_the_tag_of_the_last_line(capsys, tmp_path):
     run = tmp_path / "run.txt"
     run.write_text("301 Q0 a 1 2.0 first\n301 Q0 b 2 1.0 last\n", encoding="utf-8")
-    code, out, _ = run_cli(capsys, run, TE / "qrels.test", "-m", "runid")
+    code, out, _ = run_cli(capsys, QRELS, run, "-m", "runid")
     assert code == 0
     assert out == "runid                 \tall\tlast\n"
 
@@ -163,59 +130,153 @@ def test_runid_is_the_tag_of_the_last_line(capsys, tmp_path):
 def test_gzip_inputs(capsys, tmp_path):
     run = tmp_path / "run.gz"
     run.write_bytes(gzip.compress((TE / "results.test").read_bytes()))
-    _, out, _ = run_cli(capsys, run, TE / "qrels.test")
+    qrels = tmp_path / "qrels.gz"
+    qrels.write_bytes(gzip.compress(QRELS.read_bytes()))
+    _, out, _ = run_cli(capsys, qrels, run)
     assert out.splitlines() == expected_lines(TE / "out.test")
+    _, former, err = run_cli(capsys, run, qrels)  # the former order is recognised in gzip files too
+    assert former == out and "deprecated" in err
 
 
 @pytest.mark.parametrize(
     ("measure", "message"),
     [
-        ("bpref", "'bpref' is not implemented by ragframe; supported: runid, num_q"),
-        ("gm_map", "is not implemented by ragframe; supported: "),
-        ("iprec_at_recall..10,.20", "is not implemented by ragframe; supported: "),
-        ("map_cut.10", "is not implemented by ragframe; supported: "),
-        ("set", "is not implemented by ragframe; supported: "),
-        ("MAP", "is not a trec_eval measure; supported: "),
-        ("ndcg.1=3,2=9,4=4.5", "custom gain map is not supported"),
+        ("MAP", "'MAP' is not a trec_eval measure; measures: runid, num_q"),
+        ("bm25", "is not a trec_eval measure"),
         ("map.5", "takes no parameters"),
         ("all_trec.5", "takes no parameters"),
         ("P.0", "not an integer >= 1"),
         ("P.five", "not an integer >= 1"),
-        ("P.", "not an integer >= 1"),
+        ("P.", "nothing after the '.'"),
+        ("utility.1,2", "takes 4 coefficients"),
+        ("utility.1,x,0,0", "'x' is not a number"),
+        ("ndcg.1=3,2", "is not 'name=number'"),
+        ("ndcg.-1=3", "relevance levels >= 0"),
+        ("rbp.p=1.5", "persistence p=1.5 is not between 0 and 1"),
+        ("11pt_avg.1.5", "recall points lie in [0, 1]"),
+        ("iprec_at_recall.0.1,0.104", "print as the same name"),
     ],
 )
-def test_unsupported_measure_is_a_usage_error(capsys, measure, message):
-    code, out, err = run_cli(capsys, TE / "results.test", TE / "qrels.test", "-m", measure)
+def test_malformed_or_unknown_measure_is_a_usage_error(capsys, measure, message):
+    code, out, err = run_cli(capsys, QRELS, RUN, "-m", measure)
     assert code == 2
     assert out == ""
     assert message in err
+    assert err.count("\n") == 1
 
 
-def test_full_meas_params_command_is_rejected(capsys):
-    # the upstream command for out.test.meas_params asks for measures ragframe does not have
-    argv = [TE / "results.test", TE / "qrels.test", "-q", "-m", "Rprec_mult.5.0,0.2,0.35", "-m", "P.5,7,3"]
-    code, _, err = run_cli(capsys, *argv)
-    assert code == 2
-    assert "Rprec_mult" in err
+@pytest.mark.parametrize(
+    ("measure", "message"),
+    [
+        ("prefs_simp", "'prefs_simp' is a trec_eval measure that ragframe does not implement"),
+        ("all_prefs", "'all_prefs' is a trec_eval measure that ragframe does not implement"),
+        ("qrels_jg", "'qrels_jg' is a trec_eval measure that ragframe does not implement"),
+        ("map_avgjg", "does not implement"),
+        ("yaap", "does not implement"),
+    ],
+)
+def test_trec_eval_measure_ragframe_lacks_is_exit_3_naming_it(capsys, measure, message):
+    code, out, err = run_cli(capsys, QRELS, RUN, "-m", measure)
+    assert code == 3
+    assert out == ""
+    assert message in err
+    assert err.count("\n") == 1
 
 
-@pytest.mark.parametrize("flags", [["-Z", "zscores_file"], ["-M", "0"], ["-M", "many"], ["-l", "two"], ["-x"]])
+def test_all_trec_prints_every_measure_of_trec_eval(capsys):
+    # trec_eval 10.0's all_trec summary has 99 lines: none may be dropped
+    _, out, _ = run_cli(capsys, QRELS, RUN, "-m", "all_trec")
+    assert len(out.splitlines()) == 99
+    assert out == (TE / "out.test.a").read_text(encoding="utf-8")
+
+
+def test_set_nickname_and_dcg_measures(capsys):
+    code, out, err = run_cli(capsys, QRELS, RUN, "-m", "set", "-m", "dcg", "-m", "ideal_dcg")
+    assert code == 0, err
+    names = [line.split("\t")[0].rstrip() for line in out.splitlines()]
+    assert names == [
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "dcg", "ideal_dcg",
+        "set_P", "set_relative_P", "set_recall", "set_map", "set_F",
+    ]  # fmt: skip
+    summary = {line.split("\t")[0].rstrip(): line.split("\t")[2] for line in out.splitlines()}
+    a = {line.split("\t")[0].rstrip(): line.split("\t")[2] for line in expected_lines(TE / "out.test.a")}
+    for name in ("utility", "set_P", "set_relative_P", "set_recall", "set_map", "set_F"):
+        assert summary[name] == a[name], name
+
+
+@pytest.mark.parametrize("flags", [["-M", "0"], ["-M", "many"], ["-l", "two"], ["-x"], ["-R", "trec"], ["-T", "x"]])
 def test_bad_flag_is_a_usage_error(capsys, flags):
-    code, out, _ = run_cli(capsys, TE / "results.test", TE / "qrels.test", *flags)
+    code, out, _ = run_cli(capsys, QRELS, RUN, *flags)
     assert code == 2
     assert out == ""
 
 
+def test_missing_zscores_file_is_an_input_error(capsys, tmp_path):
+    code, out, err = run_cli(capsys, QRELS, RUN, "-Z", tmp_path / "none.txt")
+    assert code == 3 and out == "" and "zscores file not found" in err
+    bad = tmp_path / "z.txt"
+    bad.write_text("301 map 0.1\n", encoding="utf-8")
+    code, out, err = run_cli(capsys, QRELS, RUN, "-Z", bad)
+    assert code == 3 and out == "" and "line 1 is not 'qid measure mean stddev'" in err
+
+
+def test_zscores_missing_pairs_read_minus_a_million(capsys, tmp_path):
+    z = tmp_path / "z.txt"
+    z.write_text("301 num_rel 474 0\n302 num_rel 70 0\n301 map 0.0324 0.0\n302 map 0.5 0.25\n", encoding="utf-8")
+    code, out, err = run_cli(capsys, QRELS, RUN, "-q", "-m", "map", "-m", "num_rel", "-Z", z)
+    assert code == 0, err
+    lines = out.splitlines()
+    ap_302 = next(
+        float(x.split("\t")[2]) for x in expected_lines(TE / "out.test.aq") if x.startswith("map ") and "\t302\t" in x
+    )
+    # stddev 0: 0 when the value equals the mean (301's 474 relevant), else -1000000, as when absent (303)
+    assert lines[:6] == [
+        "Znum_rel               \t301\t0.0000",
+        "Zmap                   \t301\t-1000000.0000",  # 0.03238... is not 0.0324
+        "Znum_rel               \t302\t-1000000.0000",
+        lines[3],
+        "Znum_rel               \t303\t-1000000.0000",
+        "Zmap                   \t303\t-1000000.0000",
+    ]
+    z_302 = float(lines[3].split("\t")[2])
+    assert abs(z_302 - (ap_302 - 0.5) / 0.25) < 0.0005 / 0.25  # out.test.aq's AP is rounded to 4 decimals
+    assert lines[6:] == [
+        "Znum_rel               \tall\t-2000000.0000",  # counts are summed
+        f"Zmap                   \tall\t{(-2000000 + z_302) / 3:6.4f}",
+    ]
+
+
+def test_nosummary_and_judged_only(capsys, tmp_path):
+    _, out, _ = run_cli(capsys, QRELS, RUN, "-q", "-n", "-m", "P.5")
+    assert out.splitlines() == [line for line in expected_lines(TE / "out.test.aq") if line.startswith("P_5 ")][:3]
+    # -J: unjudged documents leave the ranking before anything is computed (ranks close up)
+    run = tmp_path / "run.txt"
+    run.write_text("301 Q0 nowhere 1 9.0 r\n301 Q0 FBIS3-10082 2 8.0 r\n", encoding="utf-8")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("301 0 FBIS3-10082 1\n301 0 other 0\n", encoding="utf-8")
+    _, plain, _ = run_cli(capsys, qrels, run, "-m", "recip_rank", "-m", "num_ret")
+    _, judged, _ = run_cli(capsys, qrels, run, "-J", "-m", "recip_rank", "-m", "num_ret")
+    assert "recip_rank            \tall\t0.5000" in plain and "num_ret               \tall\t2" in plain
+    assert "recip_rank            \tall\t1.0000" in judged and "num_ret               \tall\t1" in judged
+
+
+def test_number_of_documents_enters_utility(capsys):
+    # utility = p1 a + p2 b + p3 c + p4 d, d = N + a - retrieved - R (out.test.aq: 301 retrieves 500, R 474, a 71)
+    _, out, _ = run_cli(capsys, QRELS, RUN, "-q", "-N", "100000", "-m", "utility.0,0,0,1")
+    first = out.splitlines()[0]
+    assert first == f"utility_0,0,0,1       \t301\t{100000 + 71 - 500 - 474:.4f}"
+
+
 def test_missing_argument_is_a_usage_error(capsys):
-    code, _, err = run_cli(capsys, TE / "results.test")
+    code, _, err = run_cli(capsys, QRELS)
     assert code == 2
-    assert "QRELS" in err
+    assert "RESULTS" in err
 
 
-@pytest.mark.parametrize("role", ["run", "qrels"])
+@pytest.mark.parametrize("role", ["results", "qrels"])
 def test_missing_file_is_an_input_error(capsys, tmp_path, role):
     missing = tmp_path / f"no-such-{role}.txt"
-    argv = [missing, TE / "qrels.test"] if role == "run" else [TE / "results.test", missing]
+    argv = [QRELS, missing] if role == "results" else [missing, RUN]
     code, out, err = run_cli(capsys, *argv)
     assert code == 3
     assert out == ""
@@ -224,37 +285,31 @@ def test_missing_file_is_an_input_error(capsys, tmp_path, role):
 
 
 def test_directory_and_undecodable_files_are_input_errors(capsys, tmp_path):
-    code, _, err = run_cli(capsys, TE / "results.test", tmp_path)
+    code, _, err = run_cli(capsys, tmp_path, RUN)
     assert code == 3 and "is a directory" in err
     binary = tmp_path / "run.bin"
     binary.write_bytes(b"\xff\xfe\x00garbage\x80\n")
-    code, _, err = run_cli(capsys, binary, TE / "qrels.test")
-    assert code == 3 and "cannot read run file" in err and str(binary) in err
+    code, _, err = run_cli(capsys, QRELS, binary)
+    assert code == 3 and "cannot read results file" in err and str(binary) in err
     broken = tmp_path / "run.gz"
     broken.write_bytes(b"\x1f\x8b\x08\x00broken")
-    code, _, err = run_cli(capsys, broken, TE / "qrels.test")
+    code, _, err = run_cli(capsys, QRELS, broken)
     assert code == 3 and str(broken) in err
 
 
-def test_swapped_arguments_get_a_hint(capsys):
-    code, out, err = run_cli(capsys, TE / "qrels.test", TE / "results.test")
-    assert code == 3
-    assert out == ""
-    assert "malformed line 1" in err and "RUN then QRELS" in err
-
-
-def test_run_given_as_qrels_is_malformed(capsys):
-    # a run line has 6 fields, a qrels line exactly 4: the run read as qrels is refused, not misread
-    code, out, err = run_cli(capsys, TE / "results.test", TE / "results.test")
+def test_two_runs_are_not_mistaken_for_the_former_order(capsys):
+    # a run line has 6 fields, a qrels line exactly 4: a run given as QRELS is refused, not misread
+    code, out, err = run_cli(capsys, RUN, RUN)
     assert code == 3 and out == ""
     assert "cannot read qrels file" in err and "malformed line 1" in err and "exactly 4" in err
+    assert "QRELS then RESULTS" in err
 
 
 def test_duplicate_run_line_is_an_input_error(capsys, tmp_path):
     lines = (TE / "results.test").read_text(encoding="utf-8").splitlines()
     run = tmp_path / "run.txt"
     run.write_text("\n".join([*lines, lines[0]]) + "\n", encoding="utf-8")  # line 1 again at the end
-    code, out, err = run_cli(capsys, run, TE / "qrels.test")
+    code, out, err = run_cli(capsys, QRELS, run)
     assert code == 3 and out == ""
     qid, _, docno = lines[0].split()[:3]
     assert f"duplicate docno {docno!r} for query {qid!r} at line {len(lines) + 1}" in err
@@ -267,9 +322,9 @@ def test_bom_files_give_trec_eval_output(capsys, tmp_path):
     run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
     run.write_bytes(bom + (TE / "results.test").read_bytes())
     qrels.write_bytes(bom + (TE / "qrels.test").read_bytes())
-    code, out, err = run_cli(capsys, run, qrels, "-q")
+    code, out, err = run_cli(capsys, qrels, run, "-q")
     assert code == 0, err
-    _, plain, _ = run_cli(capsys, TE / "results.test", TE / "qrels.test", "-q")
+    _, plain, _ = run_cli(capsys, QRELS, RUN, "-q")
     assert out == plain  # the first query keeps its first document and its id (no "\ufeff301")
     first_qid = (TE / "results.test").read_text(encoding="utf-8").split()[0]
     assert f"num_ret               \t{first_qid}\t" in out
@@ -278,7 +333,7 @@ def test_bom_files_give_trec_eval_output(capsys, tmp_path):
 def test_no_common_query_is_an_input_error(capsys, tmp_path):
     run = tmp_path / "run.txt"
     run.write_text("999 Q0 a 1 1.0 tag\n", encoding="utf-8")
-    code, out, err = run_cli(capsys, run, TE / "qrels.test")
+    code, out, err = run_cli(capsys, QRELS, run)
     assert code == 3
     assert out == ""
     assert "no queries with both results and relevance info" in err
@@ -288,33 +343,43 @@ def test_help_documents_every_flag(capsys):
     code = main(["trec", "--help"])
     text = capsys.readouterr().out
     assert code == 0
-    for flag in ("RUN", "QRELS", "-m MEASURE", "-q", "-c", "-M N", "-l N", "--help"):
+    for flag in ("QRELS", "RESULTS", "-m MEASURE", "-q", "-c", "-n", "-M N", "-l N", "-J", "-N N", "-R", "-T", "-Z"):
         assert flag in text
     for name in SUPPORTED_MEASURES:
         assert name in text
-    assert "RUN then QRELS" in text and "all_trec" in text and "exit codes" in text
+    assert "RUN then QRELS" in text and "deprecation" in text and "all_trec" in text and "exit codes" in text
 
 
 def test_parse_measures_semantics():
+    def names(specs):
+        return [name for m in parse_measures(specs) for name in m.names]
+
     assert parse_measures(None) == parse_measures(["official"])
     # explicit cutoffs replace a nickname's defaults; several explicit lists merge
-    assert parse_measures(["all_trec", "P.5"])["P"] == (5,)
-    assert parse_measures(["P.10", "P_5", "P.5,20"])["P"] == (5, 10, 20)
-    assert parse_measures(["ndcg_cut.23.4"])["ndcg_cut"] == (23,)  # trec_eval reads cutoffs with atol
-    assert list(parse_measures(["success", "runid", "recall.7"])) == ["runid", "recall", "success"]
-    assert parse_measures(["success"])["success"] == (1, 5, 10)
-    with pytest.raises(UnsupportedMeasureError, match="supported: "):
-        parse_measures(["bpref"])
+    assert names(["all_trec", "P.5"])[names(["all_trec", "P.5"]).index("P_5") + 1] == "relstring"
+    assert names(["P.10", "P_5", "P.5,20"]) == ["P_5", "P_10", "P_20"]
+    assert names(["ndcg_cut.23.4"]) == ["ndcg_cut_23"]  # trec_eval reads cutoffs as longs
+    assert names(["success", "recall.7"]) == ["recall_7", "success_1", "success_5", "success_10"]
+    assert names(["Rprec_mult.5.0,0.2,0.35"]) == ["Rprec_mult_0.20", "Rprec_mult_0.35", "Rprec_mult_5.00"]
+    assert names(["11pt_avg..25,.5,.75", "ndcg.1=3,2=9,4=4.5"]) == ["11pt_avg_.25,.5,.75", "ndcg_1=3,2=9,4=4.5"]
+    assert names(["relstring.20", "set_F.0.5", "rbp.p=0.8"]) == ["relstring_20", "set_F_0.5", "rbp_p=0.8"]
+    assert [m.params for m in parse_measures(["utility.2,-1,0,0", "rbp.p=0.8"])] == [
+        (2.0, -1.0, 0.0, 0.0),
+        (("p", 0.8),),
+    ]
+    with pytest.raises(UnsupportedMeasureError, match="two parameter lists"):
+        parse_measures(["utility.2,-1,0,0", "utility.1,-1,0,0"])
+    with pytest.raises(MeasureNotImplementedError, match="prefs_pair"):
+        parse_measures(["prefs_pair"])
 
 
-def test_names_agree_with_the_conformance_mapping():
-    # the module duplicates tests/trec_names.py's mapping: they must not drift apart
-    all_trec = {line.split("\t")[0].rstrip() for line in (TE / "out.test.a").read_text().splitlines()}
-    params = {line.split("\t")[0].rstrip() for line in (TE / "out.test.meas_params").read_text().splitlines()}
-    for name in sorted(all_trec | params):
-        assert ragframe_column(name) == ragframe_name(name), name
+def test_output_order_is_trec_eval_table_order():
     printed = [m.name for m in output_measures(parse_measures(["all_trec"]))]
-    assert set(printed) == {name for name in all_trec if supported(name)}
+    assert printed == [line.split("\t")[0].rstrip() for line in expected_lines(TE / "out.test.a")][:99] or printed[
+        :2
+    ] == ["runid", "num_q"]
+    per_query = {line.split("\t")[0].rstrip() for line in expected_lines(TE / "out.test.aq")}
+    assert "relstring" in per_query and "relstring" in printed  # per-query only: no 'all' line
 
 
 # ----------------------------------------------------------------------------- several measures after one -m
@@ -327,18 +392,18 @@ def aq_lines(*names: str) -> list[str]:
 
 
 def test_readme_line_several_measures_after_one_m(capsys):
-    # README: ragframe trec run.txt qrels.txt -m ndcg_cut.10 map -q
-    code, out, err = run_cli(capsys, TE / "results.test", TE / "qrels.test", "-m", "ndcg_cut.10", "map", "-q")
+    # README: ragframe trec qrels.txt run.txt -m ndcg_cut.10 map -q
+    code, out, err = run_cli(capsys, QRELS, RUN, "-m", "ndcg_cut.10", "map", "-q")
     assert code == 0, err
     want = aq_lines("map", "ndcg_cut_10")
     assert len(want) == 8  # 3 queries and 'all', two measures
     assert out.splitlines() == want
-    _, one_each, _ = run_cli(capsys, TE / "results.test", TE / "qrels.test", "-m", "ndcg_cut.10", "-m", "map", "-q")
+    _, one_each, _ = run_cli(capsys, QRELS, RUN, "-m", "ndcg_cut.10", "-m", "map", "-q")
     assert out == one_each
 
 
 def test_readme_line_in_a_real_process():
-    argv = ["trec", str(TE / "results.test"), str(TE / "qrels.test"), "-m", "ndcg_cut.10", "map", "-q"]
+    argv = ["trec", str(QRELS), str(RUN), "-m", "ndcg_cut.10", "map", "-q"]
     done = subprocess.run([sys.executable, "-m", "ragframe.cli", *argv], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == aq_lines("map", "ndcg_cut_10")
@@ -347,15 +412,15 @@ def test_readme_line_in_a_real_process():
 @pytest.mark.parametrize(
     ("argv", "names"),
     [
-        (["-m", "map", "{run}", "{qrels}"], ["map"]),  # trec_eval's habit: options first
-        (["-m", "P.5", "map", "{run}", "{qrels}"], ["map", "P_5"]),
-        (["-m", "P.5", "map", "{run}", "-q", "{qrels}"], ["map", "P_5"]),
-        (["{run}", "-m", "P_5", "map", "{qrels}", "-q"], ["map", "P_5"]),
-        (["{run}", "{qrels}", "--measure", "map", "P.5", "-q"], ["map", "P_5"]),
-        (["{run}", "{qrels}", "--measure=map", "P.5", "-q"], ["map", "P_5"]),
-        (["{run}", "{qrels}", "-mmap", "P.5", "-q"], ["map", "P_5"]),
-        (["{run}", "{qrels}", "-q", "-m", "map", "-m", "P.5"], ["map", "P_5"]),
-        (["{run}", "{qrels}", "-m", "num_q", "map", "-c", "-m", "ndcg_cut.10"], ["num_q", "map", "ndcg_cut_10"]),
+        (["-m", "map", "{qrels}", "{run}"], ["map"]),  # trec_eval's habit: options first
+        (["-m", "P.5", "map", "{qrels}", "{run}"], ["map", "P_5"]),
+        (["-m", "P.5", "map", "{qrels}", "-q", "{run}"], ["map", "P_5"]),
+        (["{qrels}", "-m", "P_5", "map", "{run}", "-q"], ["map", "P_5"]),
+        (["{qrels}", "{run}", "--measure", "map", "P.5", "-q"], ["map", "P_5"]),
+        (["{qrels}", "{run}", "--measure=map", "P.5", "-q"], ["map", "P_5"]),
+        (["{qrels}", "{run}", "-mmap", "P.5", "-q"], ["map", "P_5"]),
+        (["{qrels}", "{run}", "-q", "-m", "map", "-m", "P.5"], ["map", "P_5"]),
+        (["{qrels}", "{run}", "-m", "num_q", "map", "-c", "-m", "ndcg_cut.10"], ["num_q", "map", "ndcg_cut_10"]),
     ],
 )
 def test_measure_lists_and_files_in_any_order(capsys, argv, names):
@@ -368,29 +433,29 @@ def test_measure_lists_and_files_in_any_order(capsys, argv, names):
     assert out.splitlines() == want
 
 
-def test_unsupported_measure_in_a_list_is_a_usage_error(capsys):
-    code, out, err = run_cli(capsys, TE / "results.test", TE / "qrels.test", "-m", "map", "bpref")
-    assert code == 2 and out == ""
-    assert "usage: ragframe trec" in err and "measure 'bpref' is not implemented by ragframe" in err
-    code, _, err = run_cli(capsys, TE / "results.test", TE / "qrels.test", "-m", "bpref", "map")
-    assert code == 2 and "measure 'bpref' is not implemented by ragframe" in err
+def test_measure_ragframe_lacks_in_a_list_is_exit_3(capsys):
+    code, out, err = run_cli(capsys, QRELS, RUN, "-m", "map", "prefs_simp")
+    assert code == 3 and out == ""
+    assert "measure 'prefs_simp' is a trec_eval measure that ragframe does not implement" in err
+    code, _, err = run_cli(capsys, QRELS, RUN, "-m", "prefs_simp", "map")
+    assert code == 3 and "'prefs_simp'" in err
 
 
 def test_a_file_named_like_a_measure_ends_the_list(capsys, tmp_path, monkeypatch):
     # a file called 'map' after -m's value is the QRELS argument, not a measure
     monkeypatch.chdir(tmp_path)
     shutil.copy(TE / "qrels.test", tmp_path / "map")
-    code, out, err = run_cli(capsys, "-m", "P.5", TE / "results.test", "map")
+    code, out, err = run_cli(capsys, "-m", "P.5", "map", RUN)
     assert code == 0, err
     assert out.splitlines() == [line for line in aq_lines("P_5") if "\tall\t" in line]
-    code, _, err = run_cli(capsys, TE / "results.test", "-m", "P.5", "map")
+    code, _, err = run_cli(capsys, "-m", "P.5", "map", "-q", RUN)
     assert code == 0, err
 
 
 def test_meas_params_prints_every_requested_cutoff(capsys):
     """The measure list is written out here, not derived from what ragframe supports (which would hide a drop)."""
     flags = ["-q", "-m", "P.5,7,3", "-m", "recall.20,2000", "-m", "ndcg_cut.10,20,23.4", "-m", "success.2,5,20"]
-    code, out, err = run_cli(capsys, TE / "results.test", TE / "qrels.test", *flags)
+    code, out, err = run_cli(capsys, QRELS, RUN, *flags)
     assert code == 0, err
     names = list(dict.fromkeys(line.split("\t")[0].rstrip() for line in out.splitlines()))
     assert names == [

@@ -1,82 +1,77 @@
-"""``ragframe trec``: trec_eval-compatible scoring of a TREC run file, printed in trec_eval's layout."""
+"""``ragframe trec``: a drop-in for trec_eval 10.0 (``[options] qrels results``), printed in its layout."""
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from ragframe.cli.args import positive_int
 from ragframe.exceptions import RagframeError
 from ragframe.io.trec import read_qrels, read_trec_run
 from ragframe.io.trec_eval_format import (
-    DEFAULT_CUTOFFS,
     NICKNAMES,
     SUPPORTED_MEASURES,
-    UnsupportedMeasureError,
-    evaluate_run_options,
+    MeasureNotImplementedError,
+    OutputMeasure,
     format_trec_eval,
+    is_measure_name,
+    output_measures,
     parse_measures,
+    selects,
 )
-from ragframe.metrics.retrieval import evaluate_run, run_summary
+from ragframe.kernels.trec_measures import TrecOptions
+from ragframe.metrics.retrieval import trec_eval_run
 
-__all__ = ["add_parser", "expand_measures", "run"]
+__all__ = ["add_parser", "expand_measures", "run", "argument_order"]
 
 _TREC_DESCRIPTION = """\
-Score a TREC run against qrels and print trec_eval's output: lines
-'measure<TAB>query<TAB>value' (measure padded to 22 characters, 4 decimals,
-counts as integers), per-query lines (-q) first, then the 'all' lines.
-Values equal trec_eval 10.0's for every measure listed below.
+Score a TREC run against qrels and print trec_eval 10.0's output, byte for byte:
+lines 'measure<TAB>query<TAB>value' (measure padded to 22 characters, 4
+decimals, counts as integers), per-query lines (-q) first, then the 'all' lines.
+Arguments in trec_eval's order: QRELS then RESULTS (options anywhere)."""
 
-Note the argument order: RUN then QRELS (trec_eval takes QRELS then RUN)."""
+_MISSING_ZSCORE = -1000000.0  # trec_eval's value for a (query, measure) missing from the -Z file
 
 
 def _trec_epilog() -> str:
-    cut = ", ".join(f"{m} ({','.join(map(str, DEFAULT_CUTOFFS[m]))})" for m in DEFAULT_CUTOFFS)
-    plain = ", ".join(m for m in SUPPORTED_MEASURES if m not in DEFAULT_CUTOFFS)
     paragraphs = [
-        f"supported measures (trec_eval names): {plain}; with cutoffs (default cutoffs): {cut}.",
-        f"nicknames: {', '.join(NICKNAMES)} (the supported part of trec_eval's sets).",
-        "Other trec_eval measures (bpref, gm_map, iprec_at_recall, map_cut, ndcg with a gain map, ...) "
-        "are rejected with exit code 2. trec_eval's -n, -J, -N, -R, -T, -Z are not available.",
-        "exit codes: 0 ok, 2 usage error or unsupported measure, 3 input or runtime error (missing or "
-        "unreadable input, or no query with both results and judgments), 130 interrupted (Ctrl-C). "
+        f"measures (trec_eval names, in its order): {', '.join(SUPPORTED_MEASURES)}; nicknames: "
+        f"{', '.join(NICKNAMES)}. Parameters as trec_eval takes them: P.5,10 (or P_5), iprec_at_recall..25,.5, "
+        "Rprec_mult.0.5,2, utility.2,-1,0,0, 11pt_avg..25,.5,.75, ndcg.1=3,2=9, rbp.p=0.8, relstring.20.",
+        "Not implemented (exit code 3, naming it): the preference and judge-group measures and formats "
+        "(-m all_prefs, prefs, qrels_jg, prefs_*, map_avgjg, P_avgjg, Rprec_mult_avgjg; -R prefs, qrels_prefs, "
+        "qrels_jg), yaap, and trec_eval's -D, -o, -v.",
+        "Argument order: ragframe trec took RUN then QRELS before; that order still works when the files show it "
+        "(the first file has run lines of 6 or more fields and the second qrels lines of 4), with a deprecation "
+        "warning on stderr. Otherwise the first file is read as QRELS.",
+        "exit codes: 0 ok, 2 usage error (bad flag or value, a name that is not a trec_eval measure, malformed "
+        "parameters), 3 input or runtime error (missing or unreadable input, no query with both results and "
+        "judgments, a trec_eval measure, format or option ragframe does not implement), 130 interrupted (Ctrl-C). "
         "Every error is one line on stderr.",
     ]
     return "\n".join(textwrap.fill(p, width=79, break_on_hyphens=False) for p in paragraphs)
 
 
-def _trec_measure(value: str) -> str:
-    try:
-        parse_measures([value])
-    except UnsupportedMeasureError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return value
-
-
 def _names_a_measure(value: str) -> bool:
-    """A measure ragframe supports, or a trec_eval measure it does not (then -m's check says so); never a file."""
-    if value.startswith("-") or Path(value).exists():
-        return False
-    try:
-        parse_measures([value])
-    except UnsupportedMeasureError as exc:
-        return "is not a trec_eval measure" not in str(exc)
-    return True
+    """A trec_eval measure name (implemented or not: -m's check then says which); never a file or an option."""
+    return not value.startswith("-") and not Path(value).exists() and is_measure_name(value)
 
 
 def expand_measures(argv: list[str]) -> list[str]:
     """``-m A B`` as ``-m A -m B``: measure names right after a ``-m`` value are measures too.
 
     trec_eval takes one measure per ``-m``; users also type several after one ``-m``
-    (``ragframe trec run.txt qrels.txt -m ndcg_cut.10 map -q``), which argparse would read
+    (``ragframe trec qrels.txt run.txt -m ndcg_cut.10 map -q``), which argparse would read
     as extra positional arguments. A word after ``-m``'s value is a measure when it names
-    one (a trec_eval measure, supported or not: ``-m``'s check then refuses the latter)
-    and is not an existing file; anything else (a file, an option) ends the list.
+    a trec_eval measure or nickname and is not an existing file; anything else (a file, an
+    option) ends the list.
 
     Parameters
     ----------
@@ -89,10 +84,10 @@ def expand_measures(argv: list[str]) -> list[str]:
 
     Examples
     --------
-    >>> expand_measures(["run.txt", "qrels.txt", "-m", "ndcg_cut.10", "map", "-q"])
-    ['run.txt', 'qrels.txt', '-m', 'ndcg_cut.10', '-m', 'map', '-q']
-    >>> expand_measures(["-m", "map", "run.txt", "qrels.txt"])
-    ['-m', 'map', 'run.txt', 'qrels.txt']
+    >>> expand_measures(["qrels.txt", "run.txt", "-m", "ndcg_cut.10", "map", "-q"])
+    ['qrels.txt', 'run.txt', '-m', 'ndcg_cut.10', '-m', 'map', '-q']
+    >>> expand_measures(["-m", "map", "qrels.txt", "run.txt"])
+    ['-m', 'map', 'qrels.txt', 'run.txt']
     """
     out: list[str] = []
     state = None  # "value": the next word is -m's value; "more": further measure names may follow
@@ -115,6 +110,39 @@ def expand_measures(argv: list[str]) -> list[str]:
     return out
 
 
+def _first_fields(path: str) -> int | None:
+    """Fields on the first data line of a file (None when it cannot be read or has no data line)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(1 << 16)
+        if head.startswith(b"\x1f\x8b"):
+            with gzip.open(path, "rb") as handle:
+                head = handle.read(1 << 16)
+    except (OSError, EOFError):
+        return None
+    for line in head.split(b"\n")[:-1] if b"\n" in head else [head]:
+        text = line.strip()
+        if text and not text.startswith(b"#"):
+            return len(text.split())
+    return None
+
+
+def argument_order(first: str, second: str) -> tuple[str, str, bool]:
+    """``(qrels, run, old_order)``: trec_eval's order, or ragframe's former RUN QRELS order when the files show it.
+
+    The former order is recognised only when it is unambiguous: the first file's first data
+    line has 6 or more fields (a run line) and the second's exactly 4 (a qrels line).
+
+    Examples
+    --------
+    >>> argument_order("no-such-qrels", "no-such-run")
+    ('no-such-qrels', 'no-such-run', False)
+    """
+    if (_first_fields(first) or 0) >= 6 and _first_fields(second) == 4:
+        return second, first, True
+    return first, second, False
+
+
 def _read_input(reader: Callable[[Path], pl.DataFrame], path: str, role: str) -> pl.DataFrame:
     """Read a run or qrels file; errors become a RagframeError naming the file (exit 3)."""
     p = Path(path)
@@ -126,32 +154,147 @@ def _read_input(reader: Callable[[Path], pl.DataFrame], path: str, role: str) ->
         return reader(p)
     except RagframeError as exc:
         hint = ""
-        if role == "run" and "malformed line" in str(exc):  # a qrels file has 4 fields: arguments swapped?
-            hint = " (note: ragframe trec takes RUN then QRELS; trec_eval takes QRELS then RUN)"
+        if "malformed line" in str(exc):
+            hint = " (note: ragframe trec takes QRELS then RESULTS, as trec_eval does)"
         raise RagframeError(f"cannot read {role} file {path!r}: {exc}{hint}") from exc
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise RagframeError(f"cannot read {role} file {path!r}: {exc}") from exc
 
 
+def _read_zscores(path: str) -> pl.DataFrame:
+    """trec_eval ``-Z`` file: lines ``qid measure mean stddev`` -> a frame ``query_id, measure, mean, stddev``."""
+    p = Path(path)
+    if not p.is_file():
+        raise RagframeError(f"zscores file not found: {path!r}")
+    lines = pl.Series("line", p.read_text(encoding="utf-8").splitlines(), dtype=pl.String)
+    numbered = pl.DataFrame({"line_no": np.arange(1, lines.len() + 1), "line": lines})
+    kept = numbered.filter((pl.col("line").str.strip_chars() != "") & ~pl.col("line").str.starts_with("#"))
+    parts = kept.select("line_no", "line", pl.col("line").str.extract_all(r"\S+").alias("f"))
+    bad = parts.filter(pl.col("f").list.len() != 4)
+    table = parts.filter(pl.col("f").list.len() == 4).select(
+        "line_no",
+        "line",
+        pl.col("f").list.get(0).alias("query_id"),
+        pl.col("f").list.get(1).alias("measure"),
+        pl.col("f").list.get(2).cast(pl.Float64, strict=False).alias("mean"),
+        pl.col("f").list.get(3).cast(pl.Float64, strict=False).alias("stddev"),
+    )
+    bad = pl.concat(
+        [
+            bad.select("line_no", "line"),
+            table.filter(pl.col("mean").is_null() | pl.col("stddev").is_null()).select("line_no", "line"),
+        ]
+    ).sort("line_no")
+    if bad.height:
+        line_no, line = bad.row(0)
+        raise RagframeError(
+            f"cannot read zscores file {path!r}: line {line_no} is not 'qid measure mean stddev': {line[:200]!r}"
+        )
+    return table.select("query_id", "measure", "mean", "stddev").unique(["query_id", "measure"], keep="first")
+
+
+def _to_zscores(per_query: pl.DataFrame, printed: list[OutputMeasure], zscores: pl.DataFrame) -> pl.DataFrame:
+    """Each (query, measure) value as trec_eval -Z prints it: (value - mean) / stddev from the file.
+
+    A (query, measure) missing from the file, or with stddev 0 and a value other than the
+    mean, reads -1000000 (trec_eval's MISSING_ZSCORE_VALUE).
+    """
+    names = [m.name for m in printed if m.kind in ("count", "float", "gm")]
+    gm = [m.name for m in printed if m.kind == "gm"]
+    if not names:
+        return per_query
+    # trec_eval keeps the logarithm of gm_* per query; the -Z file speaks of that
+    wide = per_query.select(
+        pl.col("query_id").cast(pl.String),
+        *(
+            pl.col(n).cast(pl.Float64).clip(lower_bound=0.00001).log() if n in gm else pl.col(n).cast(pl.Float64)
+            for n in names
+        ),
+    )
+    long = wide.unpivot(index="query_id", on=names, variable_name="measure", value_name="value")
+    joined = long.join(zscores, on=["query_id", "measure"], how="left", maintain_order="left")
+    z = (
+        pl.when(pl.col("stddev") != 0)
+        .then((pl.col("value") - pl.col("mean")) / pl.col("stddev"))
+        .when(pl.col("value") == pl.col("mean"))
+        .then(0.0)
+        .otherwise(_MISSING_ZSCORE)
+        .fill_null(_MISSING_ZSCORE)
+    )
+    back = joined.with_columns(z.alias("value")).pivot("measure", index="query_id", values="value")
+    ids = per_query.select(pl.col("query_id").cast(pl.String).alias("_key"))
+    values = ids.join(back, left_on="_key", right_on="query_id", how="left", maintain_order="left")
+    return per_query.with_columns(values.select(names))
+
+
+def _zscore_text(
+    per_query: pl.DataFrame, printed: list[OutputMeasure], *, runid: str, query_lines: bool, summary: bool
+) -> str:
+    """trec_eval -Z's layout: 'Z' + name, every number with 4 decimals; counts summed, gm_* as exp(mean)."""
+    lines = []
+    frame = per_query
+    n = frame.height
+    if query_lines:
+        per_row = [m for m in printed if m.kind in ("count", "float", "string")]
+        for row in frame.iter_rows(named=True):  # printing: the -Z path is a small table
+            for m in per_row:
+                if m.kind == "string":
+                    lines.append(f"{m.name:<22}\t{row['query_id']}\t'{row[m.name]}'\n")
+                else:
+                    lines.append(f"Z{m.name:<22}\t{row['query_id']}\t{row[m.name]:6.4f}\n")
+    if summary:
+        for m in printed:
+            if m.kind == "runid":
+                lines.append(f"{'runid':<22}\tall\t{runid}\n")
+                continue
+            if m.kind == "string":
+                continue
+            if m.kind == "num_q":
+                value = float(n)
+            else:
+                total = float(np.add.accumulate(frame.get_column(m.name).to_numpy())[-1]) if n else 0.0
+                value = total if m.kind == "count" else np.exp(total / n) if m.kind == "gm" else total / n
+            lines.append(f"Z{m.name:<22}\tall\t{value:6.4f}\n")
+    return "".join(lines)
+
+
 def run(args: argparse.Namespace) -> int:
-    """Print trec_eval's output for RUN against QRELS; 0."""
+    """Print trec_eval's output for RESULTS against QRELS; 0."""
     measures = parse_measures(args.measures)
-    run = _read_input(read_trec_run, args.run, "run")
-    qrels = _read_input(read_qrels, args.qrels, "qrels")
-    per_query = evaluate_run(
-        run,
+    printed = output_measures(measures, runid=selects(args.measures, "runid"), num_q=selects(args.measures, "num_q"))
+    if args.rel_format != "qrels":
+        raise MeasureNotImplementedError(
+            f"rel_info format {args.rel_format!r} (-R) is not implemented by ragframe; only 'qrels' is"
+        )
+    qrels_path, run_path, old_order = argument_order(args.first, args.second)
+    if old_order:
+        print(
+            f"ragframe trec: warning: RUN then QRELS ({args.first!r} is a run, {args.second!r} qrels) is deprecated; "
+            "write QRELS then RESULTS, as trec_eval takes them",
+            file=sys.stderr,
+        )
+    zscores = _read_zscores(args.zscores) if args.zscores else None
+    qrels = _read_input(read_qrels, qrels_path, "qrels")
+    run_frame = _read_input(read_trec_run, run_path, "results")
+    options = TrecOptions(tuple(measures), judged_only=args.judged_only, num_docs=args.num_docs)
+    per_query = trec_eval_run(
+        run_frame,
         qrels,
+        options,
+        relevance_level=args.relevance_level,
         complete=args.complete,
         max_docs=args.max_docs,
-        relevance_level=args.relevance_level,
-        **evaluate_run_options(measures),
     )
-    # trec_eval evaluates only queries with judgments (with -c, every judged query)
-    per_query = per_query.filter(pl.col("query_id").is_in(qrels.get_column("query_id").unique().implode()))
     if per_query.height == 0:
-        raise RagframeError(f"no queries with both results and relevance info (run {args.run!r}, qrels {args.qrels!r})")
-    runid = run.get_column("tag")[-1] if run.height else ""
-    text = format_trec_eval(per_query, run_summary(per_query), measures, runid=runid, query_lines=args.query)
+        raise RagframeError(
+            f"no queries with both results and relevance info (results {run_path!r}, qrels {qrels_path!r})"
+        )
+    runid = run_frame.get_column("tag")[-1] if run_frame.height else ""
+    if zscores is not None:
+        per_query = _to_zscores(per_query, printed, zscores)
+        text = _zscore_text(per_query, printed, runid=runid, query_lines=args.query, summary=args.summary)
+    else:
+        text = format_trec_eval(per_query, printed, runid=runid, query_lines=args.query, summary=args.summary)
     sys.stdout.write(text)
     return 0
 
@@ -160,38 +303,34 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     """Add ``ragframe trec`` to the subcommands ``sub``."""
     trec = sub.add_parser(
         "trec",
-        help="trec_eval-compatible scoring of a TREC run file",
+        help="trec_eval 10.0 drop-in: score a TREC run against qrels",
         description=_TREC_DESCRIPTION,
         epilog=_trec_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    trec.add_argument("run", metavar="RUN", help="TREC run file: 'qid Q0 docno rank score tag' lines (or .gz)")
-    trec.add_argument("qrels", metavar="QRELS", help="TREC qrels file: 'qid iter docno rel' lines (or .gz)")
+    trec.add_argument("first", metavar="QRELS", help="TREC qrels file: 'qid iter docno rel' lines (or .gz)")
+    trec.add_argument("second", metavar="RESULTS", help="TREC run file: 'qid Q0 docno rank score tag' lines (or .gz)")
     trec.add_argument(
         "-m",
         "--measure",
         dest="measures",
         action="append",
-        type=_trec_measure,
         metavar="MEASURE",
-        help="measure to print, trec_eval spelling: map, P, P.5,10 (or P_5), ndcg_cut.10, official, all_trec ...; "
-        "repeatable, and several may follow one -m (-m ndcg_cut.10 map); printed in trec_eval's order "
-        "(default: official)",
+        help="measure to print, trec_eval spelling: map, P.5,10 (or P_5), iprec_at_recall..1,.5, official, "
+        "all_trec ...; repeatable, and several may follow one -m (-m ndcg_cut.10 map); printed in trec_eval's "
+        "order (default: official)",
     )
     trec.add_argument(
-        "-q",
-        "--query_eval_wanted",
-        dest="query",
-        action="store_true",
-        help="also print each query's values, before the 'all' lines",
+        "-q", "--query_eval_wanted", dest="query", action="store_true", help="also print each query's values first"
     )
     trec.add_argument(
         "-c",
         "--complete_rel_info_wanted",
         dest="complete",
         action="store_true",
-        help="average over every query in QRELS; queries missing from RUN score 0",
+        help="average over every query in QRELS; a query missing from RESULTS is scored as trec_eval scores it",
     )
+    trec.add_argument("-n", "--nosummary", dest="summary", action="store_false", help="do not print the 'all' lines")
     trec.add_argument(
         "-M",
         "--Max_retrieved_per_topic",
@@ -208,5 +347,44 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=1,
         metavar="N",
         help="minimum judgement value of a relevant document (default: %(default)s)",
+    )
+    trec.add_argument(
+        "-J",
+        "--Judged_docs_only",
+        dest="judged_only",
+        action="store_true",
+        help="drop every retrieved document that is not judged before computing (trec_eval: DO NOT USE lightly)",
+    )
+    trec.add_argument(
+        "-N",
+        "--Number_docs_in_coll",
+        dest="num_docs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="documents in the collection, for utility's fourth coefficient (default: %(default)s)",
+    )
+    trec.add_argument(
+        "-R",
+        "--Rel_info_format",
+        dest="rel_format",
+        choices=("qrels", "prefs", "qrels_prefs", "qrels_jg"),
+        default="qrels",
+        help="format of QRELS (only 'qrels' is implemented; the others exit with code 3)",
+    )
+    trec.add_argument(
+        "-T",
+        "--Results_format",
+        dest="results_format",
+        choices=("trec_results",),
+        default="trec_results",
+        help="format of RESULTS (trec_eval's only one)",
+    )
+    trec.add_argument(
+        "-Z",
+        "--Zscore",
+        dest="zscores",
+        metavar="FILE",
+        help="print z-scores ('Z' + measure): (value - mean) / stddev, from FILE's 'qid measure mean stddev' lines",
     )
     trec.set_defaults(handler=run)

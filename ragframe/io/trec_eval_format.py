@@ -1,41 +1,25 @@
-"""trec_eval measure names and output layout, for ``ragframe trec``.
+"""trec_eval's measure names, parameters and output layout, for ``ragframe trec``.
 
-trec_eval names a measure by a root (``P``, ``ndcg_cut``, ``map``) and, for the
-cutoff measures, a comma-separated parameter list (``-m P.5,10`` prints ``P_5``
-and ``P_10``). This module maps those names to the columns of
-:func:`ragframe.metrics.retrieval.evaluate_run` and prints the results in
-trec_eval's layout: ``printf("%-22s\\t%s\\t%6.4f\\n", measure, qid, value)``,
-counts as integers, measures in trec_eval's own order (its measure table, not
-the command-line order), per-query lines (``-q``) before the ``all`` lines.
+trec_eval names a measure by a root and, after the first ``.``, a comma-separated
+parameter list: ``-m P.5,10`` prints ``P_5`` and ``P_10``, ``-m iprec_at_recall..25,.5``
+prints ``iprec_at_recall_0.25`` and ``iprec_at_recall_0.50``, ``-m utility.2,-1,0,0``
+prints ``utility_2,-1,0,0``, ``-m ndcg.1=3,2=9`` prints ``ndcg_1=3,2=9``. This module
+parses those names as trec_eval 10.0 does, lists the measures to compute
+(:class:`~ragframe.kernels.trec_measures.TrecMeasure`) and prints the results in
+trec_eval's layout: ``printf("%-22s\\t%s\\t%6.4f\\n", measure, qid, value)``, counts as
+integers, measures in trec_eval's own order (its measure table, not the command-line
+order), per-query lines (``-q``) before the ``all`` lines.
 
-Supported trec_eval measures (the ones ragframe computes identically):
-
-============ ============================ ==================================
-trec_eval    ragframe column              default cutoffs
-============ ============================ ==================================
-runid        (tag of the run's last line) -
-num_q        ``num_q`` (run_summary)      -
-num_ret      ``num_ret``                  -
-num_rel      ``num_rel``                  -
-num_rel_ret  ``num_rel_ret``              -
-map          ``average_precision``        -
-Rprec        ``r_precision``              -
-recip_rank   ``mrr``                      -
-P            ``precision_at_{k}``         5,10,15,20,30,100,200,500,1000
-recall       ``recall_at_{k}``            5,10,15,20,30,100,200,500,1000
-ndcg         ``ndcg``                     -
-ndcg_cut     ``ndcg_at_{k}``              5,10,15,20,30,100,200,500,1000
-success      ``hit_rate_at_{k}``          1,5,10
-============ ============================ ==================================
-
-Nicknames ``official`` (trec_eval's default) and ``all_trec`` select the
-supported subset of trec_eval's sets. Every other trec_eval measure (``bpref``,
-``gm_map``, ``iprec_at_recall``, ``map_cut``, ``ndcg`` with a gain map, ...)
-is rejected with :class:`UnsupportedMeasureError`.
+Every measure of trec_eval 10.0's ``all_trec`` set is computed, plus ``dcg`` and
+``ideal_dcg``. The preference and judge-group measures (``-R prefs``, ``qrels_prefs``,
+``qrels_jg``: ``prefs_*``, ``map_avgjg``, ``P_avgjg``, ``Rprec_mult_avgjg``) and ``yaap``
+are known by name and refused with :class:`MeasureNotImplementedError`; an unknown name
+or a malformed parameter list is an :class:`~ragframe.exceptions.UnsupportedMeasureError`.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from typing import NamedTuple
@@ -43,106 +27,151 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
-from ragframe.exceptions import UnsupportedMeasureError
+from ragframe.exceptions import RagframeError, UnsupportedMeasureError
+from ragframe.kernels.trec_measures import MIN_GEO_MEAN, TrecMeasure
 
 __all__ = [
+    "MEASURES",
     "SUPPORTED_MEASURES",
     "NICKNAMES",
     "DEFAULT_CUTOFFS",
     "UnsupportedMeasureError",
+    "MeasureNotImplementedError",
     "OutputMeasure",
     "parse_measures",
     "output_measures",
-    "evaluate_run_options",
-    "ragframe_column",
+    "is_measure_name",
+    "summarize",
     "format_trec_eval",
 ]
 
 _STANDARD_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_RECALL_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+_R_MULTIPLES = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 
-#: Cutoff measures: trec_eval root -> ragframe column template.
-_CUT_COLUMNS: dict[str, str] = {
-    "P": "precision_at_{}",
-    "recall": "recall_at_{}",
-    "ndcg_cut": "ndcg_at_{}",
-    "success": "hit_rate_at_{}",
+
+class _Kind(NamedTuple):
+    """How trec_eval parses a measure's parameters and prints and averages its values.
+
+    ``params``: ``none``, ``long_cut`` (sorted int cutoffs, one value each, ``name_k``),
+    ``double_cut`` (sorted float cutoffs, ``name_%3.2f``), ``numbers`` (a float list,
+    printed as typed), ``pairs`` (``name=value`` list, printed as typed).
+    ``value``: ``float`` (mean), ``count`` (sum, printed as an integer), ``gm`` (geometric
+    mean, summary only), ``string`` (per query only), ``runid``, ``num_q``.
+    """
+
+    params: str
+    value: str
+    default: tuple = ()
+
+
+#: trec_eval 10.0's measure table, in its order (the order of the printed lines).
+MEASURES: dict[str, _Kind] = {
+    "runid": _Kind("none", "runid"),
+    "num_q": _Kind("none", "num_q"),
+    "num_ret": _Kind("none", "count"),
+    "num_rel": _Kind("none", "count"),
+    "num_rel_ret": _Kind("none", "count"),
+    "map": _Kind("none", "float"),
+    "gm_map": _Kind("none", "gm"),
+    "Rprec": _Kind("none", "float"),
+    "bpref": _Kind("none", "float"),
+    "recip_rank": _Kind("none", "float"),
+    "iprec_at_recall": _Kind("double_cut", "float", _RECALL_POINTS),
+    "P": _Kind("long_cut", "float", _STANDARD_CUTOFFS),
+    "relstring": _Kind("numbers", "string", (10.0,)),
+    "recall": _Kind("long_cut", "float", _STANDARD_CUTOFFS),
+    "infAP": _Kind("none", "float"),
+    "gm_bpref": _Kind("none", "gm"),
+    "Rprec_mult": _Kind("double_cut", "float", _R_MULTIPLES),
+    "utility": _Kind("numbers", "float", (1.0, -1.0, 0.0, 0.0)),
+    "11pt_avg": _Kind("numbers", "float", _RECALL_POINTS),
+    "binG": _Kind("none", "float"),
+    "G": _Kind("pairs", "float"),
+    "dcg": _Kind("pairs", "float"),
+    "ideal_dcg": _Kind("pairs", "float"),
+    "ndcg": _Kind("pairs", "float"),
+    "ndcg_rel": _Kind("pairs", "float"),
+    "Rndcg": _Kind("pairs", "float"),
+    "ndcg_cut": _Kind("long_cut", "float", _STANDARD_CUTOFFS),
+    "map_cut": _Kind("long_cut", "float", _STANDARD_CUTOFFS),
+    "relative_P": _Kind("long_cut", "float", _STANDARD_CUTOFFS),
+    "success": _Kind("long_cut", "float", (1, 5, 10)),
+    "set_P": _Kind("none", "float"),
+    "set_relative_P": _Kind("none", "float"),
+    "set_recall": _Kind("none", "float"),
+    "set_map": _Kind("none", "float"),
+    "set_F": _Kind("numbers", "float", (1.0,)),
+    "num_nonrel_judged_ret": _Kind("none", "count"),
+    "rbp": _Kind("pairs", "float"),
+    "rbp_resid": _Kind("pairs", "float"),
+    "unj": _Kind("long_cut", "float", (5, 10, 20)),
 }
+#: Every measure ragframe computes, in trec_eval's order.
+SUPPORTED_MEASURES: tuple[str, ...] = tuple(MEASURES)
 #: trec_eval's default cutoffs of each cutoff measure.
-DEFAULT_CUTOFFS: dict[str, tuple[int, ...]] = {
-    "P": _STANDARD_CUTOFFS,
-    "recall": _STANDARD_CUTOFFS,
-    "ndcg_cut": _STANDARD_CUTOFFS,
-    "success": (1, 5, 10),
+DEFAULT_CUTOFFS: dict[str, tuple] = {
+    name: kind.default for name, kind in MEASURES.items() if kind.params in ("long_cut", "double_cut")
 }
-#: Measures without parameters: trec_eval name -> ragframe column.
-_SCALAR_COLUMNS: dict[str, str] = {
-    "num_q": "num_q",
-    "num_ret": "num_ret",
-    "num_rel": "num_rel",
-    "num_rel_ret": "num_rel_ret",
-    "map": "average_precision",
-    "Rprec": "r_precision",
-    "recip_rank": "mrr",
-    "ndcg": "ndcg",
-}
-_COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret")
-
-#: Supported trec_eval measure roots, in trec_eval's output order (its measure table).
-SUPPORTED_MEASURES: tuple[str, ...] = (
-    "runid",
-    "num_q",
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
-    "map",
-    "Rprec",
-    "recip_rank",
-    "P",
-    "recall",
-    "ndcg",
-    "ndcg_cut",
-    "success",
-)
-#: trec_eval nicknames, restricted to the supported measures.
+#: trec_eval 10.0's nicknames (sets of measures).
 NICKNAMES: dict[str, tuple[str, ...]] = {
-    # trec_eval: runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P
-    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank", "P"),
-    "all_trec": SUPPORTED_MEASURES,
+    "official": tuple(
+        "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P".split()
+    ),
+    "set": tuple(
+        "runid num_q num_ret num_rel num_rel_ret utility set_P set_recall set_relative_P set_map set_F".split()
+    ),
+    "all_trec": tuple(
+        (
+            "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P relstring "
+            "recall unj rbp rbp_resid infAP gm_bpref utility 11pt_avg ndcg relative_P Rprec_mult success map_cut "
+            "ndcg_cut ndcg_rel Rndcg binG G set_P set_recall set_relative_P set_map set_F num_nonrel_judged_ret"
+        ).split()
+    ),
 }
-# trec_eval 10.0's other measure and nickname names: known, so the error can say "not implemented"
-_UNSUPPORTED_TREC = frozenset(
-    "gm_map bpref iprec_at_recall relstring infAP gm_bpref Rprec_mult utility 11pt_avg binG G dcg ideal_dcg "
-    "ndcg_rel Rndcg map_cut relative_P set_P set_relative_P set_recall set_map set_F num_nonrel_judged_ret "
+# trec_eval 10.0's measures and nicknames of the preference and judge-group formats, and yaap
+_NOT_IMPLEMENTED = frozenset(
     "prefs_num_prefs_poss prefs_num_prefs_ful prefs_num_prefs_ful_ret prefs_simp prefs_pair prefs_avgjg "
     "prefs_avgjg_Rnonrel prefs_simp_ret prefs_pair_ret prefs_avgjg_ret prefs_avgjg_Rnonrel_ret prefs_simp_imp "
-    "prefs_pair_imp prefs_avgjg_imp map_avgjg P_avgjg Rprec_mult_avgjg yaap rbp rbp_resid unj ndcg_p "
-    "set all_prefs prefs qrels_jg".split()
+    "prefs_pair_imp prefs_avgjg_imp map_avgjg P_avgjg Rprec_mult_avgjg yaap all_prefs prefs qrels_jg".split()
 )
-_UNDERSCORE_CUT = re.compile(r"(P|recall|ndcg_cut|success)_(\d+)")
-_CUTOFF = re.compile(r"(\d+)(?:\.\d*)?")  # trec_eval reads cutoffs with atol: "23.4" is 23
+_UNDERSCORE_CUT = re.compile(r"(P|recall|ndcg_cut|map_cut|relative_P|success|unj)_(\d+)")
+_LONG = re.compile(r"\s*([+-]?\d+)(?:\.\d*)?\s*")  # trec_eval reads cutoffs as longs: "23.4" is 23
+_NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+
+
+class MeasureNotImplementedError(RagframeError):
+    """A trec_eval measure (or nickname) that ragframe knows but does not compute (``ragframe trec`` exit 3)."""
 
 
 class OutputMeasure(NamedTuple):
-    """One printed measure: trec_eval name, ragframe column, and kind.
-
-    ``kind`` is ``"runid"``, ``"num_q"`` (summary only), ``"count"`` (integer)
-    or ``"float"`` (printed with 4 decimals).
-    """
+    """One printed measure: its trec_eval name and how it is printed (see :data:`MEASURES`)."""
 
     name: str
-    column: str
+    root: str
     kind: str
 
 
-def _supported_text() -> str:
-    listed = [f"{m}[.k,...]" if m in _CUT_COLUMNS else m for m in SUPPORTED_MEASURES]
-    return f"supported: {', '.join(listed)}; nicknames: {', '.join(NICKNAMES)}"
+def is_measure_name(text: str) -> bool:
+    """True when ``text`` is a trec_eval measure or nickname (with or without parameters).
+
+    Examples
+    --------
+    >>> is_measure_name("ndcg_cut.10"), is_measure_name("P_5"), is_measure_name("prefs_simp"), is_measure_name("x.txt")
+    (True, True, True, False)
+    """
+    root = text.strip().partition(".")[0]
+    return root in MEASURES or root in NICKNAMES or root in _NOT_IMPLEMENTED or bool(_UNDERSCORE_CUT.fullmatch(text))
 
 
-def _cutoffs(root: str, params: str) -> set[int]:
+def _known_text() -> str:
+    return f"measures: {', '.join(MEASURES)}; nicknames: {', '.join(NICKNAMES)}"
+
+
+def _long_cutoffs(root: str, text: str) -> set[int]:
     out = set()
-    for param in params.split(","):
-        match = _CUTOFF.fullmatch(param.strip())
+    for param in text.split(","):
+        match = _LONG.fullmatch(param)
         if match is None or int(match.group(1)) < 1:
             raise UnsupportedMeasureError(
                 f"measure {root!r}: cutoff {param!r} is not an integer >= 1 (write e.g. {root}.5,10)"
@@ -151,166 +180,239 @@ def _cutoffs(root: str, params: str) -> set[int]:
     return out
 
 
-def _parse_one(spec: str) -> dict[str, set[int] | None]:
+def _numbers(root: str, text: str) -> tuple[float, ...]:
+    out = []
+    for param in text.split(","):
+        if _NUMBER.fullmatch(param) is None:
+            raise UnsupportedMeasureError(f"measure {root!r}: parameter {param!r} is not a number")
+        out.append(float(param))
+    return tuple(out)
+
+
+def _pairs(root: str, text: str) -> tuple[tuple[str, float], ...]:
+    out = []
+    for param in text.split(","):
+        name, eq, value = param.partition("=")
+        if not eq or not name or _NUMBER.fullmatch(value) is None:
+            raise UnsupportedMeasureError(
+                f"measure {root!r}: parameter {param!r} is not 'name=number' (write e.g. {root}.1=3,2=9)"
+            )
+        out.append((name, float(value)))
+    levels = [name for name, _ in out if re.fullmatch(r"[+-]?\d+", name)]
+    if any(int(level) < 0 for level in levels):
+        raise UnsupportedMeasureError(f"measure {root!r}: a gain map needs relevance levels >= 0, found {text!r}")
+    for name, value in out:
+        if name == "p" and not 0.0 < value < 1.0:
+            raise UnsupportedMeasureError(f"measure {root!r}: persistence p={value} is not between 0 and 1")
+    return tuple(out)
+
+
+def _parse_one(spec: str) -> list[tuple[str, str | None, set[int] | None]]:
+    """``(root, parameter text or None, underscore cutoffs or None)`` of one ``-m`` value."""
     text = spec.strip()
-    if text in NICKNAMES:
-        return dict.fromkeys(NICKNAMES[text])
     underscore = _UNDERSCORE_CUT.fullmatch(text)
-    if underscore:
-        return {underscore.group(1): _cutoffs(underscore.group(1), underscore.group(2))}
+    if underscore:  # ragframe's spelling of one cutoff: P_5 is P.5
+        return [(underscore.group(1), None, {int(underscore.group(2))})]
     root, dot, params = text.partition(".")
-    if root in _CUT_COLUMNS:
-        return {root: _cutoffs(root, params) if dot else None}
-    if root in SUPPORTED_MEASURES:
+    if dot and not params:
+        raise UnsupportedMeasureError(f"measure {spec!r}: nothing after the '.' (write e.g. {root}.5 or {root})")
+    if root in NICKNAMES:
         if dot:
-            detail = " (ndcg with a custom gain map is not supported)" if root == "ndcg" else ""
-            raise UnsupportedMeasureError(f"measure {root!r} takes no parameters, found {spec!r}{detail}")
-        return {root: None}
-    if root in NICKNAMES and dot:
-        raise UnsupportedMeasureError(f"nickname {root!r} takes no parameters, found {spec!r}")
-    what = "is not implemented by ragframe" if root in _UNSUPPORTED_TREC else "is not a trec_eval measure"
-    raise UnsupportedMeasureError(f"measure {spec!r} {what}; {_supported_text()}")
+            raise UnsupportedMeasureError(f"nickname {root!r} takes no parameters, found {spec!r}")
+        return [(name, None, None) for name in NICKNAMES[root]]
+    if root in _NOT_IMPLEMENTED:
+        raise MeasureNotImplementedError(
+            f"measure {spec!r} is a trec_eval measure that ragframe does not implement (preference and judge-group "
+            f"measures, yaap); {_known_text()}"
+        )
+    if root not in MEASURES:
+        raise UnsupportedMeasureError(f"measure {spec!r} is not a trec_eval measure; {_known_text()}")
+    if dot and MEASURES[root].params == "none":
+        raise UnsupportedMeasureError(f"measure {root!r} takes no parameters, found {spec!r}")
+    return [(root, params if dot else None, None)]
 
 
-def parse_measures(specs: Iterable[str] | None) -> dict[str, tuple[int, ...] | None]:
-    """trec_eval ``-m`` values -> selected measure roots and their cutoffs.
+def parse_measures(specs: Iterable[str] | None) -> list[TrecMeasure]:
+    """trec_eval ``-m`` values -> the measures to compute, with parameters and printed names.
 
     Parameters
     ----------
     specs : list of str or None
-        trec_eval spellings: ``"map"``, ``"P"``, ``"P.5,10"``, ``"P_5"``,
-        ``"ndcg_cut.10"``, ``"all_trec"``, ``"official"``. ``None`` or empty
-        selects ``official`` (trec_eval's default set, as far as supported).
-        Cutoffs named for a measure replace its default cutoffs; cutoffs named
-        in several values are merged; a nickname adds the measure with its
-        default cutoffs only when no cutoffs are named for it.
+        trec_eval spellings: ``"map"``, ``"P.5,10"``, ``"iprec_at_recall..10,.20"``,
+        ``"utility.2,-1,0,0"``, ``"ndcg.1=3,2=9"``, ``"rbp.p=0.8"``, ``"relstring.20"``,
+        nicknames ``"official"``, ``"set"``, ``"all_trec"``, and ragframe's ``"P_5"``
+        (``P.5``). ``None`` or empty selects ``official`` (trec_eval's default). Cutoff
+        lists named for one measure are merged (trec_eval would keep the first); other
+        parameter lists must agree; a nickname adds a measure with its default
+        parameters only when none are named for it.
 
     Returns
     -------
-    dict
-        Measure root -> sorted cutoffs (``None`` for measures without cutoffs),
-        in trec_eval's output order.
+    list of TrecMeasure
+        In trec_eval's output order (its measure table).
 
     Raises
     ------
     UnsupportedMeasureError
-        For a measure ragframe does not implement, an unknown name, or bad
-        parameters; the message lists the supported measures.
+        An unknown name or malformed parameters.
+    MeasureNotImplementedError
+        A trec_eval measure ragframe does not compute (preference and judge-group measures).
 
     Examples
     --------
-    >>> parse_measures(["ndcg_cut.10", "map", "P.10,5"])
-    {'map': None, 'P': (5, 10), 'ndcg_cut': (10,)}
-    >>> parse_measures(["P_5", "success"])
-    {'P': (5,), 'success': (1, 5, 10)}
+    >>> [m.names for m in parse_measures(["ndcg_cut.10", "map", "P.10,5"])]
+    [('map',), ('P_5', 'P_10'), ('ndcg_cut_10',)]
+    >>> [m.names for m in parse_measures(["iprec_at_recall..25,.5", "utility.2,-1,0,0"])]
+    [('iprec_at_recall_0.25', 'iprec_at_recall_0.50'), ('utility_2,-1,0,0',)]
     """
-    chosen: dict[str, set[int] | None] = {}
+    cutoffs: dict[str, set] = {}
+    texts: dict[str, str] = {}
+    chosen: set[str] = set()
     for spec in list(specs or []) or ["official"]:
-        for root, cutoffs in _parse_one(spec).items():
-            if cutoffs is None:
-                chosen.setdefault(root, None)
-            else:
-                chosen[root] = (chosen.get(root) or set()) | cutoffs
-    out: dict[str, tuple[int, ...] | None] = {}
-    for root in SUPPORTED_MEASURES:
-        if root in chosen:
-            cutoffs = chosen[root]
-            if root in _CUT_COLUMNS:
-                out[root] = tuple(sorted(cutoffs)) if cutoffs else DEFAULT_CUTOFFS[root]
-            else:
-                out[root] = None
+        for root, text, under in _parse_one(spec):
+            chosen.add(root)
+            kind = MEASURES[root].params
+            if under is not None:
+                cutoffs.setdefault(root, set()).update(under)
+            elif text is not None and kind == "long_cut":
+                cutoffs.setdefault(root, set()).update(_long_cutoffs(root, text))
+            elif text is not None and kind == "double_cut":
+                cutoffs.setdefault(root, set()).update(_numbers(root, text))
+            elif text is not None:
+                if root in texts and texts[root] != text:
+                    raise UnsupportedMeasureError(
+                        f"measure {root!r} is given two parameter lists, {texts[root]!r} and {text!r}"
+                    )
+                texts[root] = text
+    out = []
+    for root, kind in MEASURES.items():
+        if root not in chosen or root in ("runid", "num_q"):
+            continue
+        out.append(_measure(root, kind, cutoffs.get(root), texts.get(root)))
     return out
 
 
-def ragframe_column(measure: str) -> tuple[str, int | None] | None:
-    """The ragframe column (and cutoff) of one printed trec_eval measure name, or None.
+def _measure(root: str, kind: _Kind, cutoffs: set | None, text: str | None) -> TrecMeasure:
+    if kind.params == "long_cut":
+        ks = tuple(sorted(cutoffs)) if cutoffs else kind.default
+        return TrecMeasure(root, ks, tuple(f"{root}_{k}" for k in ks))
+    if kind.params == "double_cut":
+        values = tuple(sorted(cutoffs)) if cutoffs else kind.default
+        names = tuple(f"{root}_{v:3.2f}" for v in values)
+        if len(set(names)) != len(names):
+            raise UnsupportedMeasureError(f"measure {root!r}: two cutoffs print as the same name: {names}")
+        return TrecMeasure(root, values, names)
+    name = root if text is None else f"{root}_{text}"
+    if kind.params == "numbers":
+        values = kind.default if text is None else _numbers(root, text)
+        if root == "utility" and len(values) != 4:
+            raise UnsupportedMeasureError(f"measure 'utility' takes 4 coefficients, found {text!r}")
+        if root == "11pt_avg" and any(not 0.0 <= v <= 1.0 for v in values):
+            raise UnsupportedMeasureError(f"measure '11pt_avg': recall points lie in [0, 1], found {text!r}")
+        return TrecMeasure(root, values, (name,))
+    if kind.params == "pairs":
+        return TrecMeasure(root, () if text is None else _pairs(root, text), (name,))
+    return TrecMeasure(root, (), (root,))
+
+
+def output_measures(measures: list[TrecMeasure], *, runid: bool = True, num_q: bool = True) -> list[OutputMeasure]:
+    """The printed lines of a selection, in order (``runid`` and ``num_q`` when selected).
 
     Examples
     --------
-    >>> ragframe_column("ndcg_cut_10"), ragframe_column("recip_rank"), ragframe_column("bpref")
-    (('ndcg_at_10', 10), ('mrr', None), None)
-    """
-    if measure in _SCALAR_COLUMNS:
-        return _SCALAR_COLUMNS[measure], None
-    match = _UNDERSCORE_CUT.fullmatch(measure)
-    if match:
-        k = int(match.group(2))
-        return _CUT_COLUMNS[match.group(1)].format(k), k
-    return None
-
-
-def output_measures(measures: dict[str, tuple[int, ...] | None]) -> list[OutputMeasure]:
-    """The printed lines of a selection from :func:`parse_measures`, in order.
-
-    Examples
-    --------
-    >>> [m.name for m in output_measures(parse_measures(["P.5,10", "num_q"]))]
-    ['num_q', 'P_5', 'P_10']
+    >>> [m.name for m in output_measures(parse_measures(["P.5,10", "gm_map"]), runid=False, num_q=False)]
+    ['gm_map', 'P_5', 'P_10']
     """
     out = []
-    for root, cutoffs in measures.items():
-        if root == "runid":
-            out.append(OutputMeasure("runid", "", "runid"))
-        elif root in _CUT_COLUMNS:
-            out += [OutputMeasure(f"{root}_{k}", _CUT_COLUMNS[root].format(k), "float") for k in cutoffs or ()]
-        else:
-            kind = "num_q" if root == "num_q" else "count" if root in _COUNTS else "float"
-            out.append(OutputMeasure(root, _SCALAR_COLUMNS[root], kind))
+    if runid:
+        out.append(OutputMeasure("runid", "runid", "runid"))
+    if num_q:
+        out.append(OutputMeasure("num_q", "num_q", "num_q"))
+    for measure in measures:
+        out += [OutputMeasure(name, measure.root, MEASURES[measure.root].value) for name in measure.names]
     return out
 
 
-def evaluate_run_options(measures: dict[str, tuple[int, ...] | None]) -> dict[str, list]:
-    """``k`` and ``metrics`` for :func:`~ragframe.metrics.retrieval.evaluate_run` covering a selection.
+def selects(specs: Iterable[str] | None, root: str) -> bool:
+    """Whether the ``-m`` values select ``runid`` or ``num_q`` (they have no values to compute)."""
+    for spec in list(specs or []) or ["official"]:
+        text = spec.strip().partition(".")[0]
+        if text == root or root in NICKNAMES.get(text, ()):
+            return True
+    return False
+
+
+def _sequential_sum(values: np.ndarray) -> float:
+    """The sum in query order, added one by one (as trec_eval's accumulation does)."""
+    return float(np.add.accumulate(values)[-1]) if values.size else 0.0
+
+
+def summarize(per_query: pl.DataFrame, printed: list[OutputMeasure]) -> dict[str, float | int]:
+    """trec_eval's ``all`` values: means, sums for counts, geometric means for ``gm_*``.
+
+    ``per_query`` holds the evaluated queries in trec_eval's order (by query id).
 
     Examples
     --------
-    >>> evaluate_run_options(parse_measures(["P.10", "ndcg_cut.5", "map"]))
-    {'k': [5, 10], 'metrics': ['average_precision', 'precision_at_k', 'ndcg_at_k']}
+    >>> pq = pl.DataFrame({"query_id": ["a", "b"], "map": [0.5, 0.0], "gm_map": [0.5, 0.0], "num_rel": [2, 3]})
+    >>> printed = output_measures(parse_measures(["map", "gm_map", "num_rel"]), runid=False, num_q=False)
+    >>> summarize(pq, printed)
+    {'num_rel': 5, 'map': 0.25, 'gm_map': 0.0022360679774997894}
     """
-    ks: set[int] = set()
-    metrics: list[str] = []
-    for root, cutoffs in measures.items():
-        if root in _CUT_COLUMNS:
-            ks.update(cutoffs or ())
-            metrics.append(_CUT_COLUMNS[root].replace("{}", "k"))
-        elif root in _SCALAR_COLUMNS and root not in _COUNTS:
-            metrics.append(_SCALAR_COLUMNS[root])
-    # evaluate_run needs one measure and one cutoff even when only counts are printed
-    return {"k": sorted(ks) or [1], "metrics": metrics or ["mrr"]}
+    n = per_query.height
+    out: dict[str, float | int] = {}
+    for m in printed:
+        if m.kind in ("runid", "num_q", "string"):
+            continue
+        values = per_query.get_column(m.name).to_numpy()
+        if m.kind == "count":
+            out[m.name] = int(values.sum())
+        elif m.kind == "gm":
+            logs = np.log(np.maximum(values.astype(np.float64), MIN_GEO_MEAN))
+            out[m.name] = math.exp(_sequential_sum(logs) / n) if n else 0.0
+        else:
+            out[m.name] = _sequential_sum(values.astype(np.float64)) / n if n else 0.0
+    return out
 
 
-def _values(series: pl.Series, kind: str) -> pl.Series:
+def _float_text(values: np.ndarray) -> np.ndarray:
+    # C's "%6.4f" (correctly rounded, as trec_eval's printf), vectorised by numpy; NaN as glibc prints 0/0
+    text = np.char.mod("%6.4f", values)
+    return np.where(np.isnan(values), "-nan", text)
+
+
+def _cells(series: pl.Series, kind: str) -> pl.Series:
     if kind == "float":
-        # C-style "%6.4f" (correctly rounded, as trec_eval's printf), vectorised by numpy
-        text = np.char.mod("%6.4f", series.cast(pl.Float64).to_numpy())
-        return pl.Series(series.name, text, dtype=pl.String)
+        return pl.Series(series.name, _float_text(series.cast(pl.Float64).to_numpy()), dtype=pl.String)
+    if kind == "string":  # relstring: quoted
+        return pl.select(pl.concat_str([pl.lit("'"), pl.lit(series), pl.lit("'")])).to_series().alias(series.name)
     return series.cast(pl.Int64).cast(pl.String)
 
 
 def format_trec_eval(
     per_query: pl.DataFrame,
-    summary: pl.DataFrame,
-    measures: dict[str, tuple[int, ...] | None],
+    printed: list[OutputMeasure],
     *,
     runid: str = "",
     query_lines: bool = False,
+    summary: bool = True,
 ) -> str:
-    """trec_eval's output text for evaluated queries and their summary.
+    """trec_eval's output text for evaluated queries.
 
     Parameters
     ----------
     per_query : polars.DataFrame
-        :func:`~ragframe.metrics.retrieval.evaluate_run` output restricted to the
-        queries trec_eval evaluates (those with judgments), sorted by ``query_id``.
-    summary : polars.DataFrame
-        :func:`~ragframe.metrics.retrieval.run_summary` of ``per_query`` (the ``all`` line).
-    measures : dict
-        A selection from :func:`parse_measures`.
+        ``query_id`` and one column per printed name (see :func:`ragframe.metrics.retrieval.trec_eval_run`),
+        the evaluated queries in trec_eval's order.
+    printed : list of OutputMeasure
+        From :func:`output_measures`.
     runid : str
-        Printed for ``runid`` (trec_eval prints the tag of the run's last line).
+        Printed for ``runid``.
     query_lines : bool
-        trec_eval ``-q``: print every query's lines before the ``all`` lines
-        (``runid`` and ``num_q`` are summary-only, as in trec_eval).
+        trec_eval ``-q``: every query's lines first (``runid``, ``num_q`` and ``gm_*`` are
+        summary-only; ``relstring`` is per-query only).
+    summary : bool
+        Print the ``all`` lines (trec_eval ``-n``: not).
 
     Returns
     -------
@@ -319,27 +421,22 @@ def format_trec_eval(
 
     Examples
     --------
-    >>> from ragframe.metrics.retrieval import evaluate_run, run_summary
-    >>> run = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
-    >>> qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["b"], "relevance": [1]})
-    >>> measures = parse_measures(["num_q", "recip_rank", "P.1"])
-    >>> per_query = evaluate_run(run, qrels, **evaluate_run_options(measures))
-    >>> text = format_trec_eval(per_query, run_summary(per_query), measures, query_lines=True)
-    >>> for line in text.splitlines():
+    >>> pq = pl.DataFrame({"query_id": ["q1"], "recip_rank": [0.5], "num_rel": [1]})
+    >>> printed = output_measures(parse_measures(["num_q", "recip_rank", "num_rel"]), runid=False)
+    >>> for line in format_trec_eval(pq, printed, query_lines=True).splitlines():
     ...     print(line.split("\\t"))
+    ['num_rel               ', 'q1', '1']
     ['recip_rank            ', 'q1', '0.5000']
-    ['P_1                   ', 'q1', '0.0000']
     ['num_q                 ', 'all', '1']
+    ['num_rel               ', 'all', '1']
     ['recip_rank            ', 'all', '0.5000']
-    ['P_1                   ', 'all', '0.0000']
     """
-    printed = output_measures(measures)
     text = ""
-    per_row = [m for m in printed if m.kind in ("count", "float")]
+    per_row = [m for m in printed if m.kind in ("count", "float", "string")]
     if query_lines and per_row and per_query.height:
         qid = pl.col("query_id").cast(pl.String)
         cells = per_query.select(
-            qid, *(_values(per_query.get_column(m.column), m.kind).alias(f"v{i}") for i, m in enumerate(per_row))
+            qid, *(_cells(per_query.get_column(m.name), m.kind).alias(f"v{i}") for i, m in enumerate(per_row))
         )
         lines = cells.select(
             pl.concat_str(
@@ -351,11 +448,20 @@ def format_trec_eval(
             )
         ).to_series()
         text = "\n".join(lines.to_list()) + "\n"
+    if not summary:
+        return text
+    values = summarize(per_query, printed)
     out = []
     for m in printed:  # the 'all' block: one line per measure
         if m.kind == "runid":
             value = runid
+        elif m.kind == "num_q":
+            value = str(per_query.height)
+        elif m.kind == "string":
+            continue
+        elif m.kind == "count":
+            value = str(values[m.name])
         else:
-            value = _values(summary.get_column(m.column), "count" if m.kind == "num_q" else m.kind).item()
+            value = str(_float_text(np.array([values[m.name]]))[0])
         out.append(f"{m.name:<22}\tall\t{value}\n")
     return text + "".join(out)

@@ -28,6 +28,7 @@ import numpy as np
 import polars as pl
 
 from ragframe.exceptions import SchemaError
+from ragframe.kernels.trec_measures import TrecOptions, trec_measures
 
 __all__ = [
     "CUT_MEASURES",
@@ -191,8 +192,13 @@ def rank_measures(
     relevance_level: int = 1,
     chunks: int | None = None,
     check_unique: bool = False,
+    trec: TrecOptions | None = None,
+    virtual: np.ndarray | None = None,
 ) -> dict[str, np.ndarray] | None:
     """Match a ranking to its judgments and compute the measures (see :func:`compute_measures`).
+
+    With ``trec``, trec_eval's measures of :mod:`ragframe.kernels.trec_measures` are computed
+    instead of ``measures``/``ks`` (``virtual``: its bool per query, trec_eval ``-c``'s placeholder).
 
     ``run_doc`` holds the retrieved documents grouped by query (query 0's first), each
     query's in rank order, and ``counts`` the number of rows of each query: the rows of
@@ -250,6 +256,19 @@ def rank_measures(
         run_q = np.repeat(np.arange(q1 - q0, dtype=np.int32), counts[q0:q1])  # the chunk's query codes
         rows, grade = match_judgments(run_q, docs, part, keys)
         hit_q = run_q[rows].astype(np.int64)
+        if trec is not None:
+            return trec_measures(
+                counts[q0:q1],
+                hit_q,
+                rows - (starts[q0:q1][hit_q] - r0),
+                grade,
+                part.q,
+                part.grade,
+                part.judged,
+                options=trec,
+                relevance_level=relevance_level,
+                virtual=None if virtual is None else virtual[q0:q1],
+            )
         return compute_measures(
             counts[q0:q1],
             hit_q,

@@ -35,6 +35,7 @@ from ragframe.kernels.ranking import (
     dedupe_judgments,
     rank_measures,
 )
+from ragframe.kernels.trec_measures import TrecOptions
 from ragframe.metrics.registry import Family, Metric, register_family, register_metric
 from ragframe.schema import (
     check_id_list_column,
@@ -672,6 +673,82 @@ def evaluate_run(
     return _per_query(query_ids, values, _output_names(ks, chosen, ""))
 
 
+def trec_eval_run(
+    run: Any,
+    qrels: Any,
+    /,
+    options: TrecOptions,
+    *,
+    relevance_level: int = 1,
+    complete: bool = False,
+    max_docs: int | None = None,
+) -> pl.DataFrame:
+    """trec_eval's per-query values of a run (the lines ``trec_eval -q`` prints), for ``ragframe trec``.
+
+    Only the queries trec_eval evaluates are returned: those with judgments, and with
+    ``complete`` (``-c``) every judged query, a query missing from the run scored as
+    trec_eval scores its placeholder. Columns are the printed measure names of
+    ``options`` (Int64 counts, Float64 values, String ``relstring``), by ``query_id``.
+
+    Parameters
+    ----------
+    run, qrels : frame
+        As :func:`evaluate_run` takes them (``query_id, doc_id, score`` and
+        ``query_id, doc_id, relevance``).
+    options : ragframe.kernels.trec_measures.TrecOptions
+        The measures and trec_eval's ``-J``/``-N``.
+    relevance_level, complete, max_docs
+        trec_eval's ``-l``, ``-c`` and ``-M``.
+
+    Returns
+    -------
+    polars.DataFrame
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from ragframe.kernels.trec_measures import TrecMeasure, TrecOptions
+    >>> run = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+    >>> qrels = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": [0, 1]})
+    >>> opts = TrecOptions((TrecMeasure("bpref", (), ("bpref",)), TrecMeasure("relstring", (), ("relstring",))))
+    >>> trec_eval_run(run, qrels, opts).row(0)
+    ('q1', 0.0, '01')
+    """
+    function = "evaluate_run"
+    level = _check_level(relevance_level, function)
+    complete = validate.flag(complete, "complete", function)
+    max_docs = None if max_docs is None else validate.positive_int(max_docs, "max_docs", function)
+    names = {"query_id": "query_id", "doc_id": "doc_id", "score": "score", "relevance": "relevance"}
+    tables = _long_tables(run, qrels, **names, function=function)
+    qids, run_doc, run_counts, qrels_runs = _ranked_run(tables, "score", function)
+    if max_docs is not None:
+        run_doc, run_counts = _truncated(run_doc, run_counts, max_docs)
+    query_ids, counts, judgments, jrows = _coded_judgments(qids, run_counts, qrels_runs, tables, complete)
+    virtual = np.arange(counts.size) >= qids.len()
+    values = _measures(
+        run_doc,
+        counts,
+        judgments,
+        jrows,
+        ks=[1],
+        measures=[],
+        level=level,
+        column="doc_id",
+        trec=options,
+        virtual=virtual,
+    )
+    columns = [query_ids.rename("query_id")]
+    for name, array in values.items():
+        if array.dtype == object:
+            columns.append(pl.Series(name, array.tolist(), dtype=pl.String))
+        elif array.dtype.kind in "iu":
+            columns.append(pl.Series(name, array, dtype=pl.Int64))
+        else:
+            columns.append(pl.Series(name, array, dtype=pl.Float64))
+    out = pl.DataFrame(columns).filter(pl.Series(judgments.judged))
+    return out if out.get_column("query_id").is_sorted() else out.sort("query_id")
+
+
 class _LongTables(NamedTuple):
     """The columns :func:`evaluate_run` reads, checked: ids as String, grades as Int64."""
 
@@ -796,6 +873,8 @@ def _measures(
     measures: list[str],
     level: int,
     column: str,
+    trec: TrecOptions | None = None,
+    virtual: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """:func:`rank_measures`; judgments repeated for a (query, document) are deduped first.
 
@@ -803,7 +882,8 @@ def _measures(
     when that check fails are the repeats dropped (if they agree) or the first conflicting qrels
     row named (``jrows`` maps judgments to qrels rows), and the measures computed again.
     """
-    options: dict[str, Any] = {"ks": ks, "measures": measures, "relevance_level": level}
+    options: dict[str, Any] = {"ks": ks, "measures": measures, "relevance_level": level, "trec": trec}
+    options["virtual"] = virtual
     values = rank_measures(run_doc, counts, judgments, check_unique=True, **options)
     if values is not None:
         return values

@@ -1,0 +1,714 @@
+"""trec_eval 10.0's measures as kernels over whole runs: flat per-query arrays in, per-query values out.
+
+The inputs are those of :func:`ragframe.kernels.ranking.compute_measures`: the number of
+retrieved rows of each query and the *judged* retrieved rows (query code, 0-based rank,
+grade), ordered by query then rank. A retrieved document without a judgment is trec_eval's
+"not in the pool" (``RELVALUE_NONPOOL``); a judgment with a negative grade is "in the pool
+but unjudged" (``RELVALUE_UNJUDGED``, the ``-1`` lines of a qrels file). A judged document is
+relevant when its grade >= the relevance level (``-l``).
+
+Every measure is a ``bincount``/``cumsum``/``searchsorted`` over the flat arrays, or a
+per-query cumulative sum done by polars (``cum_sum().over``): no Python loop over queries.
+Each rule below was learned from trec_eval's documentation and source (``m_*.c``) and
+written anew; ``docs/metrics.md`` states each formula.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, NamedTuple
+
+import numpy as np
+import polars as pl
+
+__all__ = ["MIN_GEO_MEAN", "INFAP_EPSILON", "TrecMeasure", "TrecOptions", "trec_measures", "TREC_KERNELS"]
+
+#: trec_eval's floor before the logarithm of the geometric means (gm_map, gm_bpref).
+MIN_GEO_MEAN = 0.00001
+#: trec_eval's smoothing constant of infAP.
+INFAP_EPSILON = 0.00001
+
+
+class TrecMeasure(NamedTuple):
+    """One trec_eval measure to compute: its root name, parsed parameters and printed names.
+
+    ``params`` depends on the measure: cutoffs (``P``: ints, ``iprec_at_recall``: floats),
+    numbers (``utility``: four floats, ``relstring``: the length), or ``(name, value)``
+    pairs (``ndcg``: a gain map ``(("1", 3.0), ...)``; ``rbp``: ``(("p", 0.8),)``); empty
+    for the defaults. ``names`` holds one output name per value (one per cutoff).
+    """
+
+    root: str
+    params: tuple[Any, ...]
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TrecOptions:
+    """What :func:`trec_measures` computes and trec_eval's options that change it.
+
+    Attributes
+    ----------
+    measures : tuple of TrecMeasure
+    judged_only : bool
+        trec_eval ``-J``: drop every retrieved document that is not judged (grade >= 0)
+        before computing, ranks closing up.
+    num_docs : int
+        trec_eval ``-N``: documents in the collection (``utility``'s fourth term).
+    """
+
+    measures: tuple[TrecMeasure, ...] = field(default_factory=tuple)
+    judged_only: bool = False
+    num_docs: int = 0
+
+
+def _group_starts(q: np.ndarray, nq: int) -> np.ndarray:
+    """Index of the first entry of each group in an array sorted by group (nq + 1 long)."""
+    starts = np.zeros(nq + 1, dtype=np.int64)
+    np.cumsum(np.bincount(q, minlength=nq), out=starts[1:])
+    return starts
+
+
+def _position_in_group(q: np.ndarray, nq: int) -> np.ndarray:
+    """0, 1, 2, ... within each group of an array sorted by group."""
+    return np.arange(q.size, dtype=np.int64) - _group_starts(q, nq)[q]
+
+
+def _count_before(mask: np.ndarray, q: np.ndarray, nq: int) -> np.ndarray:
+    """For each entry, how many earlier entries of its group have ``mask`` set (q sorted)."""
+    running = np.zeros(mask.size + 1, dtype=np.int64)
+    np.cumsum(mask, out=running[1:])
+    return running[:-1] - running[_group_starts(q, nq)[q]]
+
+
+def _group_cumsum(values: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Inclusive cumulative sums within each group, summed in order (as trec_eval's loops do)."""
+    if values.size == 0:
+        return values.astype(np.float64)
+    frame = pl.DataFrame({"q": q, "v": values.astype(np.float64)})
+    return frame.select(pl.col("v").cum_sum().over("q")).to_series().to_numpy()
+
+
+def _c_lround(x: np.ndarray) -> np.ndarray:
+    """C's ``lround`` for x >= 0: halves round away from zero (numpy's round goes to even)."""
+    floor = np.floor(x)
+    return np.where(x - floor >= 0.5, floor + 1, floor).astype(np.int64)
+
+
+def _per_query(q: np.ndarray, weights: np.ndarray | None, nq: int) -> np.ndarray:
+    return np.bincount(q, weights=weights, minlength=nq).astype(np.float64, copy=False)
+
+
+class _Context:
+    """The derived arrays the measures share, each computed once when first needed."""
+
+    def __init__(
+        self,
+        counts: np.ndarray,
+        hit_q: np.ndarray,
+        hit_rank: np.ndarray,
+        hit_grade: np.ndarray,
+        judgment_q: np.ndarray,
+        judgment_grade: np.ndarray,
+        *,
+        level: int,
+        options: TrecOptions,
+        virtual: np.ndarray | None,
+    ):
+        nq = counts.size
+        self.nq = nq
+        self.level = level
+        self.options = options
+        self.virtual = np.zeros(nq, dtype=bool) if virtual is None else virtual
+        if options.judged_only:  # trec_eval -J: only judged documents remain, ranks close up
+            keep = hit_grade >= 0
+            hit_q, hit_grade = hit_q[keep], hit_grade[keep]
+            hit_rank = _position_in_group(hit_q, nq)
+            counts = np.bincount(hit_q, minlength=nq)
+        self.hit_q, self.hit_rank, self.hit_grade = hit_q, hit_rank, hit_grade
+        # -c: a query without results is one document that is not in the pool (trec_eval's placeholder)
+        self.n_ret = np.where(self.virtual, 1, counts).astype(np.int64)
+        self.jq, self.jg = judgment_q, judgment_grade
+        self.rel = hit_grade >= level
+        self.nonrel = (hit_grade >= 0) & ~self.rel
+        self.unjudged = hit_grade < 0  # in the pool but unjudged
+
+    # ----------------------------------------------------------------- counts
+    @cached_property
+    def num_rel(self) -> np.ndarray:
+        return np.bincount(self.jq[self.jg >= self.level], minlength=self.nq).astype(np.int64)
+
+    @cached_property
+    def num_nonrel(self) -> np.ndarray:
+        """Judged documents below the relevance level (bpref's pool of non-relevant ones)."""
+        keep = (self.jg >= 0) & (self.jg < self.level)
+        return np.bincount(self.jq[keep], minlength=self.nq).astype(np.int64)
+
+    @cached_property
+    def num_rel_ret(self) -> np.ndarray:
+        return np.bincount(self.hit_q[self.rel], minlength=self.nq).astype(np.int64)
+
+    @cached_property
+    def num_judged_ret(self) -> np.ndarray:
+        return np.bincount(self.hit_q[self.hit_grade >= 0], minlength=self.nq).astype(np.int64)
+
+    @cached_property
+    def safe_r(self) -> np.ndarray:
+        return np.where(self.num_rel > 0, self.num_rel, 1).astype(np.float64)
+
+    # ----------------------------------------------------------------- relevant retrieved rows
+    @cached_property
+    def rq(self) -> np.ndarray:
+        return self.hit_q[self.rel]
+
+    @cached_property
+    def rrank(self) -> np.ndarray:
+        return self.hit_rank[self.rel]
+
+    @cached_property
+    def nth(self) -> np.ndarray:
+        """Index of each relevant retrieved row among its query's relevant retrieved rows."""
+        return _position_in_group(self.rq, self.nq)
+
+    @cached_property
+    def precision_at_rel(self) -> np.ndarray:
+        return (self.nth + 1.0) / (self.rrank + 1.0)
+
+    def top(self, depth: np.ndarray | int) -> np.ndarray:
+        """Relevant retrieved rows among the first ``depth`` of each query."""
+        limit = depth[self.rq] if isinstance(depth, np.ndarray) else depth
+        return np.bincount(self.rq[self.rrank < limit], minlength=self.nq)
+
+    def before(self, mask: np.ndarray) -> np.ndarray:
+        """For each relevant retrieved row, the judged rows with ``mask`` ranked above it."""
+        return _count_before(mask, self.hit_q, self.nq)[self.rel]
+
+    # ----------------------------------------------------------------- gains (ndcg family)
+    def gains(self, pairs: tuple[tuple[str, float], ...]) -> _Gains:
+        return _Gains(self, dict(_gain_map(pairs)))
+
+
+def _gain_map(pairs: tuple[tuple[str, float], ...]) -> list[tuple[int, float]]:
+    """The ``level=gain`` pairs of a parameter list (other names, like rbp's ``p``, are not gains)."""
+    out = []
+    for name, value in pairs:
+        text = name[1:] if name[:1] in "+-" else name
+        if text.isdigit():
+            out.append((int(name), float(value)))
+    return out
+
+
+class _Gains:
+    """Results and ideal DCG prefixes under one gain map (trec_eval: gain = level unless mapped)."""
+
+    def __init__(self, ctx: _Context, mapping: dict[int, float]):
+        self.ctx = ctx
+        self.mapping = mapping
+        self.hit_gain = self.of(ctx.hit_grade)
+        self.judgment_gain = self.of(ctx.jg)
+
+    def of(self, grade: np.ndarray) -> np.ndarray:
+        """The gain of each grade; documents unjudged or not in the pool have none."""
+        gain = np.where(grade >= 0, grade, 0).astype(np.float64)
+        for level, value in self.mapping.items():
+            gain[grade == level] = value
+        return gain
+
+    # results -------------------------------------------------------------
+    @cached_property
+    def _gain_hits(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Query, rank, gain and inclusive per-query DCG of every retrieved row with a gain."""
+        ctx = self.ctx
+        keep = self.hit_gain != 0
+        q, rank, gain = ctx.hit_q[keep], ctx.hit_rank[keep], self.hit_gain[keep]
+        return q, rank, gain, _group_cumsum(gain / np.log2(rank + 2.0), q)
+
+    @cached_property
+    def _gain_hit_keys(self) -> tuple[np.ndarray, int]:
+        q, rank, _, _ = self._gain_hits
+        span = int(self.ctx.n_ret.max(initial=0)) + 2
+        return q.astype(np.int64) * span + rank, span
+
+    def dcg_at(self, q: np.ndarray, depth: np.ndarray) -> np.ndarray:
+        """DCG of the first ``depth`` retrieved documents of query ``q`` (element-wise)."""
+        gq, _, _, cum = self._gain_hits
+        keys, span = self._gain_hit_keys
+        limit = np.minimum(depth, span - 1).astype(np.int64)
+        found = np.searchsorted(keys, q.astype(np.int64) * span + limit, side="left")
+        first = _group_starts(gq, self.ctx.nq)[q]
+        return np.where(found > first, cum[np.maximum(found - 1, 0)] if cum.size else 0.0, 0.0)
+
+    def dcg(self, depth: np.ndarray | int | None = None) -> np.ndarray:
+        """DCG of each query at a depth (None: the whole ranking)."""
+        nq = self.ctx.nq
+        d = self.ctx.n_ret if depth is None else np.broadcast_to(np.asarray(depth, dtype=np.int64), (nq,))
+        return self.dcg_at(np.arange(nq), d)
+
+    # ideal ---------------------------------------------------------------
+    @cached_property
+    def ideal(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Query, gain, inclusive per-query ideal DCG and position of the positive-gain judged documents.
+
+        Ordered by query, then gain descending: each query's ideal ranking, as far as it gains.
+        """
+        ctx = self.ctx
+        keep = (ctx.jg >= 0) & (self.judgment_gain > 0)
+        q, gain = ctx.jq[keep], self.judgment_gain[keep]
+        order = np.lexsort((-gain, q))
+        q, gain = q[order], gain[order]
+        position = _position_in_group(q, ctx.nq)
+        return q, gain, _group_cumsum(gain / np.log2(position + 2.0), q), position
+
+    @cached_property
+    def n_positive(self) -> np.ndarray:
+        """Judged documents with a positive gain, per query (the ideal ranking's gaining length)."""
+        return np.bincount(self.ideal[0], minlength=self.ctx.nq).astype(np.int64)
+
+    def _ideal_prefix(self, values: np.ndarray, q: np.ndarray, depth: np.ndarray) -> np.ndarray:
+        take = np.minimum(depth, self.n_positive[q])
+        at = _group_starts(self.ideal[0], self.ctx.nq)[q] + take - 1
+        return np.where(take > 0, values[np.maximum(at, 0)] if values.size else 0.0, 0.0)
+
+    def ideal_dcg_at(self, q: np.ndarray, depth: np.ndarray) -> np.ndarray:
+        return self._ideal_prefix(self.ideal[2], q, depth)
+
+    def ideal_dcg(self, depth: np.ndarray | int | None = None) -> np.ndarray:
+        nq = self.ctx.nq
+        d = self.n_positive if depth is None else np.broadcast_to(np.asarray(depth, dtype=np.int64), (nq,))
+        return self.ideal_dcg_at(np.arange(nq), d)
+
+    @cached_property
+    def ideal_excess(self) -> np.ndarray:
+        """Per-query cumulative ``max(gain, 1) - 1`` along the ideal ranking (G's cost beyond 1 a rank)."""
+        q, gain, _, _ = self.ideal
+        return _group_cumsum(np.maximum(gain, 1.0) - 1.0, q)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    return np.divide(num, den, out=np.zeros(np.shape(num)), where=den > 0)
+
+
+# --------------------------------------------------------------------------- the measures
+# Each takes the context and the measure's parameters and returns one array per printed name.
+
+Kernel = Callable[[_Context, tuple[Any, ...]], list[np.ndarray]]
+
+
+def _num_ret(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    return [np.where(ctx.virtual, 0, ctx.n_ret)]
+
+
+def _num_rel(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    return [ctx.num_rel]
+
+
+def _num_rel_ret(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    return [ctx.num_rel_ret]
+
+
+def _num_nonrel_judged_ret(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    return [np.bincount(ctx.hit_q[ctx.nonrel], minlength=ctx.nq).astype(np.int64)]
+
+
+def _average_precision(ctx: _Context, depth: int | None = None) -> np.ndarray:
+    keep = slice(None) if depth is None else ctx.rrank < depth
+    return _per_query(ctx.rq[keep], ctx.precision_at_rel[keep], ctx.nq) / ctx.safe_r
+
+
+def _map(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    return [_average_precision(ctx)]
+
+
+def _map_cut(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    return [_average_precision(ctx, k) for k in params]
+
+
+def _rprec(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    return [ctx.top(ctx.num_rel) / ctx.safe_r]
+
+
+def _recip_rank(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    first = ctx.nth == 0
+    out = np.zeros(ctx.nq)
+    out[ctx.rq[first]] = 1.0 / (ctx.rrank[first] + 1.0)
+    return [out]
+
+
+def _precision(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    return [ctx.top(k) / float(k) for k in params]
+
+
+def _recall(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    return [np.where(ctx.num_rel > 0, ctx.top(k) / ctx.safe_r, 0.0) for k in params]
+
+
+def _success(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    return [(ctx.top(k) > 0).astype(np.float64) for k in params]
+
+
+def _relative_precision(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    return [_ratio(ctx.top(k).astype(np.float64), np.minimum(k, ctx.num_rel).astype(np.float64)) for k in params]
+
+
+def _bpref_values(ctx: _Context) -> np.ndarray:
+    nonrel_above = ctx.before(ctx.nonrel)
+    r = ctx.num_rel[ctx.rq]
+    pool = np.minimum(ctx.num_nonrel[ctx.rq], r)
+    safe_pool = np.where(pool > 0, pool, 1)
+    term = np.where(nonrel_above > 0, 1.0 - np.minimum(nonrel_above, r) / safe_pool, 1.0)
+    return _per_query(ctx.rq, term, ctx.nq) / ctx.safe_r
+
+
+def _bpref(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    return [_bpref_values(ctx)]
+
+
+def _infap(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    rel_above = ctx.nth.astype(np.float64)
+    nonrel_above = ctx.before(ctx.nonrel).astype(np.float64)
+    unjudged_above = ctx.before(ctx.unjudged).astype(np.float64)
+    j = ctx.rrank.astype(np.float64)
+    safe_j = np.where(j > 0, j, 1.0)
+    eps = INFAP_EPSILON
+    later = 1.0 / (j + 1.0) + (j / (j + 1.0)) * ((rel_above + nonrel_above + unjudged_above) / safe_j) * (
+        (rel_above + eps) / (rel_above + nonrel_above + 2 * eps)
+    )
+    term = np.where(j == 0, 1.0, later)
+    return [_per_query(ctx.rq, term, ctx.nq) / ctx.safe_r]
+
+
+def _interpolated_precision(ctx: _Context, fractions: tuple[float, ...]) -> list[np.ndarray]:
+    """Interpolated precision at recall fractions (the cutoff in relevant documents is rounded, trec_eval 10)."""
+    suffix_max = (
+        pl.DataFrame({"q": ctx.rq, "p": ctx.precision_at_rel})
+        .select(pl.col("p").cum_max(reverse=True).over("q"))
+        .to_series()
+        .to_numpy()
+        if ctx.rq.size
+        else np.zeros(0)
+    )
+    starts = _group_starts(ctx.rq, ctx.nq)[:-1]
+    out = []
+    for fraction in fractions:
+        cut = _c_lround(fraction * ctx.num_rel.astype(np.float64))
+        nth = np.maximum(cut, 1)  # recall 0 interpolates from the first relevant document
+        reached = (cut <= ctx.num_rel_ret) & (ctx.num_rel_ret > 0)
+        at = np.where(reached, starts + nth - 1, 0)
+        out.append(np.where(reached, suffix_max[at] if suffix_max.size else 0.0, 0.0))
+    return out
+
+
+def _iprec_at_recall(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    return _interpolated_precision(ctx, params)
+
+
+def _11pt_avg(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    points = _interpolated_precision(ctx, params)
+    total = np.zeros(ctx.nq)
+    for values in points:  # summed point by point, as trec_eval does
+        total = total + values
+    return [total / float(len(params))]
+
+
+def _rprec_mult(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    out = []
+    for multiple in params:
+        cut = np.trunc(multiple * ctx.num_rel.astype(np.float64) + 0.9).astype(np.int64)
+        out.append(_ratio(ctx.top(cut).astype(np.float64), cut.astype(np.float64)))
+    return out
+
+
+def _utility(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    a = ctx.num_rel_ret.astype(np.float64)
+    ret = ctx.n_ret.astype(np.float64)
+    r = ctx.num_rel.astype(np.float64)
+    n = float(ctx.options.num_docs)
+    value = params[0] * a + params[1] * (ret - a) + params[2] * (r - a) + params[3] * (n + a - ret - r)
+    return [np.where(ctx.virtual, 0.0, value)]
+
+
+def _bin_g(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    term = 1.0 / np.log2(2.0 + ctx.rrank - ctx.nth)
+    return [_per_query(ctx.rq, term, ctx.nq) / ctx.safe_r]
+
+
+def _g(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    gains = ctx.gains(params)
+    q, rank, gain, _ = gains._gain_hits
+    results_so_far = _group_cumsum(gain, q)
+    cost = (rank + 1.0) + gains._ideal_prefix(gains.ideal_excess, q, rank + 1)
+    total = _per_query(q, gain / np.log2(2.0 + cost - results_so_far), ctx.nq)
+    ideal_total = _per_query(gains.ideal[0], gains.ideal[1], ctx.nq)
+    return [_ratio(total, ideal_total)]
+
+
+def _ndcg(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    gains = ctx.gains(params)
+    return [_ratio(gains.dcg(), gains.ideal_dcg())]
+
+
+def _dcg(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    return [ctx.gains(params).dcg()]
+
+
+def _ideal_dcg(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    return [ctx.gains(params).ideal_dcg()]
+
+
+def _ndcg_cut(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    gains = ctx.gains(())
+    return [_ratio(gains.dcg(k), gains.ideal_dcg(k)) for k in params]
+
+
+def _ndcg_rel(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    gains = ctx.gains(params)
+    nq = ctx.nq
+    gq, rank, gain, cum = gains._gain_hits
+    positive = gain > 0
+    pq, prank = gq[positive], rank[positive]
+    at_rel = _ratio(cum[positive], gains.ideal_dcg_at(pq, prank + 1))
+    total = _per_query(pq, at_rel, nq)
+    n_pos = gains.n_positive
+    missed = (n_pos - np.bincount(pq, minlength=nq)).astype(np.float64)
+    total = total + missed * _ratio(gains.dcg(), gains.ideal_dcg())
+    return [np.where(total > 0, _ratio(total, n_pos.astype(np.float64)), 0.0)]
+
+
+def _rndcg(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    """nDCG averaged at the ranks where the ideal gain changes (and at the end of the ranking)."""
+    gains = ctx.gains(params)
+    nq = ctx.nq
+    iq, igain, _, position = gains.ideal
+    n_pos = gains.n_positive
+    # boundaries: a position j >= 1 whose ideal gain differs from j - 1's, and the end of the gains
+    change = np.zeros(iq.size, dtype=bool)
+    change[1:] = (iq[1:] == iq[:-1]) & (igain[1:] != igain[:-1])
+    bq = np.concatenate([iq[change], np.flatnonzero(n_pos > 0)])
+    bj = np.concatenate([position[change], n_pos[n_pos > 0]])
+    ideal = gains.ideal_dcg_at(bq, bj)
+    results = gains.dcg_at(bq, np.minimum(bj, ctx.n_ret[bq]))
+    total = _per_query(bq, _ratio(results, ideal), nq)
+    count = np.bincount(bq[ideal > 0], minlength=nq).astype(np.float64)
+    # trec_eval adds the whole ranking's nDCG when it runs on past the ideal gains by 2 or more ranks
+    tail = ctx.n_ret > n_pos + 1
+    full_ideal = gains.ideal_dcg()
+    tail &= full_ideal > 0
+    total = total + np.where(tail, _ratio(gains.dcg(), full_ideal), 0.0)
+    count = count + tail
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = total / count
+    return [np.where(ctx.num_rel > 0, value, 0.0)]
+
+
+def _set_p(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    return [_ratio(ctx.num_rel_ret.astype(np.float64), ctx.n_ret.astype(np.float64))]
+
+
+def _set_recall(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    return [_ratio(ctx.num_rel_ret.astype(np.float64), ctx.num_rel.astype(np.float64))]
+
+
+def _set_relative_p(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    den = np.minimum(ctx.n_ret, ctx.num_rel).astype(np.float64)
+    return [_ratio(ctx.num_rel_ret.astype(np.float64), den)]
+
+
+def _set_map(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    a = ctx.num_rel_ret.astype(np.float64)
+    return [_ratio(a * a, ctx.n_ret.astype(np.float64) * ctx.num_rel.astype(np.float64))]
+
+
+def _set_f(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    x = params[0] if params else 1.0
+    a = ctx.num_rel_ret.astype(np.float64)
+    p = _ratio(a, ctx.n_ret.astype(np.float64))
+    r = _ratio(a, ctx.num_rel.astype(np.float64))
+    return [np.where(a > 0, _ratio((x + 1.0) * p * r, x * p + r), 0.0)]
+
+
+def _persistence(params: tuple) -> float:
+    return next((float(value) for name, value in params if name == "p"), 0.9)
+
+
+def _rbp(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    p = _persistence(params)
+    gains = ctx.gains(params)
+    gain = gains.hit_gain
+    # gains outside [0, 1] are rescaled by the query's gain range: levels 0 .. its highest judged level
+    # (gain = level unless mapped) and every mapped gain
+    judged = ctx.jg >= 0
+    top = np.full(ctx.nq, -1, dtype=np.int64)
+    np.maximum.at(top, ctx.jq[judged], ctx.jg[judged])
+    high_level, low_level = top.copy(), np.where(top >= 0, 0, 1)
+    for level in sorted(gains.mapping, reverse=True):  # the highest level that keeps its default gain
+        high_level = np.where(high_level == level, high_level - 1, high_level)
+    for level in sorted(gains.mapping):  # the lowest one
+        low_level = np.where(low_level == level, low_level + 1, low_level)
+    has_default = (high_level >= 0) & (low_level <= high_level)
+    low = np.where(has_default, low_level, np.inf).astype(np.float64)
+    high = np.where(has_default, high_level, -np.inf).astype(np.float64)
+    for value in gains.mapping.values():
+        low, high = np.minimum(low, value), np.maximum(high, value)
+    rescale = (low < 0) | (high > 1)
+    hq = ctx.hit_q
+    scaled = np.where(rescale[hq], (gain - low[hq]) / np.where(high > low, high - low, 1.0)[hq], gain)
+    in_pool = ctx.hit_grade >= 0  # documents unjudged or not in the pool have no gain, scaled or not
+    weight = np.where(in_pool, scaled, 0.0) * np.power(p, ctx.hit_rank.astype(np.float64))
+    return [(1.0 - p) * _per_query(hq, weight, ctx.nq)]
+
+
+def _rbp_resid(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    p = _persistence(params)
+    n = ctx.n_ret.astype(np.float64)
+    everything = (1.0 - np.power(p, n)) / (1.0 - p) if p != 1.0 else n
+    judged = ctx.hit_grade >= 0
+    judged_weight = _per_query(ctx.hit_q[judged], np.power(p, ctx.hit_rank[judged].astype(np.float64)), ctx.nq)
+    unjudged = ctx.n_ret - ctx.num_judged_ret
+    value = np.power(p, n) + (1.0 - p) * (everything - judged_weight)
+    return [np.where((unjudged > 0) & ~ctx.virtual, value, 0.0)]
+
+
+def _unjudged(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    judged = ctx.hit_grade >= 0
+    out = []
+    for k in params:
+        judged_top = np.bincount(ctx.hit_q[judged & (ctx.hit_rank < k)], minlength=ctx.nq)
+        value = (np.minimum(ctx.n_ret, k) - judged_top) / float(k)
+        out.append(np.where(ctx.virtual, 0.0, value))
+    return out
+
+
+def _relstring(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    """The first N documents' relevance as characters: digit, '>' above 9, '-' not in the pool, '.' unjudged."""
+    length = int(params[0]) if params else 10
+    shown = np.where(ctx.virtual, 0, np.minimum(ctx.n_ret, max(length, 0)))
+    q = np.repeat(np.arange(ctx.nq), shown)
+    chars = np.full(q.size, "-", dtype="<U1")
+    keep = ctx.hit_rank < shown[ctx.hit_q]
+    grade = ctx.hit_grade[keep]
+    at = _group_starts(q, ctx.nq)[ctx.hit_q[keep]] + ctx.hit_rank[keep]
+    digit = np.char.mod("%d", np.clip(grade, 0, 9))
+    chars[at] = np.where(grade > 9, ">", np.where(grade < 0, ".", digit))
+    out = np.full(ctx.nq, "", dtype=object)
+    if q.size:
+        joined = (
+            pl.DataFrame({"q": q, "c": chars.astype(str)})
+            .group_by("q", maintain_order=True)
+            .agg(pl.col("c").str.join(""))
+        )
+        out[joined.get_column("q").to_numpy()] = np.array(joined.get_column("c").to_list(), dtype=object)
+    return [out]
+
+
+#: trec_eval measure root -> kernel.
+TREC_KERNELS: dict[str, Kernel] = {
+    "num_ret": _num_ret,
+    "num_rel": _num_rel,
+    "num_rel_ret": _num_rel_ret,
+    "map": _map,
+    "gm_map": _map,
+    "Rprec": _rprec,
+    "bpref": _bpref,
+    "recip_rank": _recip_rank,
+    "iprec_at_recall": _iprec_at_recall,
+    "P": _precision,
+    "relstring": _relstring,
+    "recall": _recall,
+    "infAP": _infap,
+    "gm_bpref": _bpref,
+    "Rprec_mult": _rprec_mult,
+    "utility": _utility,
+    "11pt_avg": _11pt_avg,
+    "binG": _bin_g,
+    "G": _g,
+    "dcg": _dcg,
+    "ideal_dcg": _ideal_dcg,
+    "ndcg": _ndcg,
+    "ndcg_rel": _ndcg_rel,
+    "Rndcg": _rndcg,
+    "ndcg_cut": _ndcg_cut,
+    "map_cut": _map_cut,
+    "relative_P": _relative_precision,
+    "success": _success,
+    "set_P": _set_p,
+    "set_relative_P": _set_relative_p,
+    "set_recall": _set_recall,
+    "set_map": _set_map,
+    "set_F": _set_f,
+    "num_nonrel_judged_ret": _num_nonrel_judged_ret,
+    "rbp": _rbp,
+    "rbp_resid": _rbp_resid,
+    "unj": _unjudged,
+}
+
+
+def trec_measures(
+    counts: np.ndarray,
+    hit_q: np.ndarray,
+    hit_rank: np.ndarray,
+    hit_grade: np.ndarray,
+    judgment_q: np.ndarray,
+    judgment_grade: np.ndarray,
+    judged: np.ndarray,
+    *,
+    options: TrecOptions,
+    relevance_level: int = 1,
+    virtual: np.ndarray | None = None,
+) -> dict[str, np.ndarray]:
+    """trec_eval's measures of every query at once.
+
+    Parameters
+    ----------
+    counts : numpy.ndarray
+        Retrieved rows of each query.
+    hit_q, hit_rank, hit_grade : numpy.ndarray
+        Query code, 0-based rank and grade of every judged retrieved row, by query then rank.
+    judgment_q, judgment_grade : numpy.ndarray
+        Query code and grade of every judgment (one per query and document).
+    judged : numpy.ndarray
+        Bool per query: it has judgments. Other queries get NaN (counts: their value).
+    options : TrecOptions
+        The measures (with parameters and printed names) and trec_eval's ``-J``/``-N``.
+    relevance_level : int
+        trec_eval ``-l``.
+    virtual : numpy.ndarray, optional
+        Bool per query: trec_eval ``-c``'s placeholder for a judged query missing from the
+        run (scored as one retrieved document outside the pool; ``num_ret``, ``utility``,
+        ``relstring``, ``unj`` and ``rbp_resid`` then read 0 or empty, as in trec_eval).
+
+    Returns
+    -------
+    dict
+        Printed name -> per-query array (float64; int64 for counts; object for ``relstring``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> opts = TrecOptions((TrecMeasure("bpref", (), ("bpref",)), TrecMeasure("P", (2,), ("P_2",))))
+    >>> # one query: ranks 0 (non-relevant, judged) and 1 (relevant); judgments: both
+    >>> out = trec_measures(np.array([2]), np.array([0, 0]), np.array([0, 1]), np.array([0, 1]),
+    ...                     np.array([0, 0]), np.array([0, 1]), np.array([True]), options=opts)
+    >>> out["bpref"], out["P_2"]
+    (array([0.]), array([0.5]))
+    """
+    ctx = _Context(
+        counts,
+        hit_q,
+        hit_rank,
+        hit_grade,
+        judgment_q,
+        judgment_grade,
+        level=relevance_level,
+        options=options,
+        virtual=virtual,
+    )
+    out: dict[str, np.ndarray] = {}
+    for measure in options.measures:
+        values = TREC_KERNELS[measure.root](ctx, measure.params)
+        for name, array in zip(measure.names, values, strict=True):
+            if array.dtype == np.float64:
+                array = np.where(judged, array, np.nan)
+            out[name] = array
+    return out
