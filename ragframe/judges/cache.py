@@ -94,8 +94,8 @@ def default_cache_path() -> Path:
     return Path(base) / "ragframe" / "judge.sqlite3"
 
 
-def cache_key(identity: Mapping[str, Any], prompt: str, sample: int) -> str:
-    """SHA-256 (hex) of the judge identity, the prompt and the sample index.
+def cache_key(identity: Mapping[str, Any], prompt: str, sample: int, attempt: int = 0) -> str:
+    """SHA-256 (hex) of the judge identity, the prompt, the sample index and the attempt.
 
     Parameters
     ----------
@@ -105,6 +105,10 @@ def cache_key(identity: Mapping[str, Any], prompt: str, sample: int) -> str:
         The prompt sent.
     sample : int
         The sample index (0 for the first or only sample).
+    attempt : int
+        0 for the first ask; k for the k-th re-ask of a reply that could not be read (its
+        prompt carries the format reminder). Attempt 0 hashes no attempt field, so keys made
+        before re-asks existed still match.
 
     Returns
     -------
@@ -117,10 +121,15 @@ def cache_key(identity: Mapping[str, Any], prompt: str, sample: int) -> str:
     True
     >>> cache_key({"model": "m"}, "p", 0) == cache_key({"model": "m"}, "p", 1)
     False
+    >>> cache_key({"model": "m"}, "p", 0, attempt=1) == cache_key({"model": "m"}, "p", 0)
+    False
     """
     try:
+        fields: dict[str, Any] = {"judge": dict(identity), "prompt": prompt, "sample": int(sample)}
+        if attempt:
+            fields["attempt"] = int(attempt)
         blob = json.dumps(
-            {"judge": dict(identity), "prompt": prompt, "sample": int(sample)},
+            fields,
             sort_keys=True,
             ensure_ascii=False,
             separators=(",", ":"),
