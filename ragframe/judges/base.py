@@ -151,7 +151,7 @@ class CallableJudge:
             import asyncio
 
             text = await asyncio.to_thread(self.function, prompt)
-        return JudgeReply(text=str(text))
+        return JudgeReply(text=text)  # not str(): a reply that is not text is the runner's judge_error
 
     def identity(self) -> Mapping[str, Any]:
         """The cache identity: the callable's name and a fingerprint of its code.
