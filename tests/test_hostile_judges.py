@@ -360,3 +360,33 @@ def test_a_lazyframe_collected_twice_calls_the_judge_once_per_row():
     hybrid.collect()
     hybrid.collect()
     assert len(judge.prompts) == 6  # a new plan asks again; its second collect does not
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"parse_retries": -1}, "parse_retries must be an int >= 0, found -1"),
+        ({"parse_retries": 1.5}, "parse_retries must be an int >= 0, found 1.5"),
+        ({"retry_parse_errors": "no"}, "retry_parse_errors must be True or False"),
+        ({"check": 3}, "check must be a callable"),
+        ({"memo": []}, "memo must be a dict"),
+    ],
+)
+def test_the_new_runner_options_are_checked_before_any_call(arguments, message):
+    judge = Recorder("Score: 1")
+    with pytest.raises(rf.InvalidParameterError, match=message):
+        judge_prompts(judge, ["p"], metric="m", cache=False, **arguments)
+    assert judge.prompts == []
+
+
+def test_a_re_ask_that_fails_gives_its_status_and_says_what_came_before():
+    def judge(prompt):
+        if "could not be read" in prompt:
+            raise ConnectionResetError("gone")
+        return HALF
+
+    out = rf.judge_faithfulness(ONE_ROW, judge=judge, cache=False)
+    assert out.select("judge_faithfulness_status", "judge_faithfulness_error").row(0) == (
+        "judge_error",
+        "ConnectionResetError: gone (when asked again after an unreadable reply: claim 1 'a' has no 'Verdict:' line)",
+    )
