@@ -81,8 +81,9 @@ class Evaluator:
         retrieval ``k``, ``relevance_level``, ``match``, ``retrieved_ids``,
         ``retrieved_scores``, ``relevant_ids``, ``relevance``; judge ``judge`` (a callable
         ``prompt -> str``, ``rf.OpenAIJudge``, a model name or its options), ``cache``,
-        ``n_samples``, ``prompt``, ``dry_run``; and the modes: ``mode`` (``"heuristic"``, the
-        default, ``"llm"`` or ``"hybrid"``), ``metric_modes`` (per metric), ``hybrid_band``
+        ``n_samples``, ``prompt``, ``dry_run``, ``parse_retries``, ``retry_parse_errors``; and the
+        modes: ``mode`` (``"heuristic"``, the default, ``"llm"`` or ``"hybrid"``), ``metric_modes``
+        (per metric), ``hybrid_band``
         (``(lo, hi)`` or per metric; docs/judges.md). ``Evaluator.option_defaults()`` lists
         every name with its default.
 

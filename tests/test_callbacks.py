@@ -215,7 +215,7 @@ def test_judge_metric_like_langrag_base_evaluator(registered):
 def test_judge_metric_parser(registered, parser, expected):
     rf.judge_metric("parsed", "Rate {answer}", ["answer"], parser=parser)
     registered.append("parsed")
-    out = rf.evaluate(RAG.head(1), ["parsed"], judge=lambda p: "whatever", cache=False)
+    out = rf.evaluate(RAG.head(1), ["parsed"], judge=lambda p: "whatever", cache=False, parse_retries=0)
     got = out.select("parsed", "parsed_reason", "parsed_status", "parsed_error").row(0)
     if expected[3] is None and expected[2] == "parse_error":
         assert got[:3] == expected[:3] and got[3].startswith("parser raised ValueError")

@@ -160,16 +160,24 @@ def test_context_precision_is_average_precision_of_the_verdicts(verdicts):
 
 def test_context_precision_needs_one_verdict_per_passage():
     df = pl.DataFrame({"question": ["q"], "contexts": [["a", "b", "c"]]})
-    out = rf.judge_context_precision(df, judge=fixed("Verdict 1: yes\nVerdict 2: no\nScore: 1/2"), cache=False)
+    out = rf.judge_context_precision(
+        df, judge=fixed("Verdict 1: yes\nVerdict 2: no\nScore: 1/2"), cache=False, parse_retries=0
+    )
     assert out.select("judge_context_precision", "judge_context_precision_status").row(0) == (None, "parse_error")
-    assert out["judge_context_precision_error"][0] == "2 verdict lines for 3 passages (one per passage expected)"
+    assert out["judge_context_precision_error"][0] == "no verdict for passage 3 (the row has 3 passages)"
+    unnumbered = rf.judge_context_precision(df, judge=fixed("Verdict: yes\nVerdict: no"), cache=False, parse_retries=0)
+    assert unnumbered["judge_context_precision_error"][0] == "2 verdict lines for 3 passages (one per passage expected)"
 
 
 def test_context_relevance_and_recall_are_shares():
     reply = "Verdict 1: yes\nVerdict 2: no\nVerdict 3: no\nVerdict 4: yes\nScore: 1"
     df = pl.DataFrame({"question": ["q"], "contexts": [["a", "b", "c", "d"]], "ground_truth": ["g"]})
     assert rf.judge_context_relevance(df, judge=fixed(reply), cache=False)["judge_context_relevance"][0] == 0.5
-    assert rf.judge_context_recall(df, judge=fixed(reply), cache=False)["judge_context_recall"][0] == 0.5
+    claims = "Claim: a\nVerdict: yes\nClaim: b\nVerdict: no\nClaim: c\nVerdict: no\nClaim: d\nVerdict: yes\nScore: 1"
+    assert rf.judge_context_recall(df, judge=fixed(claims), cache=False)["judge_context_recall"][0] == 0.5
+    # recall's verdicts are per claim of the reference: passage verdicts without claims are not an answer
+    out = rf.judge_context_recall(df, judge=fixed(reply), cache=False, parse_retries=0)
+    assert out.select("judge_context_recall", "judge_context_recall_status").row(0) == (None, "parse_error")
 
 
 def test_answer_correctness_is_f1_of_claim_verdicts():
@@ -227,7 +235,7 @@ def test_a_failing_call_is_a_status_and_the_other_rows_go_on():
 
     out = rf.judge_faithfulness(RAG, judge=judge, cache=False)
     assert out["judge_faithfulness"].to_list() == [0.8, None, None]
-    assert out["judge_faithfulness_status"].to_list() == ["ok", "http_error", "timeout"]
+    assert out["judge_faithfulness_status"].to_list() == ["ok", "judge_error", "timeout"]  # the callable's own error
     assert out["judge_faithfulness_error"].to_list() == [
         None,
         "ConnectionError: the judge is down",
@@ -290,7 +298,10 @@ def test_n_samples_some_unreadable_still_ok_all_unreadable_first_failure():
     assert one.select("judge_answer_relevance", "judge_answer_relevance_std").row(0) == (0.7, None)
     none = rf.judge_answer_relevance(RAG.head(1), judge=PerSample(["x", "y"]), cache=False, n_samples=2)
     assert none.select("judge_answer_relevance", "judge_answer_relevance_status").row(0) == (None, "parse_error")
-    assert none["judge_answer_relevance_error"][0] == "no 'Score:' line in the reply: 'x'"
+    # each sample asked again twice (parse_retries=2): the reply stays unreadable
+    assert (
+        none["judge_answer_relevance_error"][0] == "no 'Score:' line in the reply: 'x' [3 replies read, none readable]"
+    )
 
 
 def test_n_samples_one_has_no_std_column():

@@ -16,6 +16,7 @@ from judge_server import expected_score, reply_text
 
 from ragframe.exceptions import InvalidParameterError
 from ragframe.judges import ParsedReply, parse_replies, parse_reply, read_score
+from ragframe.judges.parse import CORRECTNESS_LABELS, read_claim_verdicts, read_passage_verdicts
 
 
 # --- langrag's own test cases --------------------------------------------------------------
@@ -163,3 +164,100 @@ def test_never_raises_and_scores_stay_in_range(text, json_mode):
     assert parsed.status in ("ok", "parse_error")
     assert (parsed.score is None) == (parsed.status == "parse_error") == (parsed.error is not None)
     assert parsed.score is None or 0.0 <= parsed.score <= 1.0
+
+
+# --- strict reading of decomposed replies (the rules of the module doc, one case each) -----
+
+
+@pytest.mark.parametrize(
+    ("text", "verdicts"),
+    [
+        ("Claim: a\nVerdict: yes\nClaim: b\nVerdict: no", (True, False)),
+        ("- **Claim:** a\n- **Verdict:** Yes (supported)\n1. Claim: b\n2. Verdict: NO.", (True, False)),
+        ("Claim 1: a\nVerdict [1]: yes\nClaim 2: b\nVerdict #2: no", (True, False)),
+        ("Claim 1: a\nClaim 2: b\nVerdict 2: no\nVerdict 1: yes", (True, False)),  # by number
+        ("Claim: a\nThe passage says so.\n\nVerdict: yes, no doubt", (True,)),  # prose between; 'no doubt' is text
+        ("Claim: the time: noon\nVerdict: no", (False,)),  # a colon inside the claim
+    ],
+)
+def test_claim_verdicts_read(text, verdicts):
+    reading = read_claim_verdicts(text)
+    assert (reading.verdicts, reading.error, reading.labelled) == ((verdicts,), None, True)
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("Claim: a\nClaim: b\nVerdict: yes", "claim 1 'a' has no 'Verdict:' line"),
+        ("Claim: a\nVerdict: yes\nClaim: b", "claim 2 'b' has no 'Verdict:' line"),
+        ("Verdict: yes\nClaim: a\nVerdict: yes", "a verdict before any claim: 'Verdict: yes'"),
+        ("Claim: a\nVerdict: yes\nVerdict: no", "claim 1 'a' has more than one 'Verdict:' line"),
+        ("Claim: a\nVerdict: yes/no", "a line with more than one verdict: 'Verdict: yes/no'"),
+        ("Claim: a\nVerdict: yes or no", "a line with more than one verdict: 'Verdict: yes or no'"),
+        ("Claim: a\nVerdict: partly", "unreadable verdict 'Verdict: partly': expected yes or no"),
+        ("Claim: <the claim>\nVerdict: yes", "a claim that is the prompt's placeholder: 'Claim: <the claim>'"),
+        ("Claim:\nVerdict: yes", "an empty claim: 'Claim:'"),
+        (
+            "Verdict <claim number>: yes",
+            "unreadable line 'Verdict <claim number>: yes': expected 'Verdict:' or 'Verdict <number>:' with a number",
+        ),
+        ("Claim 1: a\nVerdict: yes", "numbered and unnumbered lines mixed ('Claim 1: a' and 'Verdict: yes')"),
+        ("Claim 1: a\nVerdict 1: yes\nClaim 3: c\nVerdict 3: no", "claims numbered 1, 3: claim 2 is missing"),
+        ("Claim 1: a\nClaim 1: b\nVerdict 1: yes", "claim 1 is listed twice"),
+        ("Claim 1: a\nVerdict 1: yes\nVerdict 2: no", "a 'Verdict 2:' line, but there is no claim 2"),
+        ("Claim 1: a\nVerdict 1: yes\nVerdict 1: no", "claim 1 'a' has 2 'Verdict 1:' lines"),
+        (
+            "Claim: a\nCovered: yes",
+            "a 'Covered:' line ('Covered: yes'), but this prompt asks for 'Claim:' lines, "
+            "each followed by one 'Verdict:' line",
+        ),
+    ],
+)
+def test_claim_verdicts_that_do_not_match_one_to_one(text, error):
+    reading = read_claim_verdicts(text)
+    assert (reading.verdicts, reading.error, reading.labelled) == ((), error, True)
+
+
+def test_answer_correctness_labels():
+    text = "Answer claim: a\nVerdict: yes\nReference claim: a\nCovered: yes\nReference claim: c\nCovered: no"
+    assert read_claim_verdicts(text, CORRECTNESS_LABELS).verdicts == ((True,), (True, False))
+    wrong = read_claim_verdicts("Reference claim: a\nVerdict: yes", CORRECTNESS_LABELS).error
+    assert wrong == "a 'Verdict:' line after reference claim 1 'a', which takes 'Covered:'"
+
+
+@pytest.mark.parametrize(
+    ("text", "n", "verdicts", "error"),
+    [
+        ("Verdict 1: yes\nVerdict 2: no", 2, (True, False), None),
+        ("Verdict 2: no\nVerdict 1: yes", 2, (True, False), None),
+        ("Verdict for passage 1: yes\nVerdict for passage 2: no", 2, (True, False), None),
+        ("Verdict: no\nVerdict: yes", 2, (False, True), None),
+        ("Verdict 1: yes", 2, None, "no verdict for passage 2 (the row has 2 passages)"),
+        ("Verdict 1: yes", 3, None, "no verdict for passages 2, 3 (the row has 3 passages)"),
+        ("Verdict 1: yes\nVerdict 1: no\nVerdict 2: no", 2, None, "passage 1 has 2 verdicts (one expected)"),
+        ("Verdict 1: yes\nVerdict 3: no", 2, None, "a verdict for passage 3, but the row has 2 passages"),
+        (
+            "Verdict: yes\nVerdict: no\nVerdict: no",
+            2,
+            None,
+            "3 verdict lines for 2 passages (one per passage expected)",
+        ),
+        ("Verdict 1: yes", 0, None, "1 verdict lines for a row without passages"),
+    ],
+)
+def test_passage_verdicts(text, n, verdicts, error):
+    reading = read_passage_verdicts(text, n)
+    assert (reading.verdicts, reading.error) == (((verdicts,) if verdicts else ()), error)
+
+
+def test_a_reply_without_label_lines_is_not_decomposed():
+    assert read_claim_verdicts("Reason: fine\nScore: 1").labelled is False
+    assert read_passage_verdicts("Claims: none. My verdict: yes", 2).labelled is False  # labels start a line
+
+
+def test_strict_scores():
+    assert parse_reply("Score: 0.8\nScore: 8/10", strict=True).score == 0.8
+    assert parse_reply("Score: 0.2\nScore: 0.9", strict=True).error == (
+        "2 'Score:' lines give different scores (0.2, 0.9); one score expected"
+    )
+    assert parse_reply("Score: 0.2\nScore: 0.9").score == 0.9  # langrag's rule without strict

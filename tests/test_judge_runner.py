@@ -131,7 +131,7 @@ def test_each_failure_is_a_status_and_the_batch_goes_on():
     out = judge_prompts(judge, prompts, metric="m", cache=False)
     assert out.select("row", "status", "error", "retries").rows() == [
         (0, "ok", None, 0),
-        (1, "http_error", "ValueError: bad row", 0),
+        (1, "judge_error", "ValueError: bad row", 0),  # the callable's own failure
         (2, "timeout", "TimeoutError: too slow", 0),
         (3, "rate_limited", "HTTP 429 after 3 attempts", 2),
         (4, "ok", None, 0),
@@ -149,7 +149,7 @@ def test_a_judge_returning_no_text_is_a_row_failure():
 
     out = judge_prompts(Odd(), ["odd", "even"], metric="m", cache=False)
     assert out.select("status", "error", "input_tokens", "retries").rows() == [
-        ("http_error", "the judge returned a int, not text", None, 0),
+        ("judge_error", "the judge returned a int, not text", None, 0),
         ("ok", None, 7, 1),
     ]
 

@@ -2,6 +2,7 @@
 rate limits, retries and a persistent cache, never losing a result."""
 
 from ragframe.judges.base import (
+    FAILED_STATUSES,
     STATUSES,
     CallableJudge,
     Judge,
@@ -21,6 +22,7 @@ from ragframe.judges.usage import JudgeUsage, judge_usage
 
 __all__ = [
     "STATUSES",
+    "FAILED_STATUSES",
     "CallableJudge",
     "Judge",
     "JudgeCallError",

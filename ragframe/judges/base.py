@@ -27,6 +27,7 @@ from ragframe.exceptions import RagframeError
 
 __all__ = [
     "STATUSES",
+    "FAILED_STATUSES",
     "JudgeReply",
     "Judge",
     "CallableJudge",
@@ -37,8 +38,15 @@ __all__ = [
     "JudgeRateLimited",
 ]
 
-#: Per-row statuses of a judge metric (``<name>_status``).
-STATUSES = ("ok", "parse_error", "timeout", "http_error", "rate_limited", "skipped")
+#: Per-row statuses of a judge metric (``<name>_status``) and of :func:`ragframe.judges.judge_prompts`:
+#: ``ok`` (a readable reply), ``parse_error`` (replies came but none could be read, re-asks
+#: included), ``timeout`` / ``http_error`` / ``rate_limited`` (the call failed after its
+#: retries), ``judge_error`` (the judge's own code raised or returned no text: the
+#: exception type is in the error), ``skipped`` (not asked: a null input, a dry run, a row
+#: the hybrid band left to the heuristic).
+STATUSES = ("ok", "parse_error", "timeout", "http_error", "rate_limited", "judge_error", "skipped")
+#: The statuses that mean a failed row (``ok`` and ``skipped`` do not).
+FAILED_STATUSES = ("parse_error", "timeout", "http_error", "rate_limited", "judge_error")
 
 
 @dataclass(frozen=True)
@@ -143,7 +151,7 @@ class CallableJudge:
             import asyncio
 
             text = await asyncio.to_thread(self.function, prompt)
-        return JudgeReply(text=str(text))
+        return JudgeReply(text=text)  # not str(): a reply that is not text is the runner's judge_error
 
     def identity(self) -> Mapping[str, Any]:
         """The cache identity: the callable's name and a fingerprint of its code.

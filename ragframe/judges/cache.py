@@ -11,7 +11,14 @@ finds the file locked waits (``busy_timeout``) instead of failing. A network fil
 is not safe for SQLite's locks: keep the file on a local disk.
 
 The default file is ``$XDG_CACHE_HOME/ragframe/judge.sqlite3`` (``~/.cache/ragframe/...``
-when ``XDG_CACHE_HOME`` is unset).
+when ``XDG_CACHE_HOME`` is unset). A folder that cannot be created or written is an
+:class:`~ragframe.exceptions.InputFileError` naming it and ``cache=``.
+
+The cache is trusted: a stored reply is read as if the judge had just sent it, so a reply
+rewritten in the file changes the score it gives. A damaged row (a reply that is not text,
+token counts that are not non-negative integers) is a miss: the reply is asked again and
+the new one replaces the damaged row. A file that is not a SQLite database is an
+``InputFileError`` naming it.
 
 Examples
 --------
@@ -94,8 +101,8 @@ def default_cache_path() -> Path:
     return Path(base) / "ragframe" / "judge.sqlite3"
 
 
-def cache_key(identity: Mapping[str, Any], prompt: str, sample: int) -> str:
-    """SHA-256 (hex) of the judge identity, the prompt and the sample index.
+def cache_key(identity: Mapping[str, Any], prompt: str, sample: int, attempt: int = 0) -> str:
+    """SHA-256 (hex) of the judge identity, the prompt, the sample index and the attempt.
 
     Parameters
     ----------
@@ -105,6 +112,10 @@ def cache_key(identity: Mapping[str, Any], prompt: str, sample: int) -> str:
         The prompt sent.
     sample : int
         The sample index (0 for the first or only sample).
+    attempt : int
+        0 for the first ask; k for the k-th re-ask of a reply that could not be read (its
+        prompt carries the format reminder). Attempt 0 hashes no attempt field, so keys made
+        before re-asks existed still match.
 
     Returns
     -------
@@ -117,10 +128,15 @@ def cache_key(identity: Mapping[str, Any], prompt: str, sample: int) -> str:
     True
     >>> cache_key({"model": "m"}, "p", 0) == cache_key({"model": "m"}, "p", 1)
     False
+    >>> cache_key({"model": "m"}, "p", 0, attempt=1) == cache_key({"model": "m"}, "p", 0)
+    False
     """
     try:
+        fields: dict[str, Any] = {"judge": dict(identity), "prompt": prompt, "sample": int(sample)}
+        if attempt:
+            fields["attempt"] = int(attempt)
         blob = json.dumps(
-            {"judge": dict(identity), "prompt": prompt, "sample": int(sample)},
+            fields,
             sort_keys=True,
             ensure_ascii=False,
             separators=(",", ":"),
@@ -152,6 +168,7 @@ class JudgeCache:
         self.path = Path(path) if path is not None else default_cache_path()
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
+        self._damaged: set[str] = set()  # keys read back damaged: the next put replaces them
 
     def __repr__(self) -> str:
         return f"JudgeCache({str(self.path)!r})"
@@ -164,19 +181,34 @@ class JudgeCache:
 
     def _connect(self) -> sqlite3.Connection:
         if self._connection is None:
+            folder = self.path.parent
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise self._unusable(f"its folder {str(folder)!r} cannot be created ({_why(error)})") from None
+            if not os.access(folder, os.W_OK | os.X_OK):
+                raise self._unusable(f"its folder {str(folder)!r} is not writable")
+            try:
                 connection = sqlite3.connect(
                     self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
                 )
+                connection.text_factory = _text_or_bytes
                 connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
                 _retry_busy(lambda: connection.execute("PRAGMA journal_mode = WAL").fetchone())
                 connection.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: a commit survives a killed process
                 _retry_busy(lambda: connection.execute(_SCHEMA))
             except sqlite3.DatabaseError as error:
+                if "unable to open" in str(error) or "readonly" in str(error):
+                    raise self._unusable(f"it cannot be opened for writing in {str(folder)!r} ({error})") from None
                 raise InputFileError(f"judge cache {str(self.path)!r} cannot be opened: {error}") from None
             self._connection = connection
         return self._connection
+
+    def _unusable(self, why: str) -> InputFileError:
+        return InputFileError(
+            f"judge cache {str(self.path)!r}: {why}; pass cache= a file in a writable folder "
+            f"(or set XDG_CACHE_HOME for the default one), or cache=False to run without a cache"
+        )
 
     @contextlib.contextmanager
     def _errors(self, doing: str) -> Iterator[None]:
@@ -208,7 +240,11 @@ class JudgeCache:
                 rows = connection.execute(
                     f"SELECT key, text, input_tokens, output_tokens FROM replies WHERE key IN ({marks})", chunk
                 ).fetchall()
-                found.update({key: CachedReply(text, tin, tout) for key, text, tin, tout in rows})
+                for key, text, tin, tout in rows:
+                    if isinstance(key, str) and _intact(text, tin, tout):
+                        found[key] = CachedReply(text, tin, tout)
+                    else:  # a miss: asked again, and the new reply replaces the row
+                        self._damaged.add(str(key))
         return found
 
     def get(self, key: str) -> CachedReply | None:
@@ -228,6 +264,8 @@ class JudgeCache:
     def put(self, key: str, reply: JudgeReply) -> None:
         """Store one reply now (its own committed transaction); a key already stored keeps its first reply.
 
+        A row read back damaged (:meth:`get_many` left it out) is replaced.
+
         Parameters
         ----------
         key : str
@@ -238,13 +276,14 @@ class JudgeCache:
         row = (key, reply.text, reply.input_tokens, reply.output_tokens, time.time())
         with self._lock, self._errors("write to"):
             connection = self._connect()
+            verb = "INSERT OR REPLACE" if key in self._damaged else "INSERT OR IGNORE"
             _retry_busy(
                 lambda: connection.execute(
-                    "INSERT OR IGNORE INTO replies (key, text, input_tokens, output_tokens, created) "
-                    "VALUES (?, ?, ?, ?, ?)",
+                    f"{verb} INTO replies (key, text, input_tokens, output_tokens, created) VALUES (?, ?, ?, ?, ?)",
                     row,
                 )
             )
+            self._damaged.discard(key)
 
     def __len__(self) -> int:
         with self._lock:
@@ -261,6 +300,24 @@ class JudgeCache:
             if self._connection is not None:
                 self._connection.close()
                 self._connection = None
+
+
+def _text_or_bytes(raw: bytes) -> str | bytes:
+    """SQLite TEXT as str; bytes that are not UTF-8 stay bytes (a damaged row, not a failed read)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+
+
+def _intact(text: Any, input_tokens: Any, output_tokens: Any) -> bool:
+    """A stored row that reads as a reply: text, and token counts that are non-negative ints or NULL."""
+    counts_ok = all(n is None or (type(n) is int and n >= 0) for n in (input_tokens, output_tokens))
+    return isinstance(text, str) and counts_ok
+
+
+def _why(error: OSError) -> str:
+    return f"{type(error).__name__}: {error.strerror or error}"
 
 
 def _retry_busy(action: Any, attempts: int = 20) -> Any:

@@ -12,7 +12,20 @@ Never losing a result
     (:mod:`ragframe.judges.cache`); every reply is written to it the moment it arrives, in its
     own transaction. A run interrupted in any way (Ctrl-C, a crash, ``kill -9``) and started
     again sends no request for the replies already stored. Failures are not cached: a rerun
-    tries them again. The same (prompt, sample) asked twice in one run is called once.
+    tries them again. The same (prompt, sample) asked twice in one run is called once. The
+    cache is trusted: a stored reply is read as if it had just arrived (a reply rewritten in
+    the file changes the score); a damaged row is a miss, asked again.
+
+Re-asking unreadable replies
+    With ``check`` (the judge metrics pass their reply reader), a reply that ``check`` cannot
+    read is asked again with :data:`REASK_REMINDER` (saying why) appended to the prompt, up
+    to ``parse_retries`` times in a run; attempt k is cached under its own key
+    (``cache_key(identity, prompt sent, sample, attempt=k)``), so a rerun walks the same
+    chain from the cache. When the chain ends on an unreadable reply that came from the
+    cache, a rerun asks again (the next attempt, a new key; ``retry_parse_errors=False``: it
+    keeps the cached ``parse_error`` and calls nothing). Each run makes at most
+    ``1 + parse_retries`` calls per (prompt, sample). A row none of whose replies could be
+    read is a ``parse_error`` with the last reply's ``text`` and why it could not be read.
 
 Concurrency
     At most ``max_concurrency`` calls in flight (default: the judge's ``max_concurrency``,
@@ -48,7 +61,7 @@ import os
 import threading
 import warnings
 from collections import Counter
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,9 +72,9 @@ from ragframe.judges.base import CallableJudge, Judge, JudgeCallError, JudgeRepl
 from ragframe.judges.cache import JudgeCache, cache_key, resolve_cache
 from ragframe.judges.progress import JudgeProgress
 from ragframe.judges.usage import GLOBAL_USAGE, JudgeUsage, price_of, token_estimate
-from ragframe.validate import flag, positive_int
+from ragframe.validate import flag, integer, positive_int
 
-__all__ = ["judge_prompts", "ajudge_prompts", "RESULT_SCHEMA", "DEFAULT_CONCURRENCY"]
+__all__ = ["judge_prompts", "ajudge_prompts", "RESULT_SCHEMA", "DEFAULT_CONCURRENCY", "REASK_REMINDER"]
 
 logger = logging.getLogger("ragframe.judges")
 
@@ -69,6 +82,14 @@ logger = logging.getLogger("ragframe.judges")
 DEFAULT_CONCURRENCY = 8
 #: Reply tokens a dry run assumes when the judge has no ``expected_reply_tokens``.
 DRY_RUN_REPLY_TOKENS = 100
+#: Re-asks of an unreadable reply per (prompt, sample) and run, by default.
+DEFAULT_PARSE_RETRIES = 2
+#: Appended to the prompt when a reply could not be read (``{error}``: why, from ``check``).
+REASK_REMINDER = (
+    "\n\nYour previous reply to this prompt could not be read: {error}. Reply again, in exactly the format asked above."
+)
+#: Characters of ``check``'s error quoted in the reminder.
+_REMINDER_ERROR_CHARS = 300
 
 #: The columns of :func:`judge_prompts`'s result.
 RESULT_SCHEMA = {
@@ -81,6 +102,7 @@ RESULT_SCHEMA = {
     "output_tokens": pl.Int64,
     "cached": pl.Boolean,
     "retries": pl.Int64,
+    "attempts": pl.Int64,
 }
 
 
@@ -95,6 +117,7 @@ class _Outcome:
     output_tokens: int | None = None
     cached: bool = False
     retries: int = 0
+    attempts: int = 0
 
 
 @dataclass
@@ -112,6 +135,11 @@ class _Plan:
     dry_run: bool
     keys: list[str | None] = field(default_factory=list)  # per (row, sample), row-major; None: null prompt
     ledgers: list[JudgeUsage] = field(default_factory=list)
+    identity: dict[str, Any] = field(default_factory=dict)
+    check: Callable[[int, str], str | None] | None = None
+    parse_retries: int = DEFAULT_PARSE_RETRIES
+    retry_parse_errors: bool = True
+    memo: MutableMapping[Any, Any] | None = None
 
 
 def judge_prompts(
@@ -124,6 +152,10 @@ def judge_prompts(
     max_concurrency: int | None = None,
     progress: bool = True,
     dry_run: bool = False,
+    check: Callable[[int, str], str | None] | None = None,
+    parse_retries: int = DEFAULT_PARSE_RETRIES,
+    retry_parse_errors: bool = True,
+    memo: MutableMapping[Any, Any] | None = None,
 ) -> pl.DataFrame:
     """Ask the judge every prompt ``n_samples`` times; one row per (prompt, sample) (see the module doc).
 
@@ -147,23 +179,47 @@ def judge_prompts(
         A progress line on a terminal for runs longer than about a second.
     dry_run : bool
         Call nothing; estimate tokens (see the module doc).
+    check : callable, optional
+        ``check(row, reply) -> str or None``: why the reply to ``prompts[row]`` cannot be read
+        (None when it can). An unreadable reply is asked again (see the module doc); without
+        ``check`` every reply is ``ok``.
+    parse_retries : int
+        Re-asks of an unreadable reply per (prompt, sample) in one run (0: none).
+    retry_parse_errors : bool
+        Ask again when the cached chain ends on an unreadable reply (False: keep its
+        ``parse_error``, call nothing).
+    memo : mutable mapping, optional
+        Keeps each (metric, prompt, sample)'s final result: a later call with the same memo
+        asks nothing again for them, failures included (how a LazyFrame plan judges each
+        row once however often it is collected). Not with ``dry_run``.
 
     Returns
     -------
     polars.DataFrame
-        ``row`` (index into ``prompts``), ``sample``, ``text`` (null unless a reply arrived),
-        ``status`` (``ok`` when a reply arrived, ``timeout``, ``http_error``,
-        ``rate_limited``, ``skipped``), ``error`` (null when ok), ``input_tokens``,
-        ``output_tokens`` (reported or estimated; null without a reply, estimates in a dry
-        run), ``cached`` (answered from the cache), ``retries``; sorted by row and sample.
+        ``row`` (index into ``prompts``), ``sample``, ``text`` (the last reply; null
+        unless a reply arrived), ``status`` (one of :data:`ragframe.judges.STATUSES`:
+        ``ok`` when a readable reply arrived, ``parse_error``, ``timeout``, ``http_error``,
+        ``rate_limited``, ``judge_error``, ``skipped``), ``error`` (null when ok),
+        ``input_tokens``, ``output_tokens`` (reported or estimated, summed over the
+        replies read; null without a reply, estimates in a dry run), ``cached`` (no call
+        made: answered from the cache), ``retries`` (transport retries), ``attempts``
+        (replies read, re-asks included); sorted by row and sample.
 
     Examples
     --------
     >>> out = judge_prompts(str.upper, ["is it?"], metric="demo", n_samples=2, cache=False)
     >>> out.select("row", "sample", "text", "input_tokens", "output_tokens").rows()
     [(0, 0, 'IS IT?', 2, 2), (0, 1, 'IS IT?', 2, 2)]
+    >>> def readable(row, reply):
+    ...     return None if "REPLY AGAIN" in reply else "no 'Score:' line"
+    >>> again = judge_prompts(str.upper, ["score?"], metric="demo", cache=False, check=readable)
+    >>> again.select("status", "attempts").row(0), again["text"][0].endswith("IN EXACTLY THE FORMAT ASKED ABOVE.")
+    (('ok', 2), True)
     """
-    plan = _plan(judge, prompts, metric, n_samples, cache, max_concurrency, progress, dry_run, "judge_prompts")
+    plan = _plan(
+        judge, prompts, metric, n_samples, cache, max_concurrency, progress, dry_run, "judge_prompts",
+        check=check, parse_retries=parse_retries, retry_parse_errors=retry_parse_errors, memo=memo,
+    )  # fmt: skip
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -181,12 +237,18 @@ async def ajudge_prompts(
     max_concurrency: int | None = None,
     progress: bool = True,
     dry_run: bool = False,
+    check: Callable[[int, str], str | None] | None = None,
+    parse_retries: int = DEFAULT_PARSE_RETRIES,
+    retry_parse_errors: bool = True,
+    memo: MutableMapping[Any, Any] | None = None,
 ) -> pl.DataFrame:
     """:func:`judge_prompts` for async code: runs on the caller's event loop.
 
     Parameters
     ----------
     judge, prompts, metric, n_samples, cache, max_concurrency, progress, dry_run
+        As in :func:`judge_prompts`.
+    check, parse_retries, retry_parse_errors, memo
         As in :func:`judge_prompts`.
 
     Returns
@@ -202,7 +264,10 @@ async def ajudge_prompts(
     >>> asyncio.run(ajudge_prompts(judge, ["q"], metric="demo", cache=False))["text"].to_list()
     ['Score: 1']
     """
-    plan = _plan(judge, prompts, metric, n_samples, cache, max_concurrency, progress, dry_run, "ajudge_prompts")
+    plan = _plan(
+        judge, prompts, metric, n_samples, cache, max_concurrency, progress, dry_run, "ajudge_prompts",
+        check=check, parse_retries=parse_retries, retry_parse_errors=retry_parse_errors, memo=memo,
+    )  # fmt: skip
     return await _run(plan)
 
 
@@ -216,6 +281,11 @@ def _plan(
     progress: Any,
     dry_run: Any,
     function: str,
+    *,
+    check: Any = None,
+    parse_retries: Any = DEFAULT_PARSE_RETRIES,
+    retry_parse_errors: Any = True,
+    memo: Any = None,
 ) -> _Plan:
     """Check every argument (in the caller's thread, so errors raise there) and key every (row, sample)."""
     judge = as_judge(judge)
@@ -227,6 +297,14 @@ def _plan(
         max_concurrency = getattr(judge, "max_concurrency", None) or DEFAULT_CONCURRENCY
     concurrency = positive_int(max_concurrency, "max_concurrency", function)
     texts = _prompt_list(prompts, function)
+    if check is not None and not callable(check):
+        raise InvalidParameterError(
+            f"{function}: check must be a callable (row, reply) -> str or None, found {check!r}"
+        )
+    if memo is not None and not isinstance(memo, MutableMapping):
+        raise InvalidParameterError(f"{function}: memo must be a dict (or None), found {type(memo).__name__}")
+    parse_retries = integer(parse_retries, "parse_retries", function, minimum=0)
+    retry_parse_errors = flag(retry_parse_errors, "retry_parse_errors", function)
     store, owns = resolve_cache(cache, function)
     identity = judge.identity()
     if store is not None and isinstance(judge, CallableJudge) and "<" in judge.name and "code" not in identity:
@@ -242,7 +320,11 @@ def _plan(
     own = getattr(judge, "usage_ledger", None)
     if isinstance(own, JudgeUsage):
         ledgers.append(own)
-    return _Plan(judge, metric, texts, n_samples, store, owns, concurrency, progress, dry_run, keys, ledgers)
+    return _Plan(
+        judge, metric, texts, n_samples, store, owns, concurrency, progress, dry_run, keys, ledgers,
+        identity=dict(identity), check=check, parse_retries=parse_retries,
+        retry_parse_errors=retry_parse_errors, memo=memo,
+    )  # fmt: skip
 
 
 def _prompt_list(prompts: Any, function: str) -> list[str | None]:
@@ -307,26 +389,40 @@ def _run_in_thread(coroutine: Coroutine[Any, Any, pl.DataFrame]) -> pl.DataFrame
 
 
 async def _run(plan: _Plan) -> pl.DataFrame:
-    """Look up the cache, call the judge for the rest, assemble the rows; always close what the run opened."""
+    """Look up the memo and the cache, call the judge for the rest, assemble the rows; close what the run opened."""
     try:
-        unique: dict[str, tuple[str, int]] = {}
+        unique: dict[str, tuple[str, int, int]] = {}  # key -> (prompt, sample, first row asking it)
         for index, key in enumerate(plan.keys):
             if key is not None and key not in unique:
-                unique[key] = (plan.prompts[index // plan.n_samples], index % plan.n_samples)  # type: ignore[assignment]
+                row, sample = divmod(index, plan.n_samples)
+                unique[key] = (plan.prompts[row], sample, row)  # type: ignore[assignment]
+        memo = None if plan.dry_run else plan.memo
+        outcomes: dict[str, _Outcome] = {}
+        if memo is not None:
+            outcomes = {key: memo[(plan.metric, key)] for key in unique if (plan.metric, key) in memo}
+        asked = {key: value for key, value in unique.items() if key not in outcomes}
         found = {}
-        if plan.cache is not None and unique and (not plan.dry_run or plan.cache.path.exists()):
-            found = plan.cache.get_many(unique)
-        outcomes = {key: _from_cache(hit, *unique[key]) for key, hit in found.items()}
-        pending = [(key, *unique[key]) for key in unique if key not in found]
+        if plan.cache is not None and asked and (not plan.dry_run or plan.cache.path.exists()):
+            found = plan.cache.get_many(asked)
         hits = sum(key in found for key in plan.keys if key is not None)
         if plan.dry_run:
-            _dry_run(plan, unique, found, pending, hits)
+            _dry_run(plan, [prompt for key, (prompt, _, _) in asked.items() if key not in found], hits)
             return _frame(plan, {}, dry_run_found=found)
         if hits:
             for ledger in plan.ledgers:
                 ledger.record(plan.metric, cache_hits=hits)
-        await _call_all(plan, pending, outcomes)
-        _log_failures(plan, outcomes)
+        chains: list[tuple[str, str, int, int, _Outcome | None]] = []
+        for key, (prompt, sample, row) in asked.items():
+            first = _from_cache(found[key], prompt, sample) if key in found else None
+            if first is not None and _unreadable(plan, row, first.text) is None:
+                first.attempts = 1
+                outcomes[key] = first
+            else:
+                chains.append((key, prompt, sample, row, first))
+        await _call_all(plan, chains, outcomes)
+        if memo is not None:
+            memo.update({(plan.metric, key): outcomes[key] for key in asked})
+        _log_failures(plan, {key: outcomes[key] for key in asked})
         return _frame(plan, outcomes)
     finally:
         if plan.owns_cache and plan.cache is not None:
@@ -339,14 +435,77 @@ def _from_cache(hit: Any, prompt: str, sample: int) -> _Outcome:
     return _Outcome(hit.text, "ok", None, tokens_in, tokens_out, cached=True)
 
 
+def _unreadable(plan: _Plan, row: int, text: str | None) -> str | None:
+    """Why ``check`` cannot read the reply (None when it can, or without a check)."""
+    if plan.check is None:
+        return None
+    try:
+        return plan.check(row, text or "")
+    except Exception as error:  # the reader's own failure: that reply is unreadable
+        return f"the reply check raised {type(error).__name__}: {error}"
+
+
+def _reminder(error: str) -> str:
+    error = " ".join(error.split())
+    if len(error) > _REMINDER_ERROR_CHARS:
+        error = error[: _REMINDER_ERROR_CHARS - 3] + "..."
+    return REASK_REMINDER.format(error=error)
+
+
+async def _resolve(plan: _Plan, key: str, prompt: str, sample: int, row: int, first: _Outcome | None) -> _Outcome:
+    """One (prompt, sample): the cached chain of attempts, then calls until a reply reads (module doc)."""
+    read: list[_Outcome] = []
+    outcome, attempt, calls, sent = first, 0, 0, prompt
+    while True:
+        if outcome is None:
+            outcome = await _call(plan.judge, sent, sample)
+            calls += 1
+            _record(plan, outcome)
+            if outcome.status != "ok":
+                return _ended(outcome, read, calls, plan, row)
+            if plan.cache is not None:
+                plan.cache.put(key, JudgeReply(outcome.text or "", outcome.input_tokens, outcome.output_tokens))
+        read.append(outcome)
+        error = _unreadable(plan, row, outcome.text)
+        if error is None:
+            return _ended(outcome, read, calls, plan, row)
+        attempt += 1
+        sent = prompt + _reminder(error)
+        key = cache_key(plan.identity, sent, sample, attempt)
+        hit = plan.cache.get(key) if plan.cache is not None else None
+        if hit is not None:
+            outcome = _from_cache(hit, sent, sample)
+            continue
+        if calls > plan.parse_retries or (outcome.cached and not plan.retry_parse_errors):
+            return _ended(_Outcome(outcome.text, "parse_error", error), read, calls, plan, row)
+        outcome = None
+
+
+def _ended(last: _Outcome, read: list[_Outcome], calls: int, plan: _Plan, row: int) -> _Outcome:
+    """The row's outcome: the last reply (or failure), with the tokens and retries of every reply read."""
+    if read and last.status not in ("ok", "parse_error"):  # a re-ask failed: say what came before
+        why = _unreadable(plan, row, read[-1].text)
+        last.error = f"{last.error} (when asked again after an unreadable reply: {why})"
+    if last.status == "parse_error" and len(read) > 1:
+        last.error = f"{last.error} [{len(read)} replies read, none readable]"
+    in_read = any(reply is last for reply in read)
+    if read:
+        last.input_tokens = sum(reply.input_tokens or 0 for reply in read)
+        last.output_tokens = sum(reply.output_tokens or 0 for reply in read)
+    last.retries = sum(reply.retries for reply in read) + (0 if in_read else last.retries)
+    last.attempts = len(read)
+    last.cached = calls == 0
+    return last
+
+
 def _reply_tokens(judge: Judge) -> int:
     value = getattr(judge, "expected_reply_tokens", None)
     return value if isinstance(value, int) and value >= 0 else DRY_RUN_REPLY_TOKENS
 
 
-def _dry_run(plan: _Plan, unique: dict, found: dict, pending: list, hits: int) -> None:
-    """Record what a real run would send: the calls not cached, their estimated tokens and cost."""
-    tokens_in = sum(token_estimate(prompt) for _, prompt, _ in pending)
+def _dry_run(plan: _Plan, pending: list[str], hits: int) -> None:
+    """Record what a real run would send: the calls not cached (first asks), their estimated tokens and cost."""
+    tokens_in = sum(token_estimate(prompt) for prompt in pending)
     tokens_out = _reply_tokens(plan.judge) * len(pending)
     cost = price_of(plan.judge, tokens_in, tokens_out)
     for ledger in plan.ledgers:
@@ -361,19 +520,16 @@ def _dry_run(plan: _Plan, unique: dict, found: dict, pending: list, hits: int) -
         )
 
 
-async def _call_all(plan: _Plan, pending: list[tuple[str, str, int]], outcomes: dict[str, _Outcome]) -> None:
-    """``plan.concurrency`` workers take the pending calls in order; each reply is cached as it arrives."""
+async def _call_all(
+    plan: _Plan, pending: list[tuple[str, str, int, int, _Outcome | None]], outcomes: dict[str, _Outcome]
+) -> None:
+    """``plan.concurrency`` workers take the pending (prompt, sample)s in order; each reply is cached as it arrives."""
     progress = JudgeProgress(len(pending), plan.metric, enabled=plan.progress)
     items = iter(pending)
 
     async def worker() -> None:
-        for key, prompt, sample in items:  # one iterator shared by the workers (one thread: no race)
-            outcome = await _call(plan.judge, prompt, sample)
-            if outcome.status == "ok" and plan.cache is not None:
-                reply = JudgeReply(outcome.text or "", outcome.input_tokens, outcome.output_tokens)
-                plan.cache.put(key, reply)
-            outcomes[key] = outcome
-            _record(plan, outcome)
+        for key, prompt, sample, row, first in items:  # one iterator shared by the workers (one thread: no race)
+            outcomes[key] = await _resolve(plan, key, prompt, sample, row, first)
             progress.update()
 
     async def tick() -> None:
@@ -415,13 +571,13 @@ async def _call(judge: Judge, prompt: str, sample: int) -> _Outcome:
         raise
     except (TimeoutError, asyncio.TimeoutError) as error:
         return _Outcome(status="timeout", error=f"{type(error).__name__}: {error}".rstrip(": "))
-    except Exception as error:  # a user judge's own failure: this row only
-        return _Outcome(status="http_error", error=f"{type(error).__name__}: {error}".rstrip(": "))
+    except Exception as error:  # the judge's own code failed (a user callable): this row only
+        return _Outcome(status="judge_error", error=f"{type(error).__name__}: {error}".rstrip(": "))
     if isinstance(reply, str):
         reply = JudgeReply(reply)
     if not isinstance(reply, JudgeReply) or not isinstance(reply.text, str):
         found = type(reply.text if isinstance(reply, JudgeReply) else reply).__name__
-        return _Outcome(status="http_error", error=f"the judge returned a {found}, not text")
+        return _Outcome(status="judge_error", error=f"the judge returned a {found}, not text")
     tokens_in = reply.input_tokens if reply.input_tokens is not None else token_estimate(prompt)
     tokens_out = reply.output_tokens if reply.output_tokens is not None else token_estimate(reply.text)
     return _Outcome(reply.text, "ok", None, tokens_in, tokens_out, retries=reply.retries)
@@ -470,6 +626,6 @@ def _frame(plan: _Plan, outcomes: dict[str, _Outcome], *, dry_run_found: dict | 
             outcome = outcomes[key]
         for name, value in (("row", row), ("sample", sample)):
             columns[name].append(value)
-        for name in ("text", "status", "error", "input_tokens", "output_tokens", "cached", "retries"):
+        for name in ("text", "status", "error", "input_tokens", "output_tokens", "cached", "retries", "attempts"):
             columns[name].append(getattr(outcome, name))
     return pl.DataFrame(columns, schema=RESULT_SCHEMA)

@@ -246,7 +246,9 @@ def judge_metric(
         ``parser(reply) -> score`` (a number in [0, 1], or None when there is none), a
         ``(score, reason)`` pair, or a :class:`~ragframe.judges.ParsedReply`. A score outside
         [0, 1], None or an exception is that row's ``parse_error``. Default: the ``Score:`` /
-        ``Reason:`` lines (:func:`ragframe.judges.parse_reply`).
+        ``Reason:`` lines (:func:`ragframe.judges.parse_reply` with ``strict=True``: several
+        ``Score:`` lines must agree). A reply that cannot be read is asked again with a format
+        reminder (the ``parse_retries`` option, docs/judges.md).
     higher_is_better : bool
         Direction, for the statistics.
     threshold : float, optional

@@ -4,23 +4,30 @@ A judge metric renders its prompt template (package data, ``ragframe/judges/prom
 the row's values, sends it to the judge through the runner (:mod:`ragframe.judges.runner`:
 bounded concurrency, retries, the persistent cache, usage accounting) and reads the reply.
 It writes ``<name>`` (Float64 in [0, 1], null when no score), ``<name>_reason``,
-``<name>_status`` (``ok``, ``parse_error``, ``timeout``, ``http_error``, ``rate_limited``,
-``skipped``), ``<name>_error`` (null when ok) and, with ``n_samples > 1``, ``<name>_std``.
-A per-row failure never raises: the row gets a null score and a status.
+``<name>_status`` (one of :data:`ragframe.judges.STATUSES`: ``ok``, ``parse_error``,
+``timeout``, ``http_error``, ``rate_limited``, ``judge_error``, ``skipped``), ``<name>_error``
+(null when ok) and, with ``n_samples > 1``, ``<name>_std``. A per-row failure never raises:
+the row gets a null score and a status.
 
 Templates are plain text with the placeholders ``{question}``, ``{answer}``, ``{contexts}``
 (the passages numbered ``[1] ...``, one per paragraph) and ``{ground_truth}``; other braces are
-left as they are. How a reply becomes a score (``JudgeSpec.scoring``):
+left as they are. How a reply becomes a score (``JudgeSpec.scoring``; the line rules are
+:mod:`ragframe.judges.parse`'s, strict: every claim or passage answered exactly once):
 
-- ``"score"``: the reply's ``Score:`` line (langrag's rules, :func:`ragframe.judges.parse.parse_reply`).
-- ``"share"``: the share of ``Verdict: yes`` lines among the ``Verdict:`` lines (one per claim,
-  decomposed as RAGAS does); without verdict lines, the ``Score:`` line.
-- ``"ranked"``: one ``Verdict`` line per passage, in order; the score is the average precision
-  of the ``yes`` passages (RAGAS context precision); a count that differs from the number of
-  passages is a ``parse_error``; without verdict lines, the ``Score:`` line.
-- ``"f1"``: ``Verdict:`` lines judge the answer's claims against the reference (precision),
-  ``Covered:`` lines the reference's claims against the answer (recall); the score is their F1
-  (RAGAS factual correctness); without either, the ``Score:`` line.
+- ``"score"``: the reply's ``Score:`` lines (langrag's rules; several must agree).
+- ``"share"``: the claims the reply lists (``Claim:``), each matched to exactly one
+  ``Verdict:`` line (decomposed as RAGAS does); the score is the share of ``yes``.
+- ``"passages"``: one ``Verdict`` line per passage (by number or in order); the share of ``yes``.
+- ``"ranked"``: one ``Verdict`` line per passage; the average precision of the ``yes``
+  passages by rank (RAGAS context precision).
+- ``"f1"``: ``Answer claim:`` lines with one ``Verdict:`` each (precision) and ``Reference
+  claim:`` lines with one ``Covered:`` each (recall); the score is their F1 (RAGAS factual
+  correctness).
+
+A reply whose claims and verdicts do not match one to one is a ``parse_error`` naming the
+claim or passage; a reply without any claim or verdict line is read by its ``Score:`` line.
+An unreadable reply is asked again (``parse_retries`` times, a format reminder appended;
+:func:`ragframe.judges.judge_prompts`).
 
 Examples
 --------
@@ -75,14 +82,10 @@ logger = logging.getLogger("ragframe.judge")
 #: The text roles every judge template may use (custom judge metrics may add their own).
 TEXT_ROLES = ("question", "answer", "contexts", "ground_truth")
 #: How a reply becomes a score.
-SCORINGS = ("score", "share", "ranked", "f1")
+SCORINGS = ("score", "share", "passages", "ranked", "f1")
 #: Default pass threshold of the built-in judge metrics (not calibrated: see docs/judges.md).
 JUDGE_THRESHOLD = 0.5
 _PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
-_VERDICT = re.compile(
-    r"^[\s\d.)\-*+>#_`]*(?P<kind>verdict|covered)\b[^:\n]{0,20}:[\s*_`]*(?P<value>yes|no)\b",
-    re.IGNORECASE | re.MULTILINE,
-)
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,7 @@ class JudgeSpec:
     template : str
         The prompt, with ``{role}`` placeholders for the metric's inputs.
     scoring : str
-        ``"score"``, ``"share"``, ``"ranked"`` or ``"f1"`` (module doc).
+        ``"score"``, ``"share"``, ``"passages"``, ``"ranked"`` or ``"f1"`` (module doc).
     parser : callable, optional
         ``parser(reply) -> score`` (a number in [0, 1] or None), ``(score, reason)`` or a
         :class:`~ragframe.judges.parse.ParsedReply`; replaces ``scoring`` (custom judge metrics).
@@ -182,12 +185,8 @@ def format_contexts(chunks: Sequence[str]) -> str:
 def _fallback(text: str, json_mode: bool) -> ScoredReply:
     from ragframe.judges.parse import parse_reply
 
-    parsed = parse_reply(text, json_mode=json_mode)
+    parsed = parse_reply(text, json_mode=json_mode, strict=True)
     return ScoredReply(parsed.score, parsed.reason, parsed.status, parsed.error)
-
-
-def _verdicts(text: str, kind: str) -> list[bool]:
-    return [m["value"].lower() == "yes" for m in _VERDICT.finditer(text) if m["kind"].lower() == kind]
 
 
 def _average_precision(verdicts: Sequence[bool]) -> float:
@@ -225,7 +224,7 @@ def _user_parser(parser: Callable[[str], Any], text: str) -> ScoredReply:
 
 
 def score_reply(spec: JudgeSpec, text: str, n_contexts: int | None = None, *, json_mode: bool = False) -> ScoredReply:
-    """Read one reply the way ``spec`` says (module doc).
+    """Read one reply the way ``spec`` says (module doc; the line rules are :mod:`ragframe.judges.parse`'s).
 
     Parameters
     ----------
@@ -234,7 +233,7 @@ def score_reply(spec: JudgeSpec, text: str, n_contexts: int | None = None, *, js
     text : str
         The judge's reply.
     n_contexts : int, optional
-        The row's number of passages (``"ranked"`` checks one verdict per passage).
+        The row's number of passages (``"passages"`` and ``"ranked"`` match one verdict per passage).
     json_mode : bool
         The ``Score:`` fallback reads a JSON object instead.
 
@@ -247,32 +246,49 @@ def score_reply(spec: JudgeSpec, text: str, n_contexts: int | None = None, *, js
     >>> spec = JudgeSpec("", "share")
     >>> score_reply(spec, "Claim: a\\nVerdict: yes\\nClaim: b\\nVerdict: no\\nScore: 1/2\\nReason: b unstated").score
     0.5
+    >>> half = score_reply(spec, "Claim: a\\nClaim: b\\nVerdict: yes (supported)")  # claim a is not answered
+    >>> half.status, half.error
+    ('parse_error', "claim 1 'a' has no 'Verdict:' line")
     >>> score_reply(JudgeSpec("", "ranked"), "Verdict 1: no\\nVerdict 2: yes", 2).score  # (1/2) / 1
     0.5
-    >>> score_reply(JudgeSpec("", "ranked"), "Verdict 1: yes", 2).status
-    'parse_error'
+    >>> score_reply(JudgeSpec("", "ranked"), "Verdict 1: yes", 2).error
+    'no verdict for passage 2 (the row has 2 passages)'
     """
+    from ragframe.judges.parse import CORRECTNESS_LABELS, read_claim_verdicts, read_passage_verdicts
+
     if spec.parser is not None:
         return _user_parser(spec.parser, text)
-    if spec.scoring == "score":
-        return _fallback(text, json_mode)
     base = _fallback(text, json_mode)
-    verdicts = _verdicts(text, "verdict")
-    if spec.scoring == "f1":
-        covered = _verdicts(text, "covered")
-        if not verdicts and not covered:
-            return base
-        if not covered:
-            return ScoredReply(None, base.reason, "parse_error", "no 'Covered:' line for the reference's claims")
-        return ScoredReply(_f1(verdicts, covered), base.reason, "ok", None)
-    if not verdicts:
+    if spec.scoring == "score":
         return base
-    if spec.scoring == "share":
-        return ScoredReply(sum(verdicts) / len(verdicts), base.reason, "ok", None)
-    if n_contexts is not None and len(verdicts) != n_contexts:
-        error = f"{len(verdicts)} verdict lines for {n_contexts} passages (one per passage expected)"
-        return ScoredReply(None, base.reason, "parse_error", error)
-    return ScoredReply(_average_precision(verdicts), base.reason, "ok", None)
+    if spec.scoring in ("passages", "ranked"):
+        reading = read_passage_verdicts(text, n_contexts)
+    elif spec.scoring == "f1":
+        reading = read_claim_verdicts(text, CORRECTNESS_LABELS)
+    else:
+        reading = read_claim_verdicts(text)
+    if not reading.labelled:
+        return base
+    if reading.error is not None:
+        return ScoredReply(None, base.reason, "parse_error", reading.error)
+    verdicts = reading.verdicts[0]
+    if spec.scoring == "f1":
+        if not reading.verdicts[1]:
+            error = "no reference claim ('Reference claim:' lines, each followed by one 'Covered:' line)"
+            return ScoredReply(None, base.reason, "parse_error", error)
+        return ScoredReply(_f1(verdicts, reading.verdicts[1]), base.reason, "ok", None)
+    if spec.scoring == "ranked":
+        return ScoredReply(_average_precision(verdicts), base.reason, "ok", None)
+    return ScoredReply(sum(verdicts) / len(verdicts), base.reason, "ok", None)
+
+
+def reply_check(spec: JudgeSpec, counts: list[int] | None, json_mode: bool) -> Callable[[int, str], str | None]:
+    """``check(row, reply)``: why a row's reply cannot be read by ``spec``, None when it can (the runner re-asks)."""
+
+    def check(row: int, text: str) -> str | None:
+        return score_reply(spec, text, None if counts is None else counts[row], json_mode=json_mode).error
+
+    return check
 
 
 # ----------------------------------------------------------------------------- prompts per row
@@ -328,7 +344,13 @@ def build_prompts(
 # ----------------------------------------------------------------------------- the family
 
 
-def _run(judge: Any, prompts: list[str | None], metric: str, options: Mapping[str, Any]) -> pl.DataFrame:
+def _run(
+    judge: Any,
+    prompts: list[str | None],
+    metric: str,
+    options: Mapping[str, Any],
+    check: Callable[[int, str], str | None],
+) -> pl.DataFrame:
     from ragframe.judges.runner import judge_prompts
 
     return judge_prompts(
@@ -338,6 +360,10 @@ def _run(judge: Any, prompts: list[str | None], metric: str, options: Mapping[st
         n_samples=options["n_samples"],
         cache=options["cache"],
         dry_run=options["dry_run"],
+        check=check,
+        parse_retries=options["parse_retries"],
+        retry_parse_errors=options["retry_parse_errors"],
+        memo=options.get("_memo"),
     )
 
 
@@ -354,9 +380,9 @@ def _aggregate(
     reasons: list[str | None] = [None] * n
     failure: list[tuple[str, str | None] | None] = [None] * n
     for row, status, text, error in replies.sort("row", "sample").select("row", "status", "text", "error").iter_rows():
-        if status == "ok":
+        if status in ("ok", "parse_error") and text is not None:
             got = score_reply(spec, text, None if counts is None else counts[row], json_mode=json_mode)
-            status, error = got.status, got.error
+            status, error = got.status, error if got.status != "ok" and error is not None else got.error
             reasons[row] = reasons[row] if reasons[row] is not None else got.reason
             if got.status == "ok":
                 samples[row].append(got.score)  # type: ignore[arg-type]
@@ -387,16 +413,16 @@ def _score_metric(view: pl.DataFrame, metric: Metric, options: Mapping[str, Any]
     template = prompts.get(metric.name, prompts.get("*", spec.template))
     prompts, skipped, counts = build_prompts(view, metric, template, options, function)
     name = metric.name
+    json_mode = bool(getattr(options["judge"], "json_mode", False))
     if view.height and any(p is not None for p in prompts):
         judge = options["judge"]
         if judge is None:
             raise InvalidParameterError(f"{function}: judge metric {name!r} needs judge= (a callable prompt -> str)")
-        replies = _run(judge, prompts, name, options)
+        replies = _run(judge, prompts, name, options, reply_check(spec, counts, json_mode))
     else:
         replies = pl.DataFrame(
             schema={"row": pl.Int64, "sample": pl.Int64, "text": pl.String, "status": pl.String, "error": pl.String}
         )
-    json_mode = bool(getattr(options["judge"], "json_mode", False))
     scores, stds, reasons, statuses, errors = _aggregate(replies, spec, skipped, counts, json_mode)
     out = [
         pl.Series(name, scores, dtype=pl.Float64),
@@ -508,6 +534,10 @@ def _check(options: dict[str, Any], function: str) -> dict[str, Any]:
         "dry_run": validate.flag(options["dry_run"], "dry_run", function),
         "cache": _check_cache(options["cache"], function),
         "prompt": _check_prompt(options["prompt"], function),
+        "parse_retries": validate.integer(options["parse_retries"], "parse_retries", function, minimum=0),
+        "retry_parse_errors": validate.flag(options["retry_parse_errors"], "retry_parse_errors", function),
+        # one evaluate call (one LazyFrame plan): each (prompt, sample) judged once, however often it is collected
+        "_memo": {},
     }
 
 
@@ -522,6 +552,8 @@ JUDGE_OPTIONS: dict[str, Any] = {
     "n_samples": 1,
     "prompt": None,
     "dry_run": False,
+    "parse_retries": 2,
+    "retry_parse_errors": True,
 }
 
 register_family(Family(name="judge", score=_score, options=JUDGE_OPTIONS, check=_check, columns=_columns))
@@ -583,7 +615,7 @@ _BUILTIN: dict[str, tuple[tuple[str, ...], str, str]] = {
     ),
     "context_relevance": (
         ("question", "contexts"),
-        "share",
+        "passages",
         "Share of the contexts the judge finds relevant to the question.",
     ),
     "context_precision": (
@@ -633,6 +665,8 @@ def _single(name: str) -> Callable[..., Any]:
         n_samples: int = 1,
         prompt: str | None = None,
         dry_run: bool = False,
+        parse_retries: int = 2,
+        retry_parse_errors: bool = True,
         threshold: float | None = None,
         prefix: str = "",
         **options: Any,
@@ -650,6 +684,8 @@ def _single(name: str) -> Callable[..., Any]:
             n_samples=n_samples,
             prompt=prompt,
             dry_run=dry_run,
+            parse_retries=parse_retries,
+            retry_parse_errors=retry_parse_errors,
             **options,
         )
         return evaluator.evaluate(df, function=name)
@@ -676,6 +712,12 @@ def _single(name: str) -> Callable[..., Any]:
         Replaces the packaged template (placeholders {placeholders}).
     dry_run : bool
         Call nothing: every row ``skipped``; the runner's usage shows the estimated tokens.
+    parse_retries : int
+        An unreadable reply is asked again up to this many times in a run, with a format
+        reminder appended (each attempt cached under its own key).
+    retry_parse_errors : bool
+        A rerun asks again the rows whose cached reply was unreadable (False: the cached
+        ``parse_error`` stands, no call).
     threshold : float, optional
         Pass threshold of ``{name}_passed`` (default {metric.threshold}).
     prefix : str
