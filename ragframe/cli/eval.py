@@ -39,7 +39,8 @@ with the judge, --mode hybrid only the rows whose heuristic score lies in
 --hybrid-band; judge metrics (judge_faithfulness, ...) always use it. The
 judge is --judge-model at --judge-base-url (an OpenAI-compatible server; the
 API key is read from OPENAI_API_KEY, never from a flag or a file), or the
-config's [judge] table; a judge that no metric of the run uses is a usage error.
+config's [judge] table; a judge that no metric of the run uses is a usage
+error.
 
 Outcome: a run that scored or judged nothing exits with 3 after writing its
 output: a log without rows (the output is a valid empty one), every row
