@@ -508,7 +508,7 @@ def test_a_judge_that_no_metric_uses_is_an_error(log_file, tmp_path, capsys):
         main(["eval", str(log_file), "-o", str(tmp_path / "o"), "--metrics", "faithfulness", "--judge-model", "m"]) == 2
     )
     line = assert_one_error_line(capsys.readouterr().err)
-    assert "--judge-model MODEL is given but no metric of this run uses it (--mode heuristic" in line
+    assert "--judge-model MODEL is given but no metric of this run uses it (--mode heuristic scores" in line
     assert not (tmp_path / "o").exists()
     frame = make_log(3)
     with pytest.raises(
@@ -551,13 +551,15 @@ def test_the_ray_engine_has_the_same_outcomes(tmp_path, monkeypatch):
     monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
     tests = str(Path(__file__).resolve().parent)
     path = os.pathsep.join([tests, str(ROOT), os.environ.get("PYTHONPATH", "")])
-    ray.init(
-        num_cpus=1,
-        object_store_memory=100_000_000,
-        include_dashboard=False,
-        log_to_driver=False,
-        runtime_env={"env_vars": {"PYTHONPATH": path, "RAY_USAGE_STATS_ENABLED": "0"}},
-    )
+    started = not ray.is_initialized()
+    if started:
+        ray.init(
+            num_cpus=1,
+            object_store_memory=100_000_000,
+            include_dashboard=False,
+            log_to_driver=False,
+            runtime_env={"env_vars": {"PYTHONPATH": path, "RAY_USAGE_STATS_ENABLED": "0"}},
+        )
     try:
         from ray.data import DataContext
 
@@ -580,4 +582,5 @@ def test_the_ray_engine_has_the_same_outcomes(tmp_path, monkeypatch):
         result = evaluate_parquet_ray(tmp_path / "log.parquet", tmp_path / "j", good, overwrite=True)
         assert result.statuses == {"judge_faithfulness": {"ok": 8}}
     finally:
-        ray.shutdown()
+        if started:
+            ray.shutdown()
