@@ -131,6 +131,11 @@ def _evaluator(args: argparse.Namespace, config: dict[str, Any]) -> Evaluator:
     if args.hybrid_band is not None:
         options["hybrid_band"] = tuple(args.hybrid_band)
     options.update(_judge_option(args, config))
+    if options.get("mode") in ("llm", "hybrid") and options.get("judge") is None:
+        raise UsageError(
+            f"--mode {options['mode']} needs a judge: --judge-model MODEL (and --judge-base-url URL), "
+            "or a [judge] table in --config"
+        )
     metrics = args.metrics if args.metrics is not None else config.get("metrics")
     if isinstance(metrics, list) and metrics == ["auto"]:
         metrics = "auto"
