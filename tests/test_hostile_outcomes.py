@@ -313,10 +313,13 @@ def test_no_resume_and_other_library_errors_speak_in_flags(log_file, tmp_path, c
         rf.evaluate_parquet(log_file, out, progress=False, resume=False)
 
 
+def _eval_parser() -> argparse.ArgumentParser:
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices["eval"]
+
+
 def _eval_spelling() -> dict:
-    parser = build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return flag_spelling(sub.choices["eval"])
+    return flag_spelling(_eval_parser())
 
 
 @pytest.mark.parametrize(
@@ -344,11 +347,10 @@ def test_library_parameters_are_spelled_as_eval_flags(message, spoken):
 
 def test_every_flag_spelling_names_a_real_flag():
     spelling = _eval_spelling()
-    parser_flags = {
-        o for a in build_parser()._subparsers._group_actions[0].choices["eval"]._actions for o in a.option_strings
-    }
+    parser_flags = {option for action in _eval_parser()._actions for option in action.option_strings}
     assert {"overwrite", "resume", "keep", "batch_rows", "max_failure_rate", "judge", "mode"} <= set(spelling)
     assert all(flag in parser_flags for _, flag, _ in spelling.values())
+    assert spelling["judge"] == ("value", "--judge-model", "MODEL") and spelling["resume"][:2] == ("off", "--no-resume")
 
 
 # ----------------------------------------------------------------------------- 9. judge outcomes
