@@ -21,7 +21,7 @@ from ragframe.exceptions import (
     SchemaError,
 )
 from ragframe.io.scores import read_scores
-from ragframe.io.streaming import ParquetEvaluation, ResumeError, evaluate_parquet
+from ragframe.io.streaming import ParquetEvaluation, ResumeError, RunFailedError, evaluate_parquet
 from ragframe.io.trec import read_qrels, read_trec_run, write_qrels, write_trec_run
 from ragframe.judges import OpenAIJudge, judge_usage
 from ragframe.metrics import Metric, list_metrics, register_metric, score_columns, unregister_metric
@@ -117,6 +117,7 @@ __all__ = [
     "evaluate_parquet",
     "ParquetEvaluation",
     "ResumeError",
+    "RunFailedError",
     "InputFileError",
     "OpenAIJudge",
     "judge_usage",

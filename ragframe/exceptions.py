@@ -17,6 +17,7 @@ __all__ = [
     "MissingDependencyError",
     "InputFileError",
     "ResumeError",
+    "RunFailedError",
     "UnsupportedMeasureError",
     "UsageError",
 ]
@@ -211,6 +212,48 @@ class ResumeError(RagframeError):
     ...         print("made with different options" in str(error))
     True
     """
+
+
+class RunFailedError(RagframeError):
+    """A run wrote its output but scored, judged or checked too little to count as a success.
+
+    Raised by :func:`ragframe.evaluate_parquet` after the output folder is complete (so
+    ``ragframe summary`` and ``report`` read it): the log had no rows, every row was
+    rejected, a judge metric scored no row, or more judge rows failed than
+    ``max_failure_rate`` allows. ``ragframe eval`` exits with code 3.
+
+    Parameters
+    ----------
+    message : str
+        What failed: the metric, the counts and the commonest error or reject reason.
+    result : ParquetEvaluation, optional
+        What the run did (``rows``, ``scored``, ``rejected``, ``statuses``, ...).
+
+    Attributes
+    ----------
+    result : ParquetEvaluation or None
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import polars as pl
+    >>> import ragframe as rf
+    >>> log = pl.DataFrame({"retrieved_ids": [["a"]], "relevant_ids": [["a"]]}).head(0)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     log.write_parquet(pathlib.Path(tmp) / "log.parquet")
+    ...     try:
+    ...         rf.evaluate_parquet(pathlib.Path(tmp) / "log.parquet", pathlib.Path(tmp) / "out", metrics=["mrr"])
+    ...     except rf.RunFailedError as error:
+    ...         print(error.result.rows, pl.read_parquet(pathlib.Path(tmp) / "out" / "scores").columns)
+    0 ['mrr']
+    """
+
+    def __init__(self, message: str, result: Any = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (str(self),)  # the result stays behind (it holds a frame)
 
 
 class UnsupportedMeasureError(InvalidParameterError):

@@ -131,6 +131,14 @@ def check_judging(requests: list[tuple[Metric, int | None]], checked: Mapping[st
     if not metrics:
         if prompts:
             raise InvalidParameterError(f"{function}: prompt= is given but no metric of this run is judged")
+        if options["judge"] is not None:  # a judge that would never be called: the run is not what was asked
+            names = [m.column(k) for m, k in requests]
+            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            raise InvalidParameterError(
+                f"{function}: judge= is given but no metric of this run uses it (mode={checked['mode']!r} scores "
+                f"{shown} without a judge); pass mode='llm' or mode='hybrid', a judge metric "
+                "(judge_faithfulness, ...), or no judge"
+            )
         return
     names = [m.name for m in metrics]
     if options["judge"] is None:

@@ -275,11 +275,13 @@ def test_user_metrics_travel_with_the_evaluator_to_child_processes(registered, t
     registered += ["answer_chars", "politeness"]
     log = tmp_path / "log.parquet"
     pl.concat([RAG] * 3).with_columns(pl.int_range(pl.len()).alias("id")).write_parquet(log)
-    result = rf.evaluate_parquet(  # 5 batches, 2 per child process: 3 fresh interpreters
-        log, tmp_path / "out", metrics=["answer_chars", "politeness"], judge=str.upper, cache=False,
-        batch_rows=2, batches_per_process=2, progress=False, keep=["id"],
-    )  # fmt: skip
-    assert result.scored == 9
+    with pytest.raises(rf.RunFailedError, match="the judge scored no row of 'politeness'") as caught:
+        rf.evaluate_parquet(  # 5 batches, 2 per child process: 3 fresh interpreters
+            log, tmp_path / "out", metrics=["answer_chars", "politeness"], judge=str.upper, cache=False,
+            batch_rows=2, batches_per_process=2, progress=False, keep=["id"],
+        )  # fmt: skip
+    result = caught.value.result  # every reply unreadable (the upper-cased prompt): the run fails, written
+    assert result.scored == 9 and result.statuses == {"politeness": {"parse_error": 6, "skipped": 3}}
     scores = pl.read_parquet(tmp_path / "out" / "scores").sort("id")
     assert scores["answer_chars"].to_list() == [31.0, 30.0, None] * 3
     assert scores["politeness_status"].to_list() == ["parse_error", "parse_error", "skipped"] * 3  # upper-cased prompt

@@ -50,10 +50,10 @@ def score_of(prompt: str) -> float:
 def test_default_mode_is_unchanged_and_never_calls_the_judge():
     judge = Counter()
     plain = rf.evaluate(TEXT, ["heuristic", "retrieval"], k=[1, 2], explain=True)
-    explicit = rf.evaluate(
-        TEXT, ["heuristic", "retrieval"], k=[1, 2], explain=True, mode="heuristic", judge=judge, cache=False
-    )
+    explicit = rf.evaluate(TEXT, ["heuristic", "retrieval"], k=[1, 2], explain=True, mode="heuristic", cache=False)
     assert_frame_equal(plain, explicit, check_exact=True)
+    with pytest.raises(InvalidParameterError, match=r"judge= is given but no metric of this run uses it"):
+        rf.evaluate(TEXT, ["heuristic"], mode="heuristic", judge=judge, cache=False)  # a judge never called: refused
     assert judge.prompts == []
     # the same columns the families write themselves, with pass flags and the composite (nothing added)
     heuristic = registry.get_family("heuristic")

@@ -515,8 +515,10 @@ def test_float_grades_and_id_kinds_follow_the_kernels(tmp_path, monkeypatch):
 
     ints = pl.DataFrame({"id": [0, 1], "retrieved_ids": [[1, 2], [3]], "relevant_ids": [["1"], ["3"]]})
     ints.write_parquet(tmp_path / "kinds.parquet")  # 1 is not "1"
-    result = rf.evaluate_parquet(tmp_path / "kinds.parquet", tmp_path / "k", progress=False, metrics="retrieval")
-    assert result.rejected == 2 and pl.read_parquet(tmp_path / "k" / "rejects")["reason"][1] == (
+    with pytest.raises(rf.RunFailedError, match="every row of the log was rejected"):  # nothing scored: no success
+        rf.evaluate_parquet(tmp_path / "kinds.parquet", tmp_path / "k", progress=False, metrics="retrieval")
+    assert json.loads((tmp_path / "k" / "manifest.json").read_text())["rejected"] == 2
+    assert pl.read_parquet(tmp_path / "k" / "rejects")["reason"][1] == (
         "ids of different types [column 'relevant_ids', row 1]; expected int ids as in 'retrieved_ids' (Int64), "
         "found String ids"
     )

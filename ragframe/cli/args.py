@@ -8,7 +8,9 @@ Argument types turn a command-line string into a value or raise
 from __future__ import annotations
 
 import argparse
+import re
 import textwrap
+from collections.abc import Mapping
 from typing import Any
 
 from ragframe.cli.format import FORMATS
@@ -24,6 +26,7 @@ __all__ = [
     "add_metrics_argument",
     "add_test_arguments",
     "epilog",
+    "flag_spelling",
     "floor_value",
     "mapping",
     "non_negative_float",
@@ -31,6 +34,8 @@ __all__ = [
     "paired_test_options",
     "positive_int",
     "probability",
+    "speak_in_flags",
+    "unit_interval",
 ]
 
 #: The exit codes of every command but ``gate`` (which adds 1, "the gate failed").
@@ -110,6 +115,23 @@ def probability(value: str) -> float:
         number = float("nan")
     if not 0.0 < number < 1.0:
         raise argparse.ArgumentTypeError(f"expected a number between 0 and 1 (exclusive), found {value!r}")
+    return number
+
+
+def unit_interval(value: str) -> float:
+    """A number between 0 and 1, both included.
+
+    Examples
+    --------
+    >>> unit_interval("0")
+    0.0
+    """
+    try:
+        number = float(value)
+    except ValueError:
+        number = float("nan")
+    if not 0.0 <= number <= 1.0:  # also rejects nan
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, found {value!r}")
     return number
 
 
@@ -254,3 +276,94 @@ def paired_test_options(args: argparse.Namespace) -> dict[str, Any]:
         "n_resamples": args.n_resamples,
         "seed": args.seed,
     }
+
+
+# ----------------------------------------------------------------------------- errors in the command's words
+
+
+def flag_spelling(parser: argparse.ArgumentParser) -> dict[str, tuple[str, str, str]]:
+    """How each Python parameter of the library is spelled as a flag of ``parser``'s command.
+
+    A flag's ``dest`` names the parameter (``--batch-rows`` is ``batch_rows``; ``--no-resume``
+    is ``resume``, negated); the parser's ``flag_aliases`` default maps other parameter names
+    to a dest (``ragframe eval`` gives ``{"judge": "judge_model"}``).
+
+    Returns
+    -------
+    dict of str to (str, str, str)
+        Parameter name -> (kind, flag, metavar); kind is ``"on"`` (a ``store_true`` flag),
+        ``"off"`` (a ``--no-X`` flag of parameter X) or ``"value"``.
+
+    Examples
+    --------
+    >>> parser = argparse.ArgumentParser()
+    >>> _ = parser.add_argument("--no-resume", action="store_true")
+    >>> _ = parser.add_argument("--keep", nargs="+", metavar="COL")
+    >>> flag_spelling(parser)
+    {'resume': ('off', '--no-resume', ''), 'keep': ('value', '--keep', 'COL ...')}
+    """
+    spelling: dict[str, tuple[str, str, str]] = {}
+    for action in parser._actions:
+        long_flags = [o for o in action.option_strings if o.startswith("--")]
+        if not long_flags or isinstance(action, argparse._HelpAction):
+            continue
+        flag = long_flags[0]
+        if isinstance(action, argparse._StoreTrueAction):
+            negated = action.dest.startswith("no_")
+            spelling[action.dest.removeprefix("no_")] = ("off" if negated else "on", flag, "")
+            continue
+        metavar = action.metavar if action.metavar is not None else action.dest.upper()
+        shown = " ".join(metavar) if isinstance(metavar, tuple) else metavar
+        if action.nargs in ("+", "*"):
+            shown += " ..."
+        spelling[action.dest] = ("value", flag, shown)
+    for name, dest in (parser.get_default("flag_aliases") or {}).items():
+        if dest in spelling:
+            spelling[name] = spelling[dest]
+    return spelling
+
+
+def speak_in_flags(message: str, spelling: Mapping[str, tuple[str, str, str]]) -> str:
+    """``message`` (a library error) with each ``parameter=value`` of the command's parameters spelled as its flag.
+
+    ``overwrite=True`` becomes ``--overwrite``, ``resume=False`` ``--no-resume`` (and
+    ``resume=True`` "a run without --no-resume"), ``max_failure_rate=0.1``
+    ``--max-failure-rate 0.1``, ``keep=[...]`` ``--keep COL ...``. Quoted text (file
+    names, values of the input) is left as it is. What the library raises names its
+    parameters once, as Python does; the command line reads them in its own words.
+
+    Examples
+    --------
+    >>> parser = argparse.ArgumentParser()
+    >>> _ = parser.add_argument("--overwrite", action="store_true")
+    >>> _ = parser.add_argument("--no-resume", action="store_true")
+    >>> _ = parser.add_argument("--metrics", nargs="+", metavar="METRIC")
+    >>> spelling = flag_spelling(parser)
+    >>> speak_in_flags("'out' holds a run; resume=True continues it, overwrite=True replaces it", spelling)
+    "'out' holds a run; a run without --no-resume continues it, --overwrite replaces it"
+    >>> speak_in_flags("metrics='auto' found nothing in 'x/overwrite=True'", spelling)
+    "--metrics auto found nothing in 'x/overwrite=True'"
+    """
+    if not spelling:
+        return message
+    names = "|".join(sorted(map(re.escape, spelling), key=len, reverse=True))
+    pattern = re.compile(
+        r"(?P<quoted>(?<!\w)'[^']*'|(?<!\w)\"[^\"]*\")"
+        rf"|(?<![\w.\-/])(?P<name>{names})="
+        r"(?P<value>True|False|\[\.\.\.\]|'[^']*'|\"[^\"]*\"|\([^)]*\)|[^\s,;)'\"]+)?"
+    )
+
+    def spell(match: re.Match[str]) -> str:
+        if match.group("quoted"):
+            return match.group("quoted")
+        kind, flag, metavar = spelling[match.group("name")]
+        value = match.group("value")
+        if kind == "on":
+            return flag if value != "False" else f"without {flag}"
+        if kind == "off":
+            return flag if value == "False" else f"a run without {flag}"
+        if value is None or value == "[...]":
+            return f"{flag} {metavar}".rstrip()
+        return f"{flag} {' '.join(value.strip('()').replace(',', ' ').split()).strip(chr(39) + chr(34))}"
+
+    return pattern.sub(spell, message)

@@ -6,11 +6,20 @@ import argparse
 import sys
 from typing import Any
 
-from ragframe.cli.args import EXIT_CODES, UsageError, add_format_argument, epilog, mapping, positive_int
+from ragframe.cli.args import (
+    EXIT_CODES,
+    UsageError,
+    add_format_argument,
+    epilog,
+    mapping,
+    positive_int,
+    unit_interval,
+)
 from ragframe.cli.format import format_frame
 from ragframe.evaluator import Evaluator
-from ragframe.exceptions import InvalidParameterError
-from ragframe.io.streaming import DEFAULT_BATCH_ROWS, DEFAULT_BATCHES_PER_PROCESS
+from ragframe.exceptions import InvalidParameterError, MissingDependencyError, RunFailedError
+from ragframe.io.streaming import DEFAULT_BATCH_ROWS, DEFAULT_BATCHES_PER_PROCESS, status_lines
+from ragframe.routing import MODES
 
 __all__ = ["add_parser", "run"]
 
@@ -23,16 +32,36 @@ A killed run restarted with the same arguments continues where it stopped.
 Metrics: any names rf.list_metrics() shows (faithfulness, mrr, ndcg_at_k, ...),
 output names (ndcg_at_10), family names (heuristic, retrieval) or 'auto' (every
 metric whose input columns the log has). Default: the seven heuristic metrics;
-a metric whose input column is missing is an error naming both."""
+a metric whose input column is missing is an error naming both.
+
+LLM judge: --mode llm scores each heuristic metric that has a judge counterpart
+with the judge, --mode hybrid only the rows whose heuristic score lies in
+--hybrid-band; judge metrics (judge_faithfulness, ...) always use it. The
+judge is --judge-model at --judge-base-url (an OpenAI-compatible server; the
+API key is read from OPENAI_API_KEY, never from a flag or a file), or the
+config's [judge] table; a judge that no metric of the run uses is a usage
+error.
+
+Outcome: a run that scored or judged nothing exits with 3 after writing its
+output: a log without rows (the output is a valid empty one), every row
+rejected (the first reason is printed), a judge metric with failed rows and no
+'ok' row (its commonest error is printed), or a share of failed judge rows
+above --max-failure-rate. Judge rows whose status is 'ok' or 'skipped' (not
+sent on purpose: a null input, a row hybrid routing left to the heuristic) are
+not failures; every other status is. stderr gets one line per judge metric
+with its rows by status."""
 
 _CONFIG_HELP = (
     "A TOML config holds rf.Evaluator's options under their own names (metrics, k, relevance_level, thresholds and "
     "weights tables, composite_threshold, prefix, explain, ngram_sizes, ngram_weights, claim_support_threshold, "
-    "chunk_relevance_threshold, and the column names question, answer, contexts, ground_truth, retrieved_ids, "
+    "chunk_relevance_threshold, mode, metric_modes, hybrid_band, a [judge] table of rf.OpenAIJudge keywords "
+    "(model, base_url, temperature, max_tokens, ...; no api_key: it comes from OPENAI_API_KEY), cache, n_samples, "
+    "and the column names question, answer, contexts, ground_truth, retrieved_ids, "
     "retrieved_scores, relevant_ids, relevance, also accepted grouped in a [columns] table), plus the run's own "
-    "batch_rows, batches_per_process and keep. Flags given on the command line override the config."
+    "batch_rows, batches_per_process, keep and max_failure_rate. Flags given on the command line override the "
+    "config (--judge-model and --judge-base-url override the [judge] table's model and base_url)."
 )
-_RUN_KEYS = ("batch_rows", "batches_per_process", "keep")
+_RUN_KEYS = ("batch_rows", "batches_per_process", "keep", "max_failure_rate")
 
 
 def _load_config(path: str | None) -> dict[str, Any]:
@@ -65,7 +94,28 @@ def _load_config(path: str | None) -> dict[str, Any]:
     unknown = sorted(set(config) - known)
     if unknown:
         raise UsageError(f"config file {path!r}: unknown key {unknown[0]!r}; known keys: {sorted(known)}")
+    judge = config.get("judge")
+    if isinstance(judge, dict) and "api_key" in judge:
+        raise UsageError(
+            f"config file {path!r}: [judge] holds api_key; the API key is read from the environment "
+            "(OPENAI_API_KEY) only, never from a file or a flag"
+        )
     return config
+
+
+def _judge_option(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, Any]:
+    """``judge=``: the config's [judge] table (or model name) with --judge-model and --judge-base-url over it."""
+    if args.judge_model is None and args.judge_base_url is None:
+        return {}
+    given = config.get("judge")
+    if args.judge_model is None and given is None:
+        raise UsageError("--judge-base-url needs --judge-model MODEL (or a [judge] table in --config)")
+    table = {"model": given} if isinstance(given, str) else dict(given or {})
+    if args.judge_model is not None:
+        table["model"] = args.judge_model
+    if args.judge_base_url is not None:
+        table["base_url"] = args.judge_base_url
+    return {"judge": table}
 
 
 def _evaluator(args: argparse.Namespace, config: dict[str, Any]) -> Evaluator:
@@ -76,6 +126,16 @@ def _evaluator(args: argparse.Namespace, config: dict[str, Any]) -> Evaluator:
         options["k"] = args.k
     if args.compat is not None:
         options["compat"] = args.compat
+    if args.mode is not None:
+        options["mode"] = args.mode
+    if args.hybrid_band is not None:
+        options["hybrid_band"] = tuple(args.hybrid_band)
+    options.update(_judge_option(args, config))
+    if options.get("mode") in ("llm", "hybrid") and options.get("judge") is None:
+        raise UsageError(
+            f"--mode {options['mode']} needs a judge: --judge-model MODEL (and --judge-base-url URL), "
+            "or a [judge] table in --config"
+        )
     metrics = args.metrics if args.metrics is not None else config.get("metrics")
     if isinstance(metrics, list) and metrics == ["auto"]:
         metrics = "auto"
@@ -91,16 +151,38 @@ def _run_on_ray(args: argparse.Namespace, evaluator: Evaluator, config: dict[str
     from ragframe.distributed.runtime import require_ray
 
     ray = require_ray("ragframe eval --engine ray")
+    _require_ray_client(args.address)
     if not ray.is_initialized():
         ray.init(address=args.address, include_dashboard=False, log_to_driver=False)
     batch_rows = args.batch_rows if args.batch_rows is not None else config.get("batch_rows")
     keep = args.keep if args.keep is not None else config.get("keep")
     try:
         return evaluate_parquet_ray(
-            args.logs, args.out, evaluator, keep=keep, batch_size=batch_rows or 4096, overwrite=args.overwrite
+            args.logs,
+            args.out,
+            evaluator,
+            keep=keep,
+            batch_size=batch_rows or 4096,
+            overwrite=args.overwrite,
+            max_failure_rate=_max_failure_rate(args, config),
         )
     except InvalidParameterError as exc:
         raise UsageError(str(exc)) from exc
+
+
+def _require_ray_client(address: str | None) -> None:
+    """``--address ray://...`` goes through Ray Client, which needs ``ray[client]`` (grpcio)."""
+    import importlib.util
+
+    if address is not None and address.startswith("ray://") and importlib.util.find_spec("grpc") is None:
+        raise MissingDependencyError(
+            f"--address {address} connects through Ray Client, which needs grpcio: pip install 'ragframe[ray]' "
+            "(it includes ray[client])"
+        )
+
+
+def _max_failure_rate(args: argparse.Namespace, config: dict[str, Any]) -> float | None:
+    return args.max_failure_rate if args.max_failure_rate is not None else config.get("max_failure_rate")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -111,10 +193,11 @@ def run(args: argparse.Namespace) -> int:
     if args.address is not None and args.engine != "ray":
         raise UsageError("--address needs --engine ray")
     if args.engine == "ray":
-        return _report(args, _run_on_ray(args, evaluator, config))
+        return _reported(args, lambda: _run_on_ray(args, evaluator, config))
     run_options: dict[str, Any] = {
         "batch_rows": args.batch_rows if args.batch_rows is not None else config.get("batch_rows", DEFAULT_BATCH_ROWS),
         "keep": args.keep if args.keep is not None else config.get("keep"),
+        "max_failure_rate": _max_failure_rate(args, config),
     }
     if args.batches_per_process is not None or "batches_per_process" in config:
         run_options["batches_per_process"] = (
@@ -125,26 +208,39 @@ def run(args: argparse.Namespace) -> int:
     def announce(outputs: list[str]) -> None:
         print(f"scoring {', '.join(outputs)}", file=report, flush=True)
 
+    def evaluate() -> Any:
+        try:
+            return evaluate_parquet(
+                args.logs,
+                args.out,
+                evaluator,
+                resume=not args.no_resume,
+                overwrite=args.overwrite,
+                progress=not args.no_progress,
+                on_start=announce,
+                **run_options,
+            )
+        except InvalidParameterError as exc:
+            raise UsageError(str(exc)) from exc
+
+    return _reported(args, evaluate)
+
+
+def _reported(args: argparse.Namespace, evaluate: Any) -> int:
+    """Run ``evaluate`` and report what it did; a failed outcome is reported, then raised (exit code 3)."""
     try:
-        result = evaluate_parquet(
-            args.logs,
-            args.out,
-            evaluator,
-            resume=not args.no_resume,
-            overwrite=args.overwrite,
-            progress=not args.no_progress,
-            on_start=announce,
-            **run_options,
-        )
-    except InvalidParameterError as exc:
-        raise UsageError(str(exc)) from exc
+        result = evaluate()
+    except RunFailedError as exc:
+        if exc.result is not None:
+            _report(args, exc.result)
+        raise
     return _report(args, result)
 
 
 def _report(args: argparse.Namespace, result: Any) -> int:
-    """The summary table on stdout and one line of what the run did."""
+    """The summary table on stdout, one line of what the run did, and the judge's statuses on stderr."""
     report = sys.stderr if args.format != "table" else sys.stdout
-    if result.summary.height:
+    if result.summary.height and result.scored:
         print(format_frame(result.summary, args.format))
     resumed = f", {result.resumed} of {result.batches} batches done by an earlier run" if result.resumed else ""
     print(
@@ -153,6 +249,8 @@ def _report(args: argparse.Namespace, result: Any) -> int:
         + (f", rejects in {result.out / 'rejects'}" if result.rejected else ""),
         file=report,
     )
+    for line in status_lines(result):
+        print(line, file=sys.stderr)
     return 0
 
 
@@ -208,6 +306,38 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         f"level of N batches ({DEFAULT_BATCHES_PER_PROCESS})",
     )
     evaluate.add_argument(
+        "--mode",
+        choices=MODES,
+        help="heuristic: no judge (default); llm: each heuristic metric with a judge counterpart is scored by the "
+        "judge under its own name; hybrid: only rows whose heuristic score is in --hybrid-band go to the judge",
+    )
+    evaluate.add_argument(
+        "--judge-model",
+        metavar="MODEL",
+        help="the judge: a model of an OpenAI-compatible server (rf.OpenAIJudge); the API key is read from "
+        "OPENAI_API_KEY",
+    )
+    evaluate.add_argument(
+        "--judge-base-url",
+        metavar="URL",
+        help="the judge server's URL (http://127.0.0.1:8000/v1; default OPENAI_BASE_URL, else OpenAI's)",
+    )
+    evaluate.add_argument(
+        "--hybrid-band",
+        nargs=2,
+        type=unit_interval,
+        metavar=("LO", "HI"),
+        help="with --mode hybrid: rows whose heuristic score is in [LO, HI] go to the judge (default: each "
+        "metric's threshold +- 0.2)",
+    )
+    evaluate.add_argument(
+        "--max-failure-rate",
+        type=unit_interval,
+        metavar="R",
+        help="fail (exit code 3) when more than this share of a judge metric's rows sent to the judge failed "
+        "(default: no limit; a judge metric without any 'ok' row always fails)",
+    )
+    evaluate.add_argument(
         "--engine",
         choices=["local", "ray"],
         default="local",
@@ -221,4 +351,4 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--no-resume", action="store_true", help="fail instead of continuing a run found in OUT")
     evaluate.add_argument("--no-progress", action="store_true", help="no progress bar (never shown outside a terminal)")
     add_format_argument(evaluate)
-    evaluate.set_defaults(handler=run)
+    evaluate.set_defaults(handler=run, flag_aliases={"judge": "judge_model"})

@@ -44,7 +44,7 @@ import polars as pl
 
 from ragframe.cli import compare, demo, gate, report, summary, trec
 from ragframe.cli import eval as eval_command
-from ragframe.cli.args import UsageError
+from ragframe.cli.args import UsageError, flag_spelling, speak_in_flags
 from ragframe.exceptions import InvalidParameterError, RagframeError
 
 __all__ = ["EXIT_CODES", "build_parser", "main"]
@@ -73,6 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for command in (demo, eval_command, trec, summary, compare, gate, report):
         command.add_parser(sub)
+    for command_parser in sub.choices.values():  # the library's errors, spelled in this command's flags
+        command_parser.set_defaults(flag_spelling=flag_spelling(command_parser))
     return parser
 
 
@@ -114,13 +116,16 @@ def _error(message: str, code: int) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     """Run the command's handler; map every error to its exit code and one line on stderr."""
+    spelled = getattr(args, "flag_spelling", {})
     try:
         return int(args.handler(args))
     except UsageError as exc:
-        return _error(f"ragframe {args.command}: error: {exc}", EXIT_CODES["usage"])
+        return _error(f"ragframe {args.command}: error: {speak_in_flags(str(exc), spelled)}", EXIT_CODES["usage"])
     except InvalidParameterError as exc:  # a parameter the command line passed through (e.g. trec -l -1)
-        return _error(f"ragframe {args.command}: error: {exc}", EXIT_CODES["usage"])
-    except (RagframeError, pl.exceptions.PolarsError) as exc:
+        return _error(f"ragframe {args.command}: error: {speak_in_flags(str(exc), spelled)}", EXIT_CODES["usage"])
+    except RagframeError as exc:
+        return _error(f"ragframe: error: {speak_in_flags(str(exc), spelled)}", EXIT_CODES["error"])
+    except pl.exceptions.PolarsError as exc:
         return _error(f"ragframe: error: {exc}", EXIT_CODES["error"])
     except OSError as exc:
         return _error(f"ragframe: error: {_os_error_text(exc)}", EXIT_CODES["error"])

@@ -6,13 +6,18 @@
     OUT/rejects/*.parquet    rows that broke the column contract: the kept columns and a one-line
                              ``reason`` (Ray does not number source rows: the kept id names the row)
     OUT/summary.parquet      summarize_dataset over OUT/scores (the local engine's merged summary)
-    OUT/manifest.json        engine "ray", options, row counts, complete: true
+    OUT/manifest.json        engine "ray", options, the files written, row, reject and judge
+                             status counts, complete: true
 
 so ``ragframe summary/compare/gate OUT`` and :func:`ragframe.read_scores` read it as the local
 engine's output. The scored rows are written once, to ``OUT/_ray_scored/`` (read_scores skips
 ``_`` folders), then split into ``scores/`` and ``rejects/`` by reading that back (the
 scoring runs once) and the temporary folder is removed. A Ray run does not resume: a
-folder holding an earlier run needs ``overwrite=True``.
+folder holding an earlier run needs ``overwrite=True`` (which removes only ragframe's files).
+The run's outcome is checked as the local engine's is (:func:`ragframe.evaluate_parquet`): a
+log without rows (an empty part is written), every row rejected, a judge column without an
+``ok`` row or above ``max_failure_rate`` raise :class:`~ragframe.exceptions.RunFailedError`
+once the output is complete.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -35,7 +41,16 @@ from ragframe.distributed.scoring import REJECT_COLUMN, score_dataset
 from ragframe.distributed.summary import summarize_dataset
 from ragframe.evaluator import Evaluator
 from ragframe.exceptions import ResumeError, SchemaError
-from ragframe.io.streaming import ParquetEvaluation, _manifest_value, source_files
+from ragframe.io.streaming import (
+    MANIFEST,
+    ParquetEvaluation,
+    _manifest_value,
+    check_outcome,
+    failure_limit,
+    judge_outcomes,
+    remove_output,
+    source_files,
+)
 
 __all__ = ["evaluate_parquet_ray"]
 
@@ -56,20 +71,16 @@ def _open(out: Path, overwrite: bool) -> None:
         out / "rejects",
         out / "state",
         out / "summary.parquet",
-        out / "manifest.json",
+        out / MANIFEST,
         out / _TEMPORARY,
     ]
     if any(p.exists() for p in ours):
         if not overwrite:
             raise ResumeError(
                 f"{out} holds ragframe output; the ray engine does not resume: pass overwrite=True "
-                "(ragframe eval --overwrite) to replace it, or choose another output folder"
+                "to replace it, or choose another output folder"
             )
-        for path in ours:
-            if path.is_dir():
-                shutil.rmtree(path)
-            elif path.exists():
-                path.unlink()
+        remove_output(out)
     out.mkdir(parents=True, exist_ok=True)
 
 
@@ -109,6 +120,7 @@ def evaluate_parquet_ray(
     batch_size: int | None = 4096,
     concurrency: int | None = None,
     overwrite: bool = False,
+    max_failure_rate: float | None = None,
 ) -> ParquetEvaluation:
     """Score Parquet logs on the connected Ray cluster into ``out`` (see the module doc).
 
@@ -125,12 +137,21 @@ def evaluate_parquet_ray(
     batch_size, concurrency
         As in :func:`score_dataset`.
     overwrite : bool
-        Replace an earlier run's output in ``out``.
+        Replace an earlier run's output in ``out`` (only the files ragframe wrote; another
+        file in its part folders is an error naming it).
+    max_failure_rate : float, optional
+        As in :func:`ragframe.evaluate_parquet`.
 
     Returns
     -------
     ragframe.io.streaming.ParquetEvaluation
-        Rows, scored, rejected, seconds and the summary (``batches`` counts Ray's blocks written).
+        Rows, scored, rejected, the judge columns' statuses, seconds and the summary
+        (``batches`` counts Ray's blocks written).
+
+    Raises
+    ------
+    RunFailedError
+        As :func:`ragframe.evaluate_parquet`, once the output is complete.
 
     Examples
     --------
@@ -141,6 +162,7 @@ def evaluate_parquet_ray(
     ray = require_ray(function)
     started = time.perf_counter()
     overwrite = validate.flag(overwrite, "overwrite", function)
+    limit = failure_limit(max_failure_rate, function)
     out = Path(out)
     paths = _paths(source)
     ds = ray.data.read_parquet(paths)
@@ -158,7 +180,27 @@ def evaluate_parquet_ray(
     temporary = out / _TEMPORARY
     with original_errors():
         scored.write_parquet(str(temporary))
-    return _split(ray, out, evaluator, kept, _counts(temporary), started)
+    counts = _counts(temporary) if temporary.is_dir() else (0, 0)  # no rows: Ray may write no file at all
+    if counts[0] == 0:
+        _write_empty_part(out / "scores", evaluator, empty_frame(ds, function), kept)
+    result = _split(ray, out, evaluator, kept, counts, started)
+    check_outcome(result, limit, [p for p in paths if "://" not in p])
+    return result
+
+
+def _write_empty_part(folder: Path, evaluator: Evaluator, frame: Any, kept: list[str]) -> None:
+    """A log without rows: one empty part with the kept columns and the score columns' dtypes (as the local
+    engine writes), so that ``ragframe summary``, ``report`` and :func:`ragframe.read_scores` read the folder."""
+    from ragframe.io.row_checks import CONTRACT_DTYPES
+
+    _, roles = evaluator.plan(frame.columns, function="evaluate_parquet")
+    typed = frame.with_columns(
+        pl.lit(None, CONTRACT_DTYPES[role]).alias(name) for role, name in roles.items() if role in CONTRACT_DTYPES
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    frame.select(kept).hstack(evaluator.scores(typed, function="evaluate_parquet")).write_parquet(
+        folder / "part-00000.parquet"
+    )
 
 
 def _split(
@@ -167,19 +209,22 @@ def _split(
     """Write scores/ and rejects/ from the temporary folder, the summary and the manifest."""
     temporary = out / _TEMPORARY
     rows, rejected = counts
-    with original_errors():
-        written = prepared(ray.data.read_parquet(str(temporary)))
-        written.map_batches(_good, batch_format="pyarrow").write_parquet(str(out / "scores"))
-        if rejected:
-            written.map_batches(_bad, fn_args=(kept,), batch_format="pyarrow").write_parquet(str(out / "rejects"))
-        scores = ray.data.read_parquet(str(out / "scores"))
-        summary = summarize_dataset(scores) if rows > rejected else None
-    import polars as pl
-
+    summary = None
+    if rows:
+        with original_errors():
+            written = prepared(ray.data.read_parquet(str(temporary)))
+            written.map_batches(_good, batch_format="pyarrow").write_parquet(str(out / "scores"))
+            if rejected:
+                written.map_batches(_bad, fn_args=(kept,), batch_format="pyarrow").write_parquet(str(out / "rejects"))
+            scores = ray.data.read_parquet(str(out / "scores"))
+            summary = summarize_dataset(scores) if rows > rejected else None
     summary = summary if summary is not None else pl.DataFrame()
     summary.write_parquet(out / "summary.parquet")
-    shutil.rmtree(temporary)
+    if temporary.exists():
+        shutil.rmtree(temporary)
     parts = sorted(p.name for p in (out / "scores").glob("*.parquet"))
+    judge = _judge_outcomes(out / "scores") if rows > rejected else {}
+    statuses = {name: outcome["statuses"] for name, outcome in judge.items()}
     manifest = {
         "engine": "ray",
         "format": 2,
@@ -187,10 +232,32 @@ def _split(
         "rows": rows,
         "scored": rows - rejected,
         "rejected": rejected,
+        "statuses": statuses,
+        "files": [f"{folder}/{p.name}" for folder in ("scores", "rejects") for p in sorted((out / folder).glob("*"))],
         "finished": {name: {} for name in parts},
         "complete": True,
     }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
     return ParquetEvaluation(
-        out, rows, rows - rejected, rejected, len(parts), 0, time.perf_counter() - started, summary
+        out,
+        rows,
+        rows - rejected,
+        rejected,
+        len(parts),
+        0,
+        time.perf_counter() - started,
+        summary,
+        statuses=statuses,
+        errors={name: outcome["errors"] for name, outcome in judge.items()},
     )
+
+
+def _judge_outcomes(folder: Path) -> dict[str, dict[str, dict[str, int]]]:
+    """:func:`ragframe.io.streaming.judge_outcomes` of the written scores, reading only the judge columns."""
+    files = sorted(str(p) for p in folder.glob("*.parquet"))
+    schema = pl.read_parquet_schema(files[0]) if files else {}
+    stems = [c.removesuffix("_status") for c in schema if c.endswith("_status") and c.removesuffix("_status") in schema]
+    columns = [c for stem in stems for c in (stem, f"{stem}_status", f"{stem}_error") if c in schema]
+    if not columns:
+        return {}
+    return judge_outcomes(pl.scan_parquet(files).select(columns).collect())

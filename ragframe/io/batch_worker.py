@@ -47,6 +47,14 @@ def _portable(exc: BaseException) -> BaseException:
         return RagframeError(f"{type(exc).__name__}: {exc}")
 
 
+def _expected(exc: BaseException) -> bool:
+    """An error the command line reports in one line (as ``ragframe.cli.main`` does): ragframe's own,
+    the system's (a full disk, a permission) and polars'; anything else is a bug, shown with its traceback."""
+    import polars as pl
+
+    return isinstance(exc, (RagframeError, OSError, pl.exceptions.PolarsError))
+
+
 def _send(channel: IO[bytes], message: tuple[Any, ...]) -> None:
     pickle.dump(message, channel, protocol=pickle.HIGHEST_PROTOCOL)
     channel.flush()
@@ -66,7 +74,7 @@ def main() -> int:
         try:
             entry = job.run(batch)
         except BaseException as exc:  # reported to the parent, which raises it
-            if not isinstance(exc, RagframeError):
+            if not _expected(exc):  # a bug: its traceback, which the parent cannot show, goes to stderr
                 traceback.print_exc()
             _send(channel, ("error", _portable(exc)))
             return 1

@@ -11,13 +11,21 @@ process or a child), and writes::
                                         reason (see ragframe.io.row_checks)
     OUT/state/part-00000.parquet        each batch's mergeable summary reducers
     OUT/summary.parquet                 the summary of all rows (merged reducers)
-    OUT/manifest.json                   source fingerprint, options, finished parts
+    OUT/manifest.json                   source fingerprint, options, finished parts (each
+                                        with its row, reject and judge status counts),
+                                        and the run's totals once complete
 
 Every file is written to a temporary name and renamed, and the manifest is updated after
 each part, so a killed run restarted with the same arguments skips the finished parts and
 ends with byte-identical files. Memory is bounded by the batch size, not the file size:
 the heap is trimmed after every batch (:func:`ragframe.io.memory.trim_heap`). Every part has
 one schema (see ``source`` in :func:`evaluate_parquet`).
+
+A run that scored or judged nothing is not a success: once its output is complete (and
+readable by ``ragframe summary``), :func:`evaluate_parquet` raises
+:class:`~ragframe.exceptions.RunFailedError` when the log has no rows, when every row was
+rejected, when a judge metric scored no row because its calls failed, or when more judge rows
+failed than ``max_failure_rate`` allows (see :data:`NOT_FAILED`).
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ import glob
 import json
 import os
 import pickle
+import re
 import shutil
 import subprocess
 import sys
@@ -41,7 +50,14 @@ import pyarrow.parquet as pq
 
 from ragframe import validate
 from ragframe.evaluator import Evaluator
-from ragframe.exceptions import InputFileError, InvalidParameterError, RagframeError, ResumeError, SchemaError
+from ragframe.exceptions import (
+    InputFileError,
+    InvalidParameterError,
+    RagframeError,
+    ResumeError,
+    RunFailedError,
+    SchemaError,
+)
 from ragframe.io.memory import trim_heap
 from ragframe.io.row_checks import (
     CONTRACT_DTYPES,
@@ -58,6 +74,8 @@ __all__ = [
     "evaluate_parquet",
     "ParquetEvaluation",
     "ResumeError",
+    "RunFailedError",
+    "NOT_FAILED",
     "source_files",
     "DEFAULT_BATCH_ROWS",
     "DEFAULT_BATCHES_PER_PROCESS",
@@ -66,7 +84,16 @@ __all__ = [
 DEFAULT_BATCH_ROWS = 100_000
 DEFAULT_BATCHES_PER_PROCESS = 10
 MANIFEST = "manifest.json"
-_FORMAT_VERSION = 2  # 2: the manifest holds the Evaluator's options
+_FORMAT_VERSION = 3  # 2: the manifest holds the Evaluator's options; 3: and each batch's judge statuses
+#: Statuses of a judge row that are not failures: ``ok`` (scored) and ``skipped`` (not sent to the
+#: judge on purpose: a null input, a row hybrid routing left to its heuristic score, a dry run).
+#: Every other status (``http_error``, ``rate_limited``, ``timeout``, ``parse_error``, ...) is a failure.
+NOT_FAILED = ("ok", "skipped")
+#: The most frequent error messages kept per judge metric (per batch in the manifest, and merged).
+_TOP_ERRORS = 3
+_ERROR_CHARACTERS = 300
+#: The names of the files a run writes in scores/, rejects/ and state/ (and their temporaries).
+_PART_NAME = re.compile(r"(part-\d{5}\.parquet|\.part-\d{5}\.parquet\.\d+\.tmp)")
 
 
 @dataclass
@@ -88,6 +115,13 @@ class ParquetEvaluation:
         Wall time of this call.
     summary : polars.DataFrame
         :func:`ragframe.summarize`-style table of every score column over all rows.
+    statuses : dict of str to dict of str to int
+        Per judge score column (``judge_faithfulness``; ``faithfulness`` in ``mode="llm"``),
+        the rows of each ``<column>_status`` value over all scored rows (``{"ok": 28,
+        "http_error": 2}``); empty when no metric is judged. Also in the manifest.
+    errors : dict of str to dict of str to int
+        Per judge score column, its commonest failure messages (``_error`` of the rows whose
+        status is a failure, see :data:`NOT_FAILED`) and their row counts, at most three.
 
     Examples
     --------
@@ -105,6 +139,8 @@ class ParquetEvaluation:
     1
     >>> first.summary.select("metric", "count", "mean").row(0)
     ('mrr', 2, 0.75)
+    >>> first.statuses  # no judge metric in this run
+    {}
     """
 
     out: Path
@@ -115,6 +151,41 @@ class ParquetEvaluation:
     resumed: int
     seconds: float
     summary: pl.DataFrame = field(repr=False)
+    statuses: dict[str, dict[str, int]] = field(default_factory=dict)
+    errors: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
+
+    def failures(self) -> dict[str, int]:
+        """Per judge score column, the rows whose status is a failure (not ``ok`` or ``skipped``).
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> ParquetEvaluation(Path("out"), 3, 3, 0, 1, 0, 0.1, pl.DataFrame(),
+        ...                   statuses={"faithfulness": {"ok": 2, "timeout": 1}}).failures()
+        {'faithfulness': 1}
+        """
+        return {
+            name: sum(n for status, n in counts.items() if status not in NOT_FAILED)
+            for name, counts in self.statuses.items()
+        }
+
+    def failure_rates(self) -> dict[str, float | None]:
+        """Per judge score column, failed rows over the rows sent to the judge (``skipped`` ones are not).
+
+        None for a column whose every row was skipped.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> ParquetEvaluation(Path("out"), 5, 5, 0, 1, 0, 0.1, pl.DataFrame(),
+        ...                   statuses={"faithfulness": {"ok": 3, "timeout": 1, "skipped": 1}}).failure_rates()
+        {'faithfulness': 0.25}
+        """
+        rates: dict[str, float | None] = {}
+        for name, failed in self.failures().items():
+            sent = failed + self.statuses[name].get("ok", 0)
+            rates[name] = failed / sent if sent else None
+        return rates
 
 
 @dataclass(frozen=True)
@@ -128,6 +199,10 @@ class _Batch:
 def source_files(source: str | os.PathLike | Sequence[str | os.PathLike]) -> list[Path]:
     """The Parquet files of ``source``: a file, a folder (searched recursively) or a glob; sorted.
 
+    A folder or a glob never yields the files of a ragframe output folder (a folder holding
+    the ``manifest.json`` of an :func:`evaluate_parquet` run, such as an output folder placed
+    inside the log's folder): those are scores, not a log. A file named on its own is read.
+
     Examples
     --------
     >>> source_files("no/such/*.parquet")
@@ -136,18 +211,70 @@ def source_files(source: str | os.PathLike | Sequence[str | os.PathLike]) -> lis
     """
     sources = [source] if isinstance(source, (str, os.PathLike)) else list(source)
     files: list[Path] = []
+    outputs: dict[Path, bool] = {}  # folder -> holds a ragframe manifest (each folder read once)
     for item in sources:
         path = Path(item)
         if path.is_dir():
-            found = sorted(p for p in path.rglob("*.parquet") if p.is_file())
+            if _is_output_folder(path, outputs):
+                raise InputFileError(
+                    f"{str(item)!r} is a ragframe output folder (it holds {MANIFEST}), not a log; "
+                    f"name its files to score them again (such as {str(path / 'scores' / '*.parquet')!r})"
+                )
+            found = _parquet_files_under(path, outputs)
         elif path.is_file():
             found = [path]
         else:
-            found = sorted(Path(p) for p in glob.glob(str(item), recursive=True) if Path(p).is_file())
+            found = _glob_outside_outputs(str(item), outputs)
         if not found:
             raise InputFileError(f"no Parquet file matches {str(item)!r}")
         files.extend(found)
     return files
+
+
+def _is_output_folder(folder: Path, seen: dict[Path, bool]) -> bool:
+    """Whether ``folder`` holds the manifest of an evaluate_parquet run (JSON with ``finished``)."""
+    if folder not in seen:
+        manifest = folder / MANIFEST
+        try:
+            content = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else None
+        except (OSError, ValueError):  # another program's manifest.json: not ours
+            content = None
+        seen[folder] = isinstance(content, dict) and "finished" in content
+    return seen[folder]
+
+
+def _parquet_files_under(root: Path, outputs: dict[Path, bool]) -> list[Path]:
+    """Every ``*.parquet`` file under ``root``, leaving out ragframe output folders."""
+    found: list[Path] = []
+    for folder, subfolders, names in os.walk(root):
+        here = Path(folder)
+        if _is_output_folder(here, outputs):
+            subfolders[:] = []
+            continue
+        found += [here / name for name in names if name.endswith(".parquet") and (here / name).is_file()]
+    return sorted(found)
+
+
+def _glob_outside_outputs(pattern: str, outputs: dict[Path, bool]) -> list[Path]:
+    """The files ``pattern`` matches, but those inside a ragframe output folder below its fixed part."""
+    parts = Path(pattern).parts
+    fixed = next((i for i, part in enumerate(parts) if any(c in part for c in "*?[")), len(parts))
+    root = Path(*parts[:fixed]) if fixed else Path()
+    found = []
+    for match in glob.glob(pattern, recursive=True):
+        path = Path(match)
+        if not path.is_file():
+            continue
+        try:
+            inner = path.parent.relative_to(root).parts
+        except ValueError:  # a match outside the fixed part (``..`` in the pattern): check its folder alone
+            inner, root_of_match = (), path.parent
+        else:
+            root_of_match = root
+        folders = [root_of_match / Path(*inner[:i]) for i in range(len(inner) + 1)]
+        if not any(_is_output_folder(folder, outputs) for folder in folders):
+            found.append(path)
+    return sorted(found)
 
 
 def _plan(files: list[Path], batch_rows: int) -> tuple[list[_Batch], list[dict[str, Any]], list[pl.Schema]]:
@@ -253,7 +380,12 @@ class _BatchJob:
             state.write_parquet(_temporary(path))
             os.replace(_temporary(path), path)
         _write_atomic(part, self.out / "scores" / name)
-        entry = {"rows": batch.rows, "scored": batch.rows - rejects.height, "rejected": rejects.height}
+        entry = {
+            "rows": batch.rows,
+            "scored": batch.rows - rejects.height,
+            "rejected": rejects.height,
+            "judge": judge_outcomes(scores),
+        }
         del frame, good, scores, kept, part
         trim_heap()  # keeps the peak flat from batch to batch (see ragframe.io.memory)
         return entry
@@ -331,11 +463,7 @@ def _open_output(out: Path, expected: dict[str, Any], resume: bool, overwrite: b
     fresh = {**expected, "finished": {}, "complete": False}
     ours = [out / "scores", out / "rejects", out / "state", out / "summary.parquet", manifest_path]
     if overwrite:
-        for path in ours:
-            if path.is_dir():
-                shutil.rmtree(path)
-            elif path.exists():
-                path.unlink()
+        remove_output(out)
         return fresh
     if manifest_path.exists():
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
@@ -344,11 +472,12 @@ def _open_output(out: Path, expected: dict[str, Any], resume: bool, overwrite: b
         if changed:
             raise ResumeError(
                 f"{out} holds a run made with {' and '.join(changed)}; "
-                "pass overwrite=True (ragframe eval --overwrite) to replace it, or choose another output folder"
+                "pass overwrite=True to replace it, or choose another output folder"
             )
         if not resume:
             raise ResumeError(
-                f"{out} already holds a run; pass resume=True to continue it or overwrite=True to replace it"
+                f"{out} already holds a run and resume=False was given; resume=True continues it, "
+                "overwrite=True replaces it"
             )
         for leftover in [*out.glob(".*.tmp"), *out.glob("*/.*.tmp")]:  # half-written files of a killed run
             leftover.unlink()
@@ -356,6 +485,60 @@ def _open_output(out: Path, expected: dict[str, Any], resume: bool, overwrite: b
     if any(path.exists() for path in ours):
         raise ResumeError(f"{out} holds ragframe output without a manifest; pass overwrite=True to replace it")
     return fresh
+
+
+#: What a run writes in its output folder besides the part folders (a temporary of each too).
+_RUN_FILES = (MANIFEST, "summary.parquet")
+#: The part folders; ``_ray_scored`` is the ray engine's temporary folder (see ragframe.distributed.parquet).
+_PART_FOLDERS = ("scores", "rejects", "state")
+_RAY_TEMPORARY = "_ray_scored"
+_RUN_TEMPORARY = re.compile(r"\.(manifest\.json|summary\.parquet)\.\d+\.tmp")
+
+
+def remove_output(out: Path, function: str = "evaluate_parquet") -> None:
+    """Remove what an earlier run wrote in ``out`` (``overwrite=True``), and nothing else.
+
+    Ragframe's files are the parts (``part-00000.parquet`` and their temporaries, or the
+    files a ray-engine manifest lists), ``summary.parquet`` and ``manifest.json``. Any other
+    file in ``scores/``, ``rejects/`` or ``state/`` is an error naming it, raised before
+    anything is removed: those folders are read as a whole, so it cannot stay there.
+    """
+    listed = set(_stored_manifest(out).get("files", []))
+    ours: list[Path] = []
+    foreign: list[Path] = []
+    for name in _PART_FOLDERS:
+        folder = out / name
+        if not folder.is_dir():
+            foreign += [folder] if folder.exists() else []
+            continue
+        for path in sorted(folder.iterdir()):
+            mine = path.is_file() and (_PART_NAME.fullmatch(path.name) or f"{name}/{path.name}" in listed)
+            (ours if mine else foreign).append(path)
+    for name in _RUN_FILES:
+        if (out / name).exists():
+            (ours if (out / name).is_file() else foreign).append(out / name)
+    if foreign:
+        raise ResumeError(
+            f"{function}: {str(foreign[0])!r} is not a file ragframe wrote; overwrite=True removes only "
+            f"ragframe's files from {str(out)!r}: move it away, or choose another output folder"
+        )
+    temporaries = [p for p in out.glob(".*.tmp") if _RUN_TEMPORARY.fullmatch(p.name)]
+    for path in [*ours, *temporaries]:
+        path.unlink()
+    for name in _PART_FOLDERS:
+        if (out / name).is_dir():
+            (out / name).rmdir()
+    if (out / _RAY_TEMPORARY).is_dir():  # the ray engine's own temporary folder: all of it is ours
+        shutil.rmtree(out / _RAY_TEMPORARY)
+
+
+def _stored_manifest(out: Path) -> dict[str, Any]:
+    """The manifest of the run in ``out``; empty when there is none or it is not a run's."""
+    try:
+        content = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return content if isinstance(content, dict) else {}
 
 
 class _Progress:
@@ -429,6 +612,7 @@ def evaluate_parquet(
     progress: bool = True,
     batches_per_process: int | None = DEFAULT_BATCHES_PER_PROCESS,
     on_start: Callable[[list[str]], None] | None = None,
+    max_failure_rate: float | None = None,
     **options: Any,
 ) -> ParquetEvaluation:
     """Score a Parquet log in batches and write the scores as a Parquet dataset (see the module doc).
@@ -473,6 +657,12 @@ def evaluate_parquet(
     on_start : callable, optional
         Called with the score columns the run writes once the plan is checked and the
         output folder opened, before the first batch (``ragframe eval`` prints them).
+    max_failure_rate : float, optional
+        The largest share of failed judge rows a judge score column may have (failed over
+        the rows sent to the judge: ``skipped`` rows are neither, see :data:`NOT_FAILED`);
+        above it the run raises :class:`~ragframe.exceptions.RunFailedError` once its output
+        is written. Default None: no limit, but a judge column with failed rows and no ``ok``
+        row always fails the run.
     **options
         The :class:`~ragframe.Evaluator`'s options (column names such as
         ``answer="response"``, ``k``, ``thresholds``, ``relevance_level``, ...), when no
@@ -481,6 +671,17 @@ def evaluate_parquet(
     Returns
     -------
     ParquetEvaluation
+        The counts (``rows``, ``scored``, ``rejected``, ``statuses`` of the judge columns)
+        and the summary; the manifest records the same counts.
+
+    Raises
+    ------
+    RunFailedError
+        After writing the complete output, when the run scored or judged nothing: the log
+        has no rows (the output is a valid empty one), every row was rejected (the message
+        gives the first reason), a judge score column has failed rows and no ``ok`` row (the
+        message names it and its commonest error), or a column's failure rate is above
+        ``max_failure_rate``. The error's ``result`` is the :class:`ParquetEvaluation`.
 
     Examples
     --------
@@ -508,11 +709,14 @@ def evaluate_parquet(
     elif metrics is not None or options:
         raise InvalidParameterError(f"{function}: pass an Evaluator or metrics and options, not both")
     batches, job, expected = _plan_run(source, Path(out), evaluator, batch_rows, keep)
+    limit = failure_limit(max_failure_rate, function)
     manifest = _start_output(job.out, expected, resume, overwrite)
     if on_start is not None:
         on_start(job.evaluator.outputs(job.read))
     resumed = _run_batches(job, batches, manifest, progress, batches_per_process)
-    return _finish(job.out, batches, manifest, resumed, time.perf_counter() - started)
+    result = _finish(job.out, batches, manifest, resumed, time.perf_counter() - started)
+    check_outcome(result, limit, [b.file for b in batches])
+    return result
 
 
 def _plan_run(
@@ -530,6 +734,8 @@ def _plan_run(
     kept_given = None if keep is None else validate.column_list(keep, "keep", function, allow_empty=True)
     files = source_files(source)
     batches, fingerprint, schemas = _plan(files, batch_rows)
+    if not batches:  # a log without rows: one empty batch writes a valid empty output (scores with their dtypes)
+        batches = [_Batch(0, str(files[0]), 0, 0)]
     schema = schemas[0]
     _, roles = evaluator.plan(schema.names(), function=function)
     inputs = set(roles.values())
@@ -609,11 +815,14 @@ def _finish(
     ]
     summary = merge_summary_states(states).finalize() if states else pl.DataFrame()
     _write_atomic(summary, out / "summary.parquet")
-    manifest["complete"] = True
-    _write_json_atomic(manifest, out / MANIFEST)
-    finished = manifest["finished"].values()
+    finished = list(manifest["finished"].values())
     rejected = sum(v["rejected"] for v in finished)
     scored = sum(v["scored"] for v in finished)
+    judge = merge_judge_outcomes([v.get("judge", {}) for v in finished])
+    statuses = {name: counts["statuses"] for name, counts in judge.items()}
+    errors = {name: counts["errors"] for name, counts in judge.items()}
+    manifest.update(rows=scored + rejected, scored=scored, rejected=rejected, statuses=statuses, complete=True)
+    _write_json_atomic(manifest, out / MANIFEST)
     return ParquetEvaluation(
         out=out,
         rows=scored + rejected,
@@ -623,7 +832,161 @@ def _finish(
         resumed=resumed,
         seconds=seconds,
         summary=summary,
+        statuses=statuses,
+        errors=errors,
     )
+
+
+# ----------------------------------------------------------------------------- run outcomes
+
+
+def judge_outcomes(scores: pl.DataFrame) -> dict[str, dict[str, dict[str, int]]]:
+    """Per judge score column of ``scores``: its rows by ``_status`` and its commonest failure messages.
+
+    A judge score column is one with a String ``<column>_status`` beside it (the judge
+    metrics and the metrics ``mode="llm"``/``"hybrid"`` routes to the judge write one).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> scores = pl.DataFrame({"f": [1.0, None, None], "f_status": ["ok", "timeout", "timeout"],
+    ...                        "f_error": [None, "no reply within 5 s", "no reply within 5 s"]})
+    >>> judge_outcomes(scores)
+    {'f': {'statuses': {'ok': 1, 'timeout': 2}, 'errors': {'no reply within 5 s': 2}}}
+    """
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for column, dtype in scores.schema.items():
+        name = column.removesuffix("_status")
+        if name == column or name not in scores.columns or dtype != pl.String:
+            continue
+        status = pl.col(column).fill_null("(no status)")
+        counts = scores.group_by(status.alias("status")).len().sort("status")
+        errors: dict[str, int] = {}
+        if f"{name}_error" in scores.columns:
+            message = pl.col(f"{name}_error").fill_null("(no message)").str.slice(0, _ERROR_CHARACTERS)
+            errors = dict(
+                scores.filter(~status.is_in(NOT_FAILED))
+                .group_by(message.alias("error"))
+                .len()
+                .sort(["len", "error"], descending=[True, False])
+                .head(_TOP_ERRORS)
+                .iter_rows()
+            )
+        out[name] = {"statuses": dict(counts.iter_rows()), "errors": errors}
+    return out
+
+
+def merge_judge_outcomes(parts: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
+    """The sum of several :func:`judge_outcomes` (the batches of a run), the commonest messages kept.
+
+    Examples
+    --------
+    >>> merge_judge_outcomes([{"f": {"statuses": {"ok": 1}, "errors": {}}},
+    ...                       {"f": {"statuses": {"ok": 2, "timeout": 1}, "errors": {"slow": 1}}}])
+    {'f': {'statuses': {'ok': 3, 'timeout': 1}, 'errors': {'slow': 1}}}
+    """
+    merged: dict[str, dict[str, dict[str, int]]] = {}
+    for part in parts:
+        for name, outcome in part.items():
+            target = merged.setdefault(name, {"statuses": {}, "errors": {}})
+            for kind in ("statuses", "errors"):
+                for key, count in outcome.get(kind, {}).items():
+                    target[kind][key] = target[kind].get(key, 0) + int(count)
+    for outcome in merged.values():
+        outcome["statuses"] = dict(sorted(outcome["statuses"].items()))
+        commonest = sorted(outcome["errors"].items(), key=lambda item: (-item[1], item[0]))[:_TOP_ERRORS]
+        outcome["errors"] = dict(commonest)
+    return merged
+
+
+def failure_limit(value: Any, function: str) -> float | None:
+    """``max_failure_rate``: None or a number in [0, 1]."""
+    if value is None:
+        return None
+    return validate.number(value, "max_failure_rate", function, minimum=0.0, maximum=1.0)
+
+
+def check_outcome(result: ParquetEvaluation, max_failure_rate: float | None, files: Sequence[str]) -> None:
+    """Raise :class:`RunFailedError` when the finished run scored or judged nothing (see :func:`evaluate_parquet`).
+
+    ``files`` are the log's files (named when the log has no rows).
+    """
+    function = "evaluate_parquet"
+    if result.rows == 0:
+        named = ", ".join(repr(str(f)) for f in dict.fromkeys(files)) or "the log"
+        raise RunFailedError(
+            f"{function}: the log has no rows ({named}); wrote an empty output (0 rows) to {str(result.out)!r}",
+            result,
+        )
+    if result.scored == 0:
+        raise RunFailedError(
+            f"{function}: every row of the log was rejected ({result.rejected:,} rows); the first: "
+            f"{_first_reject(result.out)}; every reason is in {str(result.out / 'rejects')!r}",
+            result,
+        )
+    failures, rates = result.failures(), result.failure_rates()
+    for name, counts in result.statuses.items():
+        if failures[name] and not counts.get("ok"):
+            raise RunFailedError(
+                f"{function}: the judge scored no row of {name!r} ({_counts_text(counts)}); "
+                f"{_commonest_error(result, name)}",
+                result,
+            )
+    for name, rate in rates.items():
+        if max_failure_rate is not None and rate is not None and rate > max_failure_rate:
+            sent = failures[name] + result.statuses[name].get("ok", 0)
+            raise RunFailedError(
+                f"{function}: {failures[name]:,} of the {sent:,} rows of {name!r} sent to the judge failed "
+                f"({rate:.1%}), above max_failure_rate={max_failure_rate:g} ({_counts_text(result.statuses[name])}); "
+                f"{_commonest_error(result, name)}",
+                result,
+            )
+
+
+def status_lines(result: ParquetEvaluation) -> list[str]:
+    """One line per judge score column: its rows by status and its commonest failure (what ``ragframe eval`` prints).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> result = ParquetEvaluation(Path("out"), 3, 3, 0, 1, 0, 0.1, pl.DataFrame(),
+    ...                            statuses={"f": {"ok": 2, "timeout": 1}}, errors={"f": {"no reply": 1}})
+    >>> status_lines(result)
+    ["judge 'f': 2 ok, 1 timeout (1 of 3 rows sent failed, 33.3%); commonest error (1 row): no reply"]
+    """
+    lines = []
+    rates = result.failure_rates()
+    for name, counts in result.statuses.items():
+        failed = result.failures()[name]
+        line = f"judge {name!r}: {_counts_text(counts)}"
+        if rates[name] is not None:
+            line += f" ({failed:,} of {failed + counts.get('ok', 0):,} rows sent failed, {rates[name]:.1%})"
+        if failed:
+            line += f"; {_commonest_error(result, name)}"
+        lines.append(line)
+    return lines
+
+
+def _counts_text(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{n:,} {status}" for status, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def _commonest_error(result: ParquetEvaluation, name: str) -> str:
+    errors = result.errors.get(name) or {}
+    if not errors:
+        return "no error message"
+    message, count = next(iter(errors.items()))
+    return f"commonest error ({count:,} row{'s' if count != 1 else ''}): {' '.join(message.split())}"
+
+
+def _first_reject(out: Path) -> str:
+    """The first reject's reason (the first part's first row), with its source row when recorded."""
+    parts = sorted((out / "rejects").glob("*.parquet"))
+    if not parts:
+        return "(no reject part found)"
+    first = pl.read_parquet(parts[0]).row(0, named=True)
+    where = f"in {first['source_file']!r}, " if "source_file" in first else ""  # the reason names the row
+    return where + str(first["reason"])
 
 
 def _run_in_child_processes(
