@@ -418,11 +418,13 @@ class Signals:
         return full.get_column("s").fill_null(pl.lit([], dtype=pl.List(_SIGNAL))).cast(pl.List(_SIGNAL)).rename(name)
 
 
-def row_warnings(rows: np.ndarray, signal_id: str, template: str, values: np.ndarray) -> Signals:
-    """One ``warning`` per row of ``rows``; ``template`` gets each value with 3 decimals."""
+def row_warnings(
+    rows: np.ndarray, signal_id: str, template: str, values: np.ndarray, evidence: pl.Series | None = None
+) -> Signals:
+    """One ``warning`` per row of ``rows``; ``template`` gets each value with 3 decimals; ``evidence`` per row."""
     sig = Signals()
     messages = [template.format(v) for v in fixed3(values)]
-    sig.add(rows, np.zeros(rows.size), [signal_id] * rows.size, "warning", messages, None)
+    sig.add(rows, np.zeros(rows.size), [signal_id] * rows.size, "warning", messages, evidence)
     return sig
 
 
@@ -442,8 +444,10 @@ def sentence_signals(
     return sig
 
 
-def chunk_signals(batch: RowSlice, low: np.ndarray, message: str) -> Signals:
-    """One ``info`` signal per row listing its flagged chunks: ``message`` + ``[i, j, ...].``.
+def chunk_signals(
+    batch: RowSlice, low: np.ndarray, message: str, signal_id: str = "context-precision-low-relevance-chunks"
+) -> Signals:
+    """One ``info`` signal ``signal_id`` per row listing its flagged chunks: ``message`` + ``[i, j, ...].``.
 
     Parameters
     ----------
@@ -453,6 +457,8 @@ def chunk_signals(batch: RowSlice, low: np.ndarray, message: str) -> Signals:
         A flag per context chunk of the rows (in ``batch.ctx_row`` order).
     message : str
         The text before the list of chunk indices.
+    signal_id : str
+        The signals' id.
 
     Returns
     -------
@@ -467,7 +473,7 @@ def chunk_signals(batch: RowSlice, low: np.ndarray, message: str) -> Signals:
     rows = listing.get_column("row").to_numpy()
     signals = Signals()
     text = message + " [" + listing.get_column("list") + "]."
-    signals.add(rows, np.zeros(rows.size), ["context-precision-low-relevance-chunks"] * rows.size, "info", text, None)
+    signals.add(rows, np.zeros(rows.size), [signal_id] * rows.size, "info", text, None)
     return signals
 
 
