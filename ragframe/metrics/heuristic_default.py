@@ -26,9 +26,9 @@ from ragframe.metrics.text_engine import (
     RowSlice,
     Signals,
     chunk_signals,
+    fixed3,
     group_max,
     mean_by_row,
-    row_warnings,
     sentence_signals,
 )
 
@@ -170,8 +170,41 @@ def _answer_relevance(batch: RowSlice, opts: Options, explain: bool) -> tuple[np
     if not explain:
         return values, None
     low = np.flatnonzero(values < 0.5)
-    template = "Answer may not address the question: it refuses, repeats the question or says little (score={})."
-    return values, row_warnings(low, "answer-relevance-low", template, values[low], _refusal_words(batch).gather(low))
+    causes = pl.DataFrame(
+        {
+            "refused": refused[low],
+            "words": words[low].astype(np.int64),
+            "repeated": np.rint(echo[low] * words[low]).astype(np.int64),
+            "score": fixed3(values[low]),
+        }
+    )
+    messages = causes.select(
+        pl.when("refused")
+        .then(pl.format("Answer declines or hedges instead of answering (score={}).", "score"))
+        .when(pl.col("words") == 0)
+        .then(pl.format("Answer has no content word (score={}).", "score"))
+        .when(pl.col("words") < SHORT_ANSWER_WORDS)
+        .then(
+            pl.format(
+                "Answer says little: {} content word(s), {} of them in the question (score={}).",
+                "words",
+                "repeated",
+                "score",
+            )
+        )
+        .otherwise(
+            pl.format(
+                "Answer repeats the question: {} of its {} content words are in it (score={}).",
+                "repeated",
+                "words",
+                "score",
+            )
+        )
+    ).to_series()
+    signals = Signals()
+    ids = ["answer-relevance-low"] * low.size
+    signals.add(low, np.zeros(low.size), ids, "warning", messages, _refusal_words(batch).gather(low))
+    return values, signals
 
 
 def _chunk_pairs(opts: Options) -> dict[str, frozenset[int]]:

@@ -418,13 +418,11 @@ class Signals:
         return full.get_column("s").fill_null(pl.lit([], dtype=pl.List(_SIGNAL))).cast(pl.List(_SIGNAL)).rename(name)
 
 
-def row_warnings(
-    rows: np.ndarray, signal_id: str, template: str, values: np.ndarray, evidence: pl.Series | None = None
-) -> Signals:
-    """One ``warning`` per row of ``rows``; ``template`` gets each value with 3 decimals; ``evidence`` per row."""
+def row_warnings(rows: np.ndarray, signal_id: str, template: str, values: np.ndarray) -> Signals:
+    """One ``warning`` per row of ``rows``; ``template`` gets each value with 3 decimals."""
     sig = Signals()
     messages = [template.format(v) for v in fixed3(values)]
-    sig.add(rows, np.zeros(rows.size), [signal_id] * rows.size, "warning", messages, evidence)
+    sig.add(rows, np.zeros(rows.size), [signal_id] * rows.size, "warning", messages, None)
     return sig
 
 

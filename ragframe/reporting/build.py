@@ -189,6 +189,7 @@ def _page(
         "worst": {
             "n": worst,
             "chars": content.TEXT_CHARS,
+            "asked": any(c in source.schema for c in content.ASKED_COLUMNS),
             "metrics": [
                 {"metric": m, "table": table(t)} for m, t in content.worst_rows(source, frame, plan, worst).items()
             ],

@@ -22,6 +22,7 @@ from ragframe.stats.validity import agreement_with_labels
 
 __all__ = [
     "AGREEMENT_RESAMPLES",
+    "ASKED_COLUMNS",
     "MAX_SLICES",
     "ROW",
     "TEXT_CHARS",
@@ -44,7 +45,7 @@ _ROW_INDEX = "__ragframe_row"
 #: Characters of a text (question, answer, context chunk, signal, reason) shown in the worst-rows tables.
 TEXT_CHARS = 300
 #: Texts shown with every metric's worst rows, when the scores have them: what was asked.
-_ASKED_COLUMNS = ("query", "question")
+ASKED_COLUMNS = ("query", "question")
 #: Texts a metric reads, shown with its worst rows when it reads them (unregistered metrics: the answer).
 _INPUT_TEXTS = ("answer", "contexts", "ground_truth")
 #: Context chunks shown per row (then "… N more chunks").
@@ -283,7 +284,7 @@ def shown_texts(schema: pl.Schema, metric: str) -> list[str]:
     """
     registered = metric_for_column(metric)
     reads = ("answer",) if registered is None else registered.inputs
-    wanted = [*_ASKED_COLUMNS, *(c for c in _INPUT_TEXTS if c in reads and not (c == "contexts" and "answer" in reads))]
+    wanted = [*ASKED_COLUMNS, *(c for c in _INPUT_TEXTS if c in reads and not (c == "contexts" and "answer" in reads))]
     text, chunks = pl.String, pl.List(pl.String)
     return [c for c in wanted if c in schema and schema[c] == (chunks if c == "contexts" else text)]
 
