@@ -49,7 +49,7 @@ def distribution_figure(frame: pl.DataFrame, plan: Plan, sample_rows: int, note:
     from ragframe import plot
 
     draw = partial(plot.distributions, frame, metrics=plan.metrics, sample=sample_rows, seed=SAMPLE_SEED)
-    return _image(draw, "Distributions", f"Histogram of each score, its threshold marked. {note}")
+    return _image(draw, "Distributions", f"Histogram of each score, its pass threshold marked when it has one. {note}")
 
 
 def slice_figures(summaries: dict[str, pl.DataFrame], plan: Plan) -> dict[str, dict[str, str | None]]:
