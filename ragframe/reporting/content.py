@@ -34,6 +34,7 @@ __all__ = [
     "plan_report",
     "ranking_groups",
     "sample_frame",
+    "shown_texts",
     "slice_summaries",
     "worst_rows",
 ]
