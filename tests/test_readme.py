@@ -9,9 +9,8 @@
 - The only block not run is the one preceded by ``<!-- readme-test: skip (reason) -->``:
   the setup block, which creates a virtual environment, runs ``pip install`` and
   ``pytest``. At most one block may be skipped, and only such a block.
-- The ```python blocks of each ``docs/*.md`` page run in order in one namespace (a page is a
-  walkthrough), and README's relative links
-  resolve (``tests/test_docs.py`` checks the links of ``docs/``).
+- README's relative links resolve. (``tests/test_docs.py`` runs each ```python block of
+  ``docs/*.md`` alone and checks the links of ``docs/``.)
 """
 
 from __future__ import annotations
@@ -113,12 +112,6 @@ def run_bash(code: str, cwd: Path) -> list[str]:
 BLOCKS = parse_blocks(README.read_text(encoding="utf-8"))
 PYTHON = [b for b in BLOCKS if b.lang == "python" and b.skip is None]
 BASH = [b for b in BLOCKS if b.lang == "bash" and b.skip is None]
-DOCS_PYTHON = [
-    b
-    for page in sorted((ROOT / "docs").glob("*.md"))
-    for b in parse_blocks(page.read_text(encoding="utf-8"), page)
-    if b.lang == "python"
-]
 
 
 # ----------------------------------------------------------------------------- the README's blocks
@@ -141,16 +134,6 @@ def test_readme_has_the_blocks_it_promises():
 def test_python_block_runs(block, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     _run_blocks([block], {"__name__": "__readme__"})
-
-
-DOCS_PAGES = sorted({b.source for b in DOCS_PYTHON}, key=str)
-
-
-@pytest.mark.parametrize("page", DOCS_PAGES, ids=lambda p: p.name)
-def test_docs_python_blocks_run_in_order(page, tmp_path, monkeypatch):
-    """A docs page reads as a walkthrough: its blocks run in order in one namespace (README's stand alone)."""
-    monkeypatch.chdir(tmp_path)
-    _run_blocks([b for b in DOCS_PYTHON if b.source == page], {"__name__": "__docs__"})
 
 
 def _run_blocks(blocks: list[Block], namespace: dict) -> None:

@@ -138,7 +138,7 @@ def test_every_section_is_present_in_order(full):
     _, html, page = full
     assert page.sections == SECTIONS
     assert "#ranking" not in html  # no ranking measure: no section, no link to one
-    assert page.title_text.startswith("ragframe report: in-memory frame")
+    assert page.title_text.startswith("ragframe report: scores (in-memory frame)")
 
 
 def test_every_image_is_an_inline_png(full):
@@ -228,14 +228,20 @@ def test_worst_rows_are_the_lowest_scores_with_texts_and_signals(full, frames):
         assert [_float(r[metric]) for r in rows] == values[order].tolist()
         assert [int(r["id"]["value"]) for r in rows] == scored["id"].to_numpy()[order].tolist()
         for row, position in zip(rows, order):
-            answer = scored["answer"][int(position)]
-            shown = row["answer"]["text"]
-            assert shown == (answer if len(answer) <= 300 else answer[:300] + "…")
+            # the answer; for context_relevance (which does not read it) the numbered contexts it judged
+            text = "contexts" if metric == "context_relevance" else "answer"
+            assert set(row) & {"answer", "contexts"} == {text}
+            values = scored[text][int(position)]
+            numbers = [f"[{i}] " for i in range(len(values))] if text == "contexts" else [""]
+            values = values if text == "contexts" else [values]
+            cut = [n + (v if len(v) <= 300 else v[:300] + "…") for n, v in zip(numbers, values)]
+            assert row[text]["text"] == "".join(cut)
             assert row["reaction"]["text"] == scored["reaction"][int(position)]
+            assert row["question"]["text"] == scored["question"][int(position)]
     relevance = page.records("worst", index=1)
     signals = scored["answer_relevance_signals"][int(relevance[0]["row"]["value"])].to_list()
     assert signals and relevance[0]["answer_relevance_signals"]["text"] == "".join(
-        f"{s['severity']}: {s['message']}" for s in signals
+        f"{s['severity']}: {s['message']}" + (f" “{s['evidence']}”" if s["evidence"] else "") for s in signals
     )
 
 
@@ -332,9 +338,9 @@ def test_ranking_curves_of_a_comparison_draw_both_sides(tmp_path, monkeypatch):
     monkeypatch.setattr(rf.plot, "ranking_curve", lambda runs, **kw: drawn.append(runs) or original(runs, **kw))
     html, page = read_page(rf.report(a, tmp_path / "r.html", compare=b, on="query_id", worst=0))
     assert page.sections == [*SECTIONS[:-1], "ranking", "worst-rows"]
-    assert "a: these scores, b: compared" in html
+    assert "a: scores (in-memory frame), b: compare (in-memory frame)" in html
     (runs,) = drawn
-    assert list(runs) == ["a (these scores)", "b (compared)"]
+    assert list(runs) == ["a: scores (in-memory frame)", "b: compare (in-memory frame)"]
     for side, frame in zip(runs.values(), (a, b)):  # each side's means over all its rows
         expected = frame.select("ndcg_at_1", "ndcg_at_5", "ndcg_at_10").mean().row(0)
         assert side.row(0) == pytest.approx(expected, rel=1e-14)  # b's mean is a lazy (streamed) sum

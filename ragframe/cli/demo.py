@@ -135,6 +135,9 @@ def _demo_heuristics(log_path: Path, out_dir: Path) -> tuple[Path, pl.DataFrame]
     # the new score columns only: the human labels (human_faithfulness, ...) parse as prefixed scores
     summary = summarize(scored, metrics=score_columns(scored.columns[len(log.columns) :]))
     print(format_frame(summary.select("metric", "count", "mean", "std", "p50", "pass_rate", "ci_low", "ci_high")))
+    note = _one_chunk_note(scored)
+    if note:
+        print(note)
     print("\ndo the scores agree with the human labels? ragframe's methods (the default) next to")
     print(f'{SEED}\'s (compat="{SEED}"), by rf.agreement_with_labels ({DEMO_RESAMPLES} bootstrap resamples)\n')
     print(format_frame(_agreement_table(scored, seed)))
@@ -143,6 +146,19 @@ def _demo_heuristics(log_path: Path, out_dir: Path) -> tuple[Path, pl.DataFrame]
     print("0.5 is chance, below 0.5 points the wrong way.")
     print("good: answers judged good; passes, seed passes: answers at or above each method's default threshold.")
     return path, scored
+
+
+def _one_chunk_note(scored: pl.DataFrame) -> str:
+    """Why context_precision and context_relevance print the same numbers on this log (checked, not assumed)."""
+    one_chunk = scored["contexts"].list.len().unique().to_list() == [1]
+    equal = scored["context_precision"].equals(scored["context_relevance"], check_names=False, null_equal=True)
+    if not (one_chunk and equal):
+        return ""
+    return (
+        "\nragframe's context_precision and context_relevance are equal on every row here: each row has one\n"
+        "retrieved chunk, and context_precision is context_relevance with the chunks weighted by rank\n"
+        "(docs/metrics.md). The report's tables, histograms and ROC curves of the two coincide; it says so."
+    )
 
 
 def _demo_report(scored: pl.DataFrame, wrong_contexts_path: Path, out_dir: Path) -> Path | None:
@@ -163,6 +179,8 @@ def _demo_report(scored: pl.DataFrame, wrong_contexts_path: Path, out_dir: Path)
             by="reaction",
             labels=_DEMO_LABELS,
             title="ragframe demo: the ARES RAG log (200 answers), compared with its wrong-contexts copy",
+            label="ARES log",
+            compare_label="wrong contexts",
         )
     except MissingDependencyError as exc:
         print(f"\nno HTML report: {exc}")
@@ -188,6 +206,8 @@ def _demo_ranking_report(frames: list[pl.DataFrame], names: list[str], out_dir: 
         compare=second,
         on="query_id",
         title=f"ragframe demo: TREC DL 2019, {names[0]} (a) compared with {names[1]} (b), 43 judged queries",
+        label=names[0],
+        compare_label=names[1],
     )
     print(f"HTML report of the two runs (ranking curves, the comparison, the worst queries): {path}")
     return path

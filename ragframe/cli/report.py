@@ -21,7 +21,8 @@ Write one self-contained HTML file about SCORES (ragframe.report): provenance
 (source, row count, ragframe version, the options of a 'ragframe eval' run read
 from its manifest), the summary table, histograms of each score, a table and
 heatmap per --by column, the paired comparison with --compare (t test,
-Holm-adjusted p-values, forest plot), agreement with human labels with --labels
+Holm-adjusted p-values, forest plot; the sides are named by their paths:
+a = SCORES, b = OTHER), agreement with human labels with --labels
 (AUROC with a 200-resample bootstrap interval, ROC curves), ranking curves for
 measures at several cutoffs, and the --worst rows of each metric with their
 texts, signals and reasons. Tables use every row; pictures of rows are drawn
@@ -85,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
         worst=args.worst,
         sample_rows=args.sample_rows,
         title=args.title,
+        label=args.scores,  # the comparison, its forest plot and the ranking curves name each side by its path
+        compare_label=args.compare,
     )
     print(path)
     return 0

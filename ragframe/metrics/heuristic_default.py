@@ -17,6 +17,7 @@ Building blocks, all over the shared n-gram tables (so a row's score depends on 
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 
 from ragframe.metrics.heuristic_kernels import HeuristicKernel, Options
 from ragframe.metrics.heuristic_seed import SEED_KERNELS
@@ -25,9 +26,9 @@ from ragframe.metrics.text_engine import (
     RowSlice,
     Signals,
     chunk_signals,
+    fixed3,
     group_max,
     mean_by_row,
-    row_warnings,
     sentence_signals,
 )
 
@@ -54,18 +55,61 @@ REFUSALS: tuple[str, ...] = (
     r"\bnot relevant to the question\b",
 )
 _REFUSAL = "(?i)" + "|".join(REFUSALS)
+_REFUSAL_WORDS = "(?i)(" + "|".join(REFUSALS) + ")"
 _ANSWER_SENTENCES = "answer_sentences-contexts"
 _TRUTH_SENTENCES = "ground_truth_sentences-contexts"
 
 
+def _answers(batch: RowSlice) -> pl.Series:
+    """The rows' answers as the refusal patterns read them ("" for null, a typographic apostrophe as ')."""
+    return batch.row_text["answer"].fill_null("").str.replace_all("\u2019", "'", literal=True)
+
+
 def _refusals(batch: RowSlice) -> np.ndarray:
     """Rows whose answer is a refusal or a hedge."""
+    return batch.memo("refusals", lambda: _answers(batch).str.contains(_REFUSAL).to_numpy())
 
-    def compute() -> np.ndarray:
-        text = batch.row_text["answer"].fill_null("").str.replace_all("\u2019", "'", literal=True)
-        return text.str.contains(_REFUSAL).to_numpy()
 
-    return batch.memo("refusals", compute)
+def _refusal_words(batch: RowSlice) -> pl.Series:
+    """The words of each answer that make it a refusal (the first match; null for the others): signal evidence."""
+    return batch.memo("refusal words", lambda: _answers(batch).str.extract(_REFUSAL_WORDS, 1))
+
+
+def _zero_signals(batch: RowSlice, count: np.ndarray, prefix: str, severity: str) -> Signals:
+    """Why an answer scored 0.0 without a sentence being checked: one signal per such row.
+
+    ``<prefix>-no-contexts`` (nothing to check against), ``<prefix>-refusal`` (evidence: the
+    words that make it one) or ``<prefix>-no-words`` (no sentence with a token), in that order.
+    """
+    no_contexts = batch.ctx_count == 0
+    refused = _refusals(batch) & ~no_contexts
+    kinds = (
+        (no_contexts, "no-contexts", "No context to check the answer against: score 0.", None),
+        (refused, "refusal", "Answer declines or hedges instead of answering: score 0.", _refusal_words(batch)),
+        ((count == 0) & ~no_contexts & ~refused, "no-words", "Answer has no sentence with a word: score 0.", None),
+    )
+    signals = Signals()
+    for flagged, kind, message, evidence in kinds:  # three kinds of rows, each added as one column
+        rows = np.flatnonzero(flagged)
+        found = None if evidence is None else evidence.gather(rows)
+        signals.add(
+            rows, np.full(rows.size, -1), [f"{prefix}-{kind}"] * rows.size, severity, [message] * rows.size, found
+        )
+    return signals
+
+
+def _joined(*parts: Signals) -> Signals:
+    """The signals of ``parts`` as one :class:`Signals` (sorted by row and order when written)."""
+    return Signals(frames=[frame for part in parts for frame in part.frames])
+
+
+def _no_contexts(batch: RowSlice, prefix: str, scored: np.ndarray | None = None) -> Signals:
+    """A ``warning`` ``<prefix>-no-contexts`` per row without contexts (scored 0.0), among the ``scored`` rows."""
+    rows = np.flatnonzero((batch.ctx_count == 0) & (True if scored is None else scored))
+    signals = Signals()
+    message = ["No contexts were retrieved: score 0."] * rows.size
+    signals.add(rows, np.full(rows.size, -1), [f"{prefix}-no-contexts"] * rows.size, "warning", message, None)
+    return signals
 
 
 def _support(batch: RowSlice, tag: str, role: str) -> tuple[np.ndarray, np.ndarray]:
@@ -95,9 +139,8 @@ def _faithfulness(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.nda
         return values, None
     low = np.flatnonzero(real & (best < SUPPORTED) & answered[rows])
     template = "Answer sentence has low context support (bigram containment={})."
-    return values, sentence_signals(
-        batch.sentences["answer"], low, "faithfulness-low-support", "warning", template, best
-    )
+    sentences = sentence_signals(batch.sentences["answer"], low, "faithfulness-low-support", "warning", template, best)
+    return values, _joined(_zero_signals(batch, count, "faithfulness", "warning"), sentences)
 
 
 def _hallucination_rate(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.ndarray, Signals | None]:
@@ -112,7 +155,7 @@ def _hallucination_rate(batch: RowSlice, opts: Options, explain: bool) -> tuple[
     low = np.flatnonzero(real & (best < SUPPORTED) & answered[rows])
     template = "Answer sentence appears unsupported by any context (bigram containment={})."
     signals = sentence_signals(batch.sentences["answer"], low, "hallucination-unsupported", "critical", template, best)
-    return values, signals
+    return values, _joined(_zero_signals(batch, count, "hallucination", "critical"), signals)
 
 
 def _answer_relevance_pairs(opts: Options) -> dict[str, frozenset[int]]:
@@ -127,8 +170,41 @@ def _answer_relevance(batch: RowSlice, opts: Options, explain: bool) -> tuple[np
     if not explain:
         return values, None
     low = np.flatnonzero(values < 0.5)
-    template = "Answer may not address the question: it refuses, repeats the question or says little (score={})."
-    return values, row_warnings(low, "answer-relevance-low", template, values[low])
+    causes = pl.DataFrame(
+        {
+            "refused": refused[low],
+            "words": words[low].astype(np.int64),
+            "repeated": np.rint(echo[low] * words[low]).astype(np.int64),
+            "score": fixed3(values[low]),
+        }
+    )
+    messages = causes.select(
+        pl.when("refused")
+        .then(pl.format("Answer declines or hedges instead of answering (score={}).", "score"))
+        .when(pl.col("words") == 0)
+        .then(pl.format("Answer has no content word (score={}).", "score"))
+        .when(pl.col("words") < SHORT_ANSWER_WORDS)
+        .then(
+            pl.format(
+                "Answer says little: {} content word(s), {} of them in the question (score={}).",
+                "words",
+                "repeated",
+                "score",
+            )
+        )
+        .otherwise(
+            pl.format(
+                "Answer repeats the question: {} of its {} content words are in it (score={}).",
+                "repeated",
+                "words",
+                "score",
+            )
+        )
+    ).to_series()
+    signals = Signals()
+    ids = ["answer-relevance-low"] * low.size
+    signals.add(low, np.zeros(low.size), ids, "warning", messages, _refusal_words(batch).gather(low))
+    return values, signals
 
 
 def _chunk_pairs(opts: Options) -> dict[str, frozenset[int]]:
@@ -141,8 +217,15 @@ def _chunk_relevance(batch: RowSlice) -> np.ndarray:
 
 
 def _context_relevance(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.ndarray, Signals | None]:
-    mean, _ = mean_by_row(batch.ctx_row, _chunk_relevance(batch), batch.n)
-    return np.where(batch.ctx_count > 0, mean, 0.0), None
+    relevance = _chunk_relevance(batch)
+    mean, _ = mean_by_row(batch.ctx_row, relevance, batch.n)
+    values = np.where(batch.ctx_count > 0, mean, 0.0)
+    if not explain:
+        return values, None
+    low = relevance < DEFAULT_THRESHOLDS["context_relevance"]
+    message = "Context chunk(s) with low relevance to the question: indices"
+    chunks = chunk_signals(batch, low, message, "context-relevance-low-relevance-chunks")
+    return values, _joined(_no_contexts(batch, "context-relevance"), chunks)
 
 
 def _context_precision(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.ndarray, Signals | None]:
@@ -154,7 +237,8 @@ def _context_precision(batch: RowSlice, opts: Options, explain: bool) -> tuple[n
     if not explain:
         return values, None
     low = relevance < DEFAULT_THRESHOLDS["context_relevance"]
-    return values, chunk_signals(batch, low, "Context chunk(s) with low relevance to the question: indices")
+    chunks = chunk_signals(batch, low, "Context chunk(s) with low relevance to the question: indices")
+    return values, _joined(_no_contexts(batch, "context-precision"), chunks)
 
 
 def _context_recall_pairs(opts: Options) -> dict[str, frozenset[int]]:
@@ -168,7 +252,15 @@ def _context_recall(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.n
     value = np.where((batch.ctx_count > 0) & (count > 0), mean, 0.0)
     truth = batch.row_text["ground_truth"]
     missing = (truth.is_null() | (truth == "")).to_numpy()
-    return np.where(missing, np.nan, value), None
+    values = np.where(missing, np.nan, value)
+    if not explain:
+        return values, None
+    low = np.flatnonzero(real & (best < SUPPORTED) & (batch.ctx_count > 0)[rows])
+    template = "Ground-truth sentence not found in the contexts (bigram containment={})."
+    sentences = sentence_signals(
+        batch.sentences["ground_truth"], low, "context-recall-missing", "warning", template, best
+    )
+    return values, _joined(_no_contexts(batch, "context-recall", ~missing), sentences)
 
 
 #: The default kernel of each metric.

@@ -442,8 +442,10 @@ def sentence_signals(
     return sig
 
 
-def chunk_signals(batch: RowSlice, low: np.ndarray, message: str) -> Signals:
-    """One ``info`` signal per row listing its flagged chunks: ``message`` + ``[i, j, ...].``.
+def chunk_signals(
+    batch: RowSlice, low: np.ndarray, message: str, signal_id: str = "context-precision-low-relevance-chunks"
+) -> Signals:
+    """One ``info`` signal ``signal_id`` per row listing its flagged chunks: ``message`` + ``[i, j, ...].``.
 
     Parameters
     ----------
@@ -453,6 +455,8 @@ def chunk_signals(batch: RowSlice, low: np.ndarray, message: str) -> Signals:
         A flag per context chunk of the rows (in ``batch.ctx_row`` order).
     message : str
         The text before the list of chunk indices.
+    signal_id : str
+        The signals' id.
 
     Returns
     -------
@@ -467,7 +471,7 @@ def chunk_signals(batch: RowSlice, low: np.ndarray, message: str) -> Signals:
     rows = listing.get_column("row").to_numpy()
     signals = Signals()
     text = message + " [" + listing.get_column("list") + "]."
-    signals.add(rows, np.zeros(rows.size), ["context-precision-low-relevance-chunks"] * rows.size, "info", text, None)
+    signals.add(rows, np.zeros(rows.size), [signal_id] * rows.size, "info", text, None)
     return signals
 
 

@@ -108,7 +108,8 @@ def roc_points(score: np.ndarray, positive: np.ndarray) -> tuple[np.ndarray, np.
     Parameters
     ----------
     score : numpy.ndarray
-        Scores, higher meaning more likely positive; no NaN.
+        Scores, higher meaning more likely positive; no NaN. A constant score gives the chance
+        diagonal, (0, 0) to (1, 1).
     positive : numpy.ndarray of bool
         The label of each score; both classes present.
 
@@ -123,14 +124,18 @@ def roc_points(score: np.ndarray, positive: np.ndarray) -> tuple[np.ndarray, np.
     >>> fpr, tpr = roc_points(np.array([0.1, 0.4, 0.35, 0.8]), np.array([False, False, True, True]))
     >>> fpr.tolist(), tpr.tolist()
     ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
+    >>> [points.tolist() for points in roc_points(np.zeros(4), np.array([False, True, True, False]))]  # constant
+    [[0.0, 1.0], [0.0, 1.0]]
     """
     order = np.argsort(score, kind="mergesort")[::-1]
     score, positive = score[order], positive[order]
     last = np.r_[np.flatnonzero(np.diff(score)), score.size - 1]  # the last row of each tie group
     tps = np.cumsum(positive)[last]
     fps = 1 + last - tps
-    bends = np.flatnonzero(np.r_[True, np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), True])
-    tps, fps = np.r_[0, tps[bends]], np.r_[0, fps[bends]]
+    if tps.size > 2:  # as scikit-learn: one or two cuts (a constant score: one) have no point to drop
+        bends = np.flatnonzero(np.r_[True, np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), True])
+        tps, fps = tps[bends], fps[bends]
+    tps, fps = np.r_[0, tps], np.r_[0, fps]
     return fps / fps[-1], tps / tps[-1]
 
 

@@ -38,7 +38,8 @@ def compare(comparison: Any, *, title: str | None = None) -> Any:
         and a bar from ``ci_low`` to ``ci_high``. Significant rows are filled red points
         (gid ``"delta-significant"``) with a ``*`` before their label; the others hollow
         grey points (gid ``"delta"``); the bars are the LineCollection gid ``"ci"``; a
-        dashed line marks zero (gid ``"zero"``).
+        dashed line marks zero (gid ``"zero"``). The legend (``fig.legends[0]``) is below
+        the axes, so that it covers no bar.
 
     Examples
     --------
@@ -72,7 +73,8 @@ def compare(comparison: Any, *, title: str | None = None) -> Any:
     ax.set_yticks(y, labels, fontsize=9 if df.height <= 40 else 7)
     ax.set_ylim(df.height - 0.5, -0.5)  # first row on top
     ax.set_xlabel("delta = mean_b - mean_a (bar: confidence interval)")
-    ax.legend(*_legend(ax, significant), fontsize=8, loc="best")
+    handles, texts = _legend(ax, significant)
+    fig.legend(handles, texts, fontsize=8, loc="outside lower center", ncols=len(texts))  # below: hides no bar
     ax.grid(axis="x", alpha=0.3)
     ax.set_title(title or _title(df), fontsize=11)
     return fig

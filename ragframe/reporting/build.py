@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import polars as pl
 from ragframe import validate
 from ragframe.reporting import content, figures
 from ragframe.reporting.images import require_matplotlib
-from ragframe.reporting.inputs import Source, load_source
+from ragframe.reporting.inputs import IN_MEMORY, Source, load_source
 from ragframe.reporting.render import render, require_jinja2
 from ragframe.reporting.tables import table
 from ragframe.stats.summary import summarize
@@ -48,6 +49,8 @@ def report(
     worst: int = 5,
     sample_rows: int = 100_000,
     title: str | None = None,
+    label: str | None = None,
+    compare_label: str | None = None,
 ) -> Path:
     """Write a self-contained HTML report of scored rows: provenance, summaries, pictures, worst rows.
 
@@ -86,7 +89,11 @@ def report(
     sample_rows : int
         Rows the pictures of rows are drawn from (seed 0); all rows when there are fewer.
     title : str, optional
-        The page's title; default "ragframe report: <source>".
+        The page's title; default "ragframe report: <label>".
+    label, compare_label : str, optional
+        What the page calls ``scores`` (side a) and ``compare`` (side b) in the comparison,
+        its forest plot and the ranking curves. Default: the path given, or ``"scores
+        (in-memory frame)"`` and ``"compare (in-memory frame)"`` for frames.
 
     Returns
     -------
@@ -110,8 +117,9 @@ def report(
     """
     worst = validate.integer(worst, "worst", _FUNCTION, minimum=0)
     sample_rows = validate.positive_int(sample_rows, "sample_rows", _FUNCTION)
-    if title is not None and not isinstance(title, str):
-        raise validate.fail(_FUNCTION, "title", "a str or None", title)
+    for name, value in (("title", title), ("label", label), ("compare_label", compare_label)):
+        if value is not None and not (isinstance(value, str) and value.strip()):
+            raise validate.fail(_FUNCTION, name, "a non-empty str or None", value)
     if not isinstance(path, (str, os.PathLike)):
         raise validate.fail(_FUNCTION, "path", "a path (str or os.PathLike)", path)
     require_jinja2(_FUNCTION)
@@ -119,12 +127,42 @@ def report(
     source = load_source(scores, "scores")
     other = None if compare is None else load_source(compare, "compare")
     plan = content.plan_report(source.schema, metrics, by, labels, on)
-    context = _page(source, other, plan, worst, sample_rows, title)
+    names = Names(label or _default_name(source, "scores"), compare_label or _default_name(other, "compare"))
+    context = _page(source, other, plan, worst, sample_rows, title, names)
     return _write(Path(path), render(context))
 
 
+@dataclass(frozen=True)
+class Names:
+    """What the page calls the two sides: ``a`` the scores, ``b`` the compared scores."""
+
+    a: str
+    b: str
+
+
+def _default_name(source: Source | None, role: str) -> str:
+    """The path given, or ``"<role> (in-memory frame)"``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from ragframe.reporting.inputs import load_source
+    >>> _default_name(load_source(pl.DataFrame({"mrr": [1.0]}), "compare"), "compare")
+    'compare (in-memory frame)'
+    """
+    if source is None:
+        return role
+    return f"{role} ({IN_MEMORY})" if source.label == IN_MEMORY else source.label
+
+
 def _page(
-    source: Source, other: Source | None, plan: content.Plan, worst: int, sample_rows: int, title: str | None
+    source: Source,
+    other: Source | None,
+    plan: content.Plan,
+    worst: int,
+    sample_rows: int,
+    title: str | None,
+    names: Names,
 ) -> dict[str, Any]:
     """The template's variables: every table (all rows) and picture (sampled rows)."""
     frame = content.numeric_frame(source, plan)
@@ -132,22 +170,26 @@ def _page(
     note = _sample_note(frame.height, sample.height)
     summaries = content.slice_summaries(frame, plan)
     slice_images = figures.slice_figures(summaries, plan)
+    summary = summarize(frame, metrics=plan.metrics)
     return {
-        "title": title or f"ragframe report: {source.label}",
-        "provenance": _provenance(source, other, plan, worst, note),
+        "title": title or f"ragframe report: {names.a}",
+        "provenance": _provenance(source, other, plan, worst, note, names),
         "sampling": {"sampled": sample.height < frame.height, "note": note},
-        "summary": table(summarize(frame, metrics=plan.metrics), SUMMARY_COLUMNS),
+        "summary": table(summary, _shown(summary, SUMMARY_COLUMNS)),
+        "pass_rates": "pass_rate" in _shown(summary, SUMMARY_COLUMNS),
+        "identical": content.identical_columns(frame, summary),
         "distributions": figures.distribution_figure(frame, plan, sample_rows, note),
         "slices": [
-            {"column": c, "table": table(s, (c, *SLICE_COLUMNS)), "image": slice_images[c]}
+            {"column": c, "table": table(s, _shown(s, (c, *SLICE_COLUMNS))), "image": slice_images[c]}
             for c, s in summaries.items()
         ],
-        "comparison": None if other is None else _comparison(frame, source, other, plan),
+        "comparison": None if other is None else _comparison(frame, source, other, plan, names),
         "calibration": None if plan.labels is None else _calibration(frame, sample, plan, note),
-        "ranking": figures.ranking_figures(frame, plan, None if other is None else other.frame),
+        "ranking": figures.ranking_figures(frame, plan, None if other is None else other.frame, (names.a, names.b)),
         "worst": {
             "n": worst,
             "chars": content.TEXT_CHARS,
+            "asked": any(c in source.schema for c in content.ASKED_COLUMNS),
             "metrics": [
                 {"metric": m, "table": table(t)} for m, t in content.worst_rows(source, frame, plan, worst).items()
             ],
@@ -155,14 +197,28 @@ def _page(
     }
 
 
-def _comparison(frame: pl.DataFrame, source: Source, other: Source, plan: content.Plan) -> dict[str, Any]:
+def _shown(frame: pl.DataFrame, columns: tuple[str, ...]) -> tuple[str, ...]:
+    """``columns`` without ``pass_rate`` when it is null on every row (no metric has a threshold).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> _shown(pl.DataFrame({"metric": ["mrr"], "pass_rate": [None]}), ("metric", "pass_rate"))
+    ('metric',)
+    """
+    if "pass_rate" in frame.columns and frame["pass_rate"].null_count() == frame.height:
+        return tuple(c for c in columns if c != "pass_rate")
+    return columns
+
+
+def _comparison(frame: pl.DataFrame, source: Source, other: Source, plan: content.Plan, names: Names) -> dict[str, Any]:
     compared = content.comparison_table(frame, source, other, plan)
     return {
-        "a": source.label,
-        "b": other.label,
+        "a": names.a,
+        "b": names.b,
         "on": ", ".join(plan.on),
         "table": table(compared, COMPARE_COLUMNS),
-        "image": figures.comparison_figure(compared),
+        "image": figures.comparison_figure(compared, names.a, names.b),
     }
 
 
@@ -192,7 +248,9 @@ def _sample_note(rows: int, sampled: int) -> str:
     )
 
 
-def _provenance(source: Source, other: Source | None, plan: content.Plan, worst: int, note: str) -> list[dict]:
+def _provenance(
+    source: Source, other: Source | None, plan: content.Plan, worst: int, note: str, names: Names
+) -> list[dict]:
     """Name/value rows: where the rows came from, what was computed, with which options."""
     from ragframe import __version__
 
@@ -204,20 +262,33 @@ def _provenance(source: Source, other: Source | None, plan: content.Plan, worst:
     if labels is not None:
         label_text += f" (AUROC interval: {content.AGREEMENT_RESAMPLES} bootstrap resamples, seed 0)"
     items = [
-        ("source", source.label),
+        ("source", _called(names.a, source.label)),
         ("rows", f"{source.rows:,}"),
         ("ragframe version", __version__),
         ("generated at", datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")),
         ("score columns", ", ".join(plan.metrics)),
         ("slice columns (by)", ", ".join(plan.by) or "none"),
         ("human labels", label_text),
-        ("compared with", "none" if other is None else f"{other.label} ({other.rows:,} rows), paired on "
-         + ", ".join(plan.on)),
+        ("compared with", "none" if other is None else f"{_called(names.b, other.label)} ({other.rows:,} rows), "
+         "paired on " + ", ".join(plan.on)),
         ("worst rows per metric", str(worst)),
         ("pictures of rows", note),
     ]  # fmt: skip
     items += _manifest_items(source.manifest)
     return [{"name": name, "value": value} for name, value in items]
+
+
+def _called(name: str, label: str) -> str:
+    """A side's name and where its rows came from, once when they are the same.
+
+    Examples
+    --------
+    >>> _called("wrong contexts", "in-memory frame"), _called("runs/a.parquet", "runs/a.parquet")
+    ('wrong contexts: in-memory frame', 'runs/a.parquet')
+    >>> _called("compare (in-memory frame)", "in-memory frame")  # the default name of a frame
+    'in-memory frame'
+    """
+    return label if name == label or name.endswith(f"({label})") else f"{name}: {label}"
 
 
 def _manifest_items(manifest: dict[str, Any] | None) -> list[tuple[str, str]]:

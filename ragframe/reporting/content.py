@@ -22,16 +22,19 @@ from ragframe.stats.validity import agreement_with_labels
 
 __all__ = [
     "AGREEMENT_RESAMPLES",
+    "ASKED_COLUMNS",
     "MAX_SLICES",
     "ROW",
     "TEXT_CHARS",
     "Plan",
     "agreement_table",
     "comparison_table",
+    "identical_columns",
     "numeric_frame",
     "plan_report",
     "ranking_groups",
     "sample_frame",
+    "shown_texts",
     "slice_summaries",
     "worst_rows",
 ]
@@ -40,9 +43,14 @@ _FUNCTION = "report"
 #: Display name of the row-number column of the worst-rows tables (0-based position in the input).
 ROW = "row"
 _ROW_INDEX = "__ragframe_row"
-#: Characters of a question or answer shown in the worst-rows tables.
+#: Characters of a text (question, answer, context chunk, signal, reason) shown in the worst-rows tables.
 TEXT_CHARS = 300
-_TEXT_COLUMNS = ("question", "answer")
+#: Texts shown with every metric's worst rows, when the scores have them: what was asked.
+ASKED_COLUMNS = ("query", "question")
+#: Texts a metric reads, shown with its worst rows when it reads them (unregistered metrics: the answer).
+_INPUT_TEXTS = ("answer", "contexts", "ground_truth")
+#: Context chunks shown per row (then "… N more chunks").
+CHUNKS_SHOWN = 10
 #: Up to this many worst rows are read as one-row slices of the input, more in one streaming pass.
 _SLICED_ROWS = 256
 #: Most distinct values a slice (``by``) column may have in a report.
@@ -178,6 +186,33 @@ def slice_summaries(frame: pl.DataFrame, plan: Plan) -> dict[str, pl.DataFrame]:
     return {column: summarize(frame, metrics=plan.metrics, by=column) for column in plan.by}
 
 
+def identical_columns(frame: pl.DataFrame, summary: pl.DataFrame) -> list[list[str]]:
+    """Groups of score columns equal on every row (nulls included), so the page can say why their pictures coincide.
+
+    Only columns whose summaries (count, nulls, mean, std) are equal are compared row by row.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> frame = pl.DataFrame({"a": [0.1, None, 0.3], "b": [0.1, None, 0.3], "c": [0.1, 0.2, 0.3]})
+    >>> identical_columns(frame, summarize(frame, metrics=["a", "b", "c"]))
+    [['a', 'b']]
+    """
+    groups: dict[tuple, list[str]] = {}
+    for row in summary.iter_rows(named=True):  # a row per metric
+        key = tuple(row[c] for c in ("count", "null_count", "mean", "std"))
+        groups.setdefault(key, []).append(row["metric"])
+    found = []
+    for names in groups.values():
+        while len(names) > 1:
+            first = frame[names[0]].cast(pl.Float64)
+            same = [n for n in names if frame[n].cast(pl.Float64).equals(first, check_names=False, null_equal=True)]
+            if len(same) > 1:
+                found.append(same)
+            names = [n for n in names if n not in same]
+    return found
+
+
 def comparison_table(frame: pl.DataFrame, source: Source, other: Source, plan: Plan) -> pl.DataFrame:
     """``rf.compare(scores, other, on=..., metrics=...)`` on every row of both sides (t test, Holm)."""
     _require(source.schema, plan.on, "id (on)")
@@ -234,9 +269,33 @@ def _worst_positions(frame: pl.DataFrame, metric: str, n: int) -> list[int]:
     return ranked[_ROW_INDEX].to_list()
 
 
+def shown_texts(schema: pl.Schema, metric: str) -> list[str]:
+    """The text columns shown with ``metric``'s worst rows: what was asked, then the texts the metric reads.
+
+    A metric that reads the contexts but not the answer (``context_precision``, ...) shows the
+    contexts it judged; one that reads both (``faithfulness``) shows the answer, its signals
+    quoting the sentences the contexts do not support. Unregistered columns show the answer.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> schema = pl.Schema({"question": pl.String, "answer": pl.String, "contexts": pl.List(pl.String)})
+    >>> shown_texts(schema, "context_relevance"), shown_texts(schema, "faithfulness"), shown_texts(schema, "x")
+    (['question', 'contexts'], ['question', 'answer'], ['question', 'answer'])
+    """
+    registered = metric_for_column(metric)
+    reads = ("answer",) if registered is None else registered.inputs
+    wanted = [*ASKED_COLUMNS, *(c for c in _INPUT_TEXTS if c in reads and not (c == "contexts" and "answer" in reads))]
+    text, chunks = pl.String, pl.List(pl.String)
+    return [c for c in wanted if c in schema and schema[c] == (chunks if c == "contexts" else text)]
+
+
 def _display_expressions(schema: pl.Schema, metric: str) -> list[pl.Expr]:
-    """The shown columns of one metric's worst rows: texts truncated, signals as 'severity: message' strings."""
-    exprs = [_cut(pl.col(name)).alias(name) for name in _TEXT_COLUMNS if name in schema and schema[name] == pl.String]
+    """The shown columns of one metric's worst rows: texts truncated, chunks numbered, signals with their evidence."""
+    exprs = [
+        (_chunks(name) if name == "contexts" else _cut(pl.col(name))).alias(name)
+        for name in shown_texts(schema, metric)
+    ]
     exprs.append(pl.col(metric))
     signals, reason = f"{metric}_signals", f"{metric}_reason"
     if signals in schema:
@@ -251,15 +310,39 @@ def _cut(text: pl.Expr) -> pl.Expr:
     return pl.when(text.str.len_chars() > TEXT_CHARS).then(text.str.slice(0, TEXT_CHARS) + "…").otherwise(text)
 
 
+def _chunks(column: str) -> pl.Expr:
+    """A contexts column as numbered chunks ``[0] text…`` (each cut), at most :data:`CHUNKS_SHOWN` of them.
+
+    Examples
+    --------
+    >>> frame = pl.DataFrame({"contexts": [["a", "b"], [str(i) for i in range(12)]]})
+    >>> frame.select(_chunks("contexts")).to_series().to_list()[1][-2:]
+    ['[9] 9', '… 2 more chunks']
+    """
+    chunks = pl.col(column)
+    number = pl.int_range(pl.len()).cast(pl.String)
+    shown = chunks.list.head(CHUNKS_SHOWN).list.eval(
+        pl.concat_str(pl.lit("["), number, pl.lit("] "), _cut(pl.element()))
+    )
+    more = pl.concat_list(pl.lit("… ") + (chunks.list.len() - CHUNKS_SHOWN).cast(pl.String) + pl.lit(" more chunks"))
+    return pl.when(chunks.list.len() > CHUNKS_SHOWN).then(shown.list.concat(more)).otherwise(shown)
+
+
 def _signal_texts(dtype: pl.DataType, column: str) -> pl.Expr:
-    """A signals column as a list of strings: ``severity: message`` for ragframe's signal structs."""
+    """A signals column as a list of strings: ``severity: message “evidence”`` for ragframe's signal structs."""
     inner = getattr(dtype, "inner", None)
     if isinstance(dtype, pl.List) and isinstance(inner, pl.Struct):
         fields = {f.name for f in inner.fields}
         if {"severity", "message"} <= fields:
             item = pl.element().struct
-            entry = pl.concat_str(item.field("severity"), pl.lit(": "), item.field("message"))
-            return pl.col(column).list.eval(_cut(entry))
+            entry = _cut(pl.concat_str(item.field("severity"), pl.lit(": "), item.field("message")))
+            if "evidence" in fields:  # the sentence or phrase the signal is about
+                evidence = item.field("evidence").cast(pl.String)
+                quoted = pl.when(evidence.is_not_null() & (evidence != "")).then(
+                    pl.lit(" “") + _cut(evidence) + pl.lit("”")
+                )
+                entry = entry + quoted.otherwise(pl.lit(""))
+            return pl.col(column).list.eval(entry)
     if isinstance(dtype, pl.List):
         return pl.col(column).list.eval(_cut(pl.element().cast(pl.String)))
     return pl.concat_list(_cut(pl.col(column).cast(pl.String))).alias(column)
@@ -305,7 +388,8 @@ def worst_rows(source: Source, frame: pl.DataFrame, plan: Plan, n: int) -> dict[
     tables = {}
     for metric, rows in positions.items():
         order = pl.DataFrame({_ROW_INDEX: rows}, schema={_ROW_INDEX: pl.Int64})
-        columns = [c for c in shown.columns if c in keys or c in (*_TEXT_COLUMNS, metric)]
+        texts = shown_texts(source.schema, metric)
+        columns = [*(c for c in keys if c not in texts), *texts, metric]
         columns += [c for c in (f"{metric}_signals", f"{metric}_reason") if c in shown.columns]
         table = order.join(shown, on=_ROW_INDEX, how="left", maintain_order="left")
         tables[metric] = table.select(pl.col(_ROW_INDEX).alias(ROW), *columns)

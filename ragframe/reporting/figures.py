@@ -49,7 +49,7 @@ def distribution_figure(frame: pl.DataFrame, plan: Plan, sample_rows: int, note:
     from ragframe import plot
 
     draw = partial(plot.distributions, frame, metrics=plan.metrics, sample=sample_rows, seed=SAMPLE_SEED)
-    return _image(draw, "Distributions", f"Histogram of each score, its threshold marked. {note}")
+    return _image(draw, "Distributions", f"Histogram of each score, its pass threshold marked when it has one. {note}")
 
 
 def slice_figures(summaries: dict[str, pl.DataFrame], plan: Plan) -> dict[str, dict[str, str | None]]:
@@ -66,13 +66,13 @@ def slice_figures(summaries: dict[str, pl.DataFrame], plan: Plan) -> dict[str, d
     }
 
 
-def comparison_figure(comparison: pl.DataFrame) -> dict[str, str | None]:
-    """``rf.plot.compare`` of the comparison table: each metric's mean difference with its interval."""
+def comparison_figure(comparison: pl.DataFrame, a: str, b: str) -> dict[str, str | None]:
+    """``rf.plot.compare`` of the comparison table: each metric's mean difference (b minus a) with its interval."""
     from ragframe import plot
 
     return _image(
         partial(plot.compare, comparison),
-        "Mean difference (compared minus these scores)",
+        f"Mean difference, b ({b}) minus a ({a})",
         "Each metric's mean paired difference with its interval; significant ones marked (every row).",
     )
 
@@ -94,10 +94,13 @@ def calibration_figures(sample: pl.DataFrame, plan: Plan, note: str) -> list[dic
     ]
 
 
-def ranking_figures(frame: pl.DataFrame, plan: Plan, other: pl.LazyFrame | None = None) -> list[dict[str, str | None]]:
+def ranking_figures(
+    frame: pl.DataFrame, plan: Plan, other: pl.LazyFrame | None = None, names: tuple[str, str] = ("a", "b")
+) -> list[dict[str, str | None]]:
     """``rf.plot.ranking_curve`` of each cutoff measure with several cutoffs: its mean (every row) over k.
 
-    With ``other`` (the compared scores, read lazily) holding the same columns, its curve is drawn beside.
+    With ``other`` (the compared scores, read lazily) holding the same columns, its curve is drawn
+    beside; ``names`` are the two sides' names, in the legend as ``a: <name>`` and ``b: <name>``.
     """
     from ragframe import plot
 
@@ -109,8 +112,8 @@ def ranking_figures(frame: pl.DataFrame, plan: Plan, other: pl.LazyFrame | None 
         runs: pl.DataFrame | dict[str, pl.DataFrame] = means
         caption = f"Mean {measure}@k over the cutoffs k (every row); one line per column prefix."
         if other is not None and set(columns) <= set(other.collect_schema().names()):
-            runs = {"a (these scores)": means, "b (compared)": other.select(columns).mean().collect()}
-            caption = f"Mean {measure}@k over the cutoffs k (every row of each side); a: these scores, b: compared."
+            runs = {f"a: {names[0]}": means, f"b: {names[1]}": other.select(columns).mean().collect()}
+            caption = f"Mean {measure}@k over the cutoffs k (every row of each side); a: {names[0]}, b: {names[1]}."
         draw = partial(plot.ranking_curve, runs, metric=measure)
         images.append(_image(draw, f"{measure} over k", caption))
     return images

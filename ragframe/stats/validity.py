@@ -505,12 +505,13 @@ def _at_threshold(
     score, truth = pairs
     predicted = score >= (-threshold if lower else threshold)  # oriented score: -s >= -t is s <= t
     actual = truth == 1
-    accuracy = float(np.mean(predicted == actual))
-    p_pred, p_true = float(np.mean(predicted)), float(np.mean(actual))
-    chance = p_pred * p_true + (1 - p_pred) * (1 - p_true)
-    if chance == 1.0:
-        kappa = 1.0 if accuracy == 1.0 else 0.0
+    n, agree = predicted.size, int(np.count_nonzero(predicted == actual))
+    n_pred, n_true = int(np.count_nonzero(predicted)), int(np.count_nonzero(actual))
+    # n^2 x the chance agreement, in integers: a kappa of exactly 0 (a constant score) comes out 0.0
+    chance = n_pred * n_true + (n - n_pred) * (n - n_true)
+    if chance == n * n:
+        kappa = 1.0 if agree == n else 0.0
     else:
-        kappa = (accuracy - chance) / (1 - chance)
-    out.update(accuracy=accuracy, cohen_kappa=kappa)
+        kappa = (n * agree - chance) / (n * n - chance)
+    out.update(accuracy=agree / n, cohen_kappa=kappa)
     return out
