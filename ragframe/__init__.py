@@ -58,6 +58,7 @@ from ragframe.routing import routing_summary
 from ragframe.stats.agreement import agreement, cohen_kappa, judgment_summary, judgments_to_qrels
 from ragframe.stats.batch_summary import batch_passed, detect_regressions, summarize_batch
 from ragframe.stats.compare import adjust_p_values, compare, compare_runs
+from ragframe.stats.estimate import estimate
 from ragframe.stats.gate import gate
 from ragframe.stats.regressions import regressions
 from ragframe.stats.summary import SummaryState, merge_summary_states, summarize, summary_state
@@ -132,6 +133,7 @@ __all__ = [
     "judge_metric",
     "retrieve",
     "aevaluate",
+    "estimate",
     "__version__",
 ]
 
