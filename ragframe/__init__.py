@@ -57,6 +57,7 @@ from ragframe.retrieve import retrieve
 from ragframe.routing import routing_summary
 from ragframe.stats.agreement import agreement, cohen_kappa, judgment_summary, judgments_to_qrels
 from ragframe.stats.batch_summary import batch_passed, detect_regressions, summarize_batch
+from ragframe.stats.calibrate import Calibrator, calibrate
 from ragframe.stats.compare import adjust_p_values, compare, compare_runs
 from ragframe.stats.estimate import estimate
 from ragframe.stats.gate import gate
@@ -134,6 +135,8 @@ __all__ = [
     "retrieve",
     "aevaluate",
     "estimate",
+    "calibrate",
+    "Calibrator",
     "__version__",
 ]
 
