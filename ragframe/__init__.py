@@ -62,6 +62,7 @@ from ragframe.stats.compare import adjust_p_values, compare, compare_runs
 from ragframe.stats.estimate import estimate
 from ragframe.stats.gate import gate
 from ragframe.stats.regressions import regressions
+from ragframe.stats.sample_size import sample_size
 from ragframe.stats.summary import SummaryState, merge_summary_states, summarize, summary_state
 from ragframe.stats.validity import agreement_with_labels
 
@@ -137,6 +138,7 @@ __all__ = [
     "estimate",
     "calibrate",
     "Calibrator",
+    "sample_size",
     "__version__",
 ]
 
