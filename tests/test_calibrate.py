@@ -99,6 +99,23 @@ def test_report_equals_scikit_learn(ares: pl.DataFrame, method: str) -> None:
     assert report["after"]["ece"] < report["before"]["ece"]
 
 
+def test_check_on_held_out_rows(ares: pl.DataFrame) -> None:
+    """The report on rows not fit: equal to scikit-learn on those rows; calibration helps there too."""
+    fit, rest = ares.head(100), ares.tail(100)
+    calibrator = rf.calibrate(fit, score="faithfulness", label="human")
+    checked = calibrator.check(rest.to_pandas()).rows_by_key("stage", named=True, unique=True)
+    labelled = rest.filter(pl.col("human").is_not_null())
+    y = labelled["human"].to_numpy().astype(float)
+    p = calibrator.predict(labelled)["faithfulness_calibrated"].to_numpy()
+    assert checked["after"]["n"] == labelled.height
+    assert checked["after"]["brier"] == pytest.approx(brier_score_loss(y, p), abs=1e-12)
+    assert checked["before"]["brier"] == pytest.approx(brier_score_loss(y, labelled["faithfulness"].to_numpy()))
+    assert checked["after"]["ece"] == pytest.approx(_ece_by_hand(y, p), abs=1e-12)
+    assert checked["after"]["brier"] < checked["before"]["brier"]
+    with pytest.raises(rf.SchemaError, match="no labelled row to check against"):
+        calibrator.check(rest.with_columns(human=pl.lit(None, pl.Int64)))
+
+
 def _ece_by_hand(y: np.ndarray, p: np.ndarray) -> float:
     """ECE from scikit-learn's calibration_curve (bin means) and a plain loop counting each bin."""
     prob_true, prob_pred = calibration_curve(y, p, n_bins=10, strategy="uniform")

@@ -164,6 +164,33 @@ class Calibrator:
         at = int(np.flatnonzero(reached)[-1 if name == "recall" else 0])
         return float(cuts[at])
 
+    def check(self, frame: Any) -> pl.DataFrame:
+        """The report (Brier score, ECE before and after) on the labelled rows of another frame.
+
+        Parameters
+        ----------
+        frame : frame
+            Any frame kind holding the ``score`` and ``label`` columns (rows with a null label
+            are left out). Use rows the calibrator was not fit on: an honest "after".
+
+        Returns
+        -------
+        polars.DataFrame
+            ``stage, n, brier, ece`` as :attr:`report`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import ragframe as rf
+        >>> calibrator = rf.calibrate(pl.DataFrame({"s": [0.2, 0.4, 0.8], "y": [0, 1, 1]}), score="s", label="y")
+        >>> calibrator.check(pl.DataFrame({"s": [0.3, 0.9], "y": [0, 1]}))["brier"].round(4).to_list()  # 0.3 -> 0.5
+        [0.05, 0.125]
+        """
+        x, y = _labelled(frame, self.score, self.label, "Calibrator.check")
+        if y.size == 0:
+            raise SchemaError("no labelled row to check against", function="Calibrator.check", column=self.label)
+        return _report(x, y, _probabilities(self.model, self.method, x), self.increasing)
+
     def _column(self, view: pl.DataFrame) -> pl.DataFrame:
         values = view[self.score]
         _check_scores(values, self.score, "Calibrator.predict", allow_null=True)
@@ -228,11 +255,7 @@ def calibrate(frame: Any, /, *, score: str, label: str, method: str = "isotonic"
     label = validate.column_name(label, "label", _FUNCTION)
     if score == label:
         raise validate.fail(_FUNCTION, "label", f"a column other than score ({score!r})", label)
-    df = read_columns(frame, [score, label], _FUNCTION)
-    y = check_labels(df[label], label, _FUNCTION, binary=True)
-    labeled = df.filter(pl.Series(~np.isnan(y)))
-    _check_scores(labeled[score], score, _FUNCTION, allow_null=False, rows=np.flatnonzero(~np.isnan(y)))
-    x, y = labeled[score].cast(pl.Float64).to_numpy(), y[~np.isnan(y)]
+    x, y = _labelled(frame, score, label, _FUNCTION)
     if np.unique(y).size < 2:
         raise SchemaError(
             "the labelled rows hold one class only; calibration needs both 0 and 1",
@@ -244,10 +267,27 @@ def calibrate(frame: Any, /, *, score: str, label: str, method: str = "isotonic"
     metric = metric_for_column(score)
     increasing = metric is None or metric.higher_is_better
     model = _fit(method, x, y, increasing)
-    fitted = _probabilities(model, method, x)
+    report = _report(x, y, _probabilities(model, method, x), increasing)
+    return Calibrator(score, label, method, model, increasing, report, _curve(x, y, increasing))
+
+
+# --------------------------------------------------------------------------- pieces
+
+
+def _labelled(frame: Any, score: str, label: str, function: str) -> tuple[np.ndarray, np.ndarray]:
+    """Scores and 0/1 labels of the labelled rows (each with a finite score), as float arrays."""
+    df = read_columns(frame, [score, label], function)
+    y = check_labels(df[label], label, function, binary=True)
+    known = ~np.isnan(y)
+    _check_scores(df[score].filter(pl.Series(known)), score, function, allow_null=False, rows=np.flatnonzero(known))
+    return df[score].cast(pl.Float64).to_numpy()[known], y[known]
+
+
+def _report(x: np.ndarray, y: np.ndarray, fitted: np.ndarray, increasing: bool) -> pl.DataFrame:
+    """Brier score and ECE of the raw score read as a probability ("before") and of ``fitted`` ("after")."""
     raw = x if increasing else 1.0 - x
     before = raw if bool(np.all((raw >= 0) & (raw <= 1))) else None
-    report = pl.DataFrame(
+    return pl.DataFrame(
         {
             "stage": ["before", "after"],
             "n": [y.size, y.size],
@@ -259,10 +299,6 @@ def calibrate(frame: Any, /, *, score: str, label: str, method: str = "isotonic"
         },
         schema={"stage": pl.String, "n": pl.Int64, "brier": pl.Float64, "ece": pl.Float64},
     )
-    return Calibrator(score, label, method, model, increasing, report, _curve(x, y, increasing))
-
-
-# --------------------------------------------------------------------------- pieces
 
 
 def _target(precision: Any, recall: Any) -> tuple[str, float]:
