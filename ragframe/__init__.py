@@ -57,9 +57,12 @@ from ragframe.retrieve import retrieve
 from ragframe.routing import routing_summary
 from ragframe.stats.agreement import agreement, cohen_kappa, judgment_summary, judgments_to_qrels
 from ragframe.stats.batch_summary import batch_passed, detect_regressions, summarize_batch
+from ragframe.stats.calibrate import Calibrator, calibrate
 from ragframe.stats.compare import adjust_p_values, compare, compare_runs
+from ragframe.stats.estimate import estimate
 from ragframe.stats.gate import gate
 from ragframe.stats.regressions import regressions
+from ragframe.stats.sample_size import sample_size
 from ragframe.stats.summary import SummaryState, merge_summary_states, summarize, summary_state
 from ragframe.stats.validity import agreement_with_labels
 
@@ -133,6 +136,10 @@ __all__ = [
     "judge_metric",
     "retrieve",
     "aevaluate",
+    "estimate",
+    "calibrate",
+    "Calibrator",
+    "sample_size",
     "__version__",
 ]
 

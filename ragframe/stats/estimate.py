@@ -1,0 +1,338 @@
+"""Prediction-powered estimates: a rate from a few labels plus a score on every row.
+
+A frame whose ``label`` column is filled on a few rows (people labelled them) and whose
+``prediction`` column (a heuristic, a judge, a ``_passed`` flag) is filled on every row
+gives the rate of the label over all rows with a valid confidence interval:
+
+- ``"classical"``: the mean of the labels alone, ``mean(Y) +- z * sd(Y) / sqrt(n)``;
+- ``"ppi"``: prediction-powered inference (Angelopoulos, Bates, Fannjiang, Jordan, Zrnic,
+  Science 2023): ``mean(f_unlabelled) + mean(Y - f_labelled)``, the predictions' mean over
+  the unlabelled rows corrected by the predictions' error measured on the labelled rows;
+- ``"ppi++"``: its power-tuned form (Angelopoulos, Duchi, Zrnic 2023), which weights the
+  predictions by ``lambda`` in [0, 1] chosen from the data to minimise the variance: never
+  (asymptotically) wider than the classical interval, however poor the score.
+
+The formulas are ppi_py's (``ppi_mean_pointestimate`` / ``ppi_mean_ci``, unweighted, one
+dimension); every slice of ``by=`` is computed at once from group-by sums (``np.bincount``
+over the slice codes), with no Python loop over slices.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ragframe import validate
+from ragframe.exceptions import SchemaError
+from ragframe.schema import column_names, first_true_row, frame_kind, require_columns, to_polars
+
+__all__ = ["estimate", "ESTIMATE_COLUMNS", "ESTIMATE_METHODS", "Moments", "moments", "read_columns", "check_labels"]
+
+_FUNCTION = "estimate"
+#: The methods of :func:`estimate`, the default first.
+ESTIMATE_METHODS = ("ppi++", "ppi", "classical")
+#: The output columns after the ``by`` columns, in order.
+ESTIMATE_COLUMNS = [
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "n_labeled",
+    "n_unlabeled",
+    "method",
+    "lambda",
+    "classical_estimate",
+    "classical_ci_low",
+    "classical_ci_high",
+    "effective_n",
+    "ess_gain",
+]
+
+
+def estimate(
+    frame: Any,
+    /,
+    *,
+    prediction: str,
+    label: str,
+    method: str = "ppi++",
+    alpha: float = 0.05,
+    by: str | list[str] | None = None,
+) -> pl.DataFrame:
+    """The rate of ``label`` over all rows, from the labelled rows and ``prediction`` on every row.
+
+    Parameters
+    ----------
+    frame : frame
+        polars DataFrame or LazyFrame, pyarrow Table or RecordBatch, or pandas DataFrame.
+        Rows whose ``label`` is non-null are the labelled set, the others the unlabelled set.
+    prediction : str
+        A score column filled on every row (numeric or Boolean; a null is an error: filter or
+        fill the rows first), e.g. a heuristic, a judge score or a ``_passed`` flag.
+    label : str
+        The human label: 0/1, Boolean, or a number in [0, 1]; null where not labelled. Any
+        other value is a :class:`~ragframe.exceptions.SchemaError` naming the row and value.
+    method : {"ppi++", "ppi", "classical"}
+        ``"ppi++"`` (power-tuned ``lambda``), ``"ppi"`` (``lambda`` = 1) or ``"classical"``
+        (the labels alone, ``lambda`` = 0).
+    alpha : float
+        Error level: the intervals target coverage ``1 - alpha``.
+    by : str or list of str, optional
+        Slice columns: one row per slice (sorted, nulls first), each estimated on its own rows.
+
+    Returns
+    -------
+    polars.DataFrame
+        The ``by`` columns, then ``estimate, ci_low, ci_high`` (of ``method``), ``n_labeled,
+        n_unlabeled, method, lambda``, the classical estimate and interval from the labels
+        alone (``classical_estimate, classical_ci_low, classical_ci_high``), ``ess_gain``
+        (classical variance / ``method``'s variance) and ``effective_n`` (``n_labeled *
+        ess_gain``: the labels the classical interval would need to be as narrow).
+
+    Notes
+    -----
+    - Equal to ppi_py's ``ppi_mean_pointestimate`` and ``ppi_mean_ci`` (``lam=None`` for
+      ``"ppi++"``, ``lam=1`` for ``"ppi"``) and ``classical_mean_ci``: normal (Wald)
+      intervals with population standard deviations; ``lambda`` =
+      ``clip(cov(Y, f) / ((1 + n/N) var(f)), 0, 1)`` with ``cov`` over the labelled rows
+      (divided by ``n``) and ``var`` the sample variance of all ``n + N`` predictions.
+      Intervals are not clipped to [0, 1].
+    - Valid when the labelled rows are a uniform random sample of the slice's rows (see
+      docs/statistics.md); nothing here can check that.
+    - A slice with no labelled row has null estimates; with one, null intervals (a standard
+      deviation needs two labels; ppi_py would give a zero-width interval). A slice with no
+      unlabelled row has ``lambda`` 0 under ``"ppi++"`` (the limit of its formula: the
+      classical estimate) and null ``"ppi"`` columns. Constant predictions give ``lambda``
+      0 (any ``lambda`` gives the same estimate and interval then).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame(
+    ...     {
+    ...         "score": [0.9, 0.2, 0.8, 0.3, 0.7, 0.1, 0.9, 0.8, 0.2, 0.6],
+    ...         "human": [1, 0, 1, 0, None, None, None, None, None, None],
+    ...     }
+    ... )
+    >>> out = estimate(df, prediction="score", label="human", method="ppi")
+    >>> row = out.row(0, named=True)
+    >>> round(row["estimate"], 4), row["n_labeled"], row["n_unlabeled"], row["lambda"]  # 0.55 + (-0.05)
+    (0.5, 4, 6, 1.0)
+    >>> round(row["classical_estimate"], 4), round(row["ess_gain"], 2)  # worth 2.45 times the 4 labels
+    (0.5, 2.45)
+    """
+    method = validate.choice(method, "method", _FUNCTION, ESTIMATE_METHODS)
+    alpha = validate.confidence(alpha, "alpha", _FUNCTION)
+    prediction, label, group_by = _column_args(prediction, label, by)
+    df = read_columns(frame, [prediction, label, *group_by], _FUNCTION)
+    y = check_labels(df[label], label, _FUNCTION)
+    f = _check_predictions(df[prediction], prediction)
+    codes, keys = _slices(df, group_by)
+    table = _estimates(moments(codes, y, f, max(keys.height, 1)), method, alpha)
+    return pl.concat([keys, table], how="horizontal") if group_by else table
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _column_args(prediction: Any, label: Any, by: Any) -> tuple[str, str, list[str]]:
+    prediction = validate.column_name(prediction, "prediction", _FUNCTION)
+    label = validate.column_name(label, "label", _FUNCTION)
+    if prediction == label:
+        raise validate.fail(_FUNCTION, "label", f"a column other than prediction ({prediction!r})", label)
+    group_by = [] if by is None else validate.column_list(by, "by", _FUNCTION, allow_empty=True)
+    clash = next((name for name in group_by if name in (prediction, label)), None)
+    if clash is not None:
+        raise validate.fail(_FUNCTION, "by", "slice columns other than prediction and label", by)
+    return prediction, label, group_by
+
+
+def read_columns(frame: Any, columns: list[str], function: str) -> pl.DataFrame:
+    """The ``columns`` of any supported frame as a polars DataFrame (a LazyFrame collects only those).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> read_columns(pa.table({"a": [1], "b": [2]}), ["b"], "f").columns
+    ['b']
+    """
+    if frame_kind(frame, function) == "lazy":
+        require_columns(column_names(frame, function), columns, function)
+        return frame.select(columns).collect()
+    return to_polars(frame, columns, function)
+
+
+def check_labels(series: pl.Series, column: str, function: str, *, binary: bool = False) -> np.ndarray:
+    """Labels as float64 (NaN where null): 0/1, Boolean, or numbers in [0, 1] (only 0/1 when ``binary``).
+
+    Examples
+    --------
+    >>> check_labels(pl.Series([1.0, None, 0.25]), "human", "estimate").tolist()
+    [1.0, nan, 0.25]
+    >>> check_labels(pl.Series([1, 2]), "human", "estimate")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ragframe.exceptions.SchemaError: estimate: label out of range [column 'human', row 1]; expected ..., found 2
+    """
+    expected = "0 or 1 (or a Boolean), or null" if binary else "0/1, a Boolean or a number in [0, 1], or null"
+    dtype = series.dtype
+    if not (dtype.is_numeric() or dtype in (pl.Boolean, pl.Null)):
+        raise SchemaError(
+            "label column is not numeric", function=function, column=column, expected=expected, found=str(dtype)
+        )
+    values = series.cast(pl.Float64)
+    bad = values.is_nan() | ((values != 0) & (values != 1) if binary else (values < 0) | (values > 1))
+    row = first_true_row(bad)
+    if row is not None:
+        found = series[row]
+        raise SchemaError(
+            "label out of range", function=function, column=column, row=row, expected=expected, found=str(found)
+        )
+    return values.to_numpy(allow_copy=True).astype(np.float64, copy=False)
+
+
+def _check_predictions(series: pl.Series, column: str) -> np.ndarray:
+    """Predictions as float64: numeric or Boolean, every row non-null and finite."""
+    dtype = series.dtype
+    if not (dtype.is_numeric() or dtype == pl.Boolean):
+        raise SchemaError(
+            "prediction column is not numeric",
+            function=_FUNCTION,
+            column=column,
+            expected="a number or a Boolean",
+            found=str(dtype),
+        )
+    values = series.cast(pl.Float64)
+    row = first_true_row(values.is_null() | ~values.is_finite())
+    if row is not None:
+        raise SchemaError(
+            "prediction is null, NaN or infinite (every row needs one: filter or fill those rows first)",
+            function=_FUNCTION,
+            column=column,
+            row=row,
+            expected="a finite number on every row",
+            found=str(series[row]),
+        )
+    return values.to_numpy()
+
+
+def _slices(df: pl.DataFrame, by: list[str]) -> tuple[np.ndarray, pl.DataFrame]:
+    """Dense slice code of each row (slices sorted, nulls first) and the slice keys in code order."""
+    if not by:
+        return np.zeros(df.height, dtype=np.int64), pl.DataFrame()
+    codes = df.select(pl.struct(by).rank("dense").cast(pl.Int64) - 1).to_series().to_numpy()
+    keys = df.select(by).with_columns(pl.Series("_code", codes)).unique("_code").sort("_code").drop("_code")
+    return codes, keys
+
+
+# --------------------------------------------------------------------------- group-by sums
+
+
+@dataclass(frozen=True)
+class Moments:
+    """Per-slice counts, means and centred sums of squares and products (arrays, one entry per slice).
+
+    ``y`` the labels, ``f`` the predictions on labelled rows, ``u`` on unlabelled rows;
+    ``s_yy = sum((y - y_mean)**2)`` and so on. Means of empty sets are NaN.
+    """
+
+    n: np.ndarray
+    n_unlabeled: np.ndarray
+    y_mean: np.ndarray
+    f_mean: np.ndarray
+    u_mean: np.ndarray
+    s_yy: np.ndarray
+    s_ff: np.ndarray
+    s_yf: np.ndarray
+    s_uu: np.ndarray
+
+
+def moments(codes: np.ndarray, y: np.ndarray, f: np.ndarray, slices: int) -> Moments:
+    """Two-pass group-by moments of labels ``y`` (NaN = unlabelled) and predictions ``f``.
+
+    Examples
+    --------
+    >>> m = moments(np.array([0, 0, 0, 1]), np.array([1.0, 0.0, np.nan, 1.0]), np.array([0.8, 0.4, 0.5, 0.9]), 2)
+    >>> m.n.tolist(), m.n_unlabeled.tolist(), m.y_mean.tolist(), m.s_yf.round(4).tolist()
+    ([2, 1], [1, 0], [0.5, 1.0], [0.2, 0.0])
+    """
+    labeled = ~np.isnan(y)
+    cl, cu = codes[labeled], codes[~labeled]
+    yl, fl, fu = y[labeled], f[labeled], f[~labeled]
+    n = np.bincount(cl, minlength=slices)
+    n_u = np.bincount(cu, minlength=slices)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        y_mean = np.bincount(cl, yl, slices) / n
+        f_mean = np.bincount(cl, fl, slices) / n
+        u_mean = np.bincount(cu, fu, slices) / n_u
+    dy, df, du = yl - y_mean[cl], fl - f_mean[cl], fu - u_mean[cu]
+    return Moments(
+        n=n,
+        n_unlabeled=n_u,
+        y_mean=y_mean,
+        f_mean=f_mean,
+        u_mean=u_mean,
+        s_yy=np.bincount(cl, dy * dy, slices),
+        s_ff=np.bincount(cl, df * df, slices),
+        s_yf=np.bincount(cl, dy * df, slices),
+        s_uu=np.bincount(cu, du * du, slices),
+    )
+
+
+def ppi_lambda(m: Moments, *, n: np.ndarray | None = None, n_unlabeled: np.ndarray | None = None) -> np.ndarray:
+    """PPI++'s power-tuning weight per slice, clipped to [0, 1] (0 without unlabelled rows or spread).
+
+    ``n`` / ``n_unlabeled`` replace the slice's counts in ``1 + n/N`` (the sample-size planner
+    asks what ``lambda`` would be with other counts); the covariance and variance stay the pilot's.
+    """
+    n = m.n if n is None else n
+    big_n = m.n_unlabeled if n_unlabeled is None else n_unlabeled
+    total = m.n + m.n_unlabeled
+    u_mean = np.where(m.n_unlabeled > 0, m.u_mean, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        grand = (m.n * m.f_mean + m.n_unlabeled * u_mean) / total
+        spread = m.s_ff + m.s_uu + m.n * (m.f_mean - grand) ** 2 + m.n_unlabeled * (u_mean - grand) ** 2
+        var_all = spread / (total - 1)  # np.cov of all predictions (ddof 1)
+        lam = (m.s_yf / m.n) / ((1 + n / big_n) * var_all)
+    usable = (big_n > 0) & (var_all > 0) & np.isfinite(lam)
+    return np.where(usable, np.clip(lam, 0.0, 1.0), 0.0)
+
+
+def ppi_standard_error(m: Moments, lam: np.ndarray) -> np.ndarray:
+    """Standard error of the estimate with weight ``lam`` (ppi_py's: population standard deviations)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rectifier = np.maximum(m.s_yy - 2 * lam * m.s_yf + lam**2 * m.s_ff, 0.0) / m.n**2
+        imputed = np.where(lam == 0, 0.0, lam**2 * m.s_uu / m.n_unlabeled**2)
+    return np.sqrt(rectifier + imputed)
+
+
+def _estimates(m: Moments, method: str, alpha: float) -> pl.DataFrame:
+    from scipy.special import ndtri  # scipy.stats.norm.ppf, without importing scipy.stats
+
+    z = float(ndtri(1 - alpha / 2.0))
+    zero = np.zeros(m.n.size)
+    se_classical = np.where(m.n >= 2, ppi_standard_error(m, zero), np.nan)
+    lam = {"ppi++": ppi_lambda(m), "ppi": np.where(m.n_unlabeled > 0, 1.0, np.nan), "classical": zero}[method]
+    with np.errstate(invalid="ignore"):
+        point = m.y_mean + np.where(lam == 0, 0.0, lam * (m.u_mean - m.f_mean))
+        se = np.where(m.n >= 2, ppi_standard_error(m, lam), np.nan)
+        gain = se_classical**2 / se**2
+    gain = np.where(np.isfinite(gain), gain, np.nan)
+    columns = {
+        "estimate": point,
+        "ci_low": point - z * se,
+        "ci_high": point + z * se,
+        "n_labeled": m.n,
+        "n_unlabeled": m.n_unlabeled,
+        "method": [method] * m.n.size,
+        "lambda": lam,
+        "classical_estimate": m.y_mean,
+        "classical_ci_low": m.y_mean - z * se_classical,
+        "classical_ci_high": m.y_mean + z * se_classical,
+        "effective_n": m.n * gain,
+        "ess_gain": gain,
+    }
+    table = pl.DataFrame(columns, schema_overrides={"n_labeled": pl.Int64, "n_unlabeled": pl.Int64})
+    return table.with_columns(pl.col(pl.Float64).fill_nan(None))

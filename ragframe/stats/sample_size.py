@@ -1,0 +1,276 @@
+"""How many pairs or labels a question needs, before spending on them.
+
+:func:`sample_size` answers two questions:
+
+- **pairs** (``difference=``): how many paired rows a paired t test (:func:`ragframe.compare`'s
+  default) needs to detect a mean difference with a given power; the smallest integer ``n``
+  whose power (the noncentral t, as ``statsmodels.stats.power.TTestPower``) reaches the target,
+  i.e. ``ceil(TTestPower().solve_power(...))``;
+- **labels** (``width=``): how many human labels an :func:`ragframe.estimate` interval of a
+  given width needs, with the labels alone and with PPI / PPI++, from the spread of the labels
+  and their agreement with the prediction in a pilot frame.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ragframe import validate
+from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.stats.estimate import Moments, _check_predictions, check_labels, moments, ppi_lambda, read_columns
+
+__all__ = ["sample_size", "paired_t_power", "ALTERNATIVES"]
+
+_FUNCTION = "sample_size"
+#: The alternatives of the pairs question, as statsmodels names them.
+ALTERNATIVES = ("two-sided", "larger", "smaller")
+#: The largest answer searched for the pairs question.
+_MAX_PAIRS = 10**12
+
+
+def sample_size(
+    pilot: Any = None,
+    /,
+    *,
+    difference: float | None = None,
+    std: float | None = None,
+    a: str | None = None,
+    b: str | None = None,
+    power: float = 0.8,
+    prediction: str | None = None,
+    label: str | None = None,
+    width: float | None = None,
+    rows: int | None = None,
+    alpha: float = 0.05,
+    alternative: str = "two-sided",
+) -> int | pl.DataFrame:
+    """Pairs needed to detect a difference, or labels needed for an estimate interval of a width.
+
+    Parameters
+    ----------
+    pilot : frame, optional
+        A pilot run (any frame kind). For pairs: paired score columns ``a`` and ``b`` (the
+        standard deviation of ``b - a`` over rows with both, ``ddof=1``). For labels: the
+        ``prediction`` on every row and the ``label`` on at least two rows.
+    difference : float, optional
+        Pairs question: the mean difference (``b - a``) to detect, in the score's units.
+    std : float, optional
+        Pairs question: the standard deviation of the paired differences (instead of a pilot).
+    a, b : str, optional
+        Pairs question: the pilot's two score columns.
+    power : float
+        Pairs question: the probability of detecting ``difference`` (default 0.8).
+    prediction, label : str, optional
+        Labels question: the pilot's score and label columns, as :func:`ragframe.estimate` reads them.
+    width : float, optional
+        Labels question: the target width ``ci_high - ci_low`` of the interval.
+    rows : int, optional
+        Labels question: the rows the estimate will cover (labelled ones included, so ``rows -
+        labels`` are unlabelled). Default: unlimited unlabelled rows (the best PPI can do).
+    alpha : float
+        Significance level of the test, or ``1 -`` coverage of the interval.
+    alternative : {"two-sided", "larger", "smaller"}
+        Pairs question: the test's alternative (``"larger"`` needs ``difference > 0``).
+
+    Returns
+    -------
+    int or polars.DataFrame
+        Pairs: the number of pairs (at least 2). Labels: one row per method
+        (``classical, ppi, ppi++``) with ``labels`` (null when ``rows`` cannot reach the
+        width), ``unlabeled`` (``rows - labels``; null without ``rows``) and ``lambda`` (the
+        PPI++ weight at that many labels).
+
+    Notes
+    -----
+    The labels question plans with :func:`ragframe.estimate`'s own standard error:
+    ``var(Y - lambda f) / n + lambda**2 var(f) / N`` with population variances, ``var(Y -
+    lambda f)`` from the pilot's labelled rows, ``var(f)`` from all its predictions, and the
+    PPI++ ``lambda`` recomputed for each ``n`` and ``N``. A pilot is an estimate too: plan
+    with a margin.
+
+    Examples
+    --------
+    >>> sample_size(difference=0.05, std=0.2)  # pairs for a 0.05 shift, sd of differences 0.2
+    128
+    >>> import polars as pl
+    >>> pilot = pl.DataFrame({"score": [0.9, 0.1, 0.8, 0.3, 0.7, 0.2, 0.6, 0.4], "human": [1, 0, 0, 0, 1, 1, 1, 1]})
+    >>> sample_size(pilot, prediction="score", label="human", width=0.1, rows=1000)  # a weak score
+    shape: (3, 4)
+    ┌───────────┬────────┬───────────┬──────────┐
+    │ method    ┆ labels ┆ unlabeled ┆ lambda   │
+    │ ---       ┆ ---    ┆ ---       ┆ ---      │
+    │ str       ┆ i64    ┆ i64       ┆ f64      │
+    ╞═══════════╪════════╪═══════════╪══════════╡
+    │ classical ┆ 361    ┆ 639       ┆ 0.0      │
+    │ ppi       ┆ 458    ┆ 542       ┆ 1.0      │
+    │ ppi++     ┆ 342    ┆ 658       ┆ 0.287875 │
+    └───────────┴────────┴───────────┴──────────┘
+    """
+    alpha = validate.confidence(alpha, "alpha", _FUNCTION)
+    if (difference is None) == (width is None):
+        raise InvalidParameterError(
+            f"{_FUNCTION}: give difference= (pairs for a paired test) or width= (labels for an estimate), "
+            f"exactly one; found difference={difference!r}, width={width!r}"
+        )
+    if difference is not None:
+        _refuse(_FUNCTION, "the pairs question (difference=)", prediction=prediction, label=label, rows=rows)
+        return _pairs(pilot, difference, std, a, b, power, alpha, alternative)
+    _refuse(_FUNCTION, "the labels question (width=)", std=std, a=a, b=b)
+    return _labels(pilot, prediction, label, width, rows, alpha)
+
+
+def _refuse(function: str, question: str, **unused: Any) -> None:
+    for name, value in unused.items():
+        if value is not None:
+            raise validate.fail(function, name, f"None for {question}", value)
+
+
+# --------------------------------------------------------------------------- pairs
+
+
+def _pairs(pilot: Any, difference: Any, std: Any, a: Any, b: Any, power: Any, alpha: float, alternative: Any) -> int:
+    difference = validate.number(difference, "difference", _FUNCTION)
+    power = validate.confidence(power, "power", _FUNCTION)
+    alternative = validate.choice(alternative, "alternative", _FUNCTION, ALTERNATIVES)
+    if difference == 0 or (alternative == "larger" and difference < 0) or (alternative == "smaller" and difference > 0):
+        want = {"two-sided": "non-zero", "larger": "> 0", "smaller": "< 0"}[alternative]
+        raise validate.fail(_FUNCTION, "difference", f"{want} for alternative={alternative!r}", difference)
+    if power <= alpha / (2 if alternative == "two-sided" else 1):
+        raise validate.fail(_FUNCTION, "power", "above the test's level (alpha) to be a question", power)
+    sd = _difference_std(pilot, std, a, b)
+    effect = difference / sd
+    return _smallest_n(lambda n: paired_t_power(effect, n, alpha, alternative) >= power, _MAX_PAIRS)
+
+
+def _difference_std(pilot: Any, std: Any, a: Any, b: Any) -> float:
+    if pilot is None:
+        _refuse(_FUNCTION, "std= without a pilot", a=a, b=b)
+        if std is None:
+            raise validate.fail(_FUNCTION, "std", "given (or a pilot frame with a= and b=)", std)
+        return validate.number(std, "std", _FUNCTION, minimum=0.0, inclusive=False)
+    _refuse(_FUNCTION, "a pilot frame (its std comes from a and b)", std=std)
+    a = validate.column_name(a, "a", _FUNCTION)
+    b = validate.column_name(b, "b", _FUNCTION)
+    df = read_columns(pilot, [a, b], _FUNCTION)
+    for name in (a, b):
+        if not df.schema[name].is_numeric() or df.schema[name] == pl.Boolean:
+            raise SchemaError(
+                "score column is not numeric", function=_FUNCTION, column=name, found=str(df.schema[name])
+            )
+    diffs = (df[b].cast(pl.Float64) - df[a].cast(pl.Float64)).drop_nulls().to_numpy()
+    if diffs.size < 2 or not np.all(np.isfinite(diffs)) or np.std(diffs) == 0:
+        raise SchemaError(
+            "the pilot's paired differences have no spread to plan with",
+            function=_FUNCTION,
+            column=b,
+            expected="at least 2 finite pairs that differ",
+            found=f"{diffs.size} pairs",
+        )
+    return float(np.std(diffs, ddof=1))
+
+
+def paired_t_power(effect: float, n: int, alpha: float, alternative: str = "two-sided") -> float:
+    """Power of the one-sample (paired) t test with ``n`` pairs: statsmodels' ``ttest_power``.
+
+    Examples
+    --------
+    >>> round(paired_t_power(0.5, 34, 0.05), 4)
+    0.8078
+    """
+    from scipy.special import nctdtr, stdtrit
+
+    df, nc = n - 1, effect * math.sqrt(n)
+    level = alpha / 2 if alternative == "two-sided" else alpha
+    result = 0.0
+    if alternative in ("two-sided", "larger"):
+        result += 1 - float(nctdtr(df, nc, stdtrit(df, 1 - level)))
+    if alternative in ("two-sided", "smaller"):
+        result += float(nctdtr(df, nc, stdtrit(df, level)))
+    return result
+
+
+def _smallest_n(enough: Any, most: int) -> int:
+    """The smallest n >= 2 with ``enough(n)`` (monotone in n): doubling, then bisection."""
+    high = 2
+    while not enough(high):
+        if high >= most:
+            raise InvalidParameterError(f"{_FUNCTION}: more than {most:,} pairs needed: the difference is too small")
+        high = min(2 * high, most)
+    low = high // 2  # the doubling step before: not enough (or 1, below the smallest n)
+    while high - low > 1:  # enough(high) and not enough(low)
+        middle = (low + high) // 2
+        low, high = (low, middle) if enough(middle) else (middle, high)
+    return high
+
+
+# --------------------------------------------------------------------------- labels
+
+
+def _labels(pilot: Any, prediction: Any, label: Any, width: Any, rows: Any, alpha: float) -> pl.DataFrame:
+    if pilot is None:
+        raise validate.fail(_FUNCTION, "pilot", "a frame with prediction and label columns for width=", pilot)
+    prediction = validate.column_name(prediction, "prediction", _FUNCTION)
+    label = validate.column_name(label, "label", _FUNCTION)
+    width = validate.number(width, "width", _FUNCTION, minimum=0.0, inclusive=False)
+    rows = None if rows is None else validate.integer(rows, "rows", _FUNCTION, minimum=2)
+    df = read_columns(pilot, [prediction, label], _FUNCTION)
+    y = check_labels(df[label], label, _FUNCTION)
+    f = _check_predictions(df[prediction], prediction)
+    m = moments(np.zeros(y.size, dtype=np.int64), y, f, 1)
+    if m.n[0] < 2:
+        raise SchemaError(
+            "the pilot needs at least 2 labelled rows", function=_FUNCTION, column=label, found=f"{m.n[0]}"
+        )
+    from scipy.special import ndtri
+
+    half = width / 2 / float(ndtri(1 - alpha / 2))
+    plans = [_plan(m, method, half**2, rows) for method in ("classical", "ppi", "ppi++")]
+    return pl.DataFrame(
+        {
+            "method": ["classical", "ppi", "ppi++"],
+            "labels": [p[0] for p in plans],
+            "unlabeled": [None if rows is None or p[0] is None else rows - p[0] for p in plans],
+            "lambda": [p[1] for p in plans],
+        },
+        schema={"method": pl.String, "labels": pl.Int64, "unlabeled": pl.Int64, "lambda": pl.Float64},
+    )
+
+
+def _plan(m: Moments, method: str, target: float, rows: int | None) -> tuple[int | None, float | None]:
+    """(labels, lambda) for ``method``: the fewest labels whose variance is at most ``target``."""
+    var_f = (m.s_ff[0] + m.s_uu[0] + _between(m)) / (m.n[0] + m.n_unlabeled[0])  # all predictions, population
+    if rows is None:  # unlimited unlabelled rows: the imputed term vanishes, 1 + n/N -> 1
+        lam = {"classical": 0.0, "ppi": 1.0, "ppi++": _limit_lambda(m)}[method]
+        rectifier = (m.s_yy[0] - 2 * lam * m.s_yf[0] + lam**2 * m.s_ff[0]) / m.n[0]
+        return max(2, math.ceil(rectifier / target - 1e-9)), lam
+    n = np.arange(2, rows + 1)
+    big_n = rows - n
+    if method == "classical":
+        lam = np.zeros(n.size)
+    elif method == "ppi":
+        lam = np.where(big_n > 0, 1.0, np.nan)
+    else:
+        lam = ppi_lambda(m, n=n, n_unlabeled=big_n)
+    rectifier = (m.s_yy[0] - 2 * lam * m.s_yf[0] + lam**2 * m.s_ff[0]) / m.n[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        variance = rectifier / n + np.where(lam == 0, 0.0, lam**2 * var_f / big_n)
+    ok = np.flatnonzero(variance <= target * (1 + 1e-12))
+    return (None, None) if ok.size == 0 else (int(n[ok[0]]), float(lam[ok[0]]))
+
+
+def _between(m: Moments) -> float:
+    """The between-set part of the spread of all predictions (labelled and unlabelled means apart)."""
+    if m.n_unlabeled[0] == 0:
+        return 0.0
+    total = m.n[0] + m.n_unlabeled[0]
+    grand = (m.n[0] * m.f_mean[0] + m.n_unlabeled[0] * m.u_mean[0]) / total
+    return float(m.n[0] * (m.f_mean[0] - grand) ** 2 + m.n_unlabeled[0] * (m.u_mean[0] - grand) ** 2)
+
+
+def _limit_lambda(m: Moments) -> float:
+    """PPI++'s lambda as the unlabelled rows grow without bound (``n / N`` -> 0)."""
+    return float(ppi_lambda(m, n=np.zeros(1), n_unlabeled=np.ones(1))[0])
