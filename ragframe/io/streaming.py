@@ -68,6 +68,7 @@ from ragframe.io.row_checks import (
     row_problems,
     value_text,
 )
+from ragframe.judges.base import NOT_FAILED_STATUSES
 from ragframe.stats.summary import SummaryState, merge_summary_states, summary_state
 
 __all__ = [
@@ -88,7 +89,7 @@ _FORMAT_VERSION = 3  # 2: the manifest holds the Evaluator's options; 3: and eac
 #: Statuses of a judge row that are not failures: ``ok`` (scored) and ``skipped`` (not sent to the
 #: judge on purpose: a null input, a row hybrid routing left to its heuristic score, a dry run).
 #: Every other status (``http_error``, ``rate_limited``, ``timeout``, ``parse_error``, ...) is a failure.
-NOT_FAILED = ("ok", "skipped")
+NOT_FAILED = NOT_FAILED_STATUSES
 #: The most frequent error messages kept per judge metric (per batch in the manifest, and merged).
 _TOP_ERRORS = 3
 _ERROR_CHARACTERS = 300

@@ -28,6 +28,7 @@ from ragframe.exceptions import RagframeError
 __all__ = [
     "STATUSES",
     "FAILED_STATUSES",
+    "NOT_FAILED_STATUSES",
     "JudgeReply",
     "Judge",
     "CallableJudge",
@@ -47,6 +48,8 @@ __all__ = [
 STATUSES = ("ok", "parse_error", "timeout", "http_error", "rate_limited", "judge_error", "skipped")
 #: The statuses that mean a failed row (``ok`` and ``skipped`` do not).
 FAILED_STATUSES = ("parse_error", "timeout", "http_error", "rate_limited", "judge_error")
+#: The statuses that are not failures: a run counts any status outside this pair (an unknown one too) as failed.
+NOT_FAILED_STATUSES = tuple(status for status in STATUSES if status not in FAILED_STATUSES)
 
 
 @dataclass(frozen=True)
