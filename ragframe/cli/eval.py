@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+import warnings
+from collections.abc import Iterator
 from typing import Any
 
 from ragframe.cli.args import EXIT_CODES, UsageError, add_format_argument, epilog, mapping, positive_int
 from ragframe.cli.format import format_frame
 from ragframe.evaluator import Evaluator
-from ragframe.exceptions import InvalidParameterError
+from ragframe.exceptions import InvalidParameterError, SkippedMetricWarning
 from ragframe.io.streaming import DEFAULT_BATCH_ROWS, DEFAULT_BATCHES_PER_PROCESS
 
 __all__ = ["add_parser", "run"]
@@ -22,8 +25,13 @@ reason and their row number; OUT/summary.parquet summarizes every score column.
 A killed run restarted with the same arguments continues where it stopped.
 Metrics: any names rf.list_metrics() shows (faithfulness, mrr, ndcg_at_k, ...),
 output names (ndcg_at_10), family names (heuristic, retrieval) or 'auto' (every
-metric whose input columns the log has). Default: the seven heuristic metrics;
-a metric whose input column is missing is an error naming both."""
+metric whose input columns the log has). Default: each of the seven heuristic
+metrics whose input columns the log has, with one line on stderr per metric
+skipped and the column it lacks (none of them possible is an error). A metric
+named with --metrics whose input column is missing is an error naming both; so
+is a --column mapping to a missing column under the default or 'auto'. A log
+that already holds some of the columns the run writes (its own 'faithfulness')
+is an error: write beside them with --prefix."""
 
 _CONFIG_HELP = (
     "A TOML config holds rf.Evaluator's options under their own names (metrics, k, relevance_level, thresholds and "
@@ -72,6 +80,8 @@ def _evaluator(args: argparse.Namespace, config: dict[str, Any]) -> Evaluator:
     """The run configuration: the config file's options, the flags over them."""
     options = {k: v for k, v in config.items() if k not in _RUN_KEYS and k != "metrics"}
     options.update(dict(args.column or []))
+    if args.prefix is not None:
+        options["prefix"] = args.prefix
     if args.k is not None:
         options["k"] = args.k
     if args.compat is not None:
@@ -103,7 +113,36 @@ def _run_on_ray(args: argparse.Namespace, evaluator: Evaluator, config: dict[str
         raise UsageError(str(exc)) from exc
 
 
+@contextlib.contextmanager
+def _skip_lines() -> Iterator[None]:
+    """Each default metric the log's columns do not allow (a SkippedMetricWarning): one line on stderr, once."""
+    shown: set[str] = set()
+    show_other = warnings.showwarning
+
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        if not isinstance(message, SkippedMetricWarning):
+            show_other(message, category, filename, lineno, file, line)
+        elif message.metric not in shown:
+            shown.add(message.metric)
+            print(
+                f"skipped {message.metric}: it reads {message.role} from column {message.column!r}, which the log "
+                "lacks; name it in --metrics to require it",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", SkippedMetricWarning)
+        warnings.showwarning = show
+        yield
+
+
 def run(args: argparse.Namespace) -> int:
+    with _skip_lines():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from ragframe.io.streaming import evaluate_parquet
 
     config = _load_config(args.config)
@@ -190,6 +229,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=mapping,
         metavar="ROLE=COLUMN",
         help="map a role to the log's column, e.g. --column answer=response (repeatable)",
+    )
+    evaluate.add_argument(
+        "--prefix",
+        metavar="PREFIX",
+        help="prepended to every column the run writes, e.g. --prefix run2_ (needed when the log already holds "
+        "columns named like scores)",
     )
     evaluate.add_argument(
         "--keep",

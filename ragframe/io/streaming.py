@@ -40,7 +40,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from ragframe import validate
-from ragframe.evaluator import Evaluator
+from ragframe.evaluator import CLASH_HINT, Evaluator
 from ragframe.exceptions import InputFileError, InvalidParameterError, RagframeError, ResumeError, SchemaError
 from ragframe.io.memory import trim_heap
 from ragframe.io.row_checks import (
@@ -52,6 +52,7 @@ from ragframe.io.row_checks import (
     row_problems,
     value_text,
 )
+from ragframe.schema import check_output_columns
 from ragframe.stats.summary import SummaryState, merge_summary_states, summary_state
 
 __all__ = [
@@ -135,6 +136,8 @@ def source_files(source: str | os.PathLike | Sequence[str | os.PathLike]) -> lis
     ragframe.exceptions.InputFileError: no Parquet file matches 'no/such/*.parquet'
     """
     sources = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    if not sources:
+        raise InvalidParameterError("source is an empty list: give a Parquet file, a folder or a glob")
     files: list[Path] = []
     for item in sources:
         path = Path(item)
@@ -499,8 +502,8 @@ def evaluate_parquet(
         batches_per_process = validate.positive_int(batches_per_process, "batches_per_process", function)
     resume, overwrite = validate.flag(resume, "resume", function), validate.flag(overwrite, "overwrite", function)
     progress = validate.flag(progress, "progress", function)
-    if not isinstance(out, (str, os.PathLike)):
-        raise validate.fail(function, "out", "a folder path (str or os.PathLike)", out)
+    if not isinstance(out, (str, os.PathLike)) or os.fspath(out) == "":
+        raise validate.fail(function, "out", "a folder path (str or os.PathLike, not empty)", out)
     if evaluator is None:
         evaluator = Evaluator._make(metrics, options, function)
     elif not isinstance(evaluator, Evaluator):
@@ -532,8 +535,11 @@ def _plan_run(
     batches, fingerprint, schemas = _plan(files, batch_rows)
     schema = schemas[0]
     _, roles = evaluator.plan(schema.names(), function=function)
+    written = evaluator.written_columns(schema, function=function)
+    replaced = check_output_columns(schema.names(), written, function, hint=CLASH_HINT)  # as evaluate's rule
     inputs = set(roles.values())
     kept = kept_given if kept_given is not None else [c for c in schema.names() if c not in inputs]
+    kept = [c for c in kept if c not in replaced]
     missing = [c for c in kept if c not in schema.names()]
     if missing:
         raise SchemaError("missing column to keep", function=function, column=missing[0], available=schema.names())
