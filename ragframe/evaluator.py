@@ -493,7 +493,8 @@ class Evaluator:
         Examples
         --------
         >>> import polars as pl
-        >>> Evaluator(["mrr", "ndcg_at_10"]).written_columns({"retrieved_ids": pl.List(pl.Int64), "relevant_ids": pl.Null})
+        >>> schema = {"retrieved_ids": pl.List(pl.Int64), "relevant_ids": pl.Null}
+        >>> Evaluator(["mrr", "ndcg_at_10"]).written_columns(schema)
         ['ndcg_at_10', 'mrr']
         """
         from ragframe.io.row_checks import CONTRACT_DTYPES

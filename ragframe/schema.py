@@ -136,7 +136,7 @@ def text_as_string(dtype: pl.DataType) -> pl.DataType:
     >>> text_as_string(pl.List(pl.Categorical)), text_as_string(pl.Enum(["a"])), text_as_string(pl.Int64)
     (List(String), String, Int64)
     """
-    if isinstance(dtype, (pl.Categorical, pl.Enum)):
+    if dtype == pl.Categorical or isinstance(dtype, pl.Enum) or dtype is pl.Enum:  # instances and bare classes
         return pl.String()
     if isinstance(dtype, pl.List):
         return pl.List(text_as_string(dtype.inner))
@@ -215,15 +215,16 @@ def check_output_columns(existing: Sequence[str], written: Sequence[str], functi
     --------
     >>> check_output_columns(["id", "mrr"], ["mrr"], "evaluate", hint="pass prefix='v2_'")
     ['mrr']
-    >>> check_output_columns(["id", "passed"], ["mrr", "passed"], "evaluate", hint="pass prefix='v2_'")
+    >>> check_output_columns(["id", "passed"], ["mrr", "passed"], "f", hint="use a prefix")
     Traceback (most recent call last):
     ...
-    ragframe.exceptions.SchemaError: evaluate: the frame already has a column this run writes; pass prefix='v2_' [column 'passed']
+    ragframe.exceptions.SchemaError: f: the frame already has a column this run writes; use a prefix [column 'passed']
     """
     present = set(existing)
     clashes = [name for name in written if name in present]
     if clashes and len(clashes) < len(written):
-        raise SchemaError(f"the frame already has a column this run writes; {hint}", function=function, column=clashes[0])
+        message = f"the frame already has a column this run writes; {hint}"
+        raise SchemaError(message, function=function, column=clashes[0])
     return clashes
 
 

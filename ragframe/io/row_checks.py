@@ -7,7 +7,8 @@ bad row of a batch is found at once):
 
 - a column of the wrong dtype (every row of the batch): text roles ``str``; ``contexts``
   ``list[str]`` (Categorical and Enum text, at any depth, is String here, as in
-  :func:`ragframe.schema.conform_text`: :func:`conform_null_types` casts it first); id lists ``list[str]`` or ``list[int]``; ``retrieved_scores`` a list of
+  :func:`ragframe.schema.conform_text`: :func:`conform_null_types` casts it first); id
+  lists ``list[str]`` or ``list[int]``; ``retrieved_scores`` a list of
   numbers; ``relevance`` ``list[struct{id: str|int, grade: int}]`` (fields ``key``/``value``
   accepted, float grades when whole numbers, as :func:`ragframe.score_retrieval` does);
 - a null inside a list (``contexts``, ``retrieved_ids``, ``relevant_ids``);
