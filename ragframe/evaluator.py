@@ -933,7 +933,10 @@ def evaluate(df: Frame, /, metrics: str | Iterable[str] | None = None, **options
     metrics : str or list of str, optional
         Metric names (``"faithfulness"``, ``"mrr"``, ``"ndcg_at_k"``), output names
         (``"ndcg_at_10"``), family names (``"heuristic"``, ``"retrieval"``) or ``"auto"``.
-        Default: the seven heuristic metrics.
+        Default: each of the seven heuristic metrics whose input columns ``df`` has, with a
+        :class:`~ragframe.exceptions.SkippedMetricWarning` per metric skipped (none possible:
+        a :class:`~ragframe.exceptions.SchemaError`). A metric named here whose input column
+        is missing is a SchemaError.
     **options
         As :class:`Evaluator` (``prefix``, ``thresholds``, ``weights``, ``composite_threshold``,
         ``explain``, ``k``, column names, ``judge``, ``mode``, ``metric_modes``,

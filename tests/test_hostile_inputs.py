@@ -255,6 +255,22 @@ def test_default_metrics_skip_what_the_columns_lack_with_a_warning_each():
     }
 
 
+def test_default_metrics_warn_once_per_run_of_evaluate_parquet(tmp_path):
+    make_log(9, seed=2).drop("ground_truth").write_parquet(tmp_path / "log.parquet")
+    with pytest.warns(SkippedMetricWarning) as caught:
+        done = rf.evaluate_parquet(tmp_path / "log.parquet", tmp_path / "out", batch_rows=2, progress=False)
+    assert done.batches == 5 and done.scored == 9
+    assert [w.message.metric for w in caught] == ["context_recall", "answer_correctness"]  # not once per batch
+    assert "context_recall" not in pl.read_parquet(tmp_path / "out" / "scores").columns
+
+
+def test_default_metrics_on_a_complete_frame_warn_nothing():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = rf.evaluate(base())
+    assert len(rf.score_columns(out.columns)) == 8  # seven metrics and composite_score
+
+
 def test_default_metrics_with_no_scorable_metric_are_an_error():
     with pytest.raises(rf.SchemaError, match="no default metric can be scored") as error:
         rf.evaluate(pl.DataFrame({"question": ["q?"]}))

@@ -212,7 +212,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--metrics",
         nargs="+",
         metavar="METRIC",
-        help="metric, output or family names, or 'auto' (default: the seven heuristic metrics)",
+        help="metric, output or family names, or 'auto' (default: the heuristic metrics the log's columns allow, "
+        "one stderr line per metric skipped)",
     )
     evaluate.add_argument(
         "--k", nargs="+", type=positive_int, metavar="K", help="cutoffs of the ranking metrics (1 5 10)"

@@ -452,9 +452,11 @@ def evaluate_parquet(
         and one is made, as :func:`ragframe.evaluate` does.
     metrics : str or list of str, optional
         As in :func:`ragframe.evaluate`: metric, output or family names; ``"auto"`` for every
-        metric whose input columns the log has; default the seven heuristic metrics. A
-        metric whose input column is missing is an error naming both, before anything is
-        written.
+        metric whose input columns the log has; default each of the seven heuristic metrics
+        whose input columns the log has (one SkippedMetricWarning per metric skipped). A
+        metric named whose input column is missing is an error naming both, before anything
+        is written; so is a log holding some of the columns the run writes (a ``prefix``
+        writes beside them).
     batch_rows : int
         Rows per batch (and per output part); bounds memory.
     keep : list of str, optional
