@@ -157,7 +157,7 @@ def test_text_types_score_as_string_in_score_functions(kind):
     assert scores_of(ranked)["mrr"][0] == 0.5
 
 
-@pytest.mark.parametrize("kind", ["polars-categorical", "lazy-categorical", "arrow-dictionary", "pandas-category"])
+@pytest.mark.parametrize("kind", TEXT_KINDS)
 def test_text_types_reach_a_judge_as_text(kind):
     prompts: list[str] = []
 
@@ -165,10 +165,14 @@ def test_text_types_reach_a_judge_as_text(kind):
         prompts.append(prompt)
         return "Score: 0.7"
 
-    out = rf.judge_answer_relevance(TEXT_KINDS[kind](base()), judge=judge, cache=False)
-    frame = out.collect() if isinstance(out, pl.LazyFrame) else out
-    assert scores_of(frame)["judge_answer_relevance"].to_list() == [0.7]
-    assert "What is the capital of France?" in prompts[-1] and "Paris is the capital of France." in prompts[-1]
+    frame = TEXT_KINDS[kind](base())
+    for function in (rf.judge_answer_relevance, rf.judge_faithfulness):
+        out = function(frame, judge=judge, cache=False)
+        scored = scores_of(out.collect() if isinstance(out, pl.LazyFrame) else out)
+        assert scored[function.__name__].to_list() == [0.7]
+    relevance, faithfulness = prompts[-2:]
+    assert "What is the capital of France?" in relevance and "Paris is the capital of France." in relevance
+    assert "Paris is the capital and largest city of France." in faithfulness
 
 
 def test_text_types_graded_relevance_with_categorical_ids():
@@ -358,6 +362,16 @@ def test_score_function_on_a_log_with_a_passed_column_is_refused():
     with pytest.raises(rf.SchemaError) as error:
         rf.score_faithfulness(base().with_columns(faithfulness_passed=pl.lit(True)))
     assert error.value.column == "faithfulness_passed"
+
+
+@pytest.mark.parametrize("on_bad_rows", ["raise", "reject"])
+def test_the_cluster_batch_function_follows_the_same_rule(on_bad_rows):
+    scorer = BatchScorer(rf.Evaluator(["faithfulness", "mrr"]), on_bad_rows=on_bad_rows)
+    with pytest.raises(rf.SchemaError, match="choose a prefix") as error:
+        scorer(base().with_columns(mrr=pl.lit(0.1)).to_arrow())
+    assert error.value.column == "mrr"
+    again = scorer(rf.evaluate(base(), ["faithfulness", "mrr"]).to_arrow())
+    assert again.column_names.count("mrr") == 1 and again.column("mrr").to_pylist() == [0.5]
 
 
 def test_evaluate_parquet_with_a_score_named_column_is_a_typed_error(tmp_path):

@@ -20,9 +20,10 @@ import pyarrow as pa
 from ragframe import validate
 from ragframe.distributed.ratelimit import install_limiter, start_limiter
 from ragframe.distributed.runtime import compute_strategy, empty_frame, original_errors, prepared, require_ray
-from ragframe.evaluator import Evaluator
+from ragframe.evaluator import CLASH_HINT, Evaluator
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.io.row_checks import CONTRACT_DTYPES, conform_null_types, row_problems
+from ragframe.schema import check_output_columns
 
 __all__ = ["score_dataset", "BatchScorer", "REJECT_COLUMN", "ON_BAD_ROWS"]
 
@@ -159,8 +160,9 @@ class BatchScorer:
         full = pl.DataFrame({"_row": np.arange(frame.height)}).join(
             scores.with_columns(pl.Series("_row", positions)), on="_row", how="left", maintain_order="left"
         )
-        # a scores column already in the input is replaced (as evaluate does), never duplicated
-        kept = [c for c in table.column_names if (self.keep is None or c in self.keep) and c not in scores.columns]
+        # the rule of evaluate for output names already in the input: all replaced, some refused
+        replaced = check_output_columns(table.column_names, scores.columns, self.function, hint=CLASH_HINT)
+        kept = [c for c in table.column_names if (self.keep is None or c in self.keep) and c not in replaced]
         out = frame.select(kept).hstack(full.drop("_row")).with_columns(reasons)
         return out.to_arrow()
 
