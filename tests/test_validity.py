@@ -247,7 +247,10 @@ def test_lower_is_better_metric_is_flipped():
         return view["answer"].str.len_chars().cast(pl.Float64)
 
     rf.register_metric(
-        rf.Metric("answer_chars", "custom", ("answer",), "Characters.", kernel=length, higher_is_better=False)
+        # a count, and the scores below go negative: unbounded (a bounded metric refuses them)
+        rf.Metric(
+            "answer_chars", "custom", ("answer",), "Characters.", kernel=length, higher_is_better=False, bounds=None
+        )
     )
     try:
         rng = np.random.default_rng(5)

@@ -196,8 +196,11 @@ def _check_bounds(df: pl.DataFrame, name: str, function: str) -> None:
     values = df.get_column(name)
     row = first_true_row((values < low - BOUNDS_TOLERANCE) | (values > high + BOUNDS_TOLERANCE))
     if row is not None:
+        metric = metric_for_column(name)
+        custom = metric is not None and metric.family == "custom"
         raise SchemaError(
-            "score outside its metric's bounds",
+            "score outside its metric's bounds"
+            + ("; register the metric with its range (bounds=(low, high), or None)" if custom else ""),
             function=function,
             column=name,
             row=row,
