@@ -6,6 +6,7 @@ so that none can come back. CLI cases check exit code 3 and a single line on std
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import warnings
@@ -20,7 +21,7 @@ import pytest
 from test_streaming import make_log
 
 import ragframe as rf
-from ragframe.cli.main import main
+from ragframe.cli.main import build_parser, main
 from ragframe.distributed.scoring import BatchScorer
 from ragframe.exceptions import SkippedMetricWarning
 from ragframe.io.row_checks import conform_null_types, row_problems
@@ -497,8 +498,16 @@ def test_a_nan_score_in_a_run_file_names_its_line(tmp_path, capsys):
     (tmp_path / "qrels.txt").write_text("q1 0 b 1\n", encoding="utf-8")
     with pytest.raises(rf.SchemaError, match=r"line 3 of .*run.txt' has a NaN score"):
         rf.read_trec_run(tmp_path / "run.txt")
-    code, _, err = run_cli(capsys, "trec", tmp_path / "run.txt", tmp_path / "qrels.txt")
+    code, _, err = run_cli(capsys, "trec", *_trec_files(tmp_path / "run.txt", tmp_path / "qrels.txt"))
     assert code == 3 and "line 3 of" in one_line(err)
+
+
+def _trec_files(run: Path, qrels: Path) -> list[Path]:
+    """The two files in the order ``ragframe trec`` takes them (RUN QRELS, or trec_eval's QRELS RESULTS)."""
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    first = next(a for a in commands.choices["trec"]._actions if not a.option_strings)
+    return [qrels, run] if first.metavar == "QRELS" else [run, qrels]
 
 
 def test_no_warning_escapes_a_run_with_explicit_metrics():
