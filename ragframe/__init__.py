@@ -19,6 +19,7 @@ from ragframe.exceptions import (
     MissingDependencyError,
     RagframeError,
     SchemaError,
+    SkippedMetricWarning,
 )
 from ragframe.io.scores import read_scores
 from ragframe.io.streaming import ParquetEvaluation, ResumeError, RunFailedError, evaluate_parquet
@@ -83,6 +84,7 @@ __all__ = [
     "MissingDependencyError",
     "RagframeError",
     "SchemaError",
+    "SkippedMetricWarning",
     "batch_passed",
     "detect_regressions",
     "evaluate",

@@ -10,6 +10,7 @@ every score that has a threshold, and the per-row ``composite_score`` / ``passed
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -18,10 +19,10 @@ import numpy as np
 import polars as pl
 
 from ragframe import routing, validate
-from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.exceptions import InvalidParameterError, SchemaError, SkippedMetricWarning
 from ragframe.metrics import registry
 from ragframe.metrics.registry import COMPOSITE, Metric
-from ragframe.schema import apply_to_frame, column_names
+from ragframe.schema import DEFAULT_COLUMNS, apply_to_frame, column_names, conform_text
 
 __all__ = ["Evaluator", "evaluate", "aevaluate", "AUTO"]
 
@@ -42,6 +43,11 @@ GENERAL_OPTIONS: dict[str, Any] = {
 }
 #: Options whose value may be a dict (frozen as sorted (key, value) pairs, thawed back to a dict).
 _DICT_OPTIONS = ("metric_modes", "hybrid_band", "prompt", "judge")
+#: What to do when the input already has some of the columns a run writes (see ragframe.schema).
+CLASH_HINT = (
+    "choose a prefix for this run's columns (prefix='run2_'; ragframe eval --prefix run2_), "
+    "or rename or drop that column"
+)
 
 
 def _freeze(value: Any) -> Any:
@@ -69,10 +75,17 @@ class Evaluator:
     metrics : str or list of str, optional
         Metric names (``"faithfulness"``, ``"ndcg_at_k"``), output names (``"ndcg_at_10"``),
         family names (``"heuristic"``, ``"retrieval"``) or ``"auto"`` (every metric the
-        frame's columns allow). Default: the seven heuristic metrics.
+        frame's columns allow). Default (None): each of the seven heuristic metrics whose
+        input columns the frame has, with a :class:`~ragframe.exceptions.SkippedMetricWarning`
+        per metric skipped (:meth:`skipped_metrics`); a frame without the columns of any is a
+        :class:`~ragframe.exceptions.SchemaError`. A metric named explicitly (also
+        ``"heuristic"``) whose input column is missing is a SchemaError. Under ``"auto"``
+        and the default, a column option set (``answer="response"``) that names a column
+        the frame lacks is a SchemaError too (it would silently drop the metrics reading it).
     **options
         ``prefix`` (prepended to every output column), ``thresholds`` and ``weights``
-        (dicts keyed by metric or output name), ``composite_threshold`` (0.6),
+        (dicts keyed by metric or output name; a threshold lies within the metric's
+        bounds), ``composite_threshold`` (0.6),
         ``composite`` (add ``composite_score``/``passed``, default True), and the families'
         options: heuristic ``question``, ``answer``, ``contexts``, ``ground_truth`` (column
         names), ``explain`` (add ``<metric>_signals``), ``slice_rows`` (rows per pair-stage
@@ -272,7 +285,7 @@ class Evaluator:
         checked["prefix"] = registry.check_prefix(merged["prefix"], function)
         checked["composite"] = validate.flag(merged["composite"], "composite", function)
         checked["composite_threshold"] = validate.number(merged["composite_threshold"], "composite_threshold", function)
-        checked["thresholds"] = _keyed_numbers(merged["thresholds"], "thresholds", function, minimum=None)
+        checked["thresholds"] = _thresholds(merged["thresholds"], function)
         checked["weights"] = _keyed_numbers(merged["weights"], "weights", function, minimum=0.0)
         checked["mode"] = validate.choice(merged["mode"], "mode", function, routing.MODES)
         checked["metric_modes"] = routing.check_metric_modes(merged["metric_modes"], function)
@@ -303,11 +316,42 @@ class Evaluator:
         [('ndcg_at_k', 10), ('mrr', None)]
         """
         checked = self._checked(function)
+        if columns is not None:
+            return self._requests_for(checked, list(columns), function)
         if self.metrics == AUTO:
-            if columns is None:
-                raise InvalidParameterError(f"{function}: metrics='auto' needs the frame's columns")
-            return _auto(checked, list(columns), function)
+            raise InvalidParameterError(f"{function}: metrics='auto' needs the frame's columns")
         return _resolve(self.metrics, checked, function)
+
+    def skipped_metrics(self, columns: Iterable[str], /) -> dict[str, str]:
+        """The default metrics a frame with ``columns`` does not get, each with the column it lacks.
+
+        Only the default metric set (``metrics=None``) skips metrics: explicit names fail on a
+        missing column instead, and ``"auto"`` chooses silently by definition.
+
+        Parameters
+        ----------
+        columns : iterable of str
+            The frame's column names.
+
+        Returns
+        -------
+        dict of str to str
+            Output column (with the prefix) -> the missing input column; empty when nothing is
+            skipped.
+
+        Examples
+        --------
+        >>> Evaluator().skipped_metrics(["question", "answer", "contexts"])
+        {'context_recall': 'ground_truth', 'answer_correctness': 'ground_truth'}
+        >>> Evaluator(["faithfulness"]).skipped_metrics(["answer", "contexts"])
+        {}
+        """
+        if self.metrics is not None:
+            return {}
+        checked = self._checked("Evaluator.skipped_metrics")
+        prefix = checked["prefix"]
+        available = list(columns)
+        return {prefix + m.column(k): column for (m, k), _, column in _default(checked, available, None)[1]}
 
     def outputs(self, columns: Iterable[str] | None = None) -> list[str]:
         """The score columns this run writes (prefixed), in order.
@@ -357,8 +401,16 @@ class Evaluator:
 
     # ------------------------------------------------------------------ running
 
-    def evaluate(self, frame: Frame, /, *, function: str = "evaluate") -> Frame:
+    def evaluate(self, frame: Frame, /, *, function: str = "evaluate", warn: bool = True) -> Frame:
         """Score ``frame``: the same kind of frame with the score columns appended.
+
+        Text columns may be String, Categorical or Enum (Arrow dictionaries, pandas
+        ``category``, ``large_string``, ``string_view``), also inside lists: all are text.
+        A frame that already has *some* of the columns the run writes (its own
+        ``faithfulness`` or ``passed``) is a :class:`~ragframe.exceptions.SchemaError` naming
+        the column: nothing of the user's is replaced silently; pass a ``prefix`` to write
+        beside it. A frame that has *every* one of them was scored by this same run before
+        (a notebook cell run again), and gets them replaced in place.
 
         Parameters
         ----------
@@ -367,6 +419,9 @@ class Evaluator:
             with the input columns of the requested metrics.
         function : str
             The public function named in error messages.
+        warn : bool
+            Warn (:class:`~ragframe.exceptions.SkippedMetricWarning`) once per default metric
+            the frame's columns do not allow; engines scoring batch after batch pass False.
 
         Returns
         -------
@@ -383,12 +438,13 @@ class Evaluator:
         [0.5]
         """
         checked = self._checked(function)
-        requests, roles = self._plan(checked, column_names(frame, function), function)
+        requests, roles = self._plan(checked, column_names(frame, function), function, warn=warn)
 
         def compute(view: pl.DataFrame) -> pl.DataFrame:
             return _score(view, requests, checked, function)
 
-        return apply_to_frame(frame, compute, columns=list(dict.fromkeys(roles.values())), function=function)
+        inputs = list(dict.fromkeys(roles.values()))
+        return apply_to_frame(frame, compute, columns=inputs, function=function, clash_hint=CLASH_HINT)
 
     def scores(self, frame: pl.DataFrame, /, *, function: str = "evaluate") -> pl.DataFrame:
         """Only the new columns for a polars DataFrame (what streaming and cluster engines write).
@@ -412,10 +468,46 @@ class Evaluator:
         ['mrr']
         """
         checked = self._checked(function)
-        requests, roles = self._plan(checked, frame.columns, function)
-        return _score(frame.select(list(dict.fromkeys(roles.values()))), requests, checked, function)
+        requests, roles = self._plan(checked, frame.columns, function, warn=False)
+        return _score(conform_text(frame.select(list(dict.fromkeys(roles.values())))), requests, checked, function)
 
-    def plan(self, columns: Iterable[str], /, *, function: str = "Evaluator") -> tuple[list[Request], dict[str, str]]:
+    def written_columns(self, schema: Mapping[str, pl.DataType], /, *, function: str = "Evaluator") -> list[str]:
+        """Every column the run appends to a frame of this ``schema``, in order (from scoring zero rows).
+
+        The score columns, their ``_passed`` flags, companions (``_signals``, a judge's
+        ``_reason``/``_status``/...), ``composite_score`` and ``passed``: what an engine checks
+        against the input's names before writing anything. The zero rows have the column
+        contract's dtypes, so a wrong dtype in ``schema`` (found later, row by row) does not
+        stop it.
+
+        Parameters
+        ----------
+        schema : mapping of str to polars.DataType
+            The input's column names and dtypes.
+        function : str
+            The public function named in error messages.
+
+        Returns
+        -------
+        list of str
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> schema = {"retrieved_ids": pl.List(pl.Int64), "relevant_ids": pl.Null}
+        >>> Evaluator(["mrr", "ndcg_at_10"]).written_columns(schema)
+        ['ndcg_at_10', 'mrr']
+        """
+        from ragframe.io.row_checks import CONTRACT_DTYPES
+
+        checked = self._checked(function)
+        requests, roles = self._plan(checked, list(schema), function, warn=False)
+        dtypes = {name: CONTRACT_DTYPES.get(role, schema[name]) for role, name in roles.items()}
+        return _score(pl.DataFrame(schema=dtypes), requests, checked, function).columns
+
+    def plan(
+        self, columns: Iterable[str], /, *, function: str = "Evaluator", warn: bool = True
+    ) -> tuple[list[Request], dict[str, str]]:
         """What a frame with these ``columns`` gets: the (metric, cutoff) requests and the input columns by role.
 
         A missing input column is a :class:`SchemaError` naming the metric that needs it.
@@ -426,6 +518,8 @@ class Evaluator:
             The frame's column names.
         function : str
             The public function named in error messages.
+        warn : bool
+            Warn once per default metric skipped (see :meth:`evaluate`).
 
         Returns
         -------
@@ -438,18 +532,24 @@ class Evaluator:
         >>> roles
         {'answer': 'response', 'contexts': 'contexts'}
         """
-        return self._plan(self._checked(function), list(columns), function)
+        return self._plan(self._checked(function), list(columns), function, warn=warn)
 
-    def _plan(self, checked: dict[str, Any], available: list[str], function: str):
+    def _plan(self, checked: dict[str, Any], available: list[str], function: str, *, warn: bool):
         requests = self._requests_for(checked, available, function)
         roles = _input_columns(requests, checked, available)
         _require(requests, checked, available, function)
         routing.check_judging(requests, checked, function)
+        if warn and self.metrics is None:
+            _warn_skipped(checked, available, function)
         return requests, roles
 
     def _requests_for(self, checked: dict[str, Any], available: list[str], function: str) -> list[Request]:
+        if self.metrics == AUTO or self.metrics is None:
+            _check_named_columns(self.to_dict(), available, function)
         if self.metrics == AUTO:
             return _auto(checked, available, function)
+        if self.metrics is None:
+            return _default(checked, available, function)[0]
         return _resolve(self.metrics, checked, function)
 
     def evaluate_parquet(self, source: Any, out: Any, /, **run_options: Any) -> Any:
@@ -528,6 +628,18 @@ def _keyed_numbers(value: Any, name: str, function: str, *, minimum: float | Non
     return out
 
 
+def _thresholds(value: Any, function: str) -> dict[str, float]:
+    """Thresholds keyed by metric or output name, each within its metric's bounds (a score outside never occurs)."""
+    thresholds = _keyed_numbers(value, "thresholds", function, minimum=None)
+    for key, number in thresholds.items():
+        parsed = _plain(key)
+        metric = parsed.metric if parsed is not None else registry.get_metric(key)
+        if metric is not None and metric.bounds is not None:
+            low, high = metric.bounds
+            validate.number(number, f"thresholds[{key!r}]", function, minimum=low, maximum=high)
+    return thresholds
+
+
 def _plain(column: str) -> registry.ScoreColumn | None:
     parsed = registry.parse_column(column)
     return parsed if parsed is not None and parsed.prefix == "" and parsed.metric is not None else None
@@ -604,6 +716,79 @@ def _require(requests: list[Request], checked: dict[str, Any], available: list[s
                     column=column,
                     available=available,
                 )
+
+
+def _missing_input(request: Request, checked: dict[str, Any], available: list[str]) -> tuple[str, str] | None:
+    """(role, column) of the first input column of ``request`` the frame lacks, or None."""
+    metric = request[0]
+    opts = checked["_families"][metric.family]
+    present = set(available)
+    roles = registry.get_family(metric.family).columns([request], opts, available)
+    return next(((role, column) for role, column in roles.items() if column not in present), None)
+
+
+def _default(
+    checked: dict[str, Any], available: list[str], function: str | None
+) -> tuple[list[Request], list[tuple[Request, str, str]]]:
+    """The default metrics the columns allow, and those skipped with (role, column) missing.
+
+    None allowed is a SchemaError naming each metric's missing column (unless ``function`` is
+    None: only the skipped list is wanted).
+    """
+    chosen: list[Request] = []
+    skipped: list[tuple[Request, str, str]] = []
+    for request in _resolve(None, checked, "Evaluator"):
+        missing = _missing_input(request, checked, available)
+        if missing is None:
+            chosen.append(request)
+        else:
+            skipped.append((request, *missing))
+    if not chosen and function is not None:
+        lacks = ", ".join(f"{m.column(k)} needs {column!r}" for (m, k), _, column in skipped)
+        raise SchemaError(
+            f"no default metric can be scored ({lacks}); map the columns (answer='response', "
+            "--column answer=response) or name the metrics to score",
+            function=function,
+            column=skipped[0][2],
+            available=available,
+        )
+    return chosen, skipped
+
+
+def _warn_skipped(checked: dict[str, Any], available: list[str], function: str) -> None:
+    """One :class:`SkippedMetricWarning` per default metric the columns do not allow."""
+    prefix = checked["prefix"]
+    for (metric, k), role, column in _default(checked, available, None)[1]:
+        name = prefix + metric.column(k)
+        warnings.warn(
+            SkippedMetricWarning(
+                f"{function}: skipped {name!r}: it reads the {role} column {column!r}, which the frame lacks "
+                f"(the default metrics are those the columns allow; name {metric.name!r} to require it)",
+                metric=name,
+                role=role,
+                column=column,
+            ),
+            stacklevel=4,
+        )
+
+
+def _check_named_columns(given: Mapping[str, Any], available: list[str], function: str) -> None:
+    """Under ``"auto"`` and the default, a column option set must name a column of the frame.
+
+    Those runs choose their metrics by the columns present, so a mistyped mapping
+    (``--column answer=nosuch``) would silently drop every metric reading it.
+    """
+    present = set(available)
+    for role in DEFAULT_COLUMNS:
+        column = given.get(role)
+        if isinstance(column, str) and column not in present:
+            raise SchemaError(
+                f"the {role} option names a column the frame lacks (the metrics that read it would be dropped "
+                "without a word)",
+                function=function,
+                column=column,
+                available=available,
+            )
 
 
 def _auto(checked: dict[str, Any], available: list[str], function: str) -> list[Request]:
@@ -749,7 +934,10 @@ def evaluate(df: Frame, /, metrics: str | Iterable[str] | None = None, **options
     metrics : str or list of str, optional
         Metric names (``"faithfulness"``, ``"mrr"``, ``"ndcg_at_k"``), output names
         (``"ndcg_at_10"``), family names (``"heuristic"``, ``"retrieval"``) or ``"auto"``.
-        Default: the seven heuristic metrics.
+        Default: each of the seven heuristic metrics whose input columns ``df`` has, with a
+        :class:`~ragframe.exceptions.SkippedMetricWarning` per metric skipped (none possible:
+        a :class:`~ragframe.exceptions.SchemaError`). A metric named here whose input column
+        is missing is a SchemaError.
     **options
         As :class:`Evaluator` (``prefix``, ``thresholds``, ``weights``, ``composite_threshold``,
         ``explain``, ``k``, column names, ``judge``, ``mode``, ``metric_modes``,

@@ -20,6 +20,7 @@ __all__ = [
     "RunFailedError",
     "UnsupportedMeasureError",
     "UsageError",
+    "SkippedMetricWarning",
 ]
 
 
@@ -262,3 +263,43 @@ class UnsupportedMeasureError(InvalidParameterError):
 
 class UsageError(InvalidParameterError):
     """A command line that parses but cannot run (``ragframe`` exits with code 2)."""
+
+
+class SkippedMetricWarning(UserWarning):
+    """A default metric was not scored: the frame lacks a column it reads.
+
+    With no ``metrics`` given, :func:`ragframe.evaluate` (and ``evaluate_parquet``, ``ragframe
+    eval``) scores every default (heuristic) metric whose input columns the frame has, and
+    warns once per metric it skips. Metrics named explicitly are never skipped: a missing
+    input is a :class:`SchemaError`.
+
+    Parameters
+    ----------
+    message : str
+        The one-line message.
+    metric : str
+        The skipped output column (``"context_recall"``, with the run's prefix).
+    role, column : str
+        The input role it reads and the column name the frame lacks.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import polars as pl
+    >>> import ragframe as rf
+    >>> df = pl.DataFrame({"question": ["q?"], "answer": ["a."], "contexts": [["a."]]})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     out = rf.evaluate(df)
+    >>> sorted((w.message.metric, w.message.column) for w in caught)
+    [('answer_correctness', 'ground_truth'), ('context_recall', 'ground_truth')]
+    """
+
+    def __init__(self, message: str, *, metric: str, role: str, column: str) -> None:
+        super().__init__(message)
+        self.metric = metric
+        self.role = role
+        self.column = column
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return partial(type(self), str(self), metric=self.metric, role=self.role, column=self.column), ()

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import math
 import random
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -99,6 +100,8 @@ def _ranking(items: Any, k: int) -> _Row:
     for position, score in enumerate(scores):
         if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float, np.number))):
             raise _BadItems(f"item {position} has score {score!r}, not a number")
+        if score is not None and math.isnan(float(score)):  # it has no rank: every ranking metric would refuse it
+            raise _BadItems(f"item {position} has score NaN, not a number")
     for position, text in enumerate(texts):
         if text is not None and not isinstance(text, str):
             raise _BadItems(f"item {position} has text of type {type(text).__name__}, not str")
@@ -258,7 +261,9 @@ def retrieve(
     -------
     The same kind of frame with the columns appended (or replaced, when they exist). A row
     whose call failed after its retries has null ids, scores and texts (so null ranking
-    scores) and its status; nothing raises for one row's failure.
+    scores) and its status; nothing raises for one row's failure. A reply that is not a
+    ranking (an item without an id, a score that is not a number or is NaN, ids of two
+    kinds) is that row's ``error``, not retried.
 
     Examples
     --------

@@ -31,7 +31,7 @@ import numpy as np
 import polars as pl
 
 from ragframe import validate
-from ragframe.exceptions import InvalidParameterError
+from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.metrics import registry
 from ragframe.metrics.judge import TEXT_ROLES, counterpart, template_placeholders
 from ragframe.metrics.registry import Metric
@@ -288,7 +288,9 @@ def routing_summary(scored: Any, *, n_samples: int = 1) -> pl.DataFrame:
     -------
     polars.DataFrame
         One row per routed score column: ``metric, rows, judged, heuristic, calls_saved,
-        saved_share`` (the share of rows that did not go to the judge).
+        saved_share`` (the share of rows that did not go to the judge). A frame without
+        any ``<metric>_source`` column (scored in the default heuristic mode, or not scored)
+        is a :class:`~ragframe.exceptions.SchemaError`: there is nothing to read.
 
     Examples
     --------
@@ -318,6 +320,13 @@ def routing_summary(scored: Any, *, n_samples: int = 1) -> pl.DataFrame:
                 heuristic_rows * n_samples,
                 heuristic_rows / total if total else None,
             )
+        )
+    if not rows:
+        raise SchemaError(
+            "no routed score column: it reads the <metric>_source columns rf.evaluate writes with mode='llm' or "
+            "'hybrid' (beside their score columns), and this frame has none",
+            function="routing_summary",
+            available=frame.columns,
         )
     schema = {
         "metric": pl.String,

@@ -5,8 +5,23 @@ frame: polars DataFrame or LazyFrame, pyarrow Table or RecordBatch, or pandas
 DataFrame. Internally the columns a kernel needs are viewed as a polars
 DataFrame; the kernel returns only the *new* columns, and the adapter attaches
 them to the caller's frame, so input columns are never modified, retyped or
-reordered. An output column whose name already exists in the input replaces it
-in place (re-running a metric in a notebook overwrites its previous result).
+reordered.
+
+Text is text whatever its encoding: the view a kernel sees has every Categorical
+and Enum (pandas ``category``, Arrow dictionary-encoded strings), at any depth of a
+list, array or struct, as String (:func:`conform_text`). Arrow's ``large_string``
+and ``string_view`` and pandas ``string[pyarrow]`` are String in polars already.
+Every adapter here applies it (:func:`to_polars`, :func:`frame_schema`,
+:func:`apply_to_frame`, also on a LazyFrame), as do the streaming row checks, so no
+path sees a Categorical text column.
+
+Output columns and the input's names (:func:`check_output_columns`): a frame that
+already holds *some* of the columns a run writes (a log with its own
+``faithfulness`` or ``passed`` column) is refused with a
+:class:`~ragframe.exceptions.SchemaError` naming the column, rather than having it
+replaced or duplicated; a frame that holds *every* column the run writes was scored
+before by the same run (re-running a notebook cell), and its columns are replaced in
+place. Write beside earlier scores with a ``prefix``.
 
 pandas is optional: it is never imported here; a pandas object is recognised by
 its type's module.
@@ -25,6 +40,9 @@ from ragframe.exceptions import InvalidParameterError, SchemaError
 __all__ = [
     "DEFAULT_COLUMNS",
     "column_names",
+    "conform_text",
+    "text_as_string",
+    "check_output_columns",
     "frame_schema",
     "frame_kind",
     "to_polars",
@@ -109,8 +127,109 @@ def _column_names(frame: Any, kind: str) -> list[str]:
     return list(frame.schema.names)
 
 
+def text_as_string(dtype: pl.DataType) -> pl.DataType:
+    """``dtype`` with every Categorical and Enum in it (at any depth) replaced by String.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> text_as_string(pl.List(pl.Categorical)), text_as_string(pl.Enum(["a"])), text_as_string(pl.Int64)
+    (List(String), String, Int64)
+    """
+    if dtype == pl.Categorical or isinstance(dtype, pl.Enum) or dtype is pl.Enum:  # instances and bare classes
+        return pl.String()
+    if isinstance(dtype, pl.List):
+        return pl.List(text_as_string(dtype.inner))
+    if isinstance(dtype, pl.Array):
+        return pl.Array(text_as_string(dtype.inner), dtype.size)
+    if isinstance(dtype, pl.Struct):
+        return pl.Struct([pl.Field(f.name, text_as_string(f.dtype)) for f in dtype.fields])
+    return dtype
+
+
+FrameOrLazy = TypeVar("FrameOrLazy", pl.DataFrame, pl.LazyFrame)
+
+
+def conform_text(df: FrameOrLazy, columns: Iterable[str] | None = None) -> FrameOrLazy:
+    """``df`` with its Categorical and Enum text (at any depth) cast to String: text is text.
+
+    A dictionary-encoded Arrow string, a pandas ``category`` and a polars Categorical or
+    Enum hold the same strings as a String column, so every kernel reads them as String
+    (the cast changes no value). Only ``columns`` are cast when given; other dtypes are
+    left as they are.
+
+    Parameters
+    ----------
+    df : polars.DataFrame or polars.LazyFrame
+        The frame (a LazyFrame stays lazy).
+    columns : iterable of str, optional
+        The columns to conform (default: all).
+
+    Returns
+    -------
+    The same kind of frame.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"answer": ["Paris"], "contexts": [["a"]]}).with_columns(
+    ...     pl.col("answer").cast(pl.Categorical), pl.col("contexts").cast(pl.List(pl.Categorical))
+    ... )
+    >>> dict(conform_text(df).schema)
+    {'answer': String, 'contexts': List(String)}
+    """
+    schema = df.collect_schema() if isinstance(df, pl.LazyFrame) else df.schema
+    wanted = schema.names() if columns is None else [c for c in columns if c in schema]
+    casts = {name: text_as_string(schema[name]) for name in wanted}
+    casts = {name: dtype for name, dtype in casts.items() if dtype != schema[name]}
+    return df.with_columns(pl.col(name).cast(dtype) for name, dtype in casts.items()) if casts else df
+
+
+def check_output_columns(existing: Sequence[str], written: Sequence[str], function: str, *, hint: str) -> list[str]:
+    """The rule for output names already in the input: all of them are replaced, some of them refused.
+
+    A frame that holds *every* column a run writes was scored before by that same run (a
+    notebook cell run twice): those columns are replaced in place, and their names are
+    returned. A frame that holds only *some* of them (a log with its own ``faithfulness``,
+    ``passed`` or ``mrr`` column) is a :class:`SchemaError` naming the first such column and
+    ``hint`` (how to write beside it): replacing the user's column would lose it silently,
+    and keeping both is impossible in one frame.
+
+    Parameters
+    ----------
+    existing : sequence of str
+        The input frame's column names.
+    written : sequence of str
+        The columns the run writes.
+    function : str
+        The public function named in the error.
+    hint : str
+        What to do instead (``"pass prefix='v2_'"``).
+
+    Returns
+    -------
+    list of str
+        The columns replaced (empty when none is in the input).
+
+    Examples
+    --------
+    >>> check_output_columns(["id", "mrr"], ["mrr"], "evaluate", hint="pass prefix='v2_'")
+    ['mrr']
+    >>> check_output_columns(["id", "passed"], ["mrr", "passed"], "f", hint="use a prefix")
+    Traceback (most recent call last):
+    ...
+    ragframe.exceptions.SchemaError: f: the frame already has a column this run writes; use a prefix [column 'passed']
+    """
+    present = set(existing)
+    clashes = [name for name in written if name in present]
+    if clashes and len(clashes) < len(written):
+        message = f"the frame already has a column this run writes; {hint}"
+        raise SchemaError(message, function=function, column=clashes[0])
+    return clashes
+
+
 def frame_schema(frame: Any, function: str = "ragframe") -> pl.Schema:
-    """The polars schema of any supported frame, without converting its rows.
+    """The polars schema of any supported frame, without converting its rows (text types as String).
 
     Examples
     --------
@@ -121,18 +240,22 @@ def frame_schema(frame: Any, function: str = "ragframe") -> pl.Schema:
     column_names(frame, function)  # kind and repeated names checked
     kind = frame_kind(frame, function)
     if kind == "lazy":
-        return frame.collect_schema()
-    if kind == "polars":
-        return frame.schema
-    if kind in ("arrow_table", "arrow_batch"):
-        return pl.DataFrame(pl.from_arrow(frame.slice(0, 0))).schema
-    return pl.from_pandas(frame.iloc[:0].reset_index(drop=True)).schema
+        schema = frame.collect_schema()
+    elif kind == "polars":
+        schema = frame.schema
+    elif kind in ("arrow_table", "arrow_batch"):
+        schema = pl.DataFrame(pl.from_arrow(frame.slice(0, 0))).schema
+    else:
+        schema = pl.from_pandas(frame.iloc[:0].reset_index(drop=True)).schema
+    return pl.Schema({name: text_as_string(dtype) for name, dtype in schema.items()})
 
 
 def to_polars(frame: Any, columns: Sequence[str] | None = None, function: str = "ragframe") -> pl.DataFrame:
-    """View ``frame`` (any supported eager kind) as a polars DataFrame.
+    """View ``frame`` (any supported kind) as a polars DataFrame, text types as String.
 
-    Only ``columns`` are converted when given (all columns otherwise).
+    Only ``columns`` are converted when given (all columns otherwise). Categorical and Enum
+    columns (Arrow dictionaries, pandas ``category``), also inside lists and structs, are
+    String in the view (:func:`conform_text`).
 
     Examples
     --------
@@ -148,12 +271,12 @@ def to_polars(frame: Any, columns: Sequence[str] | None = None, function: str = 
     if columns is not None:
         require_columns(names, columns, function)
     if kind == "polars":
-        return frame if columns is None else frame.select(list(columns))
+        return conform_text(frame if columns is None else frame.select(list(columns)))
     if kind in ("arrow_table", "arrow_batch"):
         table = frame if columns is None else frame.select(list(columns))
-        return pl.DataFrame(pl.from_arrow(table))
+        return conform_text(pl.DataFrame(pl.from_arrow(table)))
     pdf = frame if columns is None else frame[list(columns)]
-    return pl.from_pandas(pdf.reset_index(drop=True))
+    return conform_text(pl.from_pandas(pdf.reset_index(drop=True)))
 
 
 def require_columns(available: Iterable[str], needed: Iterable[str], function: str) -> None:
@@ -176,13 +299,19 @@ def apply_to_frame(
     *,
     columns: Sequence[str],
     function: str,
+    clash_hint: str | None = None,
 ) -> Frame:
     """Run ``compute`` on the ``columns`` of ``frame`` and attach its result columns.
 
-    ``compute`` receives a polars DataFrame holding ``columns`` and returns a
-    DataFrame of new columns with the same number of rows. A LazyFrame stays lazy:
+    ``compute`` receives a polars DataFrame holding ``columns`` (text types as String) and
+    returns a DataFrame of new columns with the same number of rows. A LazyFrame stays lazy:
     ``compute`` runs when the caller collects (its output schema is taken from a
     run on zero rows, which also validates the input schema at call time).
+
+    With ``clash_hint``, the names ``compute`` writes (from a run on zero rows, before any
+    real work) follow :func:`check_output_columns`: all already in ``frame`` are replaced,
+    some are a :class:`SchemaError` naming the first and ``clash_hint``. Without it an
+    output column of an existing name replaces it.
 
     Examples
     --------
@@ -198,14 +327,20 @@ def apply_to_frame(
     if kind == "lazy":
         lazy: pl.LazyFrame = frame  # type: ignore[assignment]
         empty = pl.DataFrame(schema=lazy.collect_schema())
-        out_schema = _attach_polars(empty, compute(empty.select(list(columns)))).schema
+        written = compute(conform_text(empty.select(list(columns))))
+        if clash_hint is not None:
+            check_output_columns(names, written.columns, function, hint=clash_hint)
+        out_schema = _attach_polars(empty, written).schema
 
         def run(df: pl.DataFrame) -> pl.DataFrame:
-            return _attach_polars(df, _checked(compute(df.select(list(columns))), df.height, function))
+            new = compute(conform_text(df.select(list(columns))))
+            return _attach_polars(df, _checked(new, df.height, function))
 
         return lazy.map_batches(run, schema=out_schema, streamable=False)  # type: ignore[return-value]
 
     view = to_polars(frame, columns, function)
+    if clash_hint is not None:
+        check_output_columns(names, compute(view.clear()).columns, function, hint=clash_hint)
     new = _checked(compute(view), view.height, function)
     if kind == "polars":
         return _attach_polars(frame, new)  # type: ignore[arg-type,return-value]

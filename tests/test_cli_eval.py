@@ -130,15 +130,26 @@ def test_demo_and_usage_errors_in_a_real_process(tmp_path):
 
 
 def test_a_missing_input_is_an_error_naming_the_metric_not_a_silent_drop(tmp_path, capsys):
-    """ragframe eval used to score only what it could; now the default metrics need their columns."""
+    """Metrics named explicitly need their columns; the default scores what the columns allow, saying what it skips."""
     log = tmp_path / "no_contexts.parquet"
     make_log(6).drop("contexts").write_parquet(log)
-    assert main(["eval", str(log), "-o", str(tmp_path / "a"), "--no-progress"]) == 3
+    assert main(["eval", str(log), "-o", str(tmp_path / "a"), "--no-progress", "--metrics", "heuristic"]) == 3
     err = capsys.readouterr().err
     assert "metric 'faithfulness' needs the contexts column" in err and err.count("\n") == 1
     assert not (tmp_path / "a").exists()  # nothing written
     assert main(["eval", str(log), "-o", str(tmp_path / "b"), "--column", "answer=nosuch"]) == 3
     assert "[column 'nosuch'" in capsys.readouterr().err
+    # the default metric set: the two that need no contexts, and one stderr line per metric skipped
+    assert main(["eval", str(log), "-o", str(tmp_path / "d"), "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    skipped = [line for line in captured.err.splitlines() if line.startswith("skipped ")]
+    names = ["faithfulness", "context_precision", "context_recall", "context_relevance", "hallucination_rate"]
+    assert skipped == [
+        f"skipped {name}: it reads contexts from column 'contexts', which the log lacks; "
+        "name it in --metrics to require it"
+        for name in names
+    ]
+    assert captured.out.startswith("scoring answer_relevance, answer_correctness\n")
     # asking for what the columns allow scores the rest, and says which
     assert main(["eval", str(log), "-o", str(tmp_path / "c"), "--metrics", "auto", "--no-progress"]) == 0
     printed = capsys.readouterr().out

@@ -298,11 +298,18 @@ def test_run_summary_is_the_mean_over_judged_queries(case, ks, level, complete, 
     ks=cutoffs,
     level=st.sampled_from(REFERENCE_LEVELS),
 )
-def test_evaluate_run_repeated_rows_count_once(run, data, judgments, ks, level):
-    """A (query, doc) repeated in a TREC run counts at its first (best-ranked) position only."""
+def test_evaluate_run_refuses_repeated_rows(run, data, judgments, ks, level):
+    """A (query, doc) repeated in a run table is a SchemaError naming the repeat's row (as
+    read_trec_run refuses it in a file, and trec_eval); a run without repeats is scored as trec_eval does."""
     pairs = [(d, data.draw(st.sampled_from(SCORES))) for d in run]
     run_df = run_frame([("q", d, s) for d, s in pairs], list(range(1, len(pairs) + 1)), as_int=False)
     qrels_df = qrels_frame([("q", d, g) for d, g in judgments.items()], as_int=False)
+    repeats = [i for i, (d, _) in enumerate(pairs) if d in {e for e, _ in pairs[:i]}]
+    if repeats:
+        with pytest.raises(rf.SchemaError, match="a document listed twice for one query") as error:
+            rf.evaluate_run(run_df, qrels_df, k=ks, relevance_level=level, complete=True)
+        assert (error.value.row, error.value.column) == (repeats[0], "doc_id")
+        return
     out = rf.evaluate_run(run_df, qrels_df, k=ks, relevance_level=level, complete=True)
     assert out.height == 1
     row = out.row(0, named=True)

@@ -85,7 +85,9 @@ def test_registered_custom_metric_joins_evaluate_and_the_statistics():
     def answer_words(view):
         return view["answer"].str.count_matches(r"\S+").cast(pl.Float64)
 
-    rf.register_metric(rf.Metric("answer_words", "custom", ("answer",), "Words in the answer.", kernel=answer_words))
+    # a count: unbounded (the default bounds (0, 1) would make rf.summarize refuse its values)
+    metric = rf.Metric("answer_words", "custom", ("answer",), "Words in the answer.", kernel=answer_words, bounds=None)
+    rf.register_metric(metric)
     try:
         out = rf.evaluate(RAG.rename({"answer": "response"}), ["answer_words"], answer="response", prefix="a_")
         assert out["a_answer_words"].to_list() == [6.0, 5.0]

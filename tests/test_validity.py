@@ -55,7 +55,7 @@ def data() -> pl.DataFrame:
 
 @pytest.fixture(scope="module")
 def result(data: pl.DataFrame) -> pl.DataFrame:
-    return FN(data, label_columns=["human", "ordinal"], n_resamples=500)
+    return FN(data, label_columns=["human", "ordinal"], ordinal="ordinal", n_resamples=500)
 
 
 def test_columns_and_pairs(result: pl.DataFrame):
@@ -184,7 +184,7 @@ def test_bootstrap_is_reproducible_and_seeded(data):
 
 
 def test_by_slices_equal_per_slice_calls(data):
-    kwargs = {"label_columns": ["human", "ordinal"], "n_resamples": 200, "seed": 1}
+    kwargs = {"label_columns": ["human", "ordinal"], "ordinal": "ordinal", "n_resamples": 200, "seed": 1}
     sliced = FN(data, by="model", **kwargs)
     assert sliced.columns[0] == "model" and sliced.height == 3 * 4
     for model in ["a", "b", "c"]:
@@ -196,25 +196,27 @@ def test_by_slices_equal_per_slice_calls(data):
 def test_labels_in_a_second_frame(data):
     scores = data.select("id", "model", "faithfulness", "answer_relevance").sample(fraction=1.0, shuffle=True, seed=2)
     labels = data.select("id", "human", "ordinal").head(250)  # a labelled subset
-    out = FN(scores, labels, on="id", n_resamples=100)  # label columns: all but the id
-    inline = FN(data.head(250), label_columns=["human", "ordinal"], n_resamples=100)
+    out = FN(scores, labels, on="id", ordinal="ordinal", n_resamples=100)  # label columns: all but the id
+    inline = FN(data.head(250), label_columns=["human", "ordinal"], ordinal="ordinal", n_resamples=100)
     assert out.equals(inline)
-    paired = FN(scores, labels, label_columns={"faithfulness": "human", "answer_relevance": ["ordinal"]})
+    paired = FN(
+        scores, labels, label_columns={"faithfulness": "human", "answer_relevance": ["ordinal"]}, ordinal=["ordinal"]
+    )
     assert paired.select("metric", "label").rows() == [("faithfulness", "human"), ("answer_relevance", "ordinal")]
     extra = pl.concat([labels, pl.DataFrame({"id": [9999], "human": [1], "ordinal": [0]})])
     with pytest.raises(rf.SchemaError, match="not in scored") as error:
-        FN(scores, extra)
+        FN(scores, extra, ordinal="ordinal")
     assert error.value.column == "id"
     with pytest.raises(rf.SchemaError, match="duplicate id in labels"):
-        FN(scores, pl.concat([labels, labels.head(1)]))
+        FN(scores, pl.concat([labels, labels.head(1)]), ordinal="ordinal")
     with pytest.raises(rf.SchemaError, match="different types"):
-        FN(scores, labels.with_columns(pl.col("id").cast(pl.String)))
+        FN(scores, labels.with_columns(pl.col("id").cast(pl.String)), ordinal="ordinal")
 
 
 @pytest.mark.parametrize("kind", ["lazy", "arrow", "pandas"])
 def test_frame_kinds(data, result, kind):
     frame = {"lazy": data.lazy, "arrow": data.to_arrow, "pandas": data.to_pandas}[kind]()
-    assert FN(frame, label_columns=["human", "ordinal"], n_resamples=500).equals(result)
+    assert FN(frame, label_columns=["human", "ordinal"], ordinal="ordinal", n_resamples=500).equals(result)
 
 
 def test_single_class_and_empty_cells_are_null_not_errors():
@@ -245,7 +247,10 @@ def test_lower_is_better_metric_is_flipped():
         return view["answer"].str.len_chars().cast(pl.Float64)
 
     rf.register_metric(
-        rf.Metric("answer_chars", "custom", ("answer",), "Characters.", kernel=length, higher_is_better=False)
+        # a count, and the scores below go negative: unbounded (a bounded metric refuses them)
+        rf.Metric(
+            "answer_chars", "custom", ("answer",), "Characters.", kernel=length, higher_is_better=False, bounds=None
+        )
     )
     try:
         rng = np.random.default_rng(5)

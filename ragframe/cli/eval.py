@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+import warnings
+from collections.abc import Iterator
 from typing import Any
 
 from ragframe.cli.args import (
@@ -17,7 +20,7 @@ from ragframe.cli.args import (
 )
 from ragframe.cli.format import format_frame
 from ragframe.evaluator import Evaluator
-from ragframe.exceptions import InvalidParameterError, MissingDependencyError, RunFailedError
+from ragframe.exceptions import InvalidParameterError, MissingDependencyError, RunFailedError, SkippedMetricWarning
 from ragframe.io.streaming import DEFAULT_BATCH_ROWS, DEFAULT_BATCHES_PER_PROCESS, status_lines
 from ragframe.routing import MODES
 
@@ -31,8 +34,13 @@ reason and their row number; OUT/summary.parquet summarizes every score column.
 A killed run restarted with the same arguments continues where it stopped.
 Metrics: any names rf.list_metrics() shows (faithfulness, mrr, ndcg_at_k, ...),
 output names (ndcg_at_10), family names (heuristic, retrieval) or 'auto' (every
-metric whose input columns the log has). Default: the seven heuristic metrics;
-a metric whose input column is missing is an error naming both.
+metric whose input columns the log has). Default: each of the seven heuristic
+metrics whose input columns the log has, with one line on stderr per metric
+skipped and the column it lacks (none of them possible is an error). A metric
+named with --metrics whose input column is missing is an error naming both; so
+is a --column mapping to a missing column under the default or 'auto'. A log
+that already holds some of the columns the run writes (its own 'faithfulness')
+is an error: write beside them with --prefix.
 
 LLM judge: --mode llm scores each heuristic metric that has a judge counterpart
 with the judge, --mode hybrid only the rows whose heuristic score lies in
@@ -122,6 +130,8 @@ def _evaluator(args: argparse.Namespace, config: dict[str, Any]) -> Evaluator:
     """The run configuration: the config file's options, the flags over them."""
     options = {k: v for k, v in config.items() if k not in _RUN_KEYS and k != "metrics"}
     options.update(dict(args.column or []))
+    if args.prefix is not None:
+        options["prefix"] = args.prefix
     if args.k is not None:
         options["k"] = args.k
     if args.compat is not None:
@@ -185,7 +195,36 @@ def _max_failure_rate(args: argparse.Namespace, config: dict[str, Any]) -> float
     return args.max_failure_rate if args.max_failure_rate is not None else config.get("max_failure_rate")
 
 
+@contextlib.contextmanager
+def _skip_lines() -> Iterator[None]:
+    """Each default metric the log's columns do not allow (a SkippedMetricWarning): one line on stderr, once."""
+    shown: set[str] = set()
+    show_other = warnings.showwarning
+
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        if not isinstance(message, SkippedMetricWarning):
+            show_other(message, category, filename, lineno, file, line)
+        elif message.metric not in shown:
+            shown.add(message.metric)
+            print(
+                f"skipped {message.metric}: it reads {message.role} from column {message.column!r}, which the log "
+                "lacks; name it in --metrics to require it",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", SkippedMetricWarning)
+        warnings.showwarning = show
+        yield
+
+
 def run(args: argparse.Namespace) -> int:
+    with _skip_lines():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from ragframe.io.streaming import evaluate_parquet
 
     config = _load_config(args.config)
@@ -271,7 +310,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--metrics",
         nargs="+",
         metavar="METRIC",
-        help="metric, output or family names, or 'auto' (default: the seven heuristic metrics)",
+        help="metric, output or family names, or 'auto' (default: the heuristic metrics the log's columns allow, "
+        "one stderr line per metric skipped)",
     )
     evaluate.add_argument(
         "--k", nargs="+", type=positive_int, metavar="K", help="cutoffs of the ranking metrics (1 5 10)"
@@ -288,6 +328,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=mapping,
         metavar="ROLE=COLUMN",
         help="map a role to the log's column, e.g. --column answer=response (repeatable)",
+    )
+    evaluate.add_argument(
+        "--prefix",
+        metavar="PREFIX",
+        help="prepended to every column the run writes, e.g. --prefix run2_ (needed when the log already holds "
+        "columns named like scores)",
     )
     evaluate.add_argument(
         "--keep",

@@ -20,9 +20,10 @@ import pyarrow as pa
 from ragframe import validate
 from ragframe.distributed.ratelimit import install_limiter, start_limiter
 from ragframe.distributed.runtime import compute_strategy, empty_frame, original_errors, prepared, require_ray
-from ragframe.evaluator import Evaluator
+from ragframe.evaluator import CLASH_HINT, Evaluator
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.io.row_checks import CONTRACT_DTYPES, conform_null_types, row_problems
+from ragframe.schema import check_output_columns
 
 __all__ = ["score_dataset", "BatchScorer", "REJECT_COLUMN", "ON_BAD_ROWS"]
 
@@ -43,7 +44,7 @@ def make_evaluator(evaluator_or_metrics: Any, options: dict[str, Any], function:
 
 def contract_roles(evaluator: Evaluator, columns: Sequence[str], function: str) -> dict[str, str]:
     """Role -> column of the inputs whose rows the contract checks (a missing column is an error here)."""
-    _, roles = evaluator.plan(list(columns), function=function)
+    _, roles = evaluator.plan(list(columns), function=function, warn=False)
     return {role: name for role, name in roles.items() if role in CONTRACT_DTYPES}
 
 
@@ -122,7 +123,7 @@ class BatchScorer:
             raise self._row_error(frame, problems)
         if self.on_bad_rows == "reject":
             return self._with_rejects(frame, table, problems, roles)
-        scored = self.evaluator.evaluate(table, function=self.function)
+        scored = self.evaluator.evaluate(table, function=self.function, warn=False)
         return scored if self.keep is None else scored.drop_columns(self._dropped(table.column_names))
 
     def _dropped(self, columns: Sequence[str]) -> list[str]:
@@ -159,7 +160,9 @@ class BatchScorer:
         full = pl.DataFrame({"_row": np.arange(frame.height)}).join(
             scores.with_columns(pl.Series("_row", positions)), on="_row", how="left", maintain_order="left"
         )
-        kept = [c for c in table.column_names if self.keep is None or c in self.keep]
+        # the rule of evaluate for output names already in the input: all replaced, some refused
+        replaced = check_output_columns(table.column_names, scores.columns, self.function, hint=CLASH_HINT)
+        kept = [c for c in table.column_names if (self.keep is None or c in self.keep) and c not in replaced]
         out = frame.select(kept).hstack(full.drop("_row")).with_columns(reasons)
         return out.to_arrow()
 
@@ -262,7 +265,13 @@ def score_dataset(
     >>> scored.write_parquet("s3://bucket/scores/")  # doctest: +SKIP
     """
     function = "score_dataset"
-    require_ray(function)
+    ray = require_ray(function)
+    if not isinstance(ds, ray.data.Dataset):
+        kind = f"{type(ds).__module__}.{type(ds).__name__}"
+        raise InvalidParameterError(
+            f"{function}: ds must be a ray.data.Dataset (ray.data.read_parquet(...), ray.data.from_arrow(...)), "
+            f"found a {kind}; score a frame in this process with rf.evaluate"
+        )
     evaluator = make_evaluator(evaluator_or_metrics, options, function)
     validate.choice(on_bad_rows, "on_bad_rows", function, ON_BAD_ROWS)
     kept = None if keep is None else tuple(validate.column_list(keep, "keep", function, allow_empty=True))

@@ -6,7 +6,9 @@ kernel raises :class:`~ragframe.exceptions.SchemaError` at the first bad row; he
 bad row of a batch is found at once):
 
 - a column of the wrong dtype (every row of the batch): text roles ``str``; ``contexts``
-  ``list[str]``; id lists ``list[str]`` or ``list[int]``; ``retrieved_scores`` a list of
+  ``list[str]`` (Categorical and Enum text, at any depth, is String here, as in
+  :func:`ragframe.schema.conform_text`: :func:`conform_null_types` casts it first); id
+  lists ``list[str]`` or ``list[int]``; ``retrieved_scores`` a list of
   numbers; ``relevance`` ``list[struct{id: str|int, grade: int}]`` (fields ``key``/``value``
   accepted, float grades when whole numbers, as :func:`ragframe.score_retrieval` does);
 - a null inside a list (``contexts``, ``retrieved_ids``, ``relevant_ids``);
@@ -27,6 +29,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import polars as pl
+
+from ragframe.schema import conform_text
 
 __all__ = [
     "CONTRACT_DTYPES",
@@ -159,15 +163,20 @@ def value_text(df: pl.DataFrame, column: str, row: int) -> str:
 
 
 def conform_null_types(df: pl.DataFrame, roles: Mapping[str, str]) -> pl.DataFrame:
-    """``df`` with each null-typed role column (``Null``, ``list[null]``, ...) cast to its contract dtype.
+    """``df`` with its role columns in the contract's types: text as String, null-typed columns cast.
 
-    Such a column holds no values, so the cast changes none; the kernels then see their dtypes.
+    Categorical and Enum text (at any depth) becomes String (:func:`ragframe.schema.conform_text`);
+    a null-typed role column (``Null``, ``list[null]``, ...) is cast to its contract dtype. Neither
+    cast changes a value; the checks and the kernels then see the contract's dtypes.
 
     Examples
     --------
     >>> conform_null_types(pl.DataFrame({"ids": [[], []]}), {"retrieved_ids": "ids"}).schema["ids"]
     List(String)
+    >>> conform_null_types(pl.DataFrame({"a": ["x"]}, schema={"a": pl.Categorical}), {"answer": "a"}).schema["a"]
+    String
     """
+    df = conform_text(df, roles.values())
     casts = {}
     for role, name in roles.items():
         dtype, contract = df.schema.get(name), CONTRACT_DTYPES.get(role)

@@ -49,7 +49,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from ragframe import validate
-from ragframe.evaluator import Evaluator
+from ragframe.evaluator import CLASH_HINT, Evaluator
 from ragframe.exceptions import (
     InputFileError,
     InvalidParameterError,
@@ -69,6 +69,7 @@ from ragframe.io.row_checks import (
     value_text,
 )
 from ragframe.judges.base import NOT_FAILED_STATUSES
+from ragframe.schema import check_output_columns
 from ragframe.stats.summary import SummaryState, merge_summary_states, summary_state
 
 __all__ = [
@@ -211,6 +212,8 @@ def source_files(source: str | os.PathLike | Sequence[str | os.PathLike]) -> lis
     ragframe.exceptions.InputFileError: no Parquet file matches 'no/such/*.parquet'
     """
     sources = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    if not sources:
+        raise InvalidParameterError("source is an empty list: give a Parquet file, a folder or a glob")
     files: list[Path] = []
     outputs: dict[Path, bool] = {}  # folder -> holds a ragframe manifest (each folder read once)
     for item in sources:
@@ -634,9 +637,11 @@ def evaluate_parquet(
         and one is made, as :func:`ragframe.evaluate` does.
     metrics : str or list of str, optional
         As in :func:`ragframe.evaluate`: metric, output or family names; ``"auto"`` for every
-        metric whose input columns the log has; default the seven heuristic metrics. A
-        metric whose input column is missing is an error naming both, before anything is
-        written.
+        metric whose input columns the log has; default each of the seven heuristic metrics
+        whose input columns the log has (one SkippedMetricWarning per metric skipped). A
+        metric named whose input column is missing is an error naming both, before anything
+        is written; so is a log holding some of the columns the run writes (a ``prefix``
+        writes beside them).
     batch_rows : int
         Rows per batch (and per output part); bounds memory.
     keep : list of str, optional
@@ -701,8 +706,8 @@ def evaluate_parquet(
         batches_per_process = validate.positive_int(batches_per_process, "batches_per_process", function)
     resume, overwrite = validate.flag(resume, "resume", function), validate.flag(overwrite, "overwrite", function)
     progress = validate.flag(progress, "progress", function)
-    if not isinstance(out, (str, os.PathLike)):
-        raise validate.fail(function, "out", "a folder path (str or os.PathLike)", out)
+    if not isinstance(out, (str, os.PathLike)) or os.fspath(out) == "":
+        raise validate.fail(function, "out", "a folder path (str or os.PathLike, not empty)", out)
     if evaluator is None:
         evaluator = Evaluator._make(metrics, options, function)
     elif not isinstance(evaluator, Evaluator):
@@ -739,8 +744,11 @@ def _plan_run(
         batches = [_Batch(0, str(files[0]), 0, 0)]
     schema = schemas[0]
     _, roles = evaluator.plan(schema.names(), function=function)
+    written = evaluator.written_columns(schema, function=function)
+    replaced = check_output_columns(schema.names(), written, function, hint=CLASH_HINT)  # as evaluate's rule
     inputs = set(roles.values())
     kept = kept_given if kept_given is not None else [c for c in schema.names() if c not in inputs]
+    kept = [c for c in kept if c not in replaced]
     missing = [c for c in kept if c not in schema.names()]
     if missing:
         raise SchemaError("missing column to keep", function=function, column=missing[0], available=schema.names())

@@ -16,8 +16,9 @@ field). The rules follow trec_eval 10's readers:
   gzip file) is removed, so the first query id is read without it (trec_eval would keep
   it as part of the id).
 
-A malformed line or a non-numeric field is a :class:`~ragframe.exceptions.SchemaError`
-naming the file and the line number; a missing, undecodable or damaged file an
+A malformed line, a non-numeric field or a NaN score (which has no rank: trec_eval would
+sort it anywhere) is a :class:`~ragframe.exceptions.SchemaError` naming the file and the
+line number; a missing, undecodable or damaged file an
 :class:`~ragframe.exceptions.InputFileError`. Parsing is one regular expression over the
 whole file, not a Python loop over lines.
 """
@@ -126,6 +127,20 @@ def _to_number(df: pl.DataFrame, column: str, dtype: pl.DataType, path: Any, fun
     return df.with_columns(converted)
 
 
+def _refuse_nan(df: pl.DataFrame, column: str, path: Any, function: str) -> None:
+    """A NaN number is an error naming its line of the file (a row index would not lead to it)."""
+    row = first_true_row(df.get_column(column).is_nan())
+    if row is not None:
+        at = df.row(row, named=True)
+        raise SchemaError(
+            f"line {at['line_no']} of {str(path)!r} has a NaN {column}",
+            function=function,
+            column=column,
+            expected="a number",
+            found=repr(at["line"][:200]),
+        )
+
+
 def read_trec_run(path: str | os.PathLike[str]) -> pl.DataFrame:
     """Read a TREC run file (plain or gzip) into ``query_id, q0, doc_id, rank, score, tag``.
 
@@ -154,6 +169,7 @@ def read_trec_run(path: str | os.PathLike[str]) -> pl.DataFrame:
     _refuse_duplicates(df, path, function)
     df = _to_number(df, "rank", pl.Int64, path, function)
     df = _to_number(df, "score", pl.Float64, path, function)
+    _refuse_nan(df, "score", path, function)
     return df.select(names)
 
 

@@ -121,8 +121,18 @@ def score_bounds(column: str) -> tuple[float, float] | None:
     return None if metric.bounds is None else (float(metric.bounds[0]), float(metric.bounds[1]))
 
 
+#: How far a score may lie outside its metric's bounds before it is an error (floating-point rounding).
+BOUNDS_TOLERANCE = 1e-9
+
+
 def prepare_scores(scores: Any, metrics: Any, by: Any, function: str) -> tuple[pl.DataFrame, list[str], list[str]]:
-    """Validate and return (frame, metrics, by); checks dtypes and rejects NaN scores."""
+    """Validate and return (frame, metrics, by); checks dtypes, rejects NaN scores and scores outside their bounds.
+
+    A score column of a registered metric (:func:`score_bounds`) holding a value outside its
+    metric's closed range (beyond rounding, :data:`BOUNDS_TOLERANCE`) is a :class:`SchemaError`
+    naming the column, the row and the value: a 1.5 in a [0, 1] metric is not a score of it
+    (a mislabelled column, or a percentage), and its statistics would be wrong.
+    """
     if frame_kind(scores, function) == "lazy":
         scores = scores.collect()
     df = to_polars(scores, function=function)
@@ -164,6 +174,7 @@ def prepare_scores(scores: Any, metrics: Any, by: Any, function: str) -> tuple[p
                     expected="a finite number or null",
                     found=str(df[name][row]),
                 )
+        _check_bounds(df, name, function)
         flag = passed_column(name)
         if flag in df.columns and df.schema[flag] not in (pl.Boolean, pl.Null):
             raise SchemaError(
@@ -174,6 +185,28 @@ def prepare_scores(scores: Any, metrics: Any, by: Any, function: str) -> tuple[p
                 found=str(df.schema[flag]),
             )
     return df, names, group_by
+
+
+def _check_bounds(df: pl.DataFrame, name: str, function: str) -> None:
+    """A value of a registered metric's column outside its bounds is a SchemaError naming its row."""
+    bounds = score_bounds(name)
+    if bounds is None or df.schema[name] == pl.Null:
+        return
+    low, high = bounds
+    values = df.get_column(name)
+    row = first_true_row((values < low - BOUNDS_TOLERANCE) | (values > high + BOUNDS_TOLERANCE))
+    if row is not None:
+        metric = metric_for_column(name)
+        custom = metric is not None and metric.family == "custom"
+        raise SchemaError(
+            "score outside its metric's bounds"
+            + ("; register the metric with its range (bounds=(low, high), or None)" if custom else ""),
+            function=function,
+            column=name,
+            row=row,
+            expected=f"a value in [{low:g}, {high:g}] or null",
+            found=repr(values[row]),
+        )
 
 
 def _group_codes(df: pl.DataFrame, by: list[str]) -> tuple[np.ndarray, pl.DataFrame]:

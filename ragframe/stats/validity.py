@@ -78,6 +78,7 @@ def agreement_with_labels(
     confidence: float = 0.95,
     seed: int | None = 0,
     thresholds: Mapping[str, float | None] | None = None,
+    ordinal: str | Sequence[str] | None = None,
 ) -> pl.DataFrame:
     """How well each score agrees with each human label: AUROC, rank correlations, cut-offs.
 
@@ -112,6 +113,9 @@ def agreement_with_labels(
         Pass thresholds keyed by score column, unprefixed output name or metric name (as
         :class:`ragframe.Evaluator` takes them); a value of None means "no threshold".
         Default: the metric's registered threshold (null for none).
+    ordinal : str or list of str, optional
+        Label columns that are rank scales (e.g. -2..2): only ``spearman`` and ``kendall``
+        are reported for them. Any other label must be binary (see Notes).
 
     Returns
     -------
@@ -127,9 +131,11 @@ def agreement_with_labels(
     -----
     - A label column is *binary* when it is Boolean or all its non-null values (over the
       whole column, not per slice) are 0 or 1; positive means ``label == 1``. Any other
-      numeric label is *ordinal* (e.g. -2..2): only ``spearman`` and ``kendall`` are
-      reported and the binary statistics (``positives``, AUROC, Youden, accuracy, kappa)
-      are null. Recode a two-valued label such as -1/1 to 0/1 to get them.
+      label is a :class:`SchemaError` naming the column and the values found (a -1/1 or
+      1..5 label would otherwise get a null AUROC without a word): recode it as 0/1, or
+      name it in ``ordinal`` to read it as a rank scale: then only ``spearman`` and
+      ``kendall`` are reported and the binary statistics (``positives``, AUROC, Youden,
+      accuracy, kappa) are null.
     - ``auroc`` equals ``sklearn.metrics.roc_auc_score`` (ties count one half); null when
       one class has no pair. ``auroc_low, auroc_high``: percentile bootstrap, each
       resample ``n`` pairs drawn with replacement from the pairs sorted by (score, label),
@@ -181,7 +187,7 @@ def agreement_with_labels(
     frame, pairs, group_by = _inputs(scored, labels, metrics, label_columns, by, on)
     metric_names = list(dict.fromkeys(m for m, _ in pairs))
     cuts = _thresholds(thresholds, metric_names)
-    binary = {label: _is_binary(frame[label]) for label in dict.fromkeys(lbl for _, lbl in pairs)}
+    binary = _binary_labels(frame, list(dict.fromkeys(lbl for _, lbl in pairs)), ordinal)
     codes, keys = _groups(frame, group_by)
     order = np.argsort(codes, kind="stable")
     codes = codes[order]
@@ -366,6 +372,30 @@ def _thresholds(given: Any, metrics: list[str]) -> dict[str, float | None]:
 def _lower_is_better(column: str) -> bool:
     metric = metric_for_column(column)
     return metric is not None and not metric.higher_is_better
+
+
+def _binary_labels(frame: pl.DataFrame, labels: list[str], ordinal: Any) -> dict[str, bool]:
+    """Each label: binary (True) or a rank scale named in ``ordinal`` (False); another label is an error."""
+    scales = [] if ordinal is None else validate.column_list(ordinal, "ordinal", _FUNCTION)
+    for name in scales:
+        if name not in labels:
+            raise validate.fail(_FUNCTION, "ordinal", f"label columns of this call ({labels})", name)
+    binary = {}
+    for label in labels:
+        binary[label] = label not in scales
+        if binary[label] and not _is_binary(frame[label]):
+            values = frame[label].drop_nulls().unique().sort()
+            shown = values.head(10).to_list()
+            more = f" and {values.len() - 10} more" if values.len() > 10 else ""
+            raise SchemaError(
+                f"label is not binary; recode it as 0/1 (e.g. pl.col({label!r}) == 1), or pass "
+                f"ordinal=[{label!r}] to read it as a rank scale (rank correlations only)",
+                function=_FUNCTION,
+                column=label,
+                expected="0/1 or a Boolean",
+                found=f"values {shown}{more}",
+            )
+    return binary
 
 
 def _is_binary(series: pl.Series) -> bool:
