@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+import sklearn  # noqa: F401  (importing scikit-learn sets KMP_* variables: done here, not inside a block)
 from test_readme import Block, parse_blocks
 
 import ragframe as rf

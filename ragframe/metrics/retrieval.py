@@ -723,7 +723,7 @@ def trec_eval_run(
     max_docs = None if max_docs is None else validate.positive_int(max_docs, "max_docs", function)
     names = {"query_id": "query_id", "doc_id": "doc_id", "score": "score", "relevance": "relevance"}
     tables = _long_tables(run, qrels, **names, function=function)
-    qids, run_doc, run_counts, qrels_runs = _ranked_run(tables, "score", function)
+    qids, run_doc, run_counts, qrels_runs = _ranked_run(tables, "score", "doc_id", function)
     if max_docs is not None:
         run_doc, run_counts = _truncated(run_doc, run_counts, max_docs)
     query_ids, counts, judgments, jrows = _coded_judgments(qids, run_counts, qrels_runs, tables, complete)
