@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
+from ragframe.secrets import scrub
+
 __all__ = [
     "RagframeError",
     "SchemaError",
@@ -43,6 +45,10 @@ class RagframeError(Exception):
     ...     print(type(error).__name__, "-", error)
     InvalidParameterError - score_retrieval: k must be an int >= 1 or a non-empty list of them, found 0
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # no message ever shows a key (ragframe.secrets): str, repr, pickles and tracebacks included
+        super().__init__(*(scrub(a) if isinstance(a, str) else a for a in args), **kwargs)
 
 
 class SchemaError(RagframeError, ValueError):
@@ -99,7 +105,7 @@ class SchemaError(RagframeError, ValueError):
         self.expected = expected
         self.found = found
         self.available = list(available) if available is not None else None
-        self._message = message
+        self._message = scrub(message)
         parts = [f"{function}: " if function else "", message]
         if column is not None:
             parts.append(f" [column {column!r}")

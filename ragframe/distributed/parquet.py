@@ -35,7 +35,7 @@ from ragframe.distributed.scoring import REJECT_COLUMN, score_dataset
 from ragframe.distributed.summary import summarize_dataset
 from ragframe.evaluator import Evaluator
 from ragframe.exceptions import ResumeError, SchemaError
-from ragframe.io.streaming import ParquetEvaluation, _manifest_value, source_files
+from ragframe.io.streaming import ParquetEvaluation, manifest_options, source_files
 
 __all__ = ["evaluate_parquet_ray"]
 
@@ -183,7 +183,7 @@ def _split(
     manifest = {
         "engine": "ray",
         "format": 2,
-        "options": json.loads(json.dumps({"evaluator": evaluator.to_dict(), "keep": kept}, default=_manifest_value)),
+        "options": manifest_options({"evaluator": evaluator.to_dict(), "keep": kept}),  # no key (ragframe.secrets)
         "rows": rows,
         "scored": rows - rejected,
         "rejected": rejected,

@@ -55,6 +55,7 @@ from typing import Any
 import polars as pl
 
 from ragframe.exceptions import InvalidParameterError, RagframeError
+from ragframe.secrets import scrub
 from ragframe.judges.base import CallableJudge, Judge, JudgeCallError, JudgeReply, as_judge
 from ragframe.judges.cache import JudgeCache, cache_key, resolve_cache
 from ragframe.judges.progress import JudgeProgress
@@ -336,7 +337,7 @@ async def _run(plan: _Plan) -> pl.DataFrame:
 def _from_cache(hit: Any, prompt: str, sample: int) -> _Outcome:
     tokens_in = hit.input_tokens if hit.input_tokens is not None else token_estimate(prompt)
     tokens_out = hit.output_tokens if hit.output_tokens is not None else token_estimate(hit.text)
-    return _Outcome(hit.text, "ok", None, tokens_in, tokens_out, cached=True)
+    return _Outcome(scrub(hit.text), "ok", None, tokens_in, tokens_out, cached=True)
 
 
 def _reply_tokens(judge: Judge) -> int:
@@ -414,9 +415,9 @@ async def _call(judge: Judge, prompt: str, sample: int) -> _Outcome:
     except RagframeError:  # a caller error (a missing dependency, a bad parameter): stop the run
         raise
     except (TimeoutError, asyncio.TimeoutError) as error:
-        return _Outcome(status="timeout", error=f"{type(error).__name__}: {error}".rstrip(": "))
+        return _Outcome(status="timeout", error=scrub(f"{type(error).__name__}: {error}".rstrip(": ")))
     except Exception as error:  # a user judge's own failure: this row only
-        return _Outcome(status="http_error", error=f"{type(error).__name__}: {error}".rstrip(": "))
+        return _Outcome(status="http_error", error=scrub(f"{type(error).__name__}: {error}".rstrip(": ")))
     if isinstance(reply, str):
         reply = JudgeReply(reply)
     if not isinstance(reply, JudgeReply) or not isinstance(reply.text, str):
@@ -424,7 +425,8 @@ async def _call(judge: Judge, prompt: str, sample: int) -> _Outcome:
         return _Outcome(status="http_error", error=f"the judge returned a {found}, not text")
     tokens_in = reply.input_tokens if reply.input_tokens is not None else token_estimate(prompt)
     tokens_out = reply.output_tokens if reply.output_tokens is not None else token_estimate(reply.text)
-    return _Outcome(reply.text, "ok", None, tokens_in, tokens_out, retries=reply.retries)
+    # a key any judge echoed (ragframe.secrets) is masked before the reply is cached, parsed or stored
+    return _Outcome(scrub(reply.text), "ok", None, tokens_in, tokens_out, retries=reply.retries)
 
 
 def _record(plan: _Plan, outcome: _Outcome) -> None:
