@@ -102,8 +102,8 @@ class SchemaError(RagframeError, ValueError):
         self.function = function
         self.column = column
         self.row = row
-        self.expected = expected
-        self.found = found
+        self.expected = scrub(expected) if isinstance(expected, str) else expected
+        self.found = scrub(found) if isinstance(found, str) else found  # a value of a row: never a key
         self.available = list(available) if available is not None else None
         self._message = scrub(message)
         parts = [f"{function}: " if function else "", message]
