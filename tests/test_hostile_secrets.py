@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 import json
 import logging
-import os
 import pickle
 import pkgutil
 import sqlite3
@@ -29,7 +28,7 @@ from ragframe.cli.main import main
 from ragframe.exceptions import InvalidParameterError, ResumeError, SchemaError
 
 pytest.importorskip("httpx")
-from judge_server import FakeJudgeServer  # noqa: E402
+from judge_server import FakeJudgeServer
 
 KEY = "sk-hostile-7Qx9Lm2Vb8Nc4Zt1Rw6Ys3Pd0Kf5Hj"
 OTHER_KEY = "sk-hostile-other-4Jd8Wq1Xz7Cv3Bn6Mk9"
@@ -295,9 +294,28 @@ def test_api_key_env_round_trips_and_a_literal_key_does_not(monkeypatch):
     assert by_name.to_dict()["judge"] == {"model": "fake", "api_key_env": VARIABLE}
     assert repr(rf.OpenAIJudge("fake", api_key_env=VARIABLE)).count(f"api_key_env='{VARIABLE}'") == 1
     literal = rf.Evaluator([METRIC], judge={"model": "fake", "api_key": KEY})
+    assert literal.to_dict()["judge"] == {"model": "fake", "api_key": "***"}  # plain data: the str '***'
     with pytest.raises(InvalidParameterError, match=r"judge\['api_key'\] is '\*\*\*'"):
         rf.Evaluator.from_dict(literal.to_dict())
-    assert literal.replace(prefix="v2_") == rf.Evaluator([METRIC], judge={"model": "fake", "api_key": KEY}, prefix="v2_")
+    again = rf.Evaluator([METRIC], judge={"model": "fake", "api_key": KEY}, prefix="v2_")
+    assert literal.replace(prefix="v2_") == again  # replace() keeps the key (in memory)
+
+
+def test_a_manifest_redacts_a_judge_identity_that_names_a_key(tmp_path):
+    class Judge:  # a user's judge whose identity (wrongly) includes its key
+        max_concurrency = 1
+
+        def identity(self):
+            return {"model": "mine", "api_key": KEY, "headers": {"Authorization": f"Bearer {KEY}"}}
+
+        async def complete(self, prompt, sample):
+            return "Score: 1"
+
+    log = write_log(tmp_path / "log.parquet")
+    rf.evaluate_parquet(log, tmp_path / "out", metrics=[METRIC], judge=Judge(), cache=False, progress=False)
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text(encoding="utf-8"))
+    shown = manifest["options"]["evaluator"]["judge"]
+    assert shown == {"model": "mine", "api_key": "***", "headers": {"Authorization": "***"}}
 
 
 # --- pickles ------------------------------------------------------------------------------------
@@ -476,4 +494,3 @@ def test_short_keys_are_redacted_by_name_but_not_scrubbed_from_text():
     secrets.register(short)
     assert secrets.scrub(f"a {short}") == f"a {short}"  # documented: shorter than MIN_SCRUB_LENGTH
     assert secrets.scrub(f"a {short}", short) == "a ***"  # a judge's own key, whatever its length
-

@@ -55,11 +55,11 @@ from typing import Any
 import polars as pl
 
 from ragframe.exceptions import InvalidParameterError, RagframeError
-from ragframe.secrets import scrub
 from ragframe.judges.base import CallableJudge, Judge, JudgeCallError, JudgeReply, as_judge
 from ragframe.judges.cache import JudgeCache, cache_key, resolve_cache
 from ragframe.judges.progress import JudgeProgress
 from ragframe.judges.usage import GLOBAL_USAGE, JudgeUsage, price_of, token_estimate
+from ragframe.secrets import scrub
 from ragframe.validate import flag, positive_int
 
 __all__ = ["judge_prompts", "ajudge_prompts", "RESULT_SCHEMA", "DEFAULT_CONCURRENCY"]
