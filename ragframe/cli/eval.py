@@ -29,8 +29,10 @@ _CONFIG_HELP = (
     "A TOML config holds rf.Evaluator's options under their own names (metrics, k, relevance_level, thresholds and "
     "weights tables, composite_threshold, prefix, explain, ngram_sizes, ngram_weights, claim_support_threshold, "
     "chunk_relevance_threshold, and the column names question, answer, contexts, ground_truth, retrieved_ids, "
-    "retrieved_scores, relevant_ids, relevance, also accepted grouped in a [columns] table), plus the run's own "
-    "batch_rows, batches_per_process and keep. Flags given on the command line override the config."
+    "retrieved_scores, relevant_ids, relevance, also accepted grouped in a [columns] table), a [judge] table of "
+    "rf.OpenAIJudge keywords (name the environment variable of the key, api_key_env = 'MY_KEY', never the key: a key "
+    "is shown as *** in the manifest and reports), plus the run's own batch_rows, batches_per_process and keep. "
+    "Flags given on the command line override the config."
 )
 _RUN_KEYS = ("batch_rows", "batches_per_process", "keep")
 
