@@ -80,7 +80,8 @@ class Evaluator:
         ``ngram_weights``, ``claim_support_threshold``, ``chunk_relevance_threshold``;
         retrieval ``k``, ``relevance_level``, ``match``, ``retrieved_ids``,
         ``retrieved_scores``, ``relevant_ids``, ``relevance``; judge ``judge`` (a callable
-        ``prompt -> str``, ``rf.OpenAIJudge``, a model name or its options), ``cache``,
+        ``prompt -> str``, ``rf.OpenAIJudge``, a model name or its options: name the key's
+        variable with ``api_key_env``, see :mod:`ragframe.secrets`), ``cache``,
         ``n_samples``, ``prompt``, ``dry_run``; and the modes: ``mode`` (``"heuristic"``, the
         default, ``"llm"`` or ``"hybrid"``), ``metric_modes`` (per metric), ``hybrid_band``
         (``(lo, hi)`` or per metric; docs/judges.md). ``Evaluator.option_defaults()`` lists
@@ -157,6 +158,12 @@ class Evaluator:
         # children (through a pipe), never into a pickle that may be stored (ragframe.secrets)
         options = self.options if secrets.is_carrying() else secrets.portable(self.options)
         return {"metrics": self.metrics, "options": options, "user_metrics": self._user_metrics()}
+
+    def __copy__(self) -> Evaluator:
+        return self  # immutable; and a copy keeps its key, which a pickle would leave out
+
+    def __deepcopy__(self, memo: dict) -> Evaluator:
+        return self
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         object.__setattr__(self, "metrics", state["metrics"])

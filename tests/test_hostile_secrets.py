@@ -344,6 +344,14 @@ def test_pickles_never_hold_a_key_and_a_copy_reads_its_key_from_the_environment(
         pickle.loads(pickle.dumps(judge))
 
 
+def test_copies_in_memory_keep_the_key():
+    import copy
+
+    ev = rf.Evaluator([METRIC], judge={"model": "fake", "api_key": KEY})
+    assert copy.copy(ev) == ev and copy.deepcopy(ev) == ev and copy.deepcopy([ev])[0] == ev
+    assert copy.deepcopy(secrets.Secret(KEY)).reveal() == KEY
+
+
 def test_a_secret_pickles_only_inside_carrying():
     key = secrets.Secret(KEY)
     with pytest.raises(TypeError, match="not picklable"):
