@@ -220,16 +220,21 @@ def test_resume_with_a_redacted_manifest_and_the_key_passed_another_way(server, 
     server.rules.clear()
     log = write_log(tmp_path / "log.parquet")
     out, cache = tmp_path / "out", tmp_path / "cache.sqlite3"
-    assert run(*way_toml_api_key(server, monkeypatch), log, out, cache, None, tmp_path) == 0
+
+    def again(judge) -> int:
+        ev = rf.Evaluator([METRIC], judge=judge, cache=cache)
+        return ev.evaluate_parquet(log, out, batch_rows=2, progress=False).resumed
+
+    assert again({**judge_options(server), "api_key": KEY}) == 0
     requests = len(server.log)
-    assert run(*way_toml_api_key(server, monkeypatch), log, out, cache, None, tmp_path) == 0
-    assert "2 of 2 batches done by an earlier run" in capsys.readouterr().out  # same key: resumed
-    assert run(*way_toml_api_key_env(server, monkeypatch), log, out, cache, None, tmp_path) == 0
-    assert "2 of 2 batches done by an earlier run" in capsys.readouterr().out  # the key from a variable now
+    assert again({**judge_options(server), "api_key": KEY}) == 2  # the same key: resumed
+    assert again({**judge_options(server), "api_key": OTHER_KEY}) == 2  # another key: the same run
+    assert again(way_python_api_key_env(server, monkeypatch)[0]) == 2  # the key from a variable now
+    assert run(*way_toml_api_key_env(server, monkeypatch), log, out, cache, None, tmp_path) == 0  # and the CLI
+    assert "2 of 2 batches done by an earlier run" in capsys.readouterr().out
     assert len(server.log) == requests
-    changed = {**judge_options(server), "model": "another", "api_key": KEY}
     with pytest.raises(ResumeError, match="different options"):
-        run(changed, None, log, out, cache, None, tmp_path)
+        again({**judge_options(server), "model": "another", "api_key": KEY})
 
 
 def test_resuming_an_older_manifest_that_holds_the_key_rewrites_it(server, tmp_path, monkeypatch):
