@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import numpy as np
 import polars as pl
 
-from ragframe import routing, validate
+from ragframe import routing, secrets, validate
 from ragframe.exceptions import InvalidParameterError, SchemaError, SkippedMetricWarning
 from ragframe.metrics import registry
 from ragframe.metrics.registry import COMPOSITE, Metric
@@ -93,7 +93,8 @@ class Evaluator:
         ``ngram_weights``, ``claim_support_threshold``, ``chunk_relevance_threshold``;
         retrieval ``k``, ``relevance_level``, ``match``, ``retrieved_ids``,
         ``retrieved_scores``, ``relevant_ids``, ``relevance``; judge ``judge`` (a callable
-        ``prompt -> str``, ``rf.OpenAIJudge``, a model name or its options), ``cache``,
+        ``prompt -> str``, ``rf.OpenAIJudge``, a model name or its options: name the key's
+        variable with ``api_key_env``, see :mod:`ragframe.secrets`), ``cache``,
         ``n_samples``, ``prompt``, ``dry_run``, ``parse_retries``, ``retry_parse_errors``; and the
         modes: ``mode`` (``"heuristic"``, the default, ``"llm"`` or ``"hybrid"``), ``metric_modes``
         (per metric), ``hybrid_band``
@@ -133,7 +134,7 @@ class Evaluator:
                 raise validate.fail(function, "metrics", "a name or a list of names", metrics)
             metrics = tuple(metrics)
         object.__setattr__(self, "metrics", metrics)
-        object.__setattr__(self, "options", _freeze(options))
+        object.__setattr__(self, "options", _freeze(secrets.protect(options, function)))  # keys held as Secrets
         checked = self._checked(function)  # every check runs once, here
         if metrics != AUTO:
             routing.check_judging(_resolve(metrics, checked, function), checked, function)
@@ -156,7 +157,7 @@ class Evaluator:
         >>> Evaluator(["mrr"], k=[5]).replace(k=[10]).to_dict()
         {'metrics': ['mrr'], 'k': [10]}
         """
-        config = self.to_dict()
+        config = self._given()
         metrics = changes.pop("metrics", config.pop("metrics", None))
         config.update(changes)
         return Evaluator._make(metrics, {k: v for k, v in config.items() if v is not None}, "Evaluator.replace")
@@ -167,8 +168,16 @@ class Evaluator:
 
     def __getstate__(self) -> dict[str, Any]:
         # the user metrics it names travel with it, so that a child process (evaluate_parquet's,
-        # Ray's) that starts from a fresh registry knows them
-        return {"metrics": self.metrics, "options": self.options, "user_metrics": self._user_metrics()}
+        # Ray's) that starts from a fresh registry knows them; a key only to evaluate_parquet's
+        # children (through a pipe), never into a pickle that may be stored (ragframe.secrets)
+        options = self.options if secrets.is_carrying() else secrets.portable(self.options)
+        return {"metrics": self.metrics, "options": options, "user_metrics": self._user_metrics()}
+
+    def __copy__(self) -> Evaluator:
+        return self  # immutable; and a copy keeps its key, which a pickle would leave out
+
+    def __deepcopy__(self, memo: dict) -> Evaluator:
+        return self
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         object.__setattr__(self, "metrics", state["metrics"])
@@ -234,13 +243,22 @@ class Evaluator:
         -------
         dict of str to object
             ``metrics`` (when given), then every option set, by name;
-            :meth:`from_dict` makes an equal evaluator from it.
+            :meth:`from_dict` makes an equal evaluator from it. A key is never in it: a
+            judge's ``api_key`` (any secret-named value, see :mod:`ragframe.secrets`) is
+            ``'***'``, which :meth:`from_dict` refuses (give the key again); a key named
+            by its environment variable (``api_key_env``) round-trips.
 
         Examples
         --------
         >>> Evaluator(["mrr"], k=[5, 10]).to_dict()
         {'metrics': ['mrr'], 'k': [5, 10]}
+        >>> Evaluator(["judge_faithfulness"], judge={"model": "m", "api_key": "sk-0123456789"}).to_dict()["judge"]
+        {'api_key': '***', 'model': 'm'}
         """
+        return secrets.redact(self._given())
+
+    def _given(self) -> dict[str, Any]:
+        """The options set, thawed, keys still held as :class:`~ragframe.secrets.Secret` (for this process only)."""
         out: dict[str, Any] = {}
         if self.metrics is not None:
             out["metrics"] = self.metrics if isinstance(self.metrics, str) else list(self.metrics)
@@ -262,6 +280,14 @@ class Evaluator:
         Evaluator
             ``Evaluator(config["metrics"], **other_keys)``, checked as the constructor checks.
 
+        Notes
+        -----
+        A ``to_dict`` (or a manifest's) judge holds ``api_key: '***'`` in place of a key
+        given as a value: that is refused with an
+        :class:`~ragframe.exceptions.InvalidParameterError` (pass the key again), never sent.
+        A key named by its environment variable (``api_key_env``) round-trips: name keys
+        that way in configs that are stored.
+
         Examples
         --------
         >>> ev = Evaluator.from_dict({"metrics": ["mrr"], "k": [5, 10]})
@@ -272,7 +298,7 @@ class Evaluator:
         return cls(config.pop("metrics", None), **config)
 
     def _checked(self, function: str) -> dict[str, Any]:
-        given = self.to_dict()
+        given = self._given()
         given.pop("metrics", None)
         known = _all_options()
         unknown = sorted(set(given) - set(known))

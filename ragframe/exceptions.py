@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
+from ragframe.secrets import scrub
+
 __all__ = [
     "RagframeError",
     "SchemaError",
@@ -45,6 +47,10 @@ class RagframeError(Exception):
     ...     print(type(error).__name__, "-", error)
     InvalidParameterError - score_retrieval: k must be an int >= 1 or a non-empty list of them, found 0
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # no message ever shows a key (ragframe.secrets): str, repr, pickles and tracebacks included
+        super().__init__(*(scrub(a) if isinstance(a, str) else a for a in args), **kwargs)
 
 
 class SchemaError(RagframeError, ValueError):
@@ -98,10 +104,10 @@ class SchemaError(RagframeError, ValueError):
         self.function = function
         self.column = column
         self.row = row
-        self.expected = expected
-        self.found = found
+        self.expected = scrub(expected) if isinstance(expected, str) else expected
+        self.found = scrub(found) if isinstance(found, str) else found  # a value of a row: never a key
         self.available = list(available) if available is not None else None
-        self._message = message
+        self._message = scrub(message)
         parts = [f"{function}: " if function else "", message]
         if column is not None:
             parts.append(f" [column {column!r}")

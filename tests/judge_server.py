@@ -20,6 +20,8 @@ Faults, by name:
 ``"fraction"``  200 with ``Score: <n>/10``
 ``"no_usage"``  the normal reply without ``usage``
 ``"401"``      401 whose body echoes the ``Authorization`` header (as some gateways do)
+``"echo"``     the normal 200 reply (same score) whose reason also echoes the ``Authorization``
+               header (a buggy gateway); ``server.rules[""] = "echo"`` echoes in every reply
 ``"drop"``     closes the connection without an answer
 
 Knobs (set any time, thread-safe enough for tests): ``server.queue(*faults)`` queues faults
@@ -53,9 +55,11 @@ def expected_score(prompt: str) -> float:
     return len(prompt) % 11 / 10
 
 
-def reply_text(prompt: str, *, json_mode: bool = False) -> str:
-    """The fake server's reply to ``prompt``."""
+def reply_text(prompt: str, *, json_mode: bool = False, echo: str | None = None) -> str:
+    """The fake server's reply to ``prompt`` (``echo``: a header value the reason repeats, as a buggy gateway)."""
     reason = f"the prompt has {len(prompt)} characters."
+    if echo is not None:
+        reason = f"the gateway saw Authorization: {echo}; {reason}"
     if json_mode:
         return json.dumps({"score": expected_score(prompt), "reason": reason})
     return f"Reason: {reason}\nScore: {expected_score(prompt)}"
@@ -225,7 +229,8 @@ class FakeJudgeServer:
         if prompt is None:
             return self._send(handler, 400, {"error": {"message": "no messages"}})
         json_mode = isinstance(body, dict) and (body.get("response_format") or {}).get("type") == "json_object"
-        text = reply_text(prompt, json_mode=json_mode)
+        echo = request.headers.get("Authorization", "") if fault == "echo" else None
+        text = reply_text(prompt, json_mode=json_mode, echo=echo)
         if fault == "bad_score":
             text = "Reason: unsure.\nScore: high"
         elif fault == "fraction":

@@ -525,7 +525,6 @@ def test_a_judge_that_no_metric_uses_is_an_error(log_file, tmp_path, capsys):
     ("config", "flags", "match"),
     [
         ("", ["--judge-base-url", "http://127.0.0.1:1/v1"], "--judge-base-url needs --judge-model"),
-        ('[judge]\nmodel = "m"\napi_key = "sk-x"\n', [], "api_key; the API key is read from the environment"),
         ("", ["--mode", "llm"], "--mode llm needs a judge: --judge-model MODEL"),
         ('mode = "hybrid"\n', [], "--mode hybrid needs a judge"),
         ("", ["--hybrid-band", "0.7"], None),

@@ -407,7 +407,7 @@ def test_judge_given_as_openai_judge_options():
         out = ev.evaluate(RAG.head(2))
         assert len(server.prompts()) == 2
     assert out["judge_answer_relevance_status"].to_list() == ["ok", "ok"]
-    assert ev.to_dict()["judge"] == config  # plain data: what a TOML config and the manifest hold
+    assert ev.to_dict()["judge"] == {**config, "api_key": "***"}  # plain data, never the key: what a manifest holds
 
 
 def test_streaming_in_child_processes_and_the_cli(tmp_path, capsys):

@@ -46,9 +46,10 @@ LLM judge: --mode llm scores each heuristic metric that has a judge counterpart
 with the judge, --mode hybrid only the rows whose heuristic score lies in
 --hybrid-band; judge metrics (judge_faithfulness, ...) always use it. The
 judge is --judge-model at --judge-base-url (an OpenAI-compatible server; the
-API key is read from OPENAI_API_KEY, never from a flag or a file), or the
-config's [judge] table; a judge that no metric of the run uses is a usage
-error.
+API key is read from OPENAI_API_KEY, never from a flag), or the config's
+[judge] table (name the key's variable there: api_key_env = 'MY_KEY'); a judge
+that no metric of the run uses is a usage error. A key is shown as *** in the
+manifest, the report, logs and errors.
 
 Outcome: a run that scored or judged nothing exits with 3 after writing its
 output: a log without rows (the output is a valid empty one), every row
@@ -63,7 +64,8 @@ _CONFIG_HELP = (
     "A TOML config holds rf.Evaluator's options under their own names (metrics, k, relevance_level, thresholds and "
     "weights tables, composite_threshold, prefix, explain, ngram_sizes, ngram_weights, claim_support_threshold, "
     "chunk_relevance_threshold, mode, metric_modes, hybrid_band, a [judge] table of rf.OpenAIJudge keywords "
-    "(model, base_url, temperature, max_tokens, ...; no api_key: it comes from OPENAI_API_KEY), cache, n_samples, "
+    "(model, base_url, temperature, max_tokens, ...; name the key's environment variable, api_key_env = 'MY_KEY', "
+    "never the key: a key is shown as *** in the manifest and reports; default OPENAI_API_KEY), cache, n_samples, "
     "and the column names question, answer, contexts, ground_truth, retrieved_ids, "
     "retrieved_scores, relevant_ids, relevance, also accepted grouped in a [columns] table), plus the run's own "
     "batch_rows, batches_per_process, keep and max_failure_rate. Flags given on the command line override the "
@@ -102,12 +104,6 @@ def _load_config(path: str | None) -> dict[str, Any]:
     unknown = sorted(set(config) - known)
     if unknown:
         raise UsageError(f"config file {path!r}: unknown key {unknown[0]!r}; known keys: {sorted(known)}")
-    judge = config.get("judge")
-    if isinstance(judge, dict) and "api_key" in judge:
-        raise UsageError(
-            f"config file {path!r}: [judge] holds api_key; the API key is read from the environment "
-            "(OPENAI_API_KEY) only, never from a file or a flag"
-        )
     return config
 
 

@@ -46,6 +46,7 @@ from ragframe.cli import compare, demo, gate, report, summary, trec
 from ragframe.cli import eval as eval_command
 from ragframe.cli.args import UsageError, flag_spelling, speak_in_flags
 from ragframe.exceptions import InvalidParameterError, RagframeError
+from ragframe.secrets import scrub
 
 __all__ = ["EXIT_CODES", "build_parser", "main"]
 
@@ -110,7 +111,7 @@ def _os_error_text(exc: OSError) -> str:
 
 
 def _error(message: str, code: int) -> int:
-    print(_one_line(message), file=sys.stderr)
+    print(scrub(_one_line(message)), file=sys.stderr)  # whatever raised it, no key on stderr
     return code
 
 
@@ -130,7 +131,7 @@ def _run(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _error(f"ragframe: error: {_os_error_text(exc)}", EXIT_CODES["error"])
     except (Exception, pl.exceptions.PanicException) as exc:  # a bug: keep its traceback for the report
-        traceback.print_exc()
+        print(scrub(traceback.format_exc()), end="", file=sys.stderr)
         return _error(f"ragframe: internal error: {type(exc).__name__}: {exc}", EXIT_CODES["error"])
 
 

@@ -44,10 +44,10 @@ from ragframe.exceptions import ResumeError, SchemaError
 from ragframe.io.streaming import (
     MANIFEST,
     ParquetEvaluation,
-    _manifest_value,
     check_outcome,
     failure_limit,
     judge_outcomes,
+    manifest_options,
     remove_output,
     source_files,
 )
@@ -228,7 +228,7 @@ def _split(
     manifest = {
         "engine": "ray",
         "format": 2,
-        "options": json.loads(json.dumps({"evaluator": evaluator.to_dict(), "keep": kept}, default=_manifest_value)),
+        "options": manifest_options({"evaluator": evaluator.to_dict(), "keep": kept}),  # no key (ragframe.secrets)
         "rows": rows,
         "scored": rows - rejected,
         "rejected": rejected,

@@ -21,6 +21,7 @@ import traceback
 from typing import IO, Any
 
 from ragframe.exceptions import RagframeError
+from ragframe.secrets import scrub
 
 __all__ = ["main"]
 
@@ -75,7 +76,7 @@ def main() -> int:
             entry = job.run(batch)
         except BaseException as exc:  # reported to the parent, which raises it
             if not _expected(exc):  # a bug: its traceback, which the parent cannot show, goes to stderr
-                traceback.print_exc()
+                print(scrub(traceback.format_exc()), end="", file=sys.stderr)  # no key on stderr
             _send(channel, ("error", _portable(exc)))
             return 1
         _send(channel, ("done", batch.index, entry))

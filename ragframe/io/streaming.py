@@ -48,7 +48,7 @@ import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 
-from ragframe import validate
+from ragframe import secrets, validate
 from ragframe.evaluator import CLASH_HINT, Evaluator
 from ragframe.exceptions import (
     InputFileError,
@@ -472,7 +472,9 @@ def _open_output(out: Path, expected: dict[str, Any], resume: bool, overwrite: b
     if manifest_path.exists():
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         words = {"source": "a different source", "options": "different options", "format": "an older output format"}
-        changed = [words[k] for k in ("source", "options", "format") if manifest.get(k) != expected[k]]
+        seen = {**manifest, "options": secrets.comparable(manifest.get("options"))}  # the key is not the run's identity
+        wanted = {**expected, "options": secrets.comparable(expected["options"])}
+        changed = [words[k] for k in ("source", "options", "format") if seen.get(k) != wanted[k]]
         if changed:
             raise ResumeError(
                 f"{out} holds a run made with {' and '.join(changed)}; "
@@ -485,7 +487,7 @@ def _open_output(out: Path, expected: dict[str, Any], resume: bool, overwrite: b
             )
         for leftover in [*out.glob(".*.tmp"), *out.glob("*/.*.tmp")]:  # half-written files of a killed run
             leftover.unlink()
-        return manifest
+        return {**manifest, "options": expected["options"]}  # rewritten redacted (an older run's may hold a key)
     if any(path.exists() for path in ours):
         raise ResumeError(f"{out} holds ragframe output without a manifest; pass overwrite=True to replace it")
     return fresh
@@ -755,14 +757,23 @@ def _plan_run(
     read = [c for c in schema.names() if c in inputs or c in kept]
     output_schema = _output_schema(files, schemas, read, kept, keep is None)
     settings = {"evaluator": evaluator.to_dict(), "batch_rows": batch_rows, "keep": kept}
-    expected = {
-        "source": fingerprint,
-        "options": json.loads(json.dumps(settings, default=_manifest_value)),
-        "format": _FORMAT_VERSION,
-    }
+    expected = {"source": fingerprint, "options": manifest_options(settings), "format": _FORMAT_VERSION}
     checked = {role: name for role, name in roles.items() if role in CONTRACT_DTYPES}
     job = _BatchJob(out, read, kept, evaluator, output_schema, checked)
     return batches, job, expected
+
+
+def manifest_options(settings: dict[str, Any]) -> Any:
+    """The JSON form of a run's settings for its manifest: objects by :func:`_manifest_value`, no secret left.
+
+    Keys are ``'***'`` (or named by their ``api_key_env`` variable): :func:`ragframe.secrets.redact`.
+
+    Examples
+    --------
+    >>> manifest_options({"evaluator": {"judge": {"model": "m", "api_key": "sk-0123456789"}}, "keep": ["id"]})
+    {'evaluator': {'judge': {'model': 'm', 'api_key': '***'}}, 'keep': ['id']}
+    """
+    return secrets.redact(json.loads(json.dumps(secrets.redact(settings), default=_manifest_value)))
 
 
 def _manifest_value(value: Any) -> Any:
@@ -1020,7 +1031,8 @@ def _run_in_child_processes(
         try:
             assert child.stdin is not None and child.stdout is not None
             try:
-                pickle.dump((job, group, os.getpid()), child.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+                with secrets.carrying():  # the child needs the judge's key: through the pipe, never a file
+                    pickle.dump((job, group, os.getpid()), child.stdin, protocol=pickle.HIGHEST_PROTOCOL)
                 child.stdin.close()
             except BrokenPipeError:  # the child died before reading its job: reported below with its exit status
                 pass

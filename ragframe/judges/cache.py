@@ -49,6 +49,7 @@ from typing import Any
 
 from ragframe.exceptions import InputFileError, InvalidParameterError
 from ragframe.judges.base import JudgeReply
+from ragframe.secrets import scrub
 
 __all__ = ["JudgeCache", "CachedReply", "cache_key", "default_cache_path", "resolve_cache"]
 
@@ -271,9 +272,10 @@ class JudgeCache:
         key : str
             A key from :func:`cache_key`.
         reply : JudgeReply
-            The reply (its text and token counts are stored).
+            The reply (its text, with any key :mod:`ragframe.secrets` knows masked, and its
+            token counts are stored).
         """
-        row = (key, reply.text, reply.input_tokens, reply.output_tokens, time.time())
+        row = (key, scrub(reply.text), reply.input_tokens, reply.output_tokens, time.time())  # no key is ever stored
         with self._lock, self._errors("write to"):
             connection = self._connect()
             verb = "INSERT OR REPLACE" if key in self._damaged else "INSERT OR IGNORE"

@@ -15,10 +15,12 @@ call at once. Other 4xx answers and malformed bodies are not retried. The outcom
 last attempt names the error: :class:`~ragframe.judges.JudgeRateLimited` (429),
 :class:`~ragframe.judges.JudgeTimeout`, :class:`~ragframe.judges.JudgeHTTPError`.
 
-The API key never leaves the ``Authorization`` header: it is not in ``repr``, ``str``,
-pickles (an unpickled judge reads ``OPENAI_API_KEY`` again), :meth:`OpenAIJudge.identity`
-(so not in the cache), log records or error messages (any echo of it by a server is
-replaced by ``***``).
+The API key never leaves the ``Authorization`` header (:mod:`ragframe.secrets`): it is not
+in ``repr``, ``str``, pickles (an unpickled judge reads its key again from ``api_key_env``'s
+variable, else ``OPENAI_API_KEY``; only :func:`ragframe.evaluate_parquet`'s child processes
+get it through their pipe), :meth:`OpenAIJudge.identity` (so not in the cache), log records
+or error messages, and any echo of it by a server, in an error or in a reply, is replaced by
+``***`` before the reply is parsed, cached or stored.
 
 Examples
 --------
@@ -48,6 +50,7 @@ from urllib.parse import urlsplit
 
 import polars as pl
 
+from ragframe import secrets
 from ragframe.exceptions import InvalidParameterError, MissingDependencyError
 from ragframe.judges.base import JudgeCallError, JudgeHTTPError, JudgeRateLimited, JudgeReply, JudgeTimeout
 from ragframe.judges.limits import RateLimiter
@@ -68,21 +71,25 @@ _RESERVED = {"model", "messages", "stream", "n"}
 _EXCERPT = 300
 
 
-class _Secret:
-    """Holds the API key; shows as ``'***'`` and refuses to be pickled on its own."""
+#: Holds the API key; shows as ``'***'`` and refuses to be pickled (outside a child's pipe).
+_Secret = secrets.Secret
 
-    __slots__ = ("value",)
 
-    def __init__(self, value: str) -> None:
-        self.value = value
-
-    def __repr__(self) -> str:
-        return "'***'"
-
-    __str__ = __repr__
-
-    def __reduce__(self) -> Any:
-        raise TypeError("the API key is not picklable")
+def _api_key(api_key: Any, api_key_env: Any) -> secrets.Secret | None:
+    """The key: given, read from ``api_key_env``'s variable (which must be set), else ``OPENAI_API_KEY``."""
+    name = "OpenAIJudge"
+    if api_key is not None and api_key_env is not None:
+        raise InvalidParameterError(f"{name}: pass api_key or api_key_env, not both")
+    if api_key_env is not None:
+        return secrets.from_environment(api_key_env, name)
+    if api_key is None:
+        return secrets.from_environment("OPENAI_API_KEY", name, required=False)
+    if isinstance(api_key, secrets.Secret):  # from an Evaluator's judge options
+        return api_key if api_key else None
+    if not isinstance(api_key, str):
+        raise InvalidParameterError(f"{name}: api_key must be a str, found a {type(api_key).__name__}")
+    secrets.protect({"api_key": api_key}, name)  # refuses '***', the redacted form of a key
+    return secrets.Secret(api_key) if api_key else None
 
 
 def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -183,6 +190,9 @@ class OpenAIJudge:
     api_key : str, optional
         Sent as ``Authorization: Bearer ...``; default ``OPENAI_API_KEY``; none (no header)
         when both are absent or ``api_key=""``, as local servers need.
+    api_key_env : str, optional
+        The name of the environment variable holding the key (instead of ``api_key``); it
+        must be set. What configs should hold: a name, never a key.
     timeout : float
         Seconds one attempt may take, connection to last byte.
     max_retries : int
@@ -239,6 +249,7 @@ class OpenAIJudge:
         *,
         base_url: str | None = None,
         api_key: str | None = None,
+        api_key_env: str | None = None,
         timeout: float = 60.0,
         max_retries: int = 6,
         max_concurrency: int = 16,
@@ -258,10 +269,8 @@ class OpenAIJudge:
             raise fail(name, "model", "a non-empty model name (str)", model)
         self.model = model
         self.base_url = _base_url(base_url)
-        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-        if key is not None and not isinstance(key, str):
-            raise InvalidParameterError(f"{name}: api_key must be a str, found a {type(key).__name__}")
-        self._api_key = _Secret(key) if key else None
+        self._api_key = _api_key(api_key, api_key_env)
+        self._key_env = api_key_env
         self.timeout = number(timeout, "timeout", name, minimum=0.0, inclusive=False)
         self.max_retries = integer(max_retries, "max_retries", name, minimum=0)
         self.max_concurrency = positive_int(max_concurrency, "max_concurrency", name)
@@ -281,6 +290,13 @@ class OpenAIJudge:
         reserved = sorted(_RESERVED & set(extra_body))
         if reserved:
             raise fail("OpenAIJudge", reserved[0], "left to the judge (it sets model, messages, stream, n)", "a value")
+        named = sorted(k for k in extra_body if secrets.is_secret_name(k) or secrets.is_secret_reference(k))
+        if named:  # the body is the judge's identity, repr and pickle: no place for a credential
+            raise InvalidParameterError(
+                f"OpenAIJudge: {named[0]!r} looks like a credential, and the request body is part of the judge's "
+                "identity, repr and pickles: pass the key as api_key= or api_key_env= (it is sent only in the "
+                "Authorization header)"
+            )
         if "seed" in extra_body:
             integer(extra_body["seed"], "seed", "OpenAIJudge", minimum=0)
         try:
@@ -300,24 +316,30 @@ class OpenAIJudge:
     _RUNTIME = ("_api_key", "_limiter", "_usage", "_lock", "_sessions", "_holders")
 
     def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k not in self._RUNTIME}
+        state = {k: v for k, v in self.__dict__.items() if k not in self._RUNTIME}
+        if secrets.is_carrying() and self._api_key is not None:  # a pipe to evaluate_parquet's child
+            state["_carried_key"] = self._api_key
+        return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        carried = state.pop("_carried_key", None)
         self.__dict__.update(state)
-        key = os.environ.get("OPENAI_API_KEY")
-        self._api_key = _Secret(key) if key else None
+        self._key_env = state.get("_key_env")
+        self._api_key = carried if carried is not None else _api_key(None, self._key_env)
         self._start()
 
     def __repr__(self) -> str:
         shown = [repr(self.model), f"base_url={self.base_url!r}"]
-        if self._api_key is not None:
+        if self._key_env is not None:
+            shown.append(f"api_key_env={self._key_env!r}")
+        elif self._api_key is not None:
             shown.append("api_key='***'")
         shown.append(f"temperature={self.temperature!r}")
         for name in ("json_mode", "requests_per_minute", "tokens_per_minute"):
             if getattr(self, name):
                 shown.append(f"{name}={getattr(self, name)!r}")
         shown += [f"{k}={v!r}" for k, v in self.extra_body.items()]
-        return f"OpenAIJudge({', '.join(shown)})"
+        return secrets.scrub(f"OpenAIJudge({', '.join(shown)})")
 
     __str__ = __repr__
 
@@ -417,8 +439,7 @@ class OpenAIJudge:
             await session[0].aclose()
 
     def _redact(self, text: str) -> str:
-        key = self._api_key.value if self._api_key is not None else None
-        return text.replace(key, "***") if key else text
+        return secrets.scrub(text, self._api_key)  # this judge's key whatever its length, and every key known
 
     def _excerpt(self, text: str) -> str:
         text = " ".join(text.split())
@@ -505,7 +526,7 @@ class OpenAIJudge:
     async def _attempt(self, client: Any, body: dict[str, Any]) -> JudgeReply:
         """One POST; raises _Retry for what may be retried and JudgeHTTPError for what may not."""
         httpx = _import_httpx()
-        headers = {"Authorization": f"Bearer {self._api_key.value}"} if self._api_key is not None else {}
+        headers = {"Authorization": f"Bearer {self._api_key.reveal()}"} if self._api_key is not None else {}
         where = f"POST {self.base_url}/chat/completions"
         try:
             response = await asyncio.wait_for(
@@ -536,4 +557,5 @@ class OpenAIJudge:
         if not isinstance(text, str):
             raise JudgeHTTPError(f"{where}: the reply has no text content: {self._excerpt(response.text)}")
         usage = data.get("usage")
+        text = self._redact(text)  # a gateway that echoes the key in a reply: masked before it is parsed or stored
         return JudgeReply(text, _count(usage, "prompt_tokens"), _count(usage, "completion_tokens"))

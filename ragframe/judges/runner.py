@@ -72,6 +72,7 @@ from ragframe.judges.base import CallableJudge, Judge, JudgeCallError, JudgeRepl
 from ragframe.judges.cache import JudgeCache, cache_key, resolve_cache
 from ragframe.judges.progress import JudgeProgress
 from ragframe.judges.usage import GLOBAL_USAGE, JudgeUsage, price_of, token_estimate
+from ragframe.secrets import scrub
 from ragframe.validate import flag, integer, positive_int
 
 __all__ = ["judge_prompts", "ajudge_prompts", "RESULT_SCHEMA", "DEFAULT_CONCURRENCY", "REASK_REMINDER"]
@@ -432,7 +433,7 @@ async def _run(plan: _Plan) -> pl.DataFrame:
 def _from_cache(hit: Any, prompt: str, sample: int) -> _Outcome:
     tokens_in = hit.input_tokens if hit.input_tokens is not None else token_estimate(prompt)
     tokens_out = hit.output_tokens if hit.output_tokens is not None else token_estimate(hit.text)
-    return _Outcome(hit.text, "ok", None, tokens_in, tokens_out, cached=True)
+    return _Outcome(scrub(hit.text), "ok", None, tokens_in, tokens_out, cached=True)
 
 
 def _unreadable(plan: _Plan, row: int, text: str | None) -> str | None:
@@ -570,9 +571,9 @@ async def _call(judge: Judge, prompt: str, sample: int) -> _Outcome:
     except RagframeError:  # a caller error (a missing dependency, a bad parameter): stop the run
         raise
     except (TimeoutError, asyncio.TimeoutError) as error:
-        return _Outcome(status="timeout", error=f"{type(error).__name__}: {error}".rstrip(": "))
+        return _Outcome(status="timeout", error=scrub(f"{type(error).__name__}: {error}".rstrip(": ")))
     except Exception as error:  # the judge's own code failed (a user callable): this row only
-        return _Outcome(status="judge_error", error=f"{type(error).__name__}: {error}".rstrip(": "))
+        return _Outcome(status="judge_error", error=scrub(f"{type(error).__name__}: {error}".rstrip(": ")))
     if isinstance(reply, str):
         reply = JudgeReply(reply)
     if not isinstance(reply, JudgeReply) or not isinstance(reply.text, str):
@@ -580,7 +581,8 @@ async def _call(judge: Judge, prompt: str, sample: int) -> _Outcome:
         return _Outcome(status="judge_error", error=f"the judge returned a {found}, not text")
     tokens_in = reply.input_tokens if reply.input_tokens is not None else token_estimate(prompt)
     tokens_out = reply.output_tokens if reply.output_tokens is not None else token_estimate(reply.text)
-    return _Outcome(reply.text, "ok", None, tokens_in, tokens_out, retries=reply.retries)
+    # a key any judge echoed (ragframe.secrets) is masked before the reply is cached, parsed or stored
+    return _Outcome(scrub(reply.text), "ok", None, tokens_in, tokens_out, retries=reply.retries)
 
 
 def _record(plan: _Plan, outcome: _Outcome) -> None:

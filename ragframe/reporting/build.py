@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from ragframe import validate
+from ragframe import secrets, validate
 from ragframe.reporting import content, figures
 from ragframe.reporting.images import require_matplotlib
 from ragframe.reporting.inputs import IN_MEMORY, Source, load_source
@@ -129,7 +129,7 @@ def report(
     plan = content.plan_report(source.schema, metrics, by, labels, on)
     names = Names(label or _default_name(source, "scores"), compare_label or _default_name(other, "compare"))
     context = _page(source, other, plan, worst, sample_rows, title, names)
-    return _write(Path(path), render(context))
+    return _write(Path(path), secrets.scrub(render(context)))  # no key this process knows reaches the page
 
 
 @dataclass(frozen=True)
@@ -299,12 +299,14 @@ def _manifest_items(manifest: dict[str, Any] | None) -> list[tuple[str, str]]:
     >>> manifest = {"source": [{"path": "log.parquet", "rows": 3}], "options": {"evaluator": {"metrics": ["mrr"]}}}
     >>> _manifest_items(manifest)
     [('run source', 'log.parquet (3 rows)'), ('evaluator metrics', '["mrr"]')]
+    >>> _manifest_items({"options": {"evaluator": {"judge": {"model": "m", "api_key": "sk-0123"}}}})[1]
+    ('evaluator judge', '{"api_key": "***", "model": "m"}')
     """
     if manifest is None:
         return []
     files = manifest.get("source") or []
     items = [("run source", "; ".join(f"{f.get('path')} ({f.get('rows')} rows)" for f in files))]
-    options = manifest.get("options") or {}
+    options = secrets.redact(manifest.get("options") or {})  # a manifest of an older version may hold a key
     evaluator = options.get("evaluator") or {}
     items += [(f"evaluator {key}", json.dumps(value, sort_keys=True)) for key, value in evaluator.items()]
     items += [(f"run {key}", json.dumps(value, sort_keys=True)) for key, value in options.items() if key != "evaluator"]
