@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import numpy as np
 import polars as pl
@@ -216,3 +217,58 @@ def test_required_flags_and_a_missing_file(capsys, scores, tmp_path):
     code, _, err = run_cli(capsys, "estimate", tmp_path / "nope.parquet", *ARGS)
     missing = tmp_path / "nope.parquet"
     assert code == 3 and err.strip() == f"ragframe: error: scores: no such file or folder: '{missing}'"
+
+
+# ----------------------------------------------------------------------------- the report's estimate section
+
+
+def _section(page: str) -> str:
+    return page.split('<h2 id="estimates">', 1)[1].split("</section>", 1)[0]
+
+
+def _cells(section: str, column: str) -> list[float]:
+    return [float(v) for v in re.findall(rf'data-column="{column}" data-value="([^"]+)"', section)]
+
+
+def test_report_shows_estimates_when_a_label_column_is_partly_filled(tmp_path):
+    pytest.importorskip("jinja2")
+    frame = scored_frame().with_columns(full=(pl.col("faithfulness") > 0.5).cast(pl.Int8))
+    labels = {"faithfulness": "human_faithfulness", "composite_score": "full"}
+    page = rf.report(frame.with_columns(composite_score=pl.col("faithfulness")), tmp_path / "r.html", labels=labels)
+    text = page.read_text(encoding="utf-8")
+    assert '<a href="#estimates">Estimates from few labels</a>' in text
+    section = _section(text)
+    # one row: the partly filled label; the fully filled one ("full") is the agreement section's only
+    assert section.count('<td data-column="label">') == 1
+    assert '<td data-column="label">human_faithfulness</td>' in section
+    expected = reference(frame, "ppi++", 0.05)
+    got = [_cells(section, c)[0] for c in ("estimate", "ci_low", "ci_high")]
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+    assert _cells(section, "n_labeled") == [LABELLED] and _cells(section, "n_unlabeled") == [N - LABELLED]
+    classical = reference(frame, "classical", 0.05)
+    got = [_cells(section, c)[0] for c in ("classical_estimate", "classical_ci_low", "classical_ci_high")]
+    np.testing.assert_allclose(got, classical, rtol=0, atol=1e-12)
+    assert "from these rows, not chosen" in section  # when it is valid
+
+
+def test_report_without_partly_filled_labels_has_no_estimate_section(tmp_path):
+    pytest.importorskip("jinja2")
+    frame = scored_frame().with_columns(pl.col("human_faithfulness").fill_null(1.0))
+    text = rf.report(frame, tmp_path / "r.html", labels="human_faithfulness", metrics="faithfulness").read_text()
+    assert 'id="estimates"' not in text and "#estimates" not in text
+    text = rf.report(frame, tmp_path / "r.html", metrics="faithfulness").read_text()
+    assert 'id="estimates"' not in text
+
+
+def test_report_says_why_a_pair_has_no_estimate(tmp_path):
+    pytest.importorskip("jinja2")
+    frame = scored_frame().with_columns(
+        pl.when(pl.col("id") < 3).then(None).otherwise(pl.col("faithfulness")).alias("faithfulness"),
+        answer_relevance=pl.col("faithfulness"),
+        ordinal=pl.when(pl.col("human_faithfulness").is_not_null()).then(pl.col("id") % 5 - 2),
+    )
+    labels = {"faithfulness": "human_faithfulness", "answer_relevance": "ordinal"}
+    section = _section(rf.report(frame, tmp_path / "r.html", labels=labels).read_text())
+    assert "faithfulness / human_faithfulness: no estimate, faithfulness is null on 3 of the 120 rows" in section
+    assert "answer_relevance / ordinal: no estimate, ordinal is not 0/1 or a number in [0, 1]." in section
+    assert "<table" not in section
