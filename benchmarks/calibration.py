@@ -40,6 +40,33 @@ What is checked
    (independent or positively dependent tests) becomes a FWER guarantee. Without correction
    the FWER is 1 - 0.95^10 = 0.401 for independent metrics, less when they are correlated.
 
+3. Judge noise. An LLM judge is noisy: asked ``--judge-samples`` times (5 by default) about one
+   answer it says "faithful" with the answer's probability ``q`` and "not faithful" otherwise
+   (0/1 verdicts, ``Bernoulli(q)``). Two null scenarios, ``--sims`` simulations of ``--n`` rows:
+
+   - ``rejudged``: both runs hold the same answers (``q ~ Beta(2, 2)`` per row), each judged
+     ``k`` times independently: the runs differ only by the judge's noise;
+   - ``regenerated``: the same pipeline run twice: each run's answer to a row is a new draw, of
+     probability ``q = clip(mu + N(0, 0.2), 0, 1)`` around the row's difficulty ``mu ~ Beta(2, 2)``,
+     each judged ``k`` times: the runs differ by the generator's and the judge's noise.
+
+   Each is tested three ways with the ``--judge-tests`` (t by default), at alpha 0.05 without
+   correction, one ``rf.compare(..., by="sim")`` call per row:
+
+   - ``row means``: one row per answer holding the mean of its ``k`` verdicts, what ragframe's
+     judges write with ``n_samples=k`` (plus ``<metric>_std``), paired on ``id``;
+   - ``samples as pairs``: one row per verdict, paired on ``id`` and ``sample`` as if each
+     verdict were its own row (what a table of stacked repeated runs invites);
+   - ``samples=``: the same rows, ``rf.compare(..., on="id", samples="sample")``: the row is
+     the unit, its verdicts averaged first.
+
+   The verdicts of one row share its answer, so under ``regenerated`` they are not independent
+   pairs: ``samples as pairs`` counts each answer's difference ``k`` times and its false-positive
+   rate exceeds alpha (no verdict: it is the wrong analysis, shown for reference); the two
+   row-level analyses must stay in [0.03, 0.07]. Under ``rejudged`` every verdict is an independent
+   pair, so all three hold alpha. Noise shared by every row of a run (a judge that changed between
+   the runs) is outside what any within-run analysis can see and is not simulated.
+
 Verdicts: a false-positive rate PASSes when it lies in [0.03, 0.07]. A corrected FWER
 PASSes when it is not significantly above alpha (the lower end of its 95% interval is at
 most alpha): under independence Holm's FWER is 1 - (1 - 0.005)^10 = 0.049, so the point
@@ -58,6 +85,7 @@ Usage, from the repository root::
     python benchmarks/calibration.py
     python benchmarks/calibration.py --sims 2000 --n 100 --seed 0 --tests t wilcoxon permutation bootstrap
     python benchmarks/calibration.py --n 50 --sims 4000 --tests permutation bootstrap --fwer-test wilcoxon
+    python benchmarks/calibration.py --judge-samples 3 --judge-tests t wilcoxon permutation bootstrap
 """
 
 from __future__ import annotations
@@ -83,6 +111,9 @@ ALPHA = 0.05
 BAND = (0.03, 0.07)  # accepted false-positive rate at ALPHA
 N_METRICS = 10
 CORRELATION = 0.6  # share of each run's noise common to the 10 metrics, "correlated" family
+JUDGE_SCENARIOS = ("rejudged", "regenerated")
+JUDGE_LAYOUTS = ("row means", "samples as pairs", "samples=")
+ANSWER_SPREAD = 0.2  # sd of an answer's quality around its row's difficulty, "regenerated"
 
 
 # ----------------------------------------------------------------------------- data
@@ -134,6 +165,30 @@ def frames(sims: int, n: int, a: np.ndarray, b: np.ndarray, names: Sequence[str]
     a2, b2 = a.reshape(sims * n, -1), b.reshape(sims * n, -1)
     left = pl.DataFrame({"id": ids, "sim": ids // n, **{name: a2[:, j] for j, name in enumerate(names)}})
     right = pl.DataFrame({"id": ids, **{name: b2[:, j] for j, name in enumerate(names)}})
+    return left, right
+
+
+def judge_verdicts(rng: np.random.Generator, rows: int, k: int, scenario: str) -> tuple[np.ndarray, np.ndarray]:
+    """``rows x k`` 0/1 verdicts of a noisy judge on two runs under the null (see the module docstring, 3)."""
+    if scenario == "rejudged":
+        q = rng.beta(2.0, 2.0, size=(rows, 1))
+        q_a = q_b = q
+    else:
+        mu = rng.beta(2.0, 2.0, size=(rows, 1))
+        q_a = np.clip(mu + rng.normal(0.0, ANSWER_SPREAD, size=(rows, 1)), 0.0, 1.0)
+        q_b = np.clip(mu + rng.normal(0.0, ANSWER_SPREAD, size=(rows, 1)), 0.0, 1.0)
+    return rng.binomial(1, q_a, size=(rows, k)).astype(float), rng.binomial(1, q_b, size=(rows, k)).astype(float)
+
+
+def judge_frames(sims: int, n: int, a: np.ndarray, b: np.ndarray, layout: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The two runs' frames in ``layout``: one row per answer (the mean of its verdicts), or one per verdict."""
+    if layout == "row means":
+        return frames(sims, n, a.mean(axis=1), b.mean(axis=1), ["faithfulness"])
+    k = a.shape[1]
+    ids = np.repeat(np.arange(sims * n, dtype=np.int64), k)
+    sample = np.tile(np.arange(k, dtype=np.int64), sims * n)
+    left = pl.DataFrame({"id": ids, "sample": sample, "sim": ids // n, "faithfulness": a.ravel()})
+    right = pl.DataFrame({"id": ids, "sample": sample, "faithfulness": b.ravel()})
     return left, right
 
 
@@ -242,6 +297,57 @@ def family_wise_error(test: str, dependence: str, sims: int, n: int, n_resamples
     return rows
 
 
+@dataclass
+class JudgeRow:
+    test: str
+    scenario: str
+    layout: str
+    n: int
+    k: int
+    sims: int
+    rate: Rate
+    seconds: float
+
+    @property
+    def passed(self) -> bool | None:
+        """None for the samples-as-pairs reference row (the wrong analysis, shown for its rate)."""
+        if self.layout == "samples as pairs":
+            return None
+        return BAND[0] <= self.rate.value <= BAND[1]
+
+
+def judge_noise_rates(
+    test: str, scenario: str, sims: int, n: int, k: int, n_resamples: int, seed: int
+) -> list[JudgeRow]:
+    """False-positive rates of the three analyses of one judge-noise scenario (the same data for all three)."""
+    rng = np.random.default_rng([seed, 200 + TESTS.index(test), JUDGE_SCENARIOS.index(scenario)])
+    a, b = judge_verdicts(rng, sims * n, k, scenario)
+    rows = []
+    for layout in JUDGE_LAYOUTS:
+        left, right = judge_frames(sims, n, a, b, layout)
+        options = {"on": ["id", "sample"]} if layout == "samples as pairs" else {"on": "id"}
+        if layout == "samples=":
+            options["samples"] = "sample"
+        start = time.perf_counter()
+        out = rf.compare(
+            left,
+            right,
+            metrics=["faithfulness"],
+            test=test,
+            alpha=ALPHA,
+            correction=None,
+            by="sim",
+            n_resamples=n_resamples,
+            seed=seed,
+            **options,
+        )
+        seconds = time.perf_counter() - start
+        pairs = n * k if layout == "samples as pairs" else n
+        assert out.height == sims and out["n"].min() == pairs, "one row per simulation, every pair"
+        rows.append(JudgeRow(test, scenario, layout, n, k, sims, Rate(int(out["significant"].sum()), sims), seconds))
+    return rows
+
+
 # ----------------------------------------------------------------------------- report
 
 
@@ -312,6 +418,41 @@ def print_family(rows: list[FamilyRow], n_resamples: int) -> None:
     print(_format_table(header, table, [False, False, True, True, False, True, True, False, False, True]))
 
 
+def print_judge(rows: list[JudgeRow]) -> None:
+    header = [
+        "test",
+        "scenario",
+        "analysis",
+        "rows",
+        "samples",
+        "sims",
+        "false-pos rate",
+        "95% CI",
+        "result",
+        "seconds",
+    ]
+    table = [
+        [
+            r.test,
+            r.scenario,
+            r.layout,
+            str(r.n),
+            str(r.k),
+            f"{r.sims:,}",
+            f"{r.rate.value:.4f}",
+            _interval(r.rate),
+            "-" if r.passed is None else ("PASS" if r.passed else "FAIL"),
+            f"{r.seconds:.2f}",
+        ]
+        for r in rows
+    ]
+    print(
+        f"\nJudge noise: false-positive rate at alpha = {ALPHA} of two runs of 0/1 judge verdicts under the null; "
+        "PASS = in [0.03, 0.07]; samples as pairs: the wrong analysis, no verdict"
+    )
+    print(_format_table(header, table, [False, False, False, True, True, True, True, True, False, True]))
+
+
 # ----------------------------------------------------------------------------- driver
 
 
@@ -333,9 +474,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--fwer-test", choices=TESTS, default="t", help="test of the 10-metric family-wise error check (default t)"
     )
+    parser.add_argument(
+        "--judge-samples", type=int, default=5, help="judge verdicts per answer, judge-noise check (default 5)"
+    )
+    parser.add_argument(
+        "--judge-tests", nargs="+", choices=TESTS, default=["t"], help="tests of the judge-noise check (default t)"
+    )
     args = parser.parse_args(argv)
-    if args.sims < 1 or args.n < 2 or args.n_resamples < 1:
-        parser.error("--sims and --n-resamples must be >= 1, --n >= 2")
+    if args.sims < 1 or args.n < 2 or args.n_resamples < 1 or args.judge_samples < 2:
+        parser.error("--sims and --n-resamples must be >= 1, --n and --judge-samples >= 2")
     return args
 
 
@@ -355,8 +502,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     for dependence in DEPENDENCE:
         family.extend(family_wise_error(args.fwer_test, dependence, args.sims, args.n, args.n_resamples, args.seed))
     print_family(family, args.n_resamples)
+    judge = []
+    for test in args.judge_tests:
+        for scenario in JUDGE_SCENARIOS:
+            judge.extend(
+                judge_noise_rates(test, scenario, args.sims, args.n, args.judge_samples, args.n_resamples, args.seed)
+            )
+    print_judge(judge)
     failed = [f"{r.test}/{r.scenario}" for r in rates if not r.passed]
     failed += [f"FWER {r.dependence}/{r.correction}" for r in family if r.passed is False]
+    failed += [f"judge {r.test}/{r.scenario}/{r.layout}" for r in judge if r.passed is False]
     elapsed = time.perf_counter() - start
     print(f"\n{'FAIL: ' + ', '.join(failed) if failed else 'all PASS'} ({elapsed:.1f} s in all)")
     return 1 if failed else 0

@@ -210,3 +210,43 @@ def test_write_examples_replaces_earlier_files(tmp_path):
     (tmp_path / "qrels.txt").write_text("stale", encoding="utf-8")
     written = write_examples(tmp_path)
     assert written["qrels"].read_bytes() == example_paths()["qrels"].read_bytes()
+
+
+def _estimate_rows(printed: str) -> dict[str, list[str]]:
+    """The demo's estimate table: rows keyed by the method's first word, cells split on 2+ spaces."""
+    lines = printed.split("the rate of faithful answers from 50 labels", 1)[1].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("method "))
+    assert re.split(r"\s{2,}", lines[start].strip()) == ["method", "rate", "ci_low", "ci_high", "labels"]
+    rows = {}
+    for line in lines[start + 2 :]:
+        if not line.strip():
+            break
+        cells = re.split(r"\s{2,}", line.strip())
+        rows[cells[0].split()[0]] = cells
+    return rows
+
+
+def test_demo_estimates_the_faithful_rate_from_50_labels(demo):
+    """PPI++ and classical from the same 50 seeded labels (ppi_py's numbers), next to the truth from all 200."""
+    ppi_py = pytest.importorskip("ppi_py")
+    import numpy as np
+
+    _, printed = demo
+    rows = _estimate_rows(printed)
+    assert list(rows) == ["ppi++", "classical", "truth"]
+    log = pl.read_parquet(example_rag_log())
+    heuristic = rf.evaluate(log, ["faithfulness"], composite=False)["faithfulness"].to_numpy()
+    labels = log["human_faithfulness"].to_numpy().astype(float)
+    kept = (pl.Series(range(200)).shuffle(seed=7) < 50).to_numpy()  # the documented draw: seed 7, 50 rows
+    y, f, u = labels[kept], heuristic[kept], heuristic[~kept]
+    low, high = (float(np.ravel(v)[0]) for v in ppi_py.ppi_mean_ci(y, f, u, alpha=0.05))
+    point = float(np.ravel(ppi_py.ppi_mean_pointestimate(y, f, u))[0])
+    assert rows["ppi++"][1:] == [f"{point:.4f}", f"{low:.4f}", f"{high:.4f}", "50"]
+    c_low, c_high = ppi_py.classical_mean_ci(y, alpha=0.05)
+    assert rows["classical"][1:] == [f"{y.mean():.4f}", f"{c_low:.4f}", f"{c_high:.4f}", "50"]
+    assert rows["truth"][1:] == ["0.8600", "-", "-", "200"]  # 172 of the 200 answers judged faithful
+    # the real numbers of this draw: PPI++ 0.8264 [0.7264, 0.9263], narrower than the labels' [0.7135, 0.9265];
+    # both cover the truth
+    assert rows["ppi++"][1:4] == ["0.8264", "0.7264", "0.9263"]
+    assert rows["classical"][1:4] == ["0.8200", "0.7135", "0.9265"]
+    assert "worth 56.8 labels (x1.14)" in printed and "the other 150 are hidden from the estimator" in printed

@@ -20,7 +20,7 @@ from nbclient import NotebookClient
 pytestmark = pytest.mark.notebook
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-NAMES = ["quickstart.ipynb", "ranking.ipynb"]
+NAMES = ["few_labels.ipynb", "quickstart.ipynb", "ranking.ipynb"]
 CELL_TIMEOUT = 120  # seconds per cell; each notebook takes a few seconds in all
 #: What a fresh environment may print once to stderr (not a problem of the notebooks).
 FIRST_RUN_NOTICES = ("Matplotlib is building the font cache",)
@@ -148,3 +148,34 @@ def test_ranking_runs(tmp_path):
     # two plots: the ranking curve and the forest plot
     assert len(pictures(notebook)) == 2
     assert list(tmp_path.iterdir()) == []  # it writes nothing
+
+
+def test_few_labels_runs(tmp_path):
+    notebook = run("few_labels.ipynb", tmp_path)
+    assert_ran_clean(notebook)
+    assert_cell_asserts(
+        notebook,
+        "round(truth, 4) == 0.86",
+        'round(ppi_pp["estimate"], 4) == 0.8264',
+        '0.93 <= covered["ppi++"] <= 0.97',
+        'widths["ppi++"] < widths["classical"]',
+        'needed["ppi++"] < needed["classical"]',
+    )
+    # PPI++ from the 50 seeded labels, as the demo prints it (ppi_py's numbers, tests/test_demo.py)
+    estimate = text(tagged(notebook, "estimate"))
+    for value in ("0.826383", "0.726432", "0.926334", "0.380273", "0.713511", "0.926489"):
+        assert value in estimate, value
+    # 2,000 simulated draws of 50 labels: PPI++ covers 95.65%, classical 95.75%; PPI++ is narrower
+    coverage = text(tagged(notebook, "coverage"))
+    assert "0.9565" in coverage and "0.9575" in coverage and "0.171044" in coverage and "0.188782" in coverage
+    # the calibrator fit on the 50 labels, checked on the 150 others: Brier 0.1788 -> 0.0843
+    calibration = text(tagged(notebook, "calibration"))
+    assert "0.178821" in calibration and "0.08426" in calibration
+    plan = text(tagged(notebook, "plan"))
+    assert "227" in plan and "191" in plan  # labels for a 0.1-wide interval: classical, PPI++
+    # two pictures: the three intervals against the truth, the reliability diagram
+    assert len(pictures(notebook)) == 2
+    assert "0.8264  0.7264   0.9263         50          150  ppi++" in text(tagged(notebook, "cli"))
+    report = tmp_path / "few_labels_report.html"
+    assert '<h2 id="estimates">Estimates from few labels</h2>' in report.read_text(encoding="utf-8")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["few_labels.parquet", "few_labels_report.html"]

@@ -16,6 +16,7 @@ from ragframe.metrics import score_columns
 from ragframe.metrics.heuristic_seed import SEED_THRESHOLDS
 from ragframe.metrics.retrieval import evaluate_run, run_summary
 from ragframe.stats.compare import compare_runs
+from ragframe.stats.estimate import estimate
 from ragframe.stats.summary import summarize
 from ragframe.stats.validity import agreement_with_labels
 
@@ -145,7 +146,50 @@ def _demo_heuristics(log_path: Path, out_dir: Path) -> tuple[Path, pl.DataFrame]
     print("answer the annotators judged good scores above one they judged bad:")
     print("0.5 is chance, below 0.5 points the wrong way.")
     print("good: answers judged good; passes, seed passes: answers at or above each method's default threshold.")
+    _demo_estimate(scored)
     return path, scored
+
+
+#: Labels the demo's estimate keeps (drawn with DEMO_LABEL_SEED); the estimator never sees the others.
+DEMO_LABELS_KEPT = 50
+DEMO_LABEL_SEED = 7
+
+
+def demo_label_sample(height: int) -> pl.Series:
+    """True on the DEMO_LABELS_KEPT rows (of ``height``) whose label the demo's estimate keeps: a seeded shuffle.
+
+    Examples
+    --------
+    >>> int(demo_label_sample(200).sum())
+    50
+    """
+    return pl.Series(range(height)).shuffle(seed=DEMO_LABEL_SEED) < DEMO_LABELS_KEPT
+
+
+def _demo_estimate(scored: pl.DataFrame) -> None:
+    """Print the faithful rate from 50 labels: PPI++ with the heuristic, classical, the truth from all 200."""
+    truth = scored["human_faithfulness"]
+    few = scored.with_columns(human=pl.when(demo_label_sample(scored.height)).then(truth))
+    row = estimate(few, prediction="faithfulness", label="human").row(0, named=True)
+    hidden = scored.height - DEMO_LABELS_KEPT
+    kept, seed = DEMO_LABELS_KEPT, DEMO_LABEL_SEED
+    print(f"\nthe rate of faithful answers from {kept} labels: {kept} rows drawn at random (seed {seed}) keep")
+    print(f"their human_faithfulness label, the other {hidden} are hidden from the estimator")
+    print("(rf.estimate, 95% intervals); the truth is the mean of all 200 labels\n")
+    table = pl.DataFrame(
+        {
+            "method": [f"ppi++ (the heuristic on all {scored.height} rows + {DEMO_LABELS_KEPT} labels)",
+                       f"classical (the same {DEMO_LABELS_KEPT} labels alone)", f"truth (all {truth.len()} labels)"],
+            "rate": [row["estimate"], row["classical_estimate"], float(truth.mean())],
+            "ci_low": [row["ci_low"], row["classical_ci_low"], None],
+            "ci_high": [row["ci_high"], row["classical_ci_high"], None],
+            "labels": [row["n_labeled"], row["n_labeled"], truth.len()],
+        }
+    )  # fmt: skip
+    print(format_frame(table))
+    width, classical = row["ci_high"] - row["ci_low"], row["classical_ci_high"] - row["classical_ci_low"]
+    print(f"\nPPI++ weighs the heuristic by lambda = {row['lambda']:.3f}; its interval is {width:.4f} wide against")
+    print(f"{classical:.4f} from the labels alone: worth {row['effective_n']:.1f} labels (x{row['ess_gain']:.2f}).")
 
 
 def _one_chunk_note(scored: pl.DataFrame) -> str:
@@ -251,7 +295,11 @@ its 95% interval, t-test p-values), and a summary of the per-query scores; write
 the per-query scores to OUT/per_query.parquet. Then scores the bundled ARES RAG log
 (200 answers with human labels) with the heuristic metrics, prints their summary
 and how well each agrees with the human labels (ROC AUC, with ragframe's default
-methods next to rag-eval-node-ts's), and writes OUT/rag_scores.parquet.
+methods next to rag-eval-node-ts's), then the rate of faithful answers estimated
+from 50 of the 200 labels (a seeded random sample; the other 150 hidden):
+ragframe.estimate's PPI++ rate and 95% interval (the heuristic on every row plus
+the 50 labels) next to the classical one from the same 50 labels alone and the
+truth from all 200. Writes OUT/rag_scores.parquet.
 
 OUT also receives the inputs, read from there: run.bm25.txt, run.rerank-gpt35.txt,
 qrels.txt, rag_log.parquet (copies of the bundled files), and

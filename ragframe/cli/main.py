@@ -13,6 +13,9 @@ demo
 trec
     trec_eval-compatible scoring of a TREC run file against a qrels file, printed
     in trec_eval's layout (see :mod:`ragframe.io.trec_eval_format`).
+estimate
+    :func:`ragframe.estimate`: a rate from a few human labels and a score on every row, with
+    a prediction-powered interval next to the labels-alone one.
 summary
     :func:`ragframe.summarize` of a scored frame (Parquet file, folder or glob; CSV or
     JSON file), as a table, CSV, JSON or Markdown.
@@ -42,7 +45,7 @@ import traceback
 
 import polars as pl
 
-from ragframe.cli import compare, demo, gate, report, summary, trec
+from ragframe.cli import compare, demo, estimate, gate, report, summary, trec
 from ragframe.cli import eval as eval_command
 from ragframe.cli.args import UsageError, flag_spelling, speak_in_flags
 from ragframe.exceptions import InvalidParameterError, RagframeError
@@ -72,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
         "errors are one line on stderr. 'ragframe COMMAND --help' for more.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in (demo, eval_command, trec, summary, compare, gate, report):
+    for command in (demo, eval_command, trec, summary, compare, gate, report, estimate):
         command.add_parser(sub)
     for command_parser in sub.choices.values():  # the library's errors, spelled in this command's flags
         command_parser.set_defaults(flag_spelling=flag_spelling(command_parser))

@@ -8,7 +8,8 @@ Five functions, each taking the frames ragframe writes or returns and giving bac
 - :func:`slices`: heatmap of a statistic per metric and slice, with slice counts;
 - :func:`compare`: forest plot of :func:`ragframe.compare`'s deltas and intervals;
 - :func:`ranking_curve`: mean metric@k over k for one or more runs;
-- :func:`calibration`: ROC curve of each score against a 0/1 human label, with its AUROC.
+- :func:`calibration`: ROC curve of each score against a 0/1 human label, with its AUROC, or
+  (``kind="reliability"``) its reliability diagram.
 
 matplotlib is imported when a function is called, not when this module is imported; without
 it the call raises :class:`ragframe.MissingDependencyError` naming the extra.

@@ -1,4 +1,9 @@
-"""Does a score separate what people judged good from bad? ROC curves against 0/1 labels, with AUROC."""
+"""Does a score agree with what people judged? ROC curves against 0/1 labels (AUROC), or reliability diagrams.
+
+``kind="roc"``: does the score *separate* the rows people judged good from the others?
+``kind="reliability"``: read as a probability, is the score *calibrated*: of the rows scored
+about 0.8, are about 80% labelled 1? (:func:`ragframe.calibrate` maps a score to one that is.)
+"""
 
 from __future__ import annotations
 
@@ -12,14 +17,18 @@ from ragframe import validate
 from ragframe.exceptions import SchemaError
 from ragframe.metrics import metric_for_column, score_columns
 from ragframe.plot._frames import read_frame, require_rows
-from ragframe.plot._matplotlib import new_figure
+from ragframe.plot._matplotlib import new_figure, require_matplotlib
 from ragframe.schema import frame_schema
 from ragframe.stats.summary import prepare_scores
 from ragframe.stats.validity import agreement_with_labels
 
-__all__ = ["calibration", "roc_points"]
+__all__ = ["calibration", "roc_points", "reliability_points", "CALIBRATION_KINDS", "BIN_STRATEGIES"]
 
 _FUNCTION = "calibration"
+#: What :func:`calibration` draws, the default first.
+CALIBRATION_KINDS = ("roc", "reliability")
+#: How a reliability diagram bins the scores (as ``sklearn.calibration.calibration_curve``'s ``strategy``).
+BIN_STRATEGIES = ("uniform", "quantile")
 
 
 def calibration(
@@ -28,8 +37,11 @@ def calibration(
     *,
     metrics: str | Sequence[str] | None = None,
     title: str | None = None,
+    kind: str = "roc",
+    n_bins: int = 10,
+    strategy: str = "uniform",
 ) -> Any:
-    """ROC curve of each score against a 0/1 human label, its AUROC in the legend.
+    """ROC curve of each score against a 0/1 human label (AUROC in the legend), or its reliability diagram.
 
     Parameters
     ----------
@@ -44,11 +56,35 @@ def calibration(
         column (label columns excluded). With a dict, its keys are the metrics.
     title : str, optional
         Axes title.
+    kind : {"roc", "reliability"}
+        ``"roc"``: how well each score separates the labels (below). ``"reliability"``: the
+        score read as the probability that the label is 1 (``1 - score`` for a metric
+        registered lower-is-better), binned; per bin the mean score against the share of
+        label 1, beside the diagonal of a calibrated score. Scores must lie in [0, 1] (a
+        :class:`SchemaError` otherwise: map them with :func:`ragframe.calibrate` first);
+        one class among the labels is allowed.
+    n_bins : int
+        Bins of the reliability diagram (>= 1).
+    strategy : {"uniform", "quantile"}
+        Bins of the reliability diagram: ``n_bins`` equal-width bins of [0, 1], or bins
+        holding about as many rows each (edges at the score's quantiles); as
+        ``sklearn.calibration.calibration_curve``'s ``strategy``.
 
     Returns
     -------
     matplotlib.figure.Figure
-        One axes: a line per (metric, label) (gid ``"roc:<metric>"``) through the points of
+        ``kind="reliability"``: two axes. The upper one has a line per (metric, label) (gid
+        ``"reliability:<metric>"``) through the non-empty bins' (mean score, share of label 1)
+        points, equal to ``sklearn.calibration.calibration_curve(label, score, n_bins=n_bins,
+        strategy=strategy)``'s ``(prob_pred, prob_true)``, and the diagonal (gid
+        ``"perfect"``); the legend says ``"<metric>: ECE 0.123, Brier 0.145 (n=200, 172
+        positive)"``: the expected calibration error over the drawn bins (the bin-weighted
+        mean of ``|share of 1 - mean score|``; with uniform bins that of
+        :class:`ragframe.Calibrator`'s report) and the Brier score (mean squared error of the
+        score as a probability). The lower axes counts the rows per bin (gid
+        ``"counts:<metric>"``): a point drawn from few rows says little.
+
+        ``kind="roc"``: one axes: a line per (metric, label) (gid ``"roc:<metric>"``) through the points of
         ``sklearn.metrics.roc_curve`` (false positive rate, true positive rate, collinear
         points dropped as scikit-learn does), legend ``"<metric>: AUROC 0.852 (n=200, 172
         positive)"`` with the AUROC of :func:`ragframe.agreement_with_labels` (equal to
@@ -65,7 +101,13 @@ def calibration(
     >>> fig = rf.plot.calibration(df, "human")
     >>> fig.legends[0].get_texts()[0].get_text()
     'faithfulness: AUROC 0.889 (n=6, 3 positive)'
+    >>> fig = rf.plot.calibration(df, "human", kind="reliability", n_bins=2)
+    >>> fig.legends[0].get_texts()[0].get_text()
+    'faithfulness: ECE 0.083, Brier 0.138 (n=6, 3 positive)'
     """
+    kind = validate.choice(kind, "kind", _FUNCTION, CALIBRATION_KINDS)
+    n_bins = validate.positive_int(n_bins, "n_bins", _FUNCTION)
+    strategy = validate.choice(strategy, "strategy", _FUNCTION, BIN_STRATEGIES)
     pairs = _pairs(scores, labels, metrics)
     names = list(dict.fromkeys(m for m, _ in pairs))
     label_names = list(dict.fromkeys(lbl for _, lbl in pairs))
@@ -73,7 +115,9 @@ def calibration(
     require_rows(df, _FUNCTION, "scores")
     df, _, _ = prepare_scores(df, names, None, _FUNCTION)
     for metric, label in pairs:
-        _check_label(df, metric, label)
+        _check_label(df, metric, label, both_classes=kind == "roc")
+    if kind == "reliability":
+        return _reliability(df, pairs, len(label_names) > 1, n_bins, strategy, title or _title(label_names, kind))
     agreement = agreement_with_labels(df, label_columns={m: lbl for m, lbl in pairs}, n_resamples=1)
     fig, (ax,) = new_figure(_FUNCTION, width=7.5, height=6.5 + 0.2 * len(pairs))
     ax.plot([0, 1], [0, 1], color="0.6", linestyle=":", linewidth=1, gid="chance", label="chance (AUROC 0.5)")
@@ -91,12 +135,108 @@ def calibration(
     ax.set_xlabel("false positive rate (label 0 scored at or above the cut)")
     ax.set_ylabel("true positive rate (label 1 at or above the cut)")
     ax.grid(alpha=0.3)
-    ax.set_title(title or _title(label_names), fontsize=11)
+    ax.set_title(title or _title(label_names, kind), fontsize=11)
     return fig
 
 
-def _title(label_names: list[str]) -> str:
-    return f"ROC against {label_names[0]}" if len(label_names) == 1 else "ROC of each score against its label"
+def _title(label_names: list[str], kind: str) -> str:
+    what = "ROC" if kind == "roc" else "Reliability"
+    return f"{what} against {label_names[0]}" if len(label_names) == 1 else f"{what} of each score against its label"
+
+
+def reliability_points(
+    probability: np.ndarray, positive: np.ndarray, n_bins: int = 10, strategy: str = "uniform"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Binned calibration of a probability, as ``sklearn.calibration.calibration_curve`` bins it.
+
+    Parameters
+    ----------
+    probability : numpy.ndarray
+        Scores in [0, 1], read as the probability of ``positive``.
+    positive : numpy.ndarray of bool
+        The label of each score.
+    n_bins : int
+        Bins (>= 1).
+    strategy : {"uniform", "quantile"}
+        Equal-width bins of [0, 1], or edges at the scores' quantiles (``np.percentile``);
+        a score goes to bin ``searchsorted(inner edges, score)`` (``(a, b]``, the first ``[0, b]``).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray)
+        For the non-empty bins in order: the mean score (sklearn's ``prob_pred``), the share of
+        positives (``prob_true``) and the row count; then the ``n_bins + 1`` edges.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mean, share, count, edges = reliability_points(np.array([0.1, 0.2, 0.7, 0.9]), np.array([0, 1, 1, 1]) == 1, 2)
+    >>> mean.round(2).tolist(), share.tolist(), count.tolist(), edges.tolist()
+    ([0.15, 0.8], [0.5, 1.0], [2, 2], [0.0, 0.5, 1.0])
+    """
+    if strategy == "quantile":
+        edges = np.percentile(probability, np.linspace(0, 100, n_bins + 1))
+    else:
+        edges = np.linspace(0.0, 1.0, n_bins + 1)
+    ids = np.searchsorted(edges[1:-1], probability)
+    count = np.bincount(ids, minlength=n_bins)
+    total = np.bincount(ids, probability, n_bins)
+    hits = np.bincount(ids, positive.astype(np.float64), n_bins)
+    filled = count > 0
+    return total[filled] / count[filled], hits[filled] / count[filled], count[filled], edges
+
+
+def _reliability(
+    df: pl.DataFrame, pairs: list[tuple[str, str]], several_labels: bool, n_bins: int, strategy: str, title: str
+) -> Any:
+    """The reliability diagram of each (metric, label) pair, with the rows per bin underneath."""
+    figure = require_matplotlib(_FUNCTION)
+    fig = figure.Figure(figsize=(7.0, 8.6 + 0.2 * len(pairs)), layout="constrained")
+    ax, counts_ax = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3.0, 1.0]})
+    ax.plot([0, 1], [0, 1], color="0.6", linestyle=":", linewidth=1, gid="perfect", label="perfectly calibrated")
+    for metric, label in pairs:
+        probability, positive, shown = _as_probability(df, metric, label)
+        mean, share, count, edges = reliability_points(probability, positive, n_bins, strategy)
+        ece = float(np.abs(share - mean) @ count) / probability.size
+        brier = float(np.mean((probability - positive) ** 2))
+        text = shown + (f" vs {label}" if several_labels else "")
+        text += f": ECE {ece:.3f}, Brier {brier:.3f} (n={probability.size:,}, {int(positive.sum()):,} positive)"
+        (line,) = ax.plot(mean, share, marker="o", markersize=4, linewidth=1.6, label=text, gid=f"reliability:{metric}")
+        per_bin = np.bincount(np.searchsorted(edges[1:-1], probability), minlength=n_bins)
+        counts_ax.stairs(per_bin, edges, color=line.get_color(), linewidth=1.4, gid=f"counts:{metric}")
+    handles, texts = ax.get_legend_handles_labels()
+    fig.legend(handles[1:] + handles[:1], texts[1:] + texts[:1], fontsize=8, loc="outside lower center")
+    for axes in (ax, counts_ax):
+        axes.set_xlim(-0.01, 1.01)
+        axes.grid(alpha=0.3)
+    ax.set_ylim(-0.01, 1.01)
+    ax.set_ylabel("share labelled 1 (per bin)")
+    ax.set_title(title, fontsize=11)
+    counts_ax.set_xlabel(f"score read as P(label = 1), {n_bins} {strategy} bins (mean per bin)")
+    counts_ax.set_ylabel("rows")
+    return fig
+
+
+def _as_probability(df: pl.DataFrame, metric: str, label: str) -> tuple[np.ndarray, np.ndarray, str]:
+    """The score as P(label = 1) (``1 - score`` lower-is-better), the labels, the name shown; [0, 1] checked."""
+    both = df.filter(pl.col(metric).is_not_null() & pl.col(label).is_not_null())
+    score = both[metric].cast(pl.Float64).to_numpy()
+    registered = metric_for_column(metric)
+    flipped = registered is not None and not registered.higher_is_better
+    outside = np.flatnonzero(~((score >= 0) & (score <= 1)))
+    if outside.size:
+        raise SchemaError(
+            "a reliability diagram reads the score as a probability; map it into [0, 1] first (rf.calibrate)",
+            function=_FUNCTION,
+            column=metric,
+            expected="scores in [0, 1]",
+            found=f"{outside.size:,} outside, e.g. {float(score[outside[0]])!r}",
+        )
+    return (
+        (1.0 - score if flipped else score),
+        both[label].cast(pl.Float64).to_numpy() == 1.0,
+        (f"1 - {metric}" if flipped else metric),
+    )
 
 
 def roc_points(score: np.ndarray, positive: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -161,8 +301,8 @@ def _pairs(scores: Any, labels: Any, metrics: Any) -> list[tuple[str, str]]:
     return [(m, label) for m in found]
 
 
-def _check_label(df: pl.DataFrame, metric: str, label: str) -> None:
-    """The label is 0/1 or Boolean, finite, and has both classes where ``metric`` is non-null."""
+def _check_label(df: pl.DataFrame, metric: str, label: str, *, both_classes: bool = True) -> None:
+    """The label is 0/1 or Boolean, finite, and (``both_classes``) has both classes where ``metric`` is non-null."""
     dtype = df.schema[label]
     if not (dtype.is_numeric() or dtype == pl.Boolean):
         raise SchemaError(
@@ -176,7 +316,15 @@ def _check_label(df: pl.DataFrame, metric: str, label: str) -> None:
             "label column is not 0/1", function=_FUNCTION, column=label, expected="0/1 or Boolean", found=found
         )
     classes = values.unique().to_list()
-    if len(classes) < 2:
+    if not classes and not both_classes:
+        raise SchemaError(
+            "no row has both the score and the label: nothing to plot",
+            function=_FUNCTION,
+            column=label,
+            expected=f"rows where {metric} and {label} are both non-null",
+            found="none",
+        )
+    if len(classes) < 2 and both_classes:
         found = f"{values.len()} pairs with {metric}, " + (f"all {classes[0]:g}" if classes else "none")
         raise SchemaError(
             "label has a single class where the score is non-null: no ROC curve",

@@ -35,6 +35,10 @@ AGREEMENT_COLUMNS = (
     "metric", "label", "n", "positives", "auroc", "auroc_low", "auroc_high", "spearman", "kendall",
     "youden_threshold", "threshold", "accuracy", "cohen_kappa",
 )  # fmt: skip
+ESTIMATE_COLUMNS = (
+    "metric", "label", "estimate", "ci_low", "ci_high", "n_labeled", "n_unlabeled", "lambda", "classical_estimate",
+    "classical_ci_low", "classical_ci_high", "ess_gain", "effective_n",
+)  # fmt: skip
 
 
 def report(
@@ -185,6 +189,7 @@ def _page(
         ],
         "comparison": None if other is None else _comparison(frame, source, other, plan, names),
         "calibration": None if plan.labels is None else _calibration(frame, sample, plan, note),
+        "estimates": _estimates(frame, plan),
         "ranking": figures.ranking_figures(frame, plan, None if other is None else other.frame, (names.a, names.b)),
         "worst": {
             "n": worst,
@@ -227,6 +232,18 @@ def _calibration(frame: pl.DataFrame, sample: pl.DataFrame, plan: content.Plan, 
         "resamples": content.AGREEMENT_RESAMPLES,
         "table": table(content.agreement_table(frame, plan), AGREEMENT_COLUMNS),
         "images": figures.calibration_figures(sample, plan, note),
+    }
+
+
+def _estimates(frame: pl.DataFrame, plan: content.Plan) -> dict[str, Any] | None:
+    """The "Estimates from few labels" section: None unless a label column is filled on some rows only."""
+    found, notes = content.estimate_table(frame, plan)
+    if found is None and not notes:
+        return None
+    return {
+        "rows": f"{frame.height:,}",
+        "table": None if found is None else table(found, ESTIMATE_COLUMNS),
+        "notes": notes,
     }
 
 

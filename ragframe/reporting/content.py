@@ -17,6 +17,7 @@ from ragframe.exceptions import SchemaError
 from ragframe.metrics.registry import metric_for_column, parse_column, passed_column, score_columns
 from ragframe.reporting.inputs import Source
 from ragframe.stats.compare import compare
+from ragframe.stats.estimate import check_labels, estimate
 from ragframe.stats.summary import summarize
 from ragframe.stats.validity import agreement_with_labels
 
@@ -29,6 +30,7 @@ __all__ = [
     "Plan",
     "agreement_table",
     "comparison_table",
+    "estimate_table",
     "identical_columns",
     "numeric_frame",
     "plan_report",
@@ -238,6 +240,55 @@ def agreement_table(frame: pl.DataFrame, plan: Plan) -> pl.DataFrame:
     if isinstance(plan.labels, dict):
         return agreement_with_labels(frame, label_columns=plan.labels, **options)
     return agreement_with_labels(frame, metrics=plan.metrics, label_columns=plan.labels, **options)
+
+
+def _label_pairs(plan: Plan) -> list[tuple[str, str]]:
+    """(metric, label column) pairs of ``labels=``: the dict's items, or every metric with every label column."""
+    if plan.labels is None:
+        return []
+    if isinstance(plan.labels, dict):
+        return list(plan.labels.items())
+    return [(metric, label) for metric in plan.metrics for label in plan.labels]
+
+
+def estimate_table(frame: pl.DataFrame, plan: Plan) -> tuple[pl.DataFrame | None, list[str]]:
+    """``rf.estimate`` (PPI++, 95%) of each label column filled on some rows only, with its metric as the prediction.
+
+    Returns the table (``metric``, ``label``, then :func:`ragframe.estimate`'s columns; None when
+    no label column is partly filled) and one note per pair left out, saying why: the score
+    is null on some rows (an estimate needs the prediction on every row) or the label is not
+    0/1 or in [0, 1]. A label column filled on every row (or on none) gives no estimate: the
+    agreement section covers it.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> frame = pl.DataFrame({"faithfulness": [0.9, 0.2, 0.8, 0.3, 0.7, 0.1], "human": [1, 0, 1, None, None, None]})
+    >>> plan = Plan(["faithfulness"], [], {"faithfulness": "human"}, ["id"], [])
+    >>> table, notes = estimate_table(frame, plan)
+    >>> table.select("metric", "label", "n_labeled", "n_unlabeled").row(0), notes
+    (('faithfulness', 'human', 3, 3), [])
+    """
+    tables, notes = [], []
+    for metric, label in _label_pairs(plan):
+        labelled = frame.height - frame[label].null_count()
+        if not 0 < labelled < frame.height:
+            continue
+        missing = frame[metric].null_count()
+        if missing:
+            notes.append(
+                f"{metric} / {label}: no estimate, {metric} is null on {missing:,} of the {frame.height:,} rows "
+                "(an estimate needs the score on every row)."
+            )
+            continue
+        try:
+            check_labels(frame[label], label, _FUNCTION)
+        except SchemaError:
+            notes.append(f"{metric} / {label}: no estimate, {label} is not 0/1 or a number in [0, 1].")
+            continue
+        found = estimate(frame, prediction=metric, label=label)
+        tables.append(found.select(pl.lit(metric).alias("metric"), pl.lit(label).alias("label"), pl.all()))
+    return (pl.concat(tables) if tables else None), notes
 
 
 def ranking_groups(metrics: Sequence[str]) -> dict[tuple[str, str], list[str]]:

@@ -356,6 +356,7 @@ def compare(
     how: str = "error",
     n_resamples: int = 9999,
     seed: int | None = 0,
+    samples: str | None = None,
 ) -> pl.DataFrame:
     """Paired comparison of two scored frames per metric (and slice): is ``b`` different from ``a``?
 
@@ -385,11 +386,22 @@ def compare(
         Ids present on one side only raise :class:`SchemaError` (default) or are left out.
     n_resamples, seed : int
         Resamples (>= 1) and random seed (>= 0 or None) of the permutation and bootstrap tests.
+    samples : str, optional
+        For frames holding several judge samples (or repeated evaluations) of each row, one
+        row per sample: the column numbering the samples. Samples are paired on ``on`` +
+        ``samples``; the row (``on``), not the sample, is then the unit of every test: each
+        row's paired differences are averaged over the samples both sides scored, and the test
+        runs on those row means (a cluster-level test: the samples of a row share its answer,
+        so they are not independent pairs, and testing them as pairs calls runs different
+        that differ by chance). Slice columns must be constant within a row. Frames of
+        ragframe's judges with ``n_samples > 1`` (one row per row, the mean of its samples and
+        ``<metric>_std``) need nothing: their row means already carry the judge's noise.
 
     Returns
     -------
     polars.DataFrame
-        ``by`` columns, then ``metric, n`` (pairs with both scores non-null),
+        ``by`` columns, then ``metric, n`` (pairs with both scores non-null; with ``samples``,
+        rows with at least one sample scored on both sides),
         ``mean_a, mean_b, delta`` (= mean_b - mean_a), ``ci_low, ci_high`` (of the mean
         difference: t interval, or the bootstrap percentiles for ``test="bootstrap"``),
         ``statistic`` (t, Wilcoxon's min(W+, W-), or the mean difference), ``p_value``,
@@ -406,6 +418,12 @@ def compare(
     A resampled p-value is never below 2 / (n_resamples + 1): with Holm or Bonferroni
     over m cells nothing can be significant unless n_resamples > 2m / alpha (20,000
     for 500 cells at alpha 0.05); raise n_resamples, or use the t or Wilcoxon test.
+
+    Judge noise: the paired test on per-row scores counts a noisy judge's variance, since
+    each row's difference holds the noise of both sides' scores; two runs that differ only
+    by the judge's sampling are called different at rate ``alpha``. It cannot count noise
+    shared by every row of a run (a judge model or prompt that changed between the runs).
+    ``benchmarks/calibration.py`` measures both layouts (docs/statistics.md, "Judge noise").
 
     Examples
     --------
@@ -425,7 +443,10 @@ def compare(
     seed = validate.seed(seed, "seed", function)
     on_cols = validate.column_list(on, "on", function)
     group_by = [] if by is None else validate.column_list(by, "by", function, allow_empty=True)
-    paired, names, group_by = _paired_frame(a, b, on_cols, metrics, group_by, how)
+    sample_col = _samples_column(samples, on_cols, group_by, function)
+    paired, names, group_by = _paired_frame(a, b, on_cols, metrics, group_by, how, sample_col)
+    if sample_col is not None:
+        paired = _row_means(paired, on_cols, names, group_by, function)
     seg, keys = _segments(paired, names, group_by)
     statistic, p, ci_low, ci_high = _run_test(seg, test, 1 - alpha, n_resamples, seed)
     adjusted = adjust_p_values(p, correction)
@@ -466,22 +487,65 @@ def _compared_metrics(
     return in_a
 
 
+def _samples_column(samples: Any, on: list[str], group_by: list[str], function: str) -> str | None:
+    """The ``samples`` column name, checked: not an id or slice column."""
+    if samples is None:
+        return None
+    name = validate.column_name(samples, "samples", function)
+    if name in on or name in group_by:
+        raise validate.fail(function, "samples", "a column other than the on and by columns", samples)
+    return name
+
+
 def _paired_frame(
-    a: Any, b: Any, on: list[str], metrics: Any, group_by: list[str], how: str
+    a: Any, b: Any, on: list[str], metrics: Any, group_by: list[str], how: str, samples: str | None = None
 ) -> tuple[pl.DataFrame, list[str], list[str]]:
-    """Both sides checked and joined on the ids: ids, slice columns, then each metric of a and ``<metric>__b``."""
+    """Both sides checked and joined on the ids (and samples): ids, slices, each metric of a and ``<metric>__b``."""
     function = "compare"
+    keys = on if samples is None else [*on, samples]
     left, right = _read_side(a, function), _read_side(b, function)
-    _check_ids(left, on, "a", function)
-    _check_ids(right, on, "b", function)
-    names = _compared_metrics(left, right, metrics, [*on, *group_by], function)
+    _check_ids(left, keys, "a", function)
+    _check_ids(right, keys, "b", function)
+    names = _compared_metrics(left, right, metrics, [*keys, *group_by], function)
     left, names, group_by = prepare_scores(left, names, group_by, function)
     right, _, _ = prepare_scores(right, names, None, function)
-    left, right = _same_id_types(left, right, on, function)
+    left, right = _same_id_types(left, right, keys, function)
     paired = _pair(
-        left.select(*on, *[g for g in group_by if g not in on], *names), right.select(*on, *names), on, how, function
+        left.select(*keys, *[g for g in group_by if g not in keys], *names),
+        right.select(*keys, *names),
+        keys,
+        how,
+        function,
     )
     return paired, names, group_by
+
+
+def _row_means(
+    paired: pl.DataFrame, on: list[str], names: list[str], group_by: list[str], function: str
+) -> pl.DataFrame:
+    """One row per id: each metric's mean over the samples scored on both sides, for a and b (null if none).
+
+    The mean of b minus the mean of a over those samples is the mean of their paired differences.
+    """
+    slices = [g for g in group_by if g not in on]
+    grouped = paired.group_by(on, maintain_order=True)
+    if slices:
+        counts = grouped.agg(pl.col(slices).n_unique())
+        for name in slices:
+            row = first_true_row(counts[name] > 1)
+            if row is not None:
+                found = counts.select(on).row(row)
+                raise SchemaError(
+                    "slice column differs between the samples of one row (by= needs one value per row)",
+                    function=function,
+                    column=name,
+                    found=f"row {found[0] if len(found) == 1 else found!r}",
+                )
+    means = []
+    for name in names:
+        both = pl.col(name).is_not_null() & pl.col(f"{name}__b").is_not_null()
+        means += [pl.col(c).cast(pl.Float64).filter(both).mean().alias(c) for c in (name, f"{name}__b")]
+    return grouped.agg(*[pl.col(g).first() for g in slices], *means)
 
 
 def _segments(paired: pl.DataFrame, names: list[str], group_by: list[str]) -> tuple[_Segments, pl.DataFrame]:
