@@ -138,9 +138,12 @@ def test_one_class_is_drawn_and_bad_input_is_refused(scored):
     all_good = scored.with_columns(pl.lit(1).alias("all_good"))
     fig = rf.plot.calibration(all_good, "all_good", metrics="faithfulness", kind="reliability")
     assert set(_line(fig, "reliability:faithfulness").get_ydata().tolist()) == {1.0}
-    with pytest.raises(SchemaError, match=r"into \[0, 1\] first \(rf.calibrate\)") as error:
+    with pytest.raises(SchemaError, match=r"outside its metric's bounds") as error:  # a registered [0, 1] metric
         rf.plot.calibration(pl.DataFrame({"mrr": [0.2, 1.5], "y": [0, 1]}), "y", kind="reliability")
-    assert error.value.column == "mrr" and "1 outside, e.g. 1.5" in error.value.found
+    assert error.value.column == "mrr" and error.value.row == 1 and "1.5" in error.value.found
+    with pytest.raises(SchemaError, match=r"into \[0, 1\] first \(rf.calibrate\)") as error:  # any other column
+        rf.plot.calibration(pl.DataFrame({"logit": [0.2, 1.5], "y": [0, 1]}), "y", metrics="logit", kind="reliability")
+    assert error.value.column == "logit" and "1 outside, e.g. 1.5" in error.value.found
     with pytest.raises(SchemaError, match="no row has both the score and the label"):
         rf.plot.calibration(pl.DataFrame({"mrr": [0.2, None], "y": [None, 1]}), "y", kind="reliability")
     with pytest.raises(SchemaError, match="not 0/1"):

@@ -236,10 +236,20 @@ def agreement_table(frame: pl.DataFrame, plan: Plan) -> pl.DataFrame:
     The AUROC interval is a bootstrap of :data:`AGREEMENT_RESAMPLES` resamples (seed 0), not the
     function's default 2,000, so that a million-row report takes seconds per metric, not a minute.
     """
-    options = {"n_resamples": AGREEMENT_RESAMPLES, "seed": 0}
+    options = {"n_resamples": AGREEMENT_RESAMPLES, "seed": 0, "ordinal": _ordinal_labels(frame, plan) or None}
     if isinstance(plan.labels, dict):
         return agreement_with_labels(frame, label_columns=plan.labels, **options)
     return agreement_with_labels(frame, metrics=plan.metrics, label_columns=plan.labels, **options)
+
+
+def _ordinal_labels(frame: pl.DataFrame, plan: Plan) -> list[str]:
+    """Label columns holding values other than 0/1 (a rank scale): the table gives them rank correlations only."""
+    names = plan.labels.values() if isinstance(plan.labels, dict) else plan.labels or []
+    numeric = [c for c in dict.fromkeys(names) if frame.schema[c].is_numeric()]
+    if not numeric:
+        return []
+    binary = frame.select(pl.col(c).drop_nulls().cast(pl.Float64).is_in([0.0, 1.0]).all() for c in numeric).row(0)
+    return [c for c, is_binary in zip(numeric, binary) if not is_binary]
 
 
 def _label_pairs(plan: Plan) -> list[tuple[str, str]]:
