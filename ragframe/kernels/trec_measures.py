@@ -23,6 +23,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import polars as pl
 
+from ragframe.exceptions import InvalidParameterError
+
 __all__ = ["MIN_GEO_MEAN", "INFAP_EPSILON", "TrecMeasure", "TrecOptions", "trec_measures", "TREC_KERNELS"]
 
 #: trec_eval's floor before the logarithm of the geometric means (gm_map, gm_bpref).
@@ -37,7 +39,8 @@ class TrecMeasure(NamedTuple):
     ``params`` depends on the measure: cutoffs (``P``: ints, ``iprec_at_recall``: floats),
     numbers (``utility``: four floats, ``relstring``: the length), or ``(name, value)``
     pairs (``ndcg``: a gain map ``(("1", 3.0), ...)``; ``rbp``: ``(("p", 0.8),)``); empty
-    for the defaults. ``names`` holds one output name per value (one per cutoff).
+    for the defaults. The library's measures beyond trec_eval: ``judged`` takes cutoffs,
+    ``err`` ``(max_grade, cutoffs)``. ``names`` holds one output name per value (one per cutoff).
     """
 
     root: str
@@ -580,6 +583,48 @@ def _unjudged(ctx: _Context, params: tuple) -> list[np.ndarray]:
     return out
 
 
+def _judged(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    """Judged documents (grade >= 0) among the first k, over min(k, retrieved) (ir_measures' Judged@k)."""
+    judged = ctx.hit_grade >= 0
+    shown = np.where(ctx.virtual, 0, ctx.n_ret)
+    out = []
+    for k in params:
+        judged_top = np.bincount(ctx.hit_q[judged & (ctx.hit_rank < k)], minlength=ctx.nq)
+        out.append(_ratio(judged_top.astype(np.float64), np.minimum(shown, k).astype(np.float64)))
+    return out
+
+
+def _group_cumprod(values: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Inclusive cumulative products within each group, multiplied in order."""
+    if values.size == 0:
+        return values.astype(np.float64)
+    frame = pl.DataFrame({"q": q, "v": values.astype(np.float64)})
+    return frame.select(pl.col("v").cum_prod().over("q")).to_series().to_numpy()
+
+
+def _err(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    """Expected reciprocal rank at each cutoff (Chapelle et al. 2009), params ``(max_grade, cutoffs)``.
+
+    A document of grade g > 0 satisfies the user with probability (2^g - 1) / 2^max_grade;
+    ERR@k = sum over ranks r <= k of that probability / r times the chance that no document
+    above r did. Grades <= 0, unjudged and unpooled documents never satisfy.
+    """
+    max_grade, cutoffs = params
+    positive = ctx.hit_grade > 0
+    if positive.any() and int(ctx.hit_grade[positive].max()) > max_grade:
+        raise InvalidParameterError(
+            f"err_at_k: a retrieved document has grade {int(ctx.hit_grade.max())}, above err_max_grade={max_grade}"
+        )
+    q, rank = ctx.hit_q[positive], ctx.hit_rank[positive]
+    stop = (np.exp2(ctx.hit_grade[positive].astype(np.float64)) - 1.0) / 2.0 ** float(max_grade)
+    reached = np.ones(q.size)  # the chance that the user reaches each document: no earlier one satisfied
+    if q.size > 1:
+        survived = _group_cumprod(1.0 - stop, q)
+        reached[1:] = np.where(q[1:] == q[:-1], survived[:-1], 1.0)
+    term = stop * reached / (rank + 1.0)
+    return [_per_query(q[rank < k], term[rank < k], ctx.nq) for k in cutoffs]
+
+
 def _relstring(ctx: _Context, params: tuple) -> list[np.ndarray]:
     """The first N documents' relevance as characters: digit, '>' above 9, '-' not in the pool, '.' unjudged."""
     length = int(params[0]) if params else 10
@@ -641,6 +686,9 @@ TREC_KERNELS: dict[str, Kernel] = {
     "rbp": _rbp,
     "rbp_resid": _rbp_resid,
     "unj": _unjudged,
+    # beyond trec_eval (library measures; ``ragframe trec`` does not print them)
+    "judged": _judged,
+    "err": _err,
 }
 
 
