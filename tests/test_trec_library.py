@@ -199,7 +199,7 @@ def test_wide_frame_nulls_and_empties():
             "relevance": pl.Series([None, [{"id": "a", "grade": 1}], [{"id": "a", "grade": 1}], []], dtype=relevance),
         }
     )
-    out = rf.score_retrieval(frame, k=2, metrics=OPT_IN + ["judged_at_k", "err_at_k"])
+    out = rf.score_retrieval(frame, k=2, metrics=[*OPT_IN, "judged_at_k", "err_at_k"])
     scores = out.drop("retrieved_ids", "relevance")
     assert scores.row(0) == (None,) * scores.width
     assert scores.row(1) == (None,) * scores.width
@@ -224,7 +224,7 @@ def test_measures_of_judged_documents_need_graded_judgments():
 
 
 def test_registry_rows_of_the_new_measures():
-    table = rf.list_metrics().filter(pl.col("name").is_in(OPT_IN + ["judged_at_k", "err_at_k"]))
+    table = rf.list_metrics().filter(pl.col("name").is_in([*OPT_IN, "judged_at_k", "err_at_k"]))
     assert table.height == len(OPT_IN) + 2
     assert set(table["family"]) == {"retrieval"} and not table["by_default"].any()
     assert table.filter(~pl.col("higher_is_better"))["name"].sort().to_list() == ["rbp_residual", "unjudged_at_k"]
@@ -306,7 +306,7 @@ def _graded_log(rows: int = 40) -> pl.DataFrame:
             "id": np.arange(rows),
             "retrieved_ids": [list(rng.choice(docs, size=int(rng.integers(0, 9)), replace=False)) for _ in range(rows)],
             "relevance": [
-                [{"id": d, "grade": int(g)} for d, g in zip(rng.choice(docs, size=5, replace=False), rng.integers(-1, 4, 5))]
+                [{"id": d, "grade": int(g)} for d, g in zip(rng.choice(docs, 5, replace=False), rng.integers(-1, 4, 5))]
                 for _ in range(rows)
             ],
         },
@@ -320,7 +320,8 @@ METRICS = ["bpref", "infap", "judged_at_k", "err_at_k", "rbp", "unjudged_at_k", 
 def test_evaluate_parquet_equals_score_retrieval(tmp_path):
     log = _graded_log()
     log.write_parquet(tmp_path / "log.parquet")
-    rf.evaluate_parquet(tmp_path / "log.parquet", tmp_path / "out", metrics=METRICS, k=[3], batch_rows=7, progress=False)
+    source, out = tmp_path / "log.parquet", tmp_path / "out"
+    rf.evaluate_parquet(source, out, metrics=METRICS, k=[3], batch_rows=7, progress=False)
     expected = rf.score_retrieval(log, k=[3], metrics=METRICS).drop("retrieved_ids", "relevance")
     got = pl.read_parquet(tmp_path / "out" / "scores").sort("id")
     assert_frame_equal(got, expected, check_exact=True)
