@@ -16,7 +16,11 @@ import numpy as np
 import polars as pl
 import pytest
 from conftest import LOCAL_DATA
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
+from test_trec_property import _frames as random_frames
+from test_trec_property import collections as random_collections
 
 import ragframe as rf
 from ragframe.cli.main import main
@@ -352,3 +356,33 @@ def test_a_custom_prefix_keeps_the_names_parseable():
     assert rf.score_columns(out.schema) == ["bm25_average_precision_at_2", "bm25_bpref", "bm25_set_f1"]
     assert metric_for_column("bm25_average_precision_at_2").name == "average_precision_at_k"
     assert math.isclose(out["bm25_set_f1"][0], 2 * 0.5 * 1 / 1.5)
+
+
+# ----------------------------------------------------------------------------- random runs
+
+
+@settings(max_examples=80, deadline=None)
+@given(random_collections(), st.sampled_from((0, 1, 2)), st.booleans())
+def test_library_equals_ragframe_trec_on_random_runs(data, level, complete):
+    """Ties, grades -1..3, unjudged and unpooled documents: the library's opt-in measures are ragframe trec's."""
+    qrels, run = data
+    if not qrels or not run:
+        return
+    qrels_frame, run_frame = random_frames(qrels, run)
+    ks = [1, 2, 5]
+    per_query = rf.evaluate_run(run_frame, qrels_frame, k=ks, metrics=OPT_IN, relevance_level=level, complete=complete)
+    specs = [TREC_NAMES[m] + ("." + ",".join(map(str, ks)) if get_metric(m).cutoff else "") for m in OPT_IN]
+    reference = trec_eval_run(
+        run_frame, qrels_frame, TrecOptions(tuple(parse_measures(specs))), relevance_level=level, complete=complete
+    )
+    ours = per_query.filter(pl.col("query_id").is_in(reference["query_id"].implode()))
+    assert ours["query_id"].to_list() == reference["query_id"].to_list()
+    for metric in OPT_IN:
+        columns = {get_metric(metric).column(k): f"{TREC_NAMES[metric]}_{k}" for k in ks}
+        for column, trec_name in columns.items() if get_metric(metric).cutoff else {metric: TREC_NAMES[metric]}.items():
+            left, right = ours[column].to_numpy(), reference[trec_name].to_numpy()
+            assert np.array_equal(left, right, equal_nan=True), (metric, column)
+    if not complete:  # a wide frame of the run's queries scores as the long tables
+        wide = rf.score_retrieval(_wide(run_frame, qrels_frame), k=ks, metrics=OPT_IN, relevance_level=level)
+        columns = [c for c in per_query.columns if c not in ("query_id", "num_ret", "num_rel", "num_rel_ret")]
+        assert_frame_equal(wide.select(columns), per_query.select(columns), check_exact=True)
