@@ -170,8 +170,8 @@ def test_malformed_or_unknown_measure_is_a_usage_error(capsys, measure, message)
     [
         ("prefs_simp", "'prefs_simp' is a trec_eval measure that ragframe does not implement"),
         ("all_prefs", "'all_prefs' is a trec_eval measure that ragframe does not implement"),
-        ("qrels_jg", "'qrels_jg' is a trec_eval measure that ragframe does not implement"),
-        ("map_avgjg", "does not implement"),
+        ("qrels_jg", "measures ['map_avgjg', 'P_avgjg', 'Rprec_mult_avgjg'] need judgment groups: -R qrels_jg"),
+        ("map_avgjg", "need judgment groups"),
         ("yaap", "does not implement"),
     ],
 )
@@ -465,3 +465,50 @@ def test_meas_params_prints_every_requested_cutoff(capsys):
     summary = {line.split("\t")[0].rstrip(): line.split("\t")[2] for line in out.splitlines() if "\tall\t" in line}
     # trec_eval's own numbers (tests/data/trec_eval/out.test.meas_params)
     assert (summary["P_7"], summary["recall_2000"], summary["ndcg_cut_23"]) == ("0.3333", "0.5997", "0.3429")
+
+
+# ----------------------------------------------------------------------------- judgment groups (-R qrels_jg)
+
+
+def test_judge_groups_average_each_groups_value(capsys, tmp_path):
+    """Group u1 judges a relevant, u2 judges b and c: map 1 and (1/2 + 2/3)/2, averaged; P_5 1/5 and 2/5."""
+    qrels = tmp_path / "qrels.jg"
+    qrels.write_text("q u1 a 1\nq u2 b 1\nq u2 c 1\nq u2 a 0\n", encoding="utf-8")
+    run = tmp_path / "run"
+    run.write_text("q Q0 a 1 3.0 t\nq Q0 b 2 2.0 t\nq Q0 c 3 1.0 t\n", encoding="utf-8")
+    code, out, err = run_cli(capsys, "-R", "qrels_jg", "-m", "map_avgjg", "-m", "P_avgjg.5", qrels, run)
+    assert code == 0, err
+    assert out.splitlines() == [
+        f"map_avgjg             \tall\t{(1 + (1 / 2 + 2 / 3) / 2) / 2:6.4f}",
+        f"P_avgjg_5             \tall\t{(1 / 5 + 2 / 5) / 2:6.4f}",
+    ]
+    assert out.splitlines()[0].endswith("0.7917")
+
+
+def test_one_judge_group_is_the_plain_measure(capsys):
+    """qrels.test read as judgment groups (one group, '0', per query) gives map, P and Rprec_mult."""
+    code, grouped, err = run_cli(capsys, "-R", "qrels_jg", "-m", "qrels_jg", "-q", QRELS, RUN)
+    assert code == 0, err
+    measures = ["-m", "map", "-m", "P", "-m", "Rprec_mult", "-m", "runid", "-m", "num_q"]
+    _, plain, _ = run_cli(capsys, *measures, "-q", QRELS, RUN)
+
+    def cells(text: str) -> list[tuple[str, ...]]:
+        rows = [line.split("\t") for line in text.splitlines()]
+        return sorted((name.strip().replace("_avgjg", ""), qid, value) for name, qid, value in rows)
+
+    assert cells(grouped) == cells(plain)
+    assert len(grouped.splitlines()) == 3 * 20 + 22
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["-R", "qrels_jg", "-m", "map"], "-R qrels_jg: measures ['map'] need -R qrels"),
+        (["-R", "qrels_jg"], "-R qrels_jg: measures ['num_ret'"),  # the default, official, is not a group measure
+        (["-m", "P_avgjg.5"], "measures ['P_avgjg'] need judgment groups: -R qrels_jg"),
+    ],
+)
+def test_judge_group_measures_and_format_go_together(capsys, flags, message):
+    code, out, err = run_cli(capsys, *flags, QRELS, RUN)
+    assert (code, out) == (3, "")
+    assert message in err and err.count("\n") == 1

@@ -11,10 +11,11 @@ integers, measures in trec_eval's own order (its measure table, not the command-
 order), per-query lines (``-q``) before the ``all`` lines.
 
 Every measure of trec_eval 10.0's ``all_trec`` set is computed, plus ``dcg`` and
-``ideal_dcg``. The preference and judge-group measures (``-R prefs``, ``qrels_prefs``,
-``qrels_jg``: ``prefs_*``, ``map_avgjg``, ``P_avgjg``, ``Rprec_mult_avgjg``) and ``yaap``
-are known by name and refused with :class:`MeasureNotImplementedError`; an unknown name
-or a malformed parameter list is an :class:`~ragframe.exceptions.UnsupportedMeasureError`.
+``ideal_dcg``, and the judge-group measures of ``-R qrels_jg`` (``map_avgjg``, ``P_avgjg``,
+``Rprec_mult_avgjg``). The preference measures (``-R prefs``, ``qrels_prefs``: ``prefs_*``)
+and ``yaap`` are known by name and refused with :class:`MeasureNotImplementedError`; an
+unknown name or a malformed parameter list is an
+:class:`~ragframe.exceptions.UnsupportedMeasureError`.
 """
 
 from __future__ import annotations
@@ -103,6 +104,10 @@ MEASURES: dict[str, _Kind] = {
     "set_map": _Kind("none", "float"),
     "set_F": _Kind("numbers", "float", (1.0,)),
     "num_nonrel_judged_ret": _Kind("none", "count"),
+    # the judge-group measures (-R qrels_jg): the measure of each judgment group, averaged over the query's groups
+    "map_avgjg": _Kind("none", "float"),
+    "P_avgjg": _Kind("long_cut", "float", _STANDARD_CUTOFFS),
+    "Rprec_mult_avgjg": _Kind("double_cut", "float", _R_MULTIPLES),
     "rbp": _Kind("pairs", "float"),
     "rbp_resid": _Kind("pairs", "float"),
     "unj": _Kind("long_cut", "float", (5, 10, 20)),
@@ -128,14 +133,17 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
             "ndcg_cut ndcg_rel Rndcg binG G set_P set_recall set_relative_P set_map set_F num_nonrel_judged_ret"
         ).split()
     ),
+    "qrels_jg": tuple("runid num_q map_avgjg P_avgjg Rprec_mult_avgjg".split()),
 }
+#: The measures of each rel_info format (-R): trec_eval refuses the others with that format.
+JUDGE_GROUP_MEASURES = frozenset(("map_avgjg", "P_avgjg", "Rprec_mult_avgjg"))
 # trec_eval 10.0's measures and nicknames of the preference and judge-group formats, and yaap
 _NOT_IMPLEMENTED = frozenset(
     "prefs_num_prefs_poss prefs_num_prefs_ful prefs_num_prefs_ful_ret prefs_simp prefs_pair prefs_avgjg "
     "prefs_avgjg_Rnonrel prefs_simp_ret prefs_pair_ret prefs_avgjg_ret prefs_avgjg_Rnonrel_ret prefs_simp_imp "
-    "prefs_pair_imp prefs_avgjg_imp map_avgjg P_avgjg Rprec_mult_avgjg yaap all_prefs prefs qrels_jg".split()
+    "prefs_pair_imp prefs_avgjg_imp yaap all_prefs prefs".split()
 )
-_UNDERSCORE_CUT = re.compile(r"(P|recall|ndcg_cut|map_cut|relative_P|success|unj)_(\d+)")
+_UNDERSCORE_CUT = re.compile(r"(P|recall|ndcg_cut|map_cut|relative_P|success|unj|P_avgjg)_(\d+)")
 _LONG = re.compile(r"\s*([+-]?\d+)(?:\.\d*)?\s*")  # trec_eval reads cutoffs as longs: "23.4" is 23
 _NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
 

@@ -686,6 +686,10 @@ TREC_KERNELS: dict[str, Kernel] = {
     "rbp": _rbp,
     "rbp_resid": _rbp_resid,
     "unj": _unjudged,
+    # -R qrels_jg: one judgment group's value (the caller averages a query's groups)
+    "map_avgjg": _map,
+    "P_avgjg": _precision,
+    "Rprec_mult_avgjg": _rprec_mult,
     # beyond trec_eval (library measures; ``ragframe trec`` does not print them)
     "judged": _judged,
     "err": _err,
