@@ -64,8 +64,8 @@ def test_entry_point_exit_codes():
     assert ok.stdout == (TE / "out.test").read_bytes()
     bad = subprocess.run([script, "trec", str(QRELS), str(RUN), "-m", "MAP"], capture_output=True)
     assert bad.returncode == 2
-    missing_feature = subprocess.run([script, "trec", str(QRELS), str(RUN), "-m", "prefs_simp"], capture_output=True)
-    assert missing_feature.returncode == 3 and b"prefs_simp" in missing_feature.stderr
+    missing_feature = subprocess.run([script, "trec", str(QRELS), str(RUN), "-m", "yaap"], capture_output=True)
+    assert missing_feature.returncode == 3 and b"yaap" in missing_feature.stderr
     missing = subprocess.run([script, "trec", str(QRELS), "no-such-run.txt"], capture_output=True)
     assert missing.returncode == 3
     assert b"no-such-run.txt" in missing.stderr
@@ -168,11 +168,11 @@ def test_malformed_or_unknown_measure_is_a_usage_error(capsys, measure, message)
 @pytest.mark.parametrize(
     ("measure", "message"),
     [
-        ("prefs_simp", "'prefs_simp' is a trec_eval measure that ragframe does not implement"),
-        ("all_prefs", "'all_prefs' is a trec_eval measure that ragframe does not implement"),
-        ("qrels_jg", "measures ['map_avgjg', 'P_avgjg', 'Rprec_mult_avgjg'] need judgment groups: -R qrels_jg"),
-        ("map_avgjg", "need judgment groups"),
-        ("yaap", "does not implement"),
+        ("prefs_simp", "measures need another rel_info format: prefs_simp (-R prefs or qrels_prefs)"),
+        ("all_prefs", "prefs_avgjg (-R prefs or qrels_prefs), prefs_avgjg_Rnonrel (-R prefs or qrels_prefs)"),
+        ("qrels_jg", "measures need another rel_info format: P_avgjg (-R qrels_jg), Rprec_mult_avgjg (-R qrels_jg)"),
+        ("map_avgjg", "map_avgjg (-R qrels_jg)"),
+        ("yaap", "'yaap' is a trec_eval measure that ragframe does not implement"),
     ],
 )
 def test_trec_eval_measure_ragframe_lacks_is_exit_3_naming_it(capsys, measure, message):
@@ -369,8 +369,8 @@ def test_parse_measures_semantics():
     ]
     with pytest.raises(UnsupportedMeasureError, match="two parameter lists"):
         parse_measures(["utility.2,-1,0,0", "utility.1,-1,0,0"])
-    with pytest.raises(MeasureNotImplementedError, match="prefs_pair"):
-        parse_measures(["prefs_pair"])
+    with pytest.raises(MeasureNotImplementedError, match="yaap"):
+        parse_measures(["yaap"])
 
 
 def test_output_order_is_trec_eval_table_order():
@@ -434,11 +434,11 @@ def test_measure_lists_and_files_in_any_order(capsys, argv, names):
 
 
 def test_measure_ragframe_lacks_in_a_list_is_exit_3(capsys):
-    code, out, err = run_cli(capsys, QRELS, RUN, "-m", "map", "prefs_simp")
+    code, out, err = run_cli(capsys, QRELS, RUN, "-m", "map", "yaap")
     assert code == 3 and out == ""
-    assert "measure 'prefs_simp' is a trec_eval measure that ragframe does not implement" in err
-    code, _, err = run_cli(capsys, QRELS, RUN, "-m", "prefs_simp", "map")
-    assert code == 3 and "'prefs_simp'" in err
+    assert "measure 'yaap' is a trec_eval measure that ragframe does not implement" in err
+    code, _, err = run_cli(capsys, QRELS, RUN, "-m", "yaap", "map")
+    assert code == 3 and "'yaap'" in err
 
 
 def test_a_file_named_like_a_measure_ends_the_list(capsys, tmp_path, monkeypatch):
@@ -505,7 +505,9 @@ def test_one_judge_group_is_the_plain_measure(capsys):
     [
         (["-R", "qrels_jg", "-m", "map"], "-R qrels_jg: measures ['map'] need -R qrels"),
         (["-R", "qrels_jg"], "-R qrels_jg: measures ['num_ret'"),  # the default, official, is not a group measure
-        (["-m", "P_avgjg.5"], "measures ['P_avgjg'] need judgment groups: -R qrels_jg"),
+        (["-m", "P_avgjg.5"], "measures need another rel_info format: P_avgjg (-R qrels_jg)"),
+        (["-R", "prefs", "-m", "map"], "-R prefs: measures ['map'] need -R qrels"),
+        (["-R", "qrels_prefs", "-m", "all_trec"], "-R qrels_prefs: measures ['num_ret', 'num_rel'"),
     ],
 )
 def test_judge_group_measures_and_format_go_together(capsys, flags, message):

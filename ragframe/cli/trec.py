@@ -16,18 +16,23 @@ from ragframe.cli.args import positive_int
 from ragframe.exceptions import RagframeError
 from ragframe.io.trec import read_qrels, read_trec_run
 from ragframe.io.trec_eval_format import (
+    FORMAT_MEASURES,
     JUDGE_GROUP_MEASURES,
+    MEASURES,
     NICKNAMES,
+    PREFERENCE_MEASURES,
     SUPPORTED_MEASURES,
-    MeasureNotImplementedError,
     OutputMeasure,
     format_trec_eval,
     is_measure_name,
     output_measures,
     parse_measures,
+    qrels_as_prefs,
+    read_prefs,
     selects,
 )
 from ragframe.kernels.trec_measures import TrecOptions
+from ragframe.kernels.trec_prefs import preference_measures
 from ragframe.metrics.retrieval import trec_eval_run
 
 __all__ = ["add_parser", "expand_measures", "run", "argument_order", "judge_group_run"]
@@ -48,8 +53,10 @@ def _trec_epilog() -> str:
         "Rprec_mult.0.5,2, utility.2,-1,0,0, 11pt_avg..25,.5,.75, ndcg.1=3,2=9, rbp.p=0.8, relstring.20.",
         "Judgment groups: -R qrels_jg reads QRELS as 'qid group docno rel' lines and computes -m qrels_jg "
         "(map_avgjg, P_avgjg, Rprec_mult_avgjg: each query's value averaged over its groups), and only those.",
-        "Not implemented (exit code 3, naming it): the preference measures and formats (-m all_prefs, prefs, "
-        "prefs_*; -R prefs, qrels_prefs), yaap, and trec_eval's -D, -o, -v.",
+        "Preferences: -R prefs reads QRELS as 'qid group subgroup docno level' lines, -R qrels_prefs a qrels file "
+        "as preferences (the iteration field is the group); both compute -m all_prefs / prefs (prefs_*), and only "
+        "those.",
+        "Not implemented (exit code 3, naming it): yaap, and trec_eval's -D, -o, -v.",
         "Argument order: ragframe trec took RUN then QRELS before; that order still works when the files show it "
         "(the first file has run lines of 6 or more fields and the second qrels lines of 4), with a deprecation "
         "warning on stderr. Otherwise the first file is read as QRELS.",
@@ -295,18 +302,27 @@ def judge_group_run(run_frame: pl.DataFrame, qrels: pl.DataFrame, options: TrecO
 
 
 def _check_format(rel_format: str, measures: list) -> None:
-    """trec_eval computes the judge-group measures from ``-R qrels_jg`` files only, and only those from them."""
-    if rel_format in ("prefs", "qrels_prefs"):
-        raise MeasureNotImplementedError(
-            f"rel_info format {rel_format!r} (-R) is not implemented by ragframe; 'qrels' and 'qrels_jg' are"
-        )
-    grouped = [m.root for m in measures if m.root in JUDGE_GROUP_MEASURES]
-    other = [m.root for m in measures if m.root not in JUDGE_GROUP_MEASURES]
-    if rel_format == "qrels_jg" and other:
-        allowed = sorted(JUDGE_GROUP_MEASURES)
-        raise RagframeError(f"-R qrels_jg: measures {other} need -R qrels; with qrels_jg: {allowed}")
-    if rel_format == "qrels" and grouped:
-        raise RagframeError(f"measures {grouped} need judgment groups: -R qrels_jg")
+    """trec_eval computes each measure from one rel_info format (-R) only: the others are refused."""
+    allowed = FORMAT_MEASURES[rel_format]
+    special = {m.root for m in measures} & (JUDGE_GROUP_MEASURES | PREFERENCE_MEASURES)
+    if allowed is None:
+        if special:
+            named = ", ".join(
+                f"{root} (-R {'qrels_jg' if root in JUDGE_GROUP_MEASURES else 'prefs or qrels_prefs'})"
+                for root in sorted(special)
+            )
+            raise RagframeError(f"measures need another rel_info format: {named}")
+        return
+    other = [m.root for m in measures if m.root not in allowed]
+    if other:
+        choices = sorted(allowed, key=list(MEASURES).index)
+        raise RagframeError(f"-R {rel_format}: measures {other} need -R qrels; with {rel_format}: {choices}")
+
+
+def _read_prefs_input(rel_format: str, path: str) -> pl.DataFrame:
+    if rel_format == "prefs":
+        return _read_input(read_prefs, path, "prefs")
+    return qrels_as_prefs(_read_input(read_qrels, path, "qrels"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -322,18 +338,22 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     zscores = _read_zscores(args.zscores) if args.zscores else None
-    qrels = _read_input(read_qrels, qrels_path, "qrels")
     run_frame = _read_input(read_trec_run, run_path, "results")
-    options = TrecOptions(tuple(measures), judged_only=args.judged_only, num_docs=args.num_docs)
-    score = judge_group_run if args.rel_format == "qrels_jg" else trec_eval_run
-    per_query = score(
-        run_frame,
-        qrels,
-        options,
-        relevance_level=args.relevance_level,
-        complete=args.complete,
-        max_docs=args.max_docs,
-    )
+    if args.rel_format in ("prefs", "qrels_prefs"):
+        prefs = _read_prefs_input(args.rel_format, qrels_path)
+        per_query = preference_measures(run_frame, prefs, max_docs=args.max_docs, complete=args.complete)
+    else:
+        qrels = _read_input(read_qrels, qrels_path, "qrels")
+        options = TrecOptions(tuple(measures), judged_only=args.judged_only, num_docs=args.num_docs)
+        score = judge_group_run if args.rel_format == "qrels_jg" else trec_eval_run
+        per_query = score(
+            run_frame,
+            qrels,
+            options,
+            relevance_level=args.relevance_level,
+            complete=args.complete,
+            max_docs=args.max_docs,
+        )
     if per_query.height == 0:
         raise RagframeError(
             f"no queries with both results and relevance info (results {run_path!r}, qrels {qrels_path!r})"
@@ -419,8 +439,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         dest="rel_format",
         choices=("qrels", "prefs", "qrels_prefs", "qrels_jg"),
         default="qrels",
-        help="format of QRELS: 'qrels', or 'qrels_jg' (judgment groups) for -m qrels_jg; the preference formats "
-        "'prefs' and 'qrels_prefs' are not implemented (exit code 3)",
+        help="format of QRELS: 'qrels'; 'qrels_jg' (judgment groups) for -m qrels_jg; 'prefs' or 'qrels_prefs' "
+        "(preferences) for -m all_prefs",
     )
     trec.add_argument(
         "-T",
