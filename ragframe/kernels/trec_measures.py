@@ -86,12 +86,45 @@ def _count_before(mask: np.ndarray, q: np.ndarray, nq: int) -> np.ndarray:
     return running[:-1] - running[_group_starts(q, nq)[q]]
 
 
+#: Groups longer than this are scanned by polars (one pass per position would be too many passes).
+_SCAN_POSITIONS = 4096
+
+
+def _group_scan(values: np.ndarray, q: np.ndarray, op: np.ufunc, *, reverse: bool = False) -> np.ndarray:
+    """Inclusive scan (``op`` = add: cumulative sums; maximum, multiply) within each group of sorted ``q``.
+
+    Each group is combined one element after the other, in order (reversed with ``reverse``),
+    as trec_eval's loops do: the values equal a sequential loop's bit for bit. The scan runs
+    one vectorised step per position within the groups, over every group that is that long.
+    """
+    out = values.astype(np.float64, copy=True)
+    if out.size < 2:
+        return out
+    starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
+    lengths = np.diff(np.r_[starts, q.size])
+    longest = int(lengths.max())
+    if longest > _SCAN_POSITIONS:
+        return _polars_scan(out, q, op, reverse)
+    order = np.argsort(-lengths, kind="stable")  # longest groups first: the ones still going are a prefix
+    first, length = (starts + lengths - 1 if reverse else starts)[order], lengths[order]
+    going = np.searchsorted(-length, -np.arange(1, longest), side="left")  # groups longer than k
+    step = -1 if reverse else 1
+    for k in range(1, longest):
+        at = first[: going[k - 1]] + step * k
+        out[at] = op(out[at - step], out[at])
+    return out
+
+
+def _polars_scan(values: np.ndarray, q: np.ndarray, op: np.ufunc, reverse: bool) -> np.ndarray:
+    column = pl.col("v")
+    scan = {np.add: column.cum_sum, np.maximum: column.cum_max, np.multiply: column.cum_prod}[op]
+    frame = pl.DataFrame({"q": q, "v": values})
+    return frame.select(scan(reverse=reverse).over("q")).to_series().to_numpy()
+
+
 def _group_cumsum(values: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Inclusive cumulative sums within each group, summed in order (as trec_eval's loops do)."""
-    if values.size == 0:
-        return values.astype(np.float64)
-    frame = pl.DataFrame({"q": q, "v": values.astype(np.float64)})
-    return frame.select(pl.col("v").cum_sum().over("q")).to_series().to_numpy()
+    return _group_scan(values, q, np.add)
 
 
 def _c_lround(x: np.ndarray) -> np.ndarray:
@@ -137,6 +170,7 @@ class _Context:
         self.rel = hit_grade >= level
         self.nonrel = (hit_grade >= 0) & ~self.rel
         self.unjudged = hit_grade < 0  # in the pool but unjudged
+        self._gains: dict[tuple[tuple[int, float], ...], _Gains] = {}
 
     # ----------------------------------------------------------------- counts
     @cached_property
@@ -190,7 +224,16 @@ class _Context:
 
     # ----------------------------------------------------------------- gains (ndcg family)
     def gains(self, pairs: tuple[tuple[str, float], ...]) -> _Gains:
-        return _Gains(self, dict(_gain_map(pairs)))
+        """The gains under a gain map, built once per map (the ndcg family shares them)."""
+        mapping = tuple(_gain_map(pairs))
+        if mapping not in self._gains:
+            self._gains[mapping] = _Gains(self, dict(mapping))
+        return self._gains[mapping]
+
+    @cached_property
+    def interpolated_max(self) -> np.ndarray:
+        """Per relevant retrieved row, the highest precision at it or at a later relevant row of its query."""
+        return _group_scan(self.precision_at_rel, self.rq, np.maximum, reverse=True)
 
 
 def _gain_map(pairs: tuple[tuple[str, float], ...]) -> list[tuple[int, float]]:
@@ -384,14 +427,7 @@ def _infap(ctx: _Context, params: tuple) -> list[np.ndarray]:
 
 def _interpolated_precision(ctx: _Context, fractions: tuple[float, ...]) -> list[np.ndarray]:
     """Interpolated precision at recall fractions (the cutoff in relevant documents is rounded, trec_eval 10)."""
-    suffix_max = (
-        pl.DataFrame({"q": ctx.rq, "p": ctx.precision_at_rel})
-        .select(pl.col("p").cum_max(reverse=True).over("q"))
-        .to_series()
-        .to_numpy()
-        if ctx.rq.size
-        else np.zeros(0)
-    )
+    suffix_max = ctx.interpolated_max
     starts = _group_starts(ctx.rq, ctx.nq)[:-1]
     out = []
     for fraction in fractions:
@@ -596,10 +632,7 @@ def _judged(ctx: _Context, params: tuple) -> list[np.ndarray]:
 
 def _group_cumprod(values: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Inclusive cumulative products within each group, multiplied in order."""
-    if values.size == 0:
-        return values.astype(np.float64)
-    frame = pl.DataFrame({"q": q, "v": values.astype(np.float64)})
-    return frame.select(pl.col("v").cum_prod().over("q")).to_series().to_numpy()
+    return _group_scan(values, q, np.multiply)
 
 
 def _err(ctx: _Context, params: tuple) -> list[np.ndarray]:
@@ -629,22 +662,15 @@ def _relstring(ctx: _Context, params: tuple) -> list[np.ndarray]:
     """The first N documents' relevance as characters: digit, '>' above 9, '-' not in the pool, '.' unjudged."""
     length = int(params[0]) if params else 10
     shown = np.where(ctx.virtual, 0, np.minimum(ctx.n_ret, max(length, 0)))
-    q = np.repeat(np.arange(ctx.nq), shown)
-    chars = np.full(q.size, "-", dtype="<U1")
+    width = max(int(shown.max(initial=0)), 1)
+    # one row of characters per query; NUL (numpy's padding) past the shown ones, so each row reads as its string
+    chars = np.zeros((ctx.nq, width), dtype="<U1")
+    chars[np.arange(width) < shown[:, None]] = "-"
     keep = ctx.hit_rank < shown[ctx.hit_q]
     grade = ctx.hit_grade[keep]
-    at = _group_starts(q, ctx.nq)[ctx.hit_q[keep]] + ctx.hit_rank[keep]
-    digit = np.char.mod("%d", np.clip(grade, 0, 9))
-    chars[at] = np.where(grade > 9, ">", np.where(grade < 0, ".", digit))
-    out = np.full(ctx.nq, "", dtype=object)
-    if q.size:
-        joined = (
-            pl.DataFrame({"q": q, "c": chars.astype(str)})
-            .group_by("q", maintain_order=True)
-            .agg(pl.col("c").str.join(""))
-        )
-        out[joined.get_column("q").to_numpy()] = np.array(joined.get_column("c").to_list(), dtype=object)
-    return [out]
+    symbols = np.array(list("0123456789"))[np.clip(grade, 0, 9)]
+    chars[ctx.hit_q[keep], ctx.hit_rank[keep]] = np.where(grade > 9, ">", np.where(grade < 0, ".", symbols))
+    return [chars.view(f"<U{width}").ravel().astype(object)]
 
 
 #: trec_eval measure root -> kernel.
