@@ -171,6 +171,8 @@ class _Context:
         self.nonrel = (hit_grade >= 0) & ~self.rel
         self.unjudged = hit_grade < 0  # in the pool but unjudged
         self._gains: dict[tuple[tuple[int, float], ...], _Gains] = {}
+        self._top: dict[int, np.ndarray] = {}
+        self.shared: dict[str, np.ndarray] = {}
 
     # ----------------------------------------------------------------- counts
     @cached_property
@@ -214,9 +216,21 @@ class _Context:
         return (self.nth + 1.0) / (self.rrank + 1.0)
 
     def top(self, depth: np.ndarray | int) -> np.ndarray:
-        """Relevant retrieved rows among the first ``depth`` of each query."""
-        limit = depth[self.rq] if isinstance(depth, np.ndarray) else depth
-        return np.bincount(self.rq[self.rrank < limit], minlength=self.nq)
+        """Relevant retrieved rows among the first ``depth`` of each query (a cutoff's counts are kept)."""
+        if isinstance(depth, np.ndarray):
+            return np.bincount(self.rq[self.rrank < depth[self.rq]], minlength=self.nq)
+        if depth not in self._top:  # P_k, recall_k, success_k, relative_P_k share the counts at k
+            self._top[depth] = np.bincount(self.rq[self.rrank < depth], minlength=self.nq)
+        return self._top[depth]
+
+    @cached_property
+    def rel_starts(self) -> np.ndarray:
+        """The first relevant retrieved row of each query (nq + 1 long)."""
+        return _group_starts(self.rq, self.nq)
+
+    @cached_property
+    def average_precision(self) -> np.ndarray:
+        return _per_query(self.rq, self.precision_at_rel, self.nq) / self.safe_r
 
     def before(self, mask: np.ndarray) -> np.ndarray:
         """For each relevant retrieved row, the judged rows with ``mask`` ranked above it."""
@@ -283,7 +297,7 @@ class _Gains:
         keys, span = self._gain_hit_keys
         limit = np.minimum(depth, span - 1).astype(np.int64)
         found = np.searchsorted(keys, q.astype(np.int64) * span + limit, side="left")
-        first = _group_starts(gq, self.ctx.nq)[q]
+        first = self._hit_starts[q]
         return np.where(found > first, cum[np.maximum(found - 1, 0)] if cum.size else 0.0, 0.0)
 
     def dcg(self, depth: np.ndarray | int | None = None) -> np.ndarray:
@@ -302,10 +316,18 @@ class _Gains:
         ctx = self.ctx
         keep = (ctx.jg >= 0) & (self.judgment_gain > 0)
         q, gain = ctx.jq[keep], self.judgment_gain[keep]
-        order = np.lexsort((-gain, q))
+        order = _by_query_then_descending(q, gain)
         q, gain = q[order], gain[order]
         position = _position_in_group(q, ctx.nq)
         return q, gain, _group_cumsum(gain / np.log2(position + 2.0), q), position
+
+    @cached_property
+    def _ideal_starts(self) -> np.ndarray:
+        return _group_starts(self.ideal[0], self.ctx.nq)
+
+    @cached_property
+    def _hit_starts(self) -> np.ndarray:
+        return _group_starts(self._gain_hits[0], self.ctx.nq)
 
     @cached_property
     def n_positive(self) -> np.ndarray:
@@ -314,7 +336,7 @@ class _Gains:
 
     def _ideal_prefix(self, values: np.ndarray, q: np.ndarray, depth: np.ndarray) -> np.ndarray:
         take = np.minimum(depth, self.n_positive[q])
-        at = _group_starts(self.ideal[0], self.ctx.nq)[q] + take - 1
+        at = self._ideal_starts[q] + take - 1
         return np.where(take > 0, values[np.maximum(at, 0)] if values.size else 0.0, 0.0)
 
     def ideal_dcg_at(self, q: np.ndarray, depth: np.ndarray) -> np.ndarray:
@@ -330,6 +352,17 @@ class _Gains:
         """Per-query cumulative ``max(gain, 1) - 1`` along the ideal ranking (G's cost beyond 1 a rank)."""
         q, gain, _, _ = self.ideal
         return _group_cumsum(np.maximum(gain, 1.0) - 1.0, q)
+
+
+def _by_query_then_descending(q: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """The stable order by query, then value descending (one integer sort when the values are small whole numbers)."""
+    if value.size and np.array_equal(value, np.round(value)):
+        low, high = float(value.min()), float(value.max())
+        span = high - low + 1
+        if span * (float(q.max()) + 1) < 2.0**62:
+            key = q.astype(np.int64) * int(span) + (int(high) - value.astype(np.int64))
+            return np.argsort(key, kind="stable")
+    return np.lexsort((-value, q))
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -359,7 +392,9 @@ def _num_nonrel_judged_ret(ctx: _Context, params: tuple) -> list[np.ndarray]:
 
 
 def _average_precision(ctx: _Context, depth: int | None = None) -> np.ndarray:
-    keep = slice(None) if depth is None else ctx.rrank < depth
+    if depth is None:  # map and gm_map share it
+        return ctx.average_precision
+    keep = ctx.rrank < depth
     return _per_query(ctx.rq[keep], ctx.precision_at_rel[keep], ctx.nq) / ctx.safe_r
 
 
@@ -408,7 +443,9 @@ def _bpref_values(ctx: _Context) -> np.ndarray:
 
 
 def _bpref(ctx: _Context, params: tuple) -> list[np.ndarray]:
-    return [_bpref_values(ctx)]
+    if "bpref" not in ctx.shared:  # bpref and gm_bpref share it
+        ctx.shared["bpref"] = _bpref_values(ctx)
+    return [ctx.shared["bpref"]]
 
 
 def _infap(ctx: _Context, params: tuple) -> list[np.ndarray]:
@@ -428,7 +465,7 @@ def _infap(ctx: _Context, params: tuple) -> list[np.ndarray]:
 def _interpolated_precision(ctx: _Context, fractions: tuple[float, ...]) -> list[np.ndarray]:
     """Interpolated precision at recall fractions (the cutoff in relevant documents is rounded, trec_eval 10)."""
     suffix_max = ctx.interpolated_max
-    starts = _group_starts(ctx.rq, ctx.nq)[:-1]
+    starts = ctx.rel_starts[:-1]
     out = []
     for fraction in fractions:
         cut = _c_lround(fraction * ctx.num_rel.astype(np.float64))
