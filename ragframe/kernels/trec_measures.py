@@ -293,7 +293,7 @@ class _Gains:
 
     def dcg_at(self, q: np.ndarray, depth: np.ndarray) -> np.ndarray:
         """DCG of the first ``depth`` retrieved documents of query ``q`` (element-wise)."""
-        gq, _, _, cum = self._gain_hits
+        _, _, _, cum = self._gain_hits
         keys, span = self._gain_hit_keys
         limit = np.minimum(depth, span - 1).astype(np.int64)
         found = np.searchsorted(keys, q.astype(np.int64) * span + limit, side="left")
