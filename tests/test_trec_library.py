@@ -225,6 +225,9 @@ def test_measures_of_judged_documents_need_graded_judgments():
         rf.score_retrieval(contains, match="contains", metrics=["bpref"])
     with pytest.raises(InvalidParameterError, match=r"\['bpref'\] count judged non-relevant documents"):
         rf.score_retrieval(contains.with_columns(relevance=pl.lit(None)), match="contains", metrics=["bpref"])
+    graded = pl.DataFrame({"retrieved_ids": [["a"]], "relevance": [[{"id": "a", "grade": 1}]]})
+    with pytest.raises(InvalidParameterError, match="need graded judgments"):  # relevance=None: binary asked for
+        rf.score_retrieval(graded.with_columns(relevant_ids=pl.lit(["a"])), metrics=["bpref", "mrr"], relevance=None)
 
 
 def test_registry_rows_of_the_new_measures():

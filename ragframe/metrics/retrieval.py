@@ -327,15 +327,16 @@ def _family_columns(requests: Sequence[Any], options: dict[str, Any], available:
         contains=contains,
         function=options["_function"],
     )
-    columns["relevance" if graded else "relevant_ids"] = judgments
-    if _needs_grades(requests) and not graded:
+    if _needs_grades(requests) and not graded:  # named first: a check for missing columns reports it
         columns["relevance"] = options["relevance"] or "relevance"
+    columns["relevance" if graded else "relevant_ids"] = judgments
     return columns
 
 
 def _family_score(view: pl.DataFrame, requests: Sequence[Any], options: dict[str, Any], function: str) -> pl.DataFrame:
     columns = _family_columns(requests, options, view.columns)
-    if _needs_grades(requests) and (options["match"] == "contains" or columns["relevance"] not in view.columns):
+    binary_only = options["match"] == "contains" or options["relevance"] is None
+    if _needs_grades(requests) and (binary_only or columns["relevance"] not in view.columns):
         graded = [metric.name for metric, _ in requests if "relevance" in metric.inputs]
         raise InvalidParameterError(
             f"{function}: {graded} count judged non-relevant documents and need graded judgments "
