@@ -26,8 +26,16 @@ under ``RLIMIT_AS`` (``--memory-limit-gb``, 20 GB by default) so that running ou
 memory fails that worker cleanly; a failed or missing tool is reported and the script
 carries on.
 
+``--measures all_trec`` times trec_eval's whole ``all_trec`` set instead: ragframe computes
+every measure ``ragframe trec -m all_trec`` prints (per query, then their means),
+pytrec_eval every ``all_trec`` measure it has (trec_eval 9's code, default parameters),
+ranx does not take part (it has few of them). The means are compared on every measure
+both compute alike: not ``iprec_at_recall``/``11pt_avg`` (trec_eval 10 changed their
+recall cutoff rule), ``gm_*`` (pytrec_eval returns no per-query geometric value to average),
+``relstring``, and ``rbp``/``rbp_resid``/``unj`` (new in trec_eval 10).
+
 Output: one table per Q with each tool's seconds, run rows per second, peak RSS, its
-time relative to ragframe's, and whether its five means agree with ragframe's within
+time relative to ragframe's, and whether its means agree with ragframe's within
 1e-9. Exit status: 0 when every tool that ran agrees with ragframe (a peer that failed or
 is not installed does not count), 1 when a peer's means disagree or ragframe itself fails.
 
@@ -36,6 +44,7 @@ Usage, from the repository root::
     pip install -e '.[bench]'
     python benchmarks/ranking.py --queries 10000
     python benchmarks/ranking.py --queries 10000,100000 --tools ragframe,ranx --repeat 3
+    python benchmarks/ranking.py --queries 100000 --measures all_trec --tools ragframe,pytrec_eval
 """
 
 from __future__ import annotations
@@ -81,8 +90,13 @@ TREC_KEYS = {  # the keys pytrec_eval returns per query
 }
 RANX_METRICS = list(MEASURES)  # ranx uses the same names
 
+#: all_trec measures not compared with pytrec_eval (see the module docstring).
+ALL_TREC_SKIP = ("iprec_at_recall", "11pt_avg", "gm_map", "gm_bpref", "relstring", "rbp", "rbp_resid", "unj")
+MEASURE_SETS = ("five", "all_trec")
+
 TOLERANCE = 1e-9
 INSTALL_HINT = "not installed (pip install -e '.[bench]')"
+NOT_APPLICABLE = "not compared: it has no such measure set"
 RESULT_PREFIX = "BENCH-RESULT "
 
 # Synthetic data: MS MARCO passage ids are 0 .. 8,841,822.
@@ -290,14 +304,61 @@ def work_ranx(run_path: Path, qrels_path: Path) -> dict[str, Any]:
     }
 
 
+def _skipped(name: str) -> bool:
+    return any(name == root or name.startswith(root + "_") for root in ALL_TREC_SKIP)
+
+
+def work_ragframe_all_trec(run_path: Path, qrels_path: Path) -> dict[str, Any]:
+    import polars as pl
+
+    from ragframe.io.trec_eval_format import parse_measures
+    from ragframe.kernels.trec_measures import TrecOptions
+    from ragframe.metrics.retrieval import trec_eval_run
+
+    start = time.perf_counter()
+    run, qrels = _read_frames(run_path, qrels_path)
+    per_query = trec_eval_run(run, qrels, TrecOptions(tuple(parse_measures(["all_trec"]))))
+    numbers = [c for c, dtype in per_query.schema.items() if dtype.is_numeric()]
+    row = per_query.select(pl.col(numbers).cast(pl.Float64).mean()).row(0, named=True)
+    seconds = time.perf_counter() - start
+    means = {name: float(value) for name, value in row.items() if not _skipped(name)}
+    return {"seconds": seconds, "means": means, "num_q": per_query.height, "computed": len(numbers)}
+
+
+def work_pytrec_eval_all_trec(run_path: Path, qrels_path: Path) -> dict[str, Any]:
+    import pytrec_eval
+
+    from ragframe.io.trec_eval_format import parse_measures
+
+    roots = {m.root for m in parse_measures(["all_trec"])} & set(pytrec_eval.supported_measures)
+    start = time.perf_counter()
+    run, qrels = _read_frames(run_path, qrels_path)
+    run_dict = _nested_dicts(run, "score")
+    qrels_dict = _nested_dicts(qrels, "relevance")
+    del run, qrels
+    per_query = pytrec_eval.RelevanceEvaluator(qrels_dict, roots).evaluate(run_dict)
+    n = len(per_query)
+    keys = sorted(next(iter(per_query.values())))
+    means = {key: math.fsum(scores[key] for scores in per_query.values()) / n for key in keys}
+    seconds = time.perf_counter() - start
+    return {
+        "seconds": seconds,
+        "means": {key: value for key, value in means.items() if not _skipped(key)},
+        "num_q": n,
+        "computed": len(keys),
+    }
+
+
 WORKERS: dict[str, Callable[[Path, Path], dict[str, Any]]] = {
     "ragframe": work_ragframe,
     "pytrec_eval": work_pytrec_eval,
     "ranx": work_ranx,
+    "ragframe/all_trec": work_ragframe_all_trec,
+    "pytrec_eval/all_trec": work_pytrec_eval_all_trec,
 }
 
 
-def worker_main(tool: str, run_path: Path, qrels_path: Path, memory_limit_gb: float) -> int:
+def worker_main(tool: str, run_path: Path, qrels_path: Path, memory_limit_gb: float, measures: str = "five") -> int:
     """Run one tool and print its result as one JSON line; exit status 0 when it succeeded."""
     if memory_limit_gb > 0:
         limit = int(memory_limit_gb * 2**30)
@@ -307,7 +368,7 @@ def worker_main(tool: str, run_path: Path, qrels_path: Path, memory_limit_gb: fl
     try:
         import polars  # noqa: F401  (every worker reads the Parquet files with it; keep the import untimed)
 
-        result = WORKERS[tool](run_path, qrels_path)
+        result = WORKERS[tool if measures == "five" else f"{tool}/{measures}"](run_path, qrels_path)
     except ModuleNotFoundError as exc:
         missing = exc.name is not None and exc.name.split(".")[0] == tool
         result = {"error": INSTALL_HINT if missing else f"ModuleNotFoundError: {exc}"}
@@ -335,10 +396,13 @@ class Outcome:
     means: dict[str, float] = field(default_factory=dict)
     num_q: int | None = None
     warmup_seconds: float | None = None
+    computed: int | None = None  # all_trec: the per-query values the tool computed
     error: str | None = None
 
 
-def run_worker(tool: str, run_path: Path, qrels_path: Path, memory_limit_gb: float, timeout: float) -> Outcome:
+def run_worker(
+    tool: str, run_path: Path, qrels_path: Path, memory_limit_gb: float, timeout: float, measures: str = "five"
+) -> Outcome:
     command = [
         sys.executable,
         str(Path(__file__).resolve()),
@@ -350,6 +414,8 @@ def run_worker(tool: str, run_path: Path, qrels_path: Path, memory_limit_gb: flo
         str(qrels_path),
         "--memory-limit-gb",
         str(memory_limit_gb),
+        "--measures",
+        measures,
     ]
     try:
         proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
@@ -370,19 +436,28 @@ def run_worker(tool: str, run_path: Path, qrels_path: Path, memory_limit_gb: flo
         means=payload["means"],
         num_q=payload["num_q"],
         warmup_seconds=payload.get("warmup_seconds"),
+        computed=payload.get("computed"),
     )
 
 
 def measure(
-    tool: str, run_path: Path, qrels_path: Path, repeat: int, memory_limit_gb: float, timeout: float
+    tool: str,
+    run_path: Path,
+    qrels_path: Path,
+    repeat: int,
+    memory_limit_gb: float,
+    timeout: float,
+    measures: str = "five",
 ) -> Outcome:
     """Best (lowest) time of ``repeat`` fresh processes; peak RSS is the largest seen."""
     if tool != "ragframe" and importlib.util.find_spec(tool) is None:
         return Outcome(tool, error=INSTALL_HINT)
+    if measures != "five" and f"{tool}/{measures}" not in WORKERS:
+        return Outcome(tool, error=NOT_APPLICABLE)
     best: Outcome | None = None
     peak = 0.0
     for _ in range(repeat):
-        outcome = run_worker(tool, run_path, qrels_path, memory_limit_gb, timeout)
+        outcome = run_worker(tool, run_path, qrels_path, memory_limit_gb, timeout, measures)
         if outcome.error is not None:
             return outcome
         peak = max(peak, outcome.peak_rss_mb or 0.0)
@@ -396,14 +471,18 @@ def measure(
 
 
 def compare(outcome: Outcome, reference: Outcome) -> tuple[bool, str]:
-    """Whether a peer's five means (and query count) match ragframe's, and how to say so."""
+    """Whether a peer's means (and query count) match ragframe's, and how to say so."""
     if outcome.num_q != reference.num_q:
         return False, f"DISAGREE ({outcome.num_q} vs {reference.num_q} queries)"
-    diffs = {name: abs(outcome.means[name] - reference.means[name]) for name in MEASURES}
+    shared = [name for name in outcome.means if name in reference.means]
+    missing = [name for name in outcome.means if name not in reference.means]
+    if missing or not shared:
+        return False, f"DISAGREE (ragframe lacks {missing[:3]})"
+    diffs = {name: abs(outcome.means[name] - reference.means[name]) for name in shared}
     worst = max(diffs, key=lambda name: math.inf if math.isnan(diffs[name]) else diffs[name])
     if not diffs[worst] <= TOLERANCE:  # NaN fails too
         return False, f"DISAGREE (max |diff| {diffs[worst]:.1e}, {worst})"
-    return True, f"agree (max |diff| {diffs[worst]:.1e})"
+    return True, f"agree on {len(shared)} means (max |diff| {diffs[worst]:.1e})"
 
 
 def _format_table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
@@ -432,7 +511,7 @@ def report(queries: int, run_rows: int, qrels_rows: int, outcomes: list[Outcome]
                     f"{o.peak_rss_mb:,.0f}" if o.peak_rss_mb else "-",
                     "-",
                     "-",
-                    o.error if o.error == INSTALL_HINT else f"FAILED: {o.error}",
+                    o.error if o.error in (INSTALL_HINT, NOT_APPLICABLE) else f"FAILED: {o.error}",
                 ]
             )
             continue
@@ -446,6 +525,8 @@ def report(queries: int, run_rows: int, qrels_rows: int, outcomes: list[Outcome]
                 ok, verdict = compare(o, reference)
                 agree &= ok
         notes = f"JIT warm-up {o.warmup_seconds:.2f} s, not included" if o.warmup_seconds is not None else ""
+        if o.computed is not None:
+            notes = f"{o.computed} values per query"
         rows.append(
             [o.tool, f"{o.seconds:.3f}", f"{run_rows / o.seconds:,.0f}", f"{o.peak_rss_mb:,.0f}", ratio, verdict, notes]
         )
@@ -456,7 +537,8 @@ def report(queries: int, run_rows: int, qrels_rows: int, outcomes: list[Outcome]
     )
     print(_format_table(header, rows, [False, True, True, True, True, False, False]))
     if reference is not None:
-        print("ragframe means: " + ", ".join(f"{name} {reference.means[name]:.6f}" for name in MEASURES))
+        shown = [name for name in MEASURES if name in reference.means] or list(reference.means)[:8]
+        print("ragframe means: " + ", ".join(f"{name} {reference.means[name]:.6f}" for name in shown))
     return agree and reference is not None
 
 
@@ -500,6 +582,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--memory-limit-gb", type=float, default=20.0, help="RLIMIT_AS of each worker in GB, 0 for none (default 20)"
     )
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds before a worker is stopped")
+    parser.add_argument(
+        "--measures",
+        choices=MEASURE_SETS,
+        default="five",
+        help="'five' (ndcg@10, mrr, recall@100, P@10, success@10; default) or trec_eval's 'all_trec' set",
+    )
     parser.add_argument("--worker", choices=TOOLS, help=argparse.SUPPRESS)
     parser.add_argument("--generate", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--run-file", type=Path, help=argparse.SUPPRESS)
@@ -523,7 +611,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.worker:
-        return worker_main(args.worker, args.run_file, args.qrels_file, args.memory_limit_gb)
+        return worker_main(args.worker, args.run_file, args.qrels_file, args.memory_limit_gb, args.measures)
     if args.generate:
         generate(args.queries[0], args.docs, args.data_dir, args.seed)
         return 0
@@ -553,7 +641,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             print(f"generated in {time.perf_counter() - start:.1f} s", flush=True)
         outcomes = [
-            measure(tool, run_path, qrels_path, args.repeat, args.memory_limit_gb, args.timeout) for tool in args.tools
+            measure(tool, run_path, qrels_path, args.repeat, args.memory_limit_gb, args.timeout, args.measures)
+            for tool in args.tools
         ]
         all_agree &= report(queries, _parquet_rows(run_path), _parquet_rows(qrels_path), outcomes, args.repeat)
     return 0 if all_agree else 1

@@ -686,7 +686,7 @@ def _expand(name: Any, checked: dict[str, Any], function: str) -> list[Request]:
     if not isinstance(name, str):
         raise validate.fail(function, "metrics", "metric names (str)", name)
     if name in registry.families():
-        return [r for m in registry.metrics(name) for r in _at_cutoffs(m, checked)]
+        return [r for m in registry.metrics(name) if m.by_default for r in _at_cutoffs(m, checked)]
     parsed = _plain(name)
     if parsed is not None and parsed.k is not None:
         return [(parsed.metric, parsed.k)]
@@ -822,7 +822,7 @@ def _auto(checked: dict[str, Any], available: list[str], function: str) -> list[
     chosen: list[Request] = []
     for family in ("heuristic", "retrieval"):
         opts = checked["_families"][family]
-        for metric in registry.metrics(family):
+        for metric in (m for m in registry.metrics(family) if m.by_default):
             for request in _at_cutoffs(metric, checked):
                 needed = registry.get_family(family).columns([request], opts, available).values()
                 if all(c in present for c in needed):

@@ -64,8 +64,8 @@ def test_entry_point_exit_codes():
     assert ok.stdout == (TE / "out.test").read_bytes()
     bad = subprocess.run([script, "trec", str(QRELS), str(RUN), "-m", "MAP"], capture_output=True)
     assert bad.returncode == 2
-    missing_feature = subprocess.run([script, "trec", str(QRELS), str(RUN), "-m", "prefs_simp"], capture_output=True)
-    assert missing_feature.returncode == 3 and b"prefs_simp" in missing_feature.stderr
+    missing_feature = subprocess.run([script, "trec", str(QRELS), str(RUN), "-m", "yaap"], capture_output=True)
+    assert missing_feature.returncode == 3 and b"yaap" in missing_feature.stderr
     missing = subprocess.run([script, "trec", str(QRELS), "no-such-run.txt"], capture_output=True)
     assert missing.returncode == 3
     assert b"no-such-run.txt" in missing.stderr
@@ -168,11 +168,11 @@ def test_malformed_or_unknown_measure_is_a_usage_error(capsys, measure, message)
 @pytest.mark.parametrize(
     ("measure", "message"),
     [
-        ("prefs_simp", "'prefs_simp' is a trec_eval measure that ragframe does not implement"),
-        ("all_prefs", "'all_prefs' is a trec_eval measure that ragframe does not implement"),
-        ("qrels_jg", "'qrels_jg' is a trec_eval measure that ragframe does not implement"),
-        ("map_avgjg", "does not implement"),
-        ("yaap", "does not implement"),
+        ("prefs_simp", "measures need another rel_info format: prefs_simp (-R prefs or qrels_prefs)"),
+        ("all_prefs", "prefs_avgjg (-R prefs or qrels_prefs), prefs_avgjg_Rnonrel (-R prefs or qrels_prefs)"),
+        ("qrels_jg", "measures need another rel_info format: P_avgjg (-R qrels_jg), Rprec_mult_avgjg (-R qrels_jg)"),
+        ("map_avgjg", "map_avgjg (-R qrels_jg)"),
+        ("yaap", "'yaap' is a trec_eval measure that ragframe does not implement"),
     ],
 )
 def test_trec_eval_measure_ragframe_lacks_is_exit_3_naming_it(capsys, measure, message):
@@ -369,8 +369,8 @@ def test_parse_measures_semantics():
     ]
     with pytest.raises(UnsupportedMeasureError, match="two parameter lists"):
         parse_measures(["utility.2,-1,0,0", "utility.1,-1,0,0"])
-    with pytest.raises(MeasureNotImplementedError, match="prefs_pair"):
-        parse_measures(["prefs_pair"])
+    with pytest.raises(MeasureNotImplementedError, match="yaap"):
+        parse_measures(["yaap"])
 
 
 def test_output_order_is_trec_eval_table_order():
@@ -434,11 +434,11 @@ def test_measure_lists_and_files_in_any_order(capsys, argv, names):
 
 
 def test_measure_ragframe_lacks_in_a_list_is_exit_3(capsys):
-    code, out, err = run_cli(capsys, QRELS, RUN, "-m", "map", "prefs_simp")
+    code, out, err = run_cli(capsys, QRELS, RUN, "-m", "map", "yaap")
     assert code == 3 and out == ""
-    assert "measure 'prefs_simp' is a trec_eval measure that ragframe does not implement" in err
-    code, _, err = run_cli(capsys, QRELS, RUN, "-m", "prefs_simp", "map")
-    assert code == 3 and "'prefs_simp'" in err
+    assert "measure 'yaap' is a trec_eval measure that ragframe does not implement" in err
+    code, _, err = run_cli(capsys, QRELS, RUN, "-m", "yaap", "map")
+    assert code == 3 and "'yaap'" in err
 
 
 def test_a_file_named_like_a_measure_ends_the_list(capsys, tmp_path, monkeypatch):
@@ -465,3 +465,52 @@ def test_meas_params_prints_every_requested_cutoff(capsys):
     summary = {line.split("\t")[0].rstrip(): line.split("\t")[2] for line in out.splitlines() if "\tall\t" in line}
     # trec_eval's own numbers (tests/data/trec_eval/out.test.meas_params)
     assert (summary["P_7"], summary["recall_2000"], summary["ndcg_cut_23"]) == ("0.3333", "0.5997", "0.3429")
+
+
+# ----------------------------------------------------------------------------- judgment groups (-R qrels_jg)
+
+
+def test_judge_groups_average_each_groups_value(capsys, tmp_path):
+    """Group u1 judges a relevant, u2 judges b and c: map 1 and (1/2 + 2/3)/2, averaged; P_5 1/5 and 2/5."""
+    qrels = tmp_path / "qrels.jg"
+    qrels.write_text("q u1 a 1\nq u2 b 1\nq u2 c 1\nq u2 a 0\n", encoding="utf-8")
+    run = tmp_path / "run"
+    run.write_text("q Q0 a 1 3.0 t\nq Q0 b 2 2.0 t\nq Q0 c 3 1.0 t\n", encoding="utf-8")
+    code, out, err = run_cli(capsys, "-R", "qrels_jg", "-m", "map_avgjg", "-m", "P_avgjg.5", qrels, run)
+    assert code == 0, err
+    assert out.splitlines() == [
+        f"map_avgjg             \tall\t{(1 + (1 / 2 + 2 / 3) / 2) / 2:6.4f}",
+        f"P_avgjg_5             \tall\t{(1 / 5 + 2 / 5) / 2:6.4f}",
+    ]
+    assert out.splitlines()[0].endswith("0.7917")
+
+
+def test_one_judge_group_is_the_plain_measure(capsys):
+    """qrels.test read as judgment groups (one group, '0', per query) gives map, P and Rprec_mult."""
+    code, grouped, err = run_cli(capsys, "-R", "qrels_jg", "-m", "qrels_jg", "-q", QRELS, RUN)
+    assert code == 0, err
+    measures = ["-m", "map", "-m", "P", "-m", "Rprec_mult", "-m", "runid", "-m", "num_q"]
+    _, plain, _ = run_cli(capsys, *measures, "-q", QRELS, RUN)
+
+    def cells(text: str) -> list[tuple[str, ...]]:
+        rows = [line.split("\t") for line in text.splitlines()]
+        return sorted((name.strip().replace("_avgjg", ""), qid, value) for name, qid, value in rows)
+
+    assert cells(grouped) == cells(plain)
+    assert len(grouped.splitlines()) == 3 * 20 + 22
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["-R", "qrels_jg", "-m", "map"], "-R qrels_jg: measures ['map'] need -R qrels"),
+        (["-R", "qrels_jg"], "-R qrels_jg: measures ['num_ret'"),  # the default, official, is not a group measure
+        (["-m", "P_avgjg.5"], "measures need another rel_info format: P_avgjg (-R qrels_jg)"),
+        (["-R", "prefs", "-m", "map"], "-R prefs: measures ['map'] need -R qrels"),
+        (["-R", "qrels_prefs", "-m", "all_trec"], "-R qrels_prefs: measures ['num_ret', 'num_rel'"),
+    ],
+)
+def test_judge_group_measures_and_format_go_together(capsys, flags, message):
+    code, out, err = run_cli(capsys, *flags, QRELS, RUN)
+    assert (code, out) == (3, "")
+    assert message in err and err.count("\n") == 1

@@ -100,11 +100,12 @@ def test_missing_extra_names_it(monkeypatch):
     ("data", "metrics", "options"),
     [
         ("trec", ["retrieval"], {"k": [5, 10, 100]}),
+        ("trec", ["bpref", "infap", "err_at_k", "judged_at_k", "rbp"], {"k": [5, 10], "rbp_persistence": 0.8}),
         ("rag", HEURISTIC, {}),
         ("rag", HEURISTIC, {"compat": "rag-eval-node-ts", "explain": True}),
         ("rag", ["answer_words", "faithfulness"], {}),
     ],
-    ids=["retrieval-trec", "heuristic-default", "heuristic-compat", "custom"],
+    ids=["retrieval-trec", "trec-measures-named", "heuristic-default", "heuristic-compat", "custom"],
 )
 def test_scores_equal_local_on_oracle_data(cluster, custom_metric, data, metrics, options):
     frame = helpers.trec_wide() if data == "trec" else helpers.rag_log()

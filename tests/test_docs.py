@@ -118,9 +118,10 @@ def _documented(threshold: float | None) -> str:
 
 @pytest.mark.parametrize("metric", _builtin_metrics(), ids=lambda m: m[0])
 def test_metrics_md_threshold_and_direction_match_the_code(metric):
-    """The default-method threshold column is rf.list_metrics()'s threshold."""
+    """The default-method threshold column is rf.list_metrics()'s threshold; a lower-is-better metric says so."""
     name, higher_is_better, threshold = metric
-    assert higher_is_better, f"{name}: the docs say every metric is higher-is-better"
+    family = _overview_cell(name, "family")
+    assert ("lower is better" in family) != higher_is_better, f"{name}: the overview gives the wrong direction"
     documented = _overview_cell(name, DEFAULT_COLUMN)
     assert documented == _documented(threshold), (name, documented, threshold)
 
@@ -284,9 +285,13 @@ def _output_suffixes() -> set[str]:
             "relevant_ids": [["d2"]],
         }
     )
-    names = list(_builtin_table()["name"])
+    table = _builtin_table()
+    graded = table.filter(table["inputs"].list.contains("relevance"))["name"].to_list()  # judged non-relevant counts
+    names = [name for name in table["name"] if name not in graded]
+    graded_frame = frame.drop("relevant_ids").with_columns(relevance=pl.lit([{"id": "d2", "grade": 1}]))
     runs = [
         rf.evaluate(frame, names, judge=lambda p: "Score: 0.5", cache=False, explain=True, n_samples=2),
+        rf.evaluate(graded_frame, graded),
         rf.evaluate(frame, ["faithfulness"], mode="hybrid", hybrid_band=(0.0, 1.0), judge=lambda p: "Score: 1"),
     ]
     suffixes = set()

@@ -16,20 +16,26 @@ from ragframe.cli.args import positive_int
 from ragframe.exceptions import RagframeError
 from ragframe.io.trec import read_qrels, read_trec_run
 from ragframe.io.trec_eval_format import (
+    FORMAT_MEASURES,
+    JUDGE_GROUP_MEASURES,
+    MEASURES,
     NICKNAMES,
+    PREFERENCE_MEASURES,
     SUPPORTED_MEASURES,
-    MeasureNotImplementedError,
     OutputMeasure,
     format_trec_eval,
     is_measure_name,
     output_measures,
     parse_measures,
+    qrels_as_prefs,
+    read_prefs,
     selects,
 )
 from ragframe.kernels.trec_measures import TrecOptions
+from ragframe.kernels.trec_prefs import preference_measures
 from ragframe.metrics.retrieval import trec_eval_run
 
-__all__ = ["add_parser", "expand_measures", "run", "argument_order"]
+__all__ = ["add_parser", "expand_measures", "run", "argument_order", "judge_group_run"]
 
 _TREC_DESCRIPTION = """\
 Score a TREC run against qrels and print trec_eval 10.0's output, byte for byte:
@@ -45,9 +51,12 @@ def _trec_epilog() -> str:
         f"measures (trec_eval names, in its order): {', '.join(SUPPORTED_MEASURES)}; nicknames: "
         f"{', '.join(NICKNAMES)}. Parameters as trec_eval takes them: P.5,10 (or P_5), iprec_at_recall..25,.5, "
         "Rprec_mult.0.5,2, utility.2,-1,0,0, 11pt_avg..25,.5,.75, ndcg.1=3,2=9, rbp.p=0.8, relstring.20.",
-        "Not implemented (exit code 3, naming it): the preference and judge-group measures and formats "
-        "(-m all_prefs, prefs, qrels_jg, prefs_*, map_avgjg, P_avgjg, Rprec_mult_avgjg; -R prefs, qrels_prefs, "
-        "qrels_jg), yaap, and trec_eval's -D, -o, -v.",
+        "Judgment groups: -R qrels_jg reads QRELS as 'qid group docno rel' lines and computes -m qrels_jg "
+        "(map_avgjg, P_avgjg, Rprec_mult_avgjg: each query's value averaged over its groups), and only those.",
+        "Preferences: -R prefs reads QRELS as 'qid group subgroup docno level' lines, -R qrels_prefs a qrels file "
+        "as preferences (the iteration field is the group); both compute -m all_prefs / prefs (prefs_*), and only "
+        "those.",
+        "Not implemented (exit code 3, naming it): yaap, and trec_eval's -D, -o, -v.",
         "Argument order: ragframe trec took RUN then QRELS before; that order still works when the files show it "
         "(the first file has run lines of 6 or more fields and the second qrels lines of 4), with a deprecation "
         "warning on stderr. Otherwise the first file is read as QRELS.",
@@ -258,14 +267,69 @@ def _zscore_text(
     return "".join(lines)
 
 
+#: Joins a query id and a judgment group into the id of the (query, group) pair: sorts as (query, group).
+_GROUP_SEPARATOR = "\x00"
+
+
+def judge_group_run(run_frame: pl.DataFrame, qrels: pl.DataFrame, options: TrecOptions, **kwargs) -> pl.DataFrame:
+    """trec_eval ``-R qrels_jg``: each query's measures averaged over its judgment groups.
+
+    The qrels' second column (``iteration``) names the judgment group. Every (query, group)
+    pair is scored as a query of its own (the run's ranking of the query against that group's
+    judgments) by :func:`~ragframe.metrics.retrieval.trec_eval_run`; a query's value is the
+    sum over its groups, in group order, divided by their number (trec_eval's ``*_avgjg``).
+
+    Examples
+    --------
+    >>> from ragframe.io.trec_eval_format import parse_measures
+    >>> run = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+    >>> qrels = pl.DataFrame({"query_id": ["q", "q"], "iteration": ["u1", "u2"], "doc_id": ["a", "b"],
+    ...                       "relevance": [1, 1]})
+    >>> judge_group_run(run, qrels, TrecOptions(tuple(parse_measures(["map_avgjg"])))).row(0)
+    ('q', 0.75)
+    """
+    groups = qrels.select("query_id", "iteration").unique(maintain_order=True)
+    pair = pl.concat_str([pl.col("query_id"), pl.lit(_GROUP_SEPARATOR), pl.col("iteration")]).alias("query_id")
+    pairs_run = run_frame.join(groups, on="query_id", how="inner", maintain_order="left").with_columns(pair)
+    per_pair = trec_eval_run(pairs_run, qrels.with_columns(pair), options, **kwargs)
+    names = [c for c in per_pair.columns if c != "query_id"]
+    query = pl.col("query_id").str.split(_GROUP_SEPARATOR).list.first()
+    # summed one group after another, as trec_eval accumulates them, then divided by their number
+    summed = per_pair.group_by(query, maintain_order=True).agg(
+        *(pl.col(name).cum_sum().last() for name in names), pl.len().alias("_groups")
+    )
+    return summed.select("query_id", *(pl.col(name) / pl.col("_groups") for name in names))
+
+
+def _check_format(rel_format: str, measures: list) -> None:
+    """trec_eval computes each measure from one rel_info format (-R) only: the others are refused."""
+    allowed = FORMAT_MEASURES[rel_format]
+    special = {m.root for m in measures} & (JUDGE_GROUP_MEASURES | PREFERENCE_MEASURES)
+    if allowed is None:
+        if special:
+            named = ", ".join(
+                f"{root} (-R {'qrels_jg' if root in JUDGE_GROUP_MEASURES else 'prefs or qrels_prefs'})"
+                for root in sorted(special)
+            )
+            raise RagframeError(f"measures need another rel_info format: {named}")
+        return
+    other = [m.root for m in measures if m.root not in allowed]
+    if other:
+        choices = sorted(allowed, key=list(MEASURES).index)
+        raise RagframeError(f"-R {rel_format}: measures {other} need -R qrels; with {rel_format}: {choices}")
+
+
+def _read_prefs_input(rel_format: str, path: str) -> pl.DataFrame:
+    if rel_format == "prefs":
+        return _read_input(read_prefs, path, "prefs")
+    return qrels_as_prefs(_read_input(read_qrels, path, "qrels"))
+
+
 def run(args: argparse.Namespace) -> int:
     """Print trec_eval's output for RESULTS against QRELS; 0."""
     measures = parse_measures(args.measures)
     printed = output_measures(measures, runid=selects(args.measures, "runid"), num_q=selects(args.measures, "num_q"))
-    if args.rel_format != "qrels":
-        raise MeasureNotImplementedError(
-            f"rel_info format {args.rel_format!r} (-R) is not implemented by ragframe; only 'qrels' is"
-        )
+    _check_format(args.rel_format, measures)
     qrels_path, run_path, old_order = argument_order(args.first, args.second)
     if old_order:
         print(
@@ -274,17 +338,22 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     zscores = _read_zscores(args.zscores) if args.zscores else None
-    qrels = _read_input(read_qrels, qrels_path, "qrels")
     run_frame = _read_input(read_trec_run, run_path, "results")
-    options = TrecOptions(tuple(measures), judged_only=args.judged_only, num_docs=args.num_docs)
-    per_query = trec_eval_run(
-        run_frame,
-        qrels,
-        options,
-        relevance_level=args.relevance_level,
-        complete=args.complete,
-        max_docs=args.max_docs,
-    )
+    if args.rel_format in ("prefs", "qrels_prefs"):
+        prefs = _read_prefs_input(args.rel_format, qrels_path)
+        per_query = preference_measures(run_frame, prefs, max_docs=args.max_docs, complete=args.complete)
+    else:
+        qrels = _read_input(read_qrels, qrels_path, "qrels")
+        options = TrecOptions(tuple(measures), judged_only=args.judged_only, num_docs=args.num_docs)
+        score = judge_group_run if args.rel_format == "qrels_jg" else trec_eval_run
+        per_query = score(
+            run_frame,
+            qrels,
+            options,
+            relevance_level=args.relevance_level,
+            complete=args.complete,
+            max_docs=args.max_docs,
+        )
     if per_query.height == 0:
         raise RagframeError(
             f"no queries with both results and relevance info (results {run_path!r}, qrels {qrels_path!r})"
@@ -370,7 +439,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         dest="rel_format",
         choices=("qrels", "prefs", "qrels_prefs", "qrels_jg"),
         default="qrels",
-        help="format of QRELS (only 'qrels' is implemented; the others exit with code 3)",
+        help="format of QRELS: 'qrels'; 'qrels_jg' (judgment groups) for -m qrels_jg; 'prefs' or 'qrels_prefs' "
+        "(preferences) for -m all_prefs",
     )
     trec.add_argument(
         "-T",

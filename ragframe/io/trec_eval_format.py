@@ -11,10 +11,11 @@ integers, measures in trec_eval's own order (its measure table, not the command-
 order), per-query lines (``-q``) before the ``all`` lines.
 
 Every measure of trec_eval 10.0's ``all_trec`` set is computed, plus ``dcg`` and
-``ideal_dcg``. The preference and judge-group measures (``-R prefs``, ``qrels_prefs``,
-``qrels_jg``: ``prefs_*``, ``map_avgjg``, ``P_avgjg``, ``Rprec_mult_avgjg``) and ``yaap``
-are known by name and refused with :class:`MeasureNotImplementedError`; an unknown name
-or a malformed parameter list is an :class:`~ragframe.exceptions.UnsupportedMeasureError`.
+``ideal_dcg``, the judge-group measures of ``-R qrels_jg`` (``map_avgjg``, ``P_avgjg``,
+``Rprec_mult_avgjg``) and the preference measures of ``-R prefs`` and ``-R qrels_prefs``
+(``prefs_*``, :mod:`ragframe.kernels.trec_prefs`). ``yaap`` is known by name and refused
+with :class:`MeasureNotImplementedError`; an unknown name or a malformed parameter list is
+an :class:`~ragframe.exceptions.UnsupportedMeasureError`.
 """
 
 from __future__ import annotations
@@ -103,6 +104,25 @@ MEASURES: dict[str, _Kind] = {
     "set_map": _Kind("none", "float"),
     "set_F": _Kind("numbers", "float", (1.0,)),
     "num_nonrel_judged_ret": _Kind("none", "count"),
+    # the preference measures (-R prefs, -R qrels_prefs)
+    "prefs_num_prefs_poss": _Kind("none", "count"),
+    "prefs_num_prefs_ful": _Kind("none", "count"),
+    "prefs_num_prefs_ful_ret": _Kind("none", "count"),
+    "prefs_simp": _Kind("none", "float"),
+    "prefs_pair": _Kind("none", "float"),
+    "prefs_avgjg": _Kind("none", "float"),
+    "prefs_avgjg_Rnonrel": _Kind("none", "float"),
+    "prefs_simp_ret": _Kind("none", "float"),
+    "prefs_pair_ret": _Kind("none", "float"),
+    "prefs_avgjg_ret": _Kind("none", "float"),
+    "prefs_avgjg_Rnonrel_ret": _Kind("none", "float"),
+    "prefs_simp_imp": _Kind("none", "float"),
+    "prefs_pair_imp": _Kind("none", "float"),
+    "prefs_avgjg_imp": _Kind("none", "float"),
+    # the judge-group measures (-R qrels_jg): the measure of each judgment group, averaged over the query's groups
+    "map_avgjg": _Kind("none", "float"),
+    "P_avgjg": _Kind("long_cut", "float", _STANDARD_CUTOFFS),
+    "Rprec_mult_avgjg": _Kind("double_cut", "float", _R_MULTIPLES),
     "rbp": _Kind("pairs", "float"),
     "rbp_resid": _Kind("pairs", "float"),
     "unj": _Kind("long_cut", "float", (5, 10, 20)),
@@ -128,14 +148,26 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
             "ndcg_cut ndcg_rel Rndcg binG G set_P set_recall set_relative_P set_map set_F num_nonrel_judged_ret"
         ).split()
     ),
+    "qrels_jg": tuple("runid num_q map_avgjg P_avgjg Rprec_mult_avgjg".split()),
+    "all_prefs": ("runid", "num_q", *(name for name in MEASURES if name.startswith("prefs_"))),
+    "prefs": tuple(
+        "runid num_q prefs_num_prefs_poss prefs_num_prefs_ful prefs_num_prefs_ful_ret prefs_simp prefs_pair "
+        "prefs_avgjg".split()
+    ),
+}
+#: The measures of each rel_info format (-R): trec_eval refuses the others with that format.
+JUDGE_GROUP_MEASURES = frozenset(("map_avgjg", "P_avgjg", "Rprec_mult_avgjg"))
+PREFERENCE_MEASURES = frozenset(name for name in MEASURES if name.startswith("prefs_"))
+#: -R format -> the measures computed from it (None: every other measure).
+FORMAT_MEASURES: dict[str, frozenset[str] | None] = {
+    "qrels": None,
+    "qrels_jg": JUDGE_GROUP_MEASURES,
+    "prefs": PREFERENCE_MEASURES,
+    "qrels_prefs": PREFERENCE_MEASURES,
 }
 # trec_eval 10.0's measures and nicknames of the preference and judge-group formats, and yaap
-_NOT_IMPLEMENTED = frozenset(
-    "prefs_num_prefs_poss prefs_num_prefs_ful prefs_num_prefs_ful_ret prefs_simp prefs_pair prefs_avgjg "
-    "prefs_avgjg_Rnonrel prefs_simp_ret prefs_pair_ret prefs_avgjg_ret prefs_avgjg_Rnonrel_ret prefs_simp_imp "
-    "prefs_pair_imp prefs_avgjg_imp map_avgjg P_avgjg Rprec_mult_avgjg yaap all_prefs prefs qrels_jg".split()
-)
-_UNDERSCORE_CUT = re.compile(r"(P|recall|ndcg_cut|map_cut|relative_P|success|unj)_(\d+)")
+_NOT_IMPLEMENTED = frozenset(("yaap",))
+_UNDERSCORE_CUT = re.compile(r"(P|recall|ndcg_cut|map_cut|relative_P|success|unj|P_avgjg)_(\d+)")
 _LONG = re.compile(r"\s*([+-]?\d+)(?:\.\d*)?\s*")  # trec_eval reads cutoffs as longs: "23.4" is 23
 _NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
 
@@ -222,8 +254,7 @@ def _parse_one(spec: str) -> list[tuple[str, str | None, set[int] | None]]:
         return [(name, None, None) for name in NICKNAMES[root]]
     if root in _NOT_IMPLEMENTED:
         raise MeasureNotImplementedError(
-            f"measure {spec!r} is a trec_eval measure that ragframe does not implement (preference and judge-group "
-            f"measures, yaap); {_known_text()}"
+            f"measure {spec!r} is a trec_eval measure that ragframe does not implement; {_known_text()}"
         )
     if root not in MEASURES:
         raise UnsupportedMeasureError(f"measure {spec!r} is not a trec_eval measure; {_known_text()}")
@@ -465,3 +496,39 @@ def format_trec_eval(
             value = str(_float_text(np.array([values[m.name]]))[0])
         out.append(f"{m.name:<22}\tall\t{value}\n")
     return text + "".join(out)
+
+
+def read_prefs(path: str) -> pl.DataFrame:
+    """Read a trec_eval preference file (``-R prefs``): ``qid jg jsg docno rel_level`` lines.
+
+    Comment lines (``#`` first) and blank lines are skipped, as in the other TREC files;
+    ``rel_level`` is a number (a preference is a higher level within a judgment sub-group).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``query_id, jg, jsg, doc_id`` (String) and ``rel_level`` (Float64), in file order.
+    """
+    from ragframe.io.trec import _parse, _to_number
+
+    names = ["query_id", "jg", "jsg", "doc_id", "rel_level"]
+    df = _parse(path, names, "read_prefs")
+    return _to_number(df, "rel_level", pl.Float64, path, "read_prefs").select(names)
+
+
+def qrels_as_prefs(qrels: pl.DataFrame) -> pl.DataFrame:
+    """A qrels table read as preferences (``-R qrels_prefs``): the iteration field is the judgment group, one sub-group.
+
+    Examples
+    --------
+    >>> q = pl.DataFrame({"query_id": ["1"], "iteration": ["0"], "doc_id": ["d"], "relevance": [2]})
+    >>> qrels_as_prefs(q).row(0)
+    ('1', '0', '0', 'd', 2.0)
+    """
+    return qrels.select(
+        "query_id",
+        pl.col("iteration").alias("jg"),
+        pl.lit("0").alias("jsg"),
+        "doc_id",
+        pl.col("relevance").cast(pl.Float64).alias("rel_level"),
+    )

@@ -198,7 +198,8 @@ def rank_measures(
     """Match a ranking to its judgments and compute the measures (see :func:`compute_measures`).
 
     With ``trec``, trec_eval's measures of :mod:`ragframe.kernels.trec_measures` are computed
-    instead of ``measures``/``ks`` (``virtual``: its bool per query, trec_eval ``-c``'s placeholder).
+    too, from the same matching (``virtual``: its bool per query, trec_eval ``-c``'s
+    placeholder); ``measures``/``ks`` then only when ``measures`` is not empty.
 
     ``run_doc`` holds the retrieved documents grouped by query (query 0's first), each
     query's in rank order, and ``counts`` the number of rows of each query: the rows of
@@ -256,11 +257,24 @@ def rank_measures(
         run_q = np.repeat(np.arange(q1 - q0, dtype=np.int32), counts[q0:q1])  # the chunk's query codes
         rows, grade = match_judgments(run_q, docs, part, keys)
         hit_q = run_q[rows].astype(np.int64)
-        if trec is not None:
-            return trec_measures(
+        hit_rank = rows - (starts[q0:q1][hit_q] - r0)
+        out: dict[str, np.ndarray] = {}
+        if trec is None or measures:
+            out = compute_measures(
                 counts[q0:q1],
                 hit_q,
-                rows - (starts[q0:q1][hit_q] - r0),
+                hit_rank,
+                grade,
+                part,
+                ks=ks,
+                measures=measures,
+                relevance_level=relevance_level,
+            )
+        if trec is not None:
+            out |= trec_measures(
+                counts[q0:q1],
+                hit_q,
+                hit_rank,
                 grade,
                 part.q,
                 part.grade,
@@ -269,16 +283,7 @@ def rank_measures(
                 relevance_level=relevance_level,
                 virtual=None if virtual is None else virtual[q0:q1],
             )
-        return compute_measures(
-            counts[q0:q1],
-            hit_q,
-            rows - (starts[q0:q1][hit_q] - r0),
-            grade,
-            part,
-            ks=ks,
-            measures=measures,
-            relevance_level=relevance_level,
-        )
+        return out
 
     if n_chunks == 1:
         return score(0, nq)

@@ -23,6 +23,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import polars as pl
 
+from ragframe.exceptions import InvalidParameterError
+
 __all__ = ["MIN_GEO_MEAN", "INFAP_EPSILON", "TrecMeasure", "TrecOptions", "trec_measures", "TREC_KERNELS"]
 
 #: trec_eval's floor before the logarithm of the geometric means (gm_map, gm_bpref).
@@ -37,7 +39,8 @@ class TrecMeasure(NamedTuple):
     ``params`` depends on the measure: cutoffs (``P``: ints, ``iprec_at_recall``: floats),
     numbers (``utility``: four floats, ``relstring``: the length), or ``(name, value)``
     pairs (``ndcg``: a gain map ``(("1", 3.0), ...)``; ``rbp``: ``(("p", 0.8),)``); empty
-    for the defaults. ``names`` holds one output name per value (one per cutoff).
+    for the defaults. The library's measures beyond trec_eval: ``judged`` takes cutoffs,
+    ``err`` ``(max_grade, cutoffs)``. ``names`` holds one output name per value (one per cutoff).
     """
 
     root: str
@@ -83,12 +86,45 @@ def _count_before(mask: np.ndarray, q: np.ndarray, nq: int) -> np.ndarray:
     return running[:-1] - running[_group_starts(q, nq)[q]]
 
 
+#: Groups longer than this are scanned by polars (one pass per position would be too many passes).
+_SCAN_POSITIONS = 4096
+
+
+def _group_scan(values: np.ndarray, q: np.ndarray, op: np.ufunc, *, reverse: bool = False) -> np.ndarray:
+    """Inclusive scan (``op`` = add: cumulative sums; maximum, multiply) within each group of sorted ``q``.
+
+    Each group is combined one element after the other, in order (reversed with ``reverse``),
+    as trec_eval's loops do: the values equal a sequential loop's bit for bit. The scan runs
+    one vectorised step per position within the groups, over every group that is that long.
+    """
+    out = values.astype(np.float64, copy=True)
+    if out.size < 2:
+        return out
+    starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
+    lengths = np.diff(np.r_[starts, q.size])
+    longest = int(lengths.max())
+    if longest > _SCAN_POSITIONS:
+        return _polars_scan(out, q, op, reverse)
+    order = np.argsort(-lengths, kind="stable")  # longest groups first: the ones still going are a prefix
+    first, length = (starts + lengths - 1 if reverse else starts)[order], lengths[order]
+    going = np.searchsorted(-length, -np.arange(1, longest), side="left")  # groups longer than k
+    step = -1 if reverse else 1
+    for k in range(1, longest):
+        at = first[: going[k - 1]] + step * k
+        out[at] = op(out[at - step], out[at])
+    return out
+
+
+def _polars_scan(values: np.ndarray, q: np.ndarray, op: np.ufunc, reverse: bool) -> np.ndarray:
+    column = pl.col("v")
+    scan = {np.add: column.cum_sum, np.maximum: column.cum_max, np.multiply: column.cum_prod}[op]
+    frame = pl.DataFrame({"q": q, "v": values})
+    return frame.select(scan(reverse=reverse).over("q")).to_series().to_numpy()
+
+
 def _group_cumsum(values: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Inclusive cumulative sums within each group, summed in order (as trec_eval's loops do)."""
-    if values.size == 0:
-        return values.astype(np.float64)
-    frame = pl.DataFrame({"q": q, "v": values.astype(np.float64)})
-    return frame.select(pl.col("v").cum_sum().over("q")).to_series().to_numpy()
+    return _group_scan(values, q, np.add)
 
 
 def _c_lround(x: np.ndarray) -> np.ndarray:
@@ -134,6 +170,9 @@ class _Context:
         self.rel = hit_grade >= level
         self.nonrel = (hit_grade >= 0) & ~self.rel
         self.unjudged = hit_grade < 0  # in the pool but unjudged
+        self._gains: dict[tuple[tuple[int, float], ...], _Gains] = {}
+        self._top: dict[int, np.ndarray] = {}
+        self.shared: dict[str, np.ndarray] = {}
 
     # ----------------------------------------------------------------- counts
     @cached_property
@@ -177,9 +216,21 @@ class _Context:
         return (self.nth + 1.0) / (self.rrank + 1.0)
 
     def top(self, depth: np.ndarray | int) -> np.ndarray:
-        """Relevant retrieved rows among the first ``depth`` of each query."""
-        limit = depth[self.rq] if isinstance(depth, np.ndarray) else depth
-        return np.bincount(self.rq[self.rrank < limit], minlength=self.nq)
+        """Relevant retrieved rows among the first ``depth`` of each query (a cutoff's counts are kept)."""
+        if isinstance(depth, np.ndarray):
+            return np.bincount(self.rq[self.rrank < depth[self.rq]], minlength=self.nq)
+        if depth not in self._top:  # P_k, recall_k, success_k, relative_P_k share the counts at k
+            self._top[depth] = np.bincount(self.rq[self.rrank < depth], minlength=self.nq)
+        return self._top[depth]
+
+    @cached_property
+    def rel_starts(self) -> np.ndarray:
+        """The first relevant retrieved row of each query (nq + 1 long)."""
+        return _group_starts(self.rq, self.nq)
+
+    @cached_property
+    def average_precision(self) -> np.ndarray:
+        return _per_query(self.rq, self.precision_at_rel, self.nq) / self.safe_r
 
     def before(self, mask: np.ndarray) -> np.ndarray:
         """For each relevant retrieved row, the judged rows with ``mask`` ranked above it."""
@@ -187,7 +238,16 @@ class _Context:
 
     # ----------------------------------------------------------------- gains (ndcg family)
     def gains(self, pairs: tuple[tuple[str, float], ...]) -> _Gains:
-        return _Gains(self, dict(_gain_map(pairs)))
+        """The gains under a gain map, built once per map (the ndcg family shares them)."""
+        mapping = tuple(_gain_map(pairs))
+        if mapping not in self._gains:
+            self._gains[mapping] = _Gains(self, dict(mapping))
+        return self._gains[mapping]
+
+    @cached_property
+    def interpolated_max(self) -> np.ndarray:
+        """Per relevant retrieved row, the highest precision at it or at a later relevant row of its query."""
+        return _group_scan(self.precision_at_rel, self.rq, np.maximum, reverse=True)
 
 
 def _gain_map(pairs: tuple[tuple[str, float], ...]) -> list[tuple[int, float]]:
@@ -233,11 +293,11 @@ class _Gains:
 
     def dcg_at(self, q: np.ndarray, depth: np.ndarray) -> np.ndarray:
         """DCG of the first ``depth`` retrieved documents of query ``q`` (element-wise)."""
-        gq, _, _, cum = self._gain_hits
+        _, _, _, cum = self._gain_hits
         keys, span = self._gain_hit_keys
         limit = np.minimum(depth, span - 1).astype(np.int64)
         found = np.searchsorted(keys, q.astype(np.int64) * span + limit, side="left")
-        first = _group_starts(gq, self.ctx.nq)[q]
+        first = self._hit_starts[q]
         return np.where(found > first, cum[np.maximum(found - 1, 0)] if cum.size else 0.0, 0.0)
 
     def dcg(self, depth: np.ndarray | int | None = None) -> np.ndarray:
@@ -256,10 +316,18 @@ class _Gains:
         ctx = self.ctx
         keep = (ctx.jg >= 0) & (self.judgment_gain > 0)
         q, gain = ctx.jq[keep], self.judgment_gain[keep]
-        order = np.lexsort((-gain, q))
+        order = _by_query_then_descending(q, gain)
         q, gain = q[order], gain[order]
         position = _position_in_group(q, ctx.nq)
         return q, gain, _group_cumsum(gain / np.log2(position + 2.0), q), position
+
+    @cached_property
+    def _ideal_starts(self) -> np.ndarray:
+        return _group_starts(self.ideal[0], self.ctx.nq)
+
+    @cached_property
+    def _hit_starts(self) -> np.ndarray:
+        return _group_starts(self._gain_hits[0], self.ctx.nq)
 
     @cached_property
     def n_positive(self) -> np.ndarray:
@@ -268,7 +336,7 @@ class _Gains:
 
     def _ideal_prefix(self, values: np.ndarray, q: np.ndarray, depth: np.ndarray) -> np.ndarray:
         take = np.minimum(depth, self.n_positive[q])
-        at = _group_starts(self.ideal[0], self.ctx.nq)[q] + take - 1
+        at = self._ideal_starts[q] + take - 1
         return np.where(take > 0, values[np.maximum(at, 0)] if values.size else 0.0, 0.0)
 
     def ideal_dcg_at(self, q: np.ndarray, depth: np.ndarray) -> np.ndarray:
@@ -284,6 +352,17 @@ class _Gains:
         """Per-query cumulative ``max(gain, 1) - 1`` along the ideal ranking (G's cost beyond 1 a rank)."""
         q, gain, _, _ = self.ideal
         return _group_cumsum(np.maximum(gain, 1.0) - 1.0, q)
+
+
+def _by_query_then_descending(q: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """The stable order by query, then value descending (one integer sort when the values are small whole numbers)."""
+    if value.size and np.array_equal(value, np.round(value)):
+        low, high = float(value.min()), float(value.max())
+        span = high - low + 1
+        if span * (float(q.max()) + 1) < 2.0**62:
+            key = q.astype(np.int64) * int(span) + (int(high) - value.astype(np.int64))
+            return np.argsort(key, kind="stable")
+    return np.lexsort((-value, q))
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -313,7 +392,9 @@ def _num_nonrel_judged_ret(ctx: _Context, params: tuple) -> list[np.ndarray]:
 
 
 def _average_precision(ctx: _Context, depth: int | None = None) -> np.ndarray:
-    keep = slice(None) if depth is None else ctx.rrank < depth
+    if depth is None:  # map and gm_map share it
+        return ctx.average_precision
+    keep = ctx.rrank < depth
     return _per_query(ctx.rq[keep], ctx.precision_at_rel[keep], ctx.nq) / ctx.safe_r
 
 
@@ -362,7 +443,9 @@ def _bpref_values(ctx: _Context) -> np.ndarray:
 
 
 def _bpref(ctx: _Context, params: tuple) -> list[np.ndarray]:
-    return [_bpref_values(ctx)]
+    if "bpref" not in ctx.shared:  # bpref and gm_bpref share it
+        ctx.shared["bpref"] = _bpref_values(ctx)
+    return [ctx.shared["bpref"]]
 
 
 def _infap(ctx: _Context, params: tuple) -> list[np.ndarray]:
@@ -381,15 +464,8 @@ def _infap(ctx: _Context, params: tuple) -> list[np.ndarray]:
 
 def _interpolated_precision(ctx: _Context, fractions: tuple[float, ...]) -> list[np.ndarray]:
     """Interpolated precision at recall fractions (the cutoff in relevant documents is rounded, trec_eval 10)."""
-    suffix_max = (
-        pl.DataFrame({"q": ctx.rq, "p": ctx.precision_at_rel})
-        .select(pl.col("p").cum_max(reverse=True).over("q"))
-        .to_series()
-        .to_numpy()
-        if ctx.rq.size
-        else np.zeros(0)
-    )
-    starts = _group_starts(ctx.rq, ctx.nq)[:-1]
+    suffix_max = ctx.interpolated_max
+    starts = ctx.rel_starts[:-1]
     out = []
     for fraction in fractions:
         cut = _c_lround(fraction * ctx.num_rel.astype(np.float64))
@@ -580,26 +656,58 @@ def _unjudged(ctx: _Context, params: tuple) -> list[np.ndarray]:
     return out
 
 
+def _judged(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    """Judged documents (grade >= 0) among the first k, over min(k, retrieved) (ir_measures' Judged@k)."""
+    judged = ctx.hit_grade >= 0
+    shown = np.where(ctx.virtual, 0, ctx.n_ret)
+    out = []
+    for k in params:
+        judged_top = np.bincount(ctx.hit_q[judged & (ctx.hit_rank < k)], minlength=ctx.nq)
+        out.append(_ratio(judged_top.astype(np.float64), np.minimum(shown, k).astype(np.float64)))
+    return out
+
+
+def _group_cumprod(values: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Inclusive cumulative products within each group, multiplied in order."""
+    return _group_scan(values, q, np.multiply)
+
+
+def _err(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    """Expected reciprocal rank at each cutoff (Chapelle et al. 2009), params ``(max_grade, cutoffs)``.
+
+    A document of grade g > 0 satisfies the user with probability (2^g - 1) / 2^max_grade;
+    ERR@k = sum over ranks r <= k of that probability / r times the chance that no document
+    above r did. Grades <= 0, unjudged and unpooled documents never satisfy.
+    """
+    max_grade, cutoffs = params
+    positive = ctx.hit_grade > 0
+    if positive.any() and int(ctx.hit_grade[positive].max()) > max_grade:
+        raise InvalidParameterError(
+            f"err_at_k: a retrieved document has grade {int(ctx.hit_grade.max())}, above err_max_grade={max_grade}"
+        )
+    q, rank = ctx.hit_q[positive], ctx.hit_rank[positive]
+    stop = (np.exp2(ctx.hit_grade[positive].astype(np.float64)) - 1.0) / 2.0 ** float(max_grade)
+    reached = np.ones(q.size)  # the chance that the user reaches each document: no earlier one satisfied
+    if q.size > 1:
+        survived = _group_cumprod(1.0 - stop, q)
+        reached[1:] = np.where(q[1:] == q[:-1], survived[:-1], 1.0)
+    term = stop * reached / (rank + 1.0)
+    return [_per_query(q[rank < k], term[rank < k], ctx.nq) for k in cutoffs]
+
+
 def _relstring(ctx: _Context, params: tuple) -> list[np.ndarray]:
     """The first N documents' relevance as characters: digit, '>' above 9, '-' not in the pool, '.' unjudged."""
     length = int(params[0]) if params else 10
     shown = np.where(ctx.virtual, 0, np.minimum(ctx.n_ret, max(length, 0)))
-    q = np.repeat(np.arange(ctx.nq), shown)
-    chars = np.full(q.size, "-", dtype="<U1")
+    width = max(int(shown.max(initial=0)), 1)
+    # one row of characters per query; NUL (numpy's padding) past the shown ones, so each row reads as its string
+    chars = np.zeros((ctx.nq, width), dtype="<U1")
+    chars[np.arange(width) < shown[:, None]] = "-"
     keep = ctx.hit_rank < shown[ctx.hit_q]
     grade = ctx.hit_grade[keep]
-    at = _group_starts(q, ctx.nq)[ctx.hit_q[keep]] + ctx.hit_rank[keep]
-    digit = np.char.mod("%d", np.clip(grade, 0, 9))
-    chars[at] = np.where(grade > 9, ">", np.where(grade < 0, ".", digit))
-    out = np.full(ctx.nq, "", dtype=object)
-    if q.size:
-        joined = (
-            pl.DataFrame({"q": q, "c": chars.astype(str)})
-            .group_by("q", maintain_order=True)
-            .agg(pl.col("c").str.join(""))
-        )
-        out[joined.get_column("q").to_numpy()] = np.array(joined.get_column("c").to_list(), dtype=object)
-    return [out]
+    symbols = np.array(list("0123456789"))[np.clip(grade, 0, 9)]
+    chars[ctx.hit_q[keep], ctx.hit_rank[keep]] = np.where(grade > 9, ">", np.where(grade < 0, ".", symbols))
+    return [chars.view(f"<U{width}").ravel().astype(object)]
 
 
 #: trec_eval measure root -> kernel.
@@ -641,6 +749,13 @@ TREC_KERNELS: dict[str, Kernel] = {
     "rbp": _rbp,
     "rbp_resid": _rbp_resid,
     "unj": _unjudged,
+    # -R qrels_jg: one judgment group's value (the caller averages a query's groups)
+    "map_avgjg": _map,
+    "P_avgjg": _precision,
+    "Rprec_mult_avgjg": _rprec_mult,
+    # beyond trec_eval (library measures; ``ragframe trec`` does not print them)
+    "judged": _judged,
+    "err": _err,
 }
 
 

@@ -81,6 +81,10 @@ class Metric:
         Default pass threshold (``<column>_passed``); None for none (ranking measures).
     cutoff : bool
         True for ``*_at_k`` metrics, computed at each requested ``k``.
+    by_default : bool
+        True (every metric but a few specialised ranking measures): computed when its family
+        is requested by name (``metrics="retrieval"``) and by ``metrics="auto"``; False: only
+        when named (``"bpref"``, ``"err_at_10"``).
 
     Examples
     --------
@@ -100,6 +104,7 @@ class Metric:
     bounds: tuple[float, float] | None = (0.0, 1.0)
     threshold: float | None = None
     cutoff: bool = False
+    by_default: bool = True
 
     def column(self, k: int | None = None, prefix: str = "") -> str:
         """The output column name for cutoff ``k`` (cutoff metrics only) and ``prefix``.
@@ -282,7 +287,7 @@ def list_metrics() -> pl.DataFrame:
     -------
     polars.DataFrame
         Columns ``name, family, inputs, higher_is_better, lower, upper, threshold, cutoff,
-        description``.
+        by_default, description``.
 
     Examples
     --------
@@ -301,6 +306,7 @@ def list_metrics() -> pl.DataFrame:
             "upper": None if m.bounds is None else float(m.bounds[1]),
             "threshold": m.threshold,
             "cutoff": m.cutoff,
+            "by_default": m.by_default,
             "description": m.description,
         }
         for m in _METRICS.values()
@@ -314,6 +320,7 @@ def list_metrics() -> pl.DataFrame:
         "upper": pl.Float64,
         "threshold": pl.Float64,
         "cutoff": pl.Boolean,
+        "by_default": pl.Boolean,
         "description": pl.String,
     }
     return pl.DataFrame(rows, schema=schema)

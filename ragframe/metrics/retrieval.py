@@ -20,6 +20,7 @@ import math
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, TypeVar, cast
 
 import numpy as np
@@ -28,6 +29,7 @@ import polars as pl
 from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.io.row_checks import value_text
+from ragframe.io.trec_eval_format import MEASURES as TREC_MEASURES
 from ragframe.kernels.ranking import (
     COUNT_MEASURES,
     CUT_MEASURES,
@@ -36,8 +38,9 @@ from ragframe.kernels.ranking import (
     dedupe_judgments,
     rank_measures,
 )
-from ragframe.kernels.trec_measures import TrecOptions
-from ragframe.metrics.registry import Family, Metric, register_family, register_metric
+from ragframe.kernels.trec_measures import MIN_GEO_MEAN, TrecMeasure, TrecOptions
+from ragframe.metrics import registry
+from ragframe.metrics.registry import Family, Metric, Requests, register_family, register_metric
 from ragframe.schema import (
     check_id_list_column,
     check_same_id_kind,
@@ -49,6 +52,7 @@ from ragframe.schema import (
 
 __all__ = [
     "RETRIEVAL_METRICS",
+    "TrecKernel",
     "judgment_column",
     "score_retrieval",
     "evaluate_run",
@@ -58,8 +62,8 @@ __all__ = [
 
 Frame = TypeVar("Frame")
 
-#: Every metric name :func:`score_retrieval` accepts in ``metrics=``.
-RETRIEVAL_METRICS: tuple[str, ...] = CUT_MEASURES + FULL_MEASURES
+#: The ranking measures of :func:`ragframe.kernels.ranking.compute_measures` (the default set).
+_CLASSIC: tuple[str, ...] = CUT_MEASURES + FULL_MEASURES
 
 
 # ----------------------------------------------------------------------------- parameters
@@ -105,12 +109,10 @@ def _check_level(relevance_level: int, function: str) -> int:
     return level
 
 
-def _output_names(ks: Sequence[int], metrics: Sequence[str], prefix: str) -> list[str]:
-    names = []
-    for k in ks:
-        names += [prefix + m.replace("_at_k", f"_at_{k}") for m in CUT_MEASURES if m in metrics]
-    names += [prefix + m for m in FULL_MEASURES if m in metrics]
-    return names
+def _requests(ks: Sequence[int], metrics: Sequence[str]) -> list[tuple[Metric, int | None]]:
+    """(metric, cutoff) pairs in output order: by k, the cutoff metrics (registry order); then the others."""
+    chosen = [m for m in registry.metrics("retrieval") if m.name in metrics]
+    return [(m, k) for k in ks for m in chosen if m.cutoff] + [(m, None) for m in chosen if not m.cutoff]
 
 
 # ----------------------------------------------------------------------------- ordering
@@ -200,6 +202,8 @@ def score_retrieval(
     retrieved_scores: str | None = "retrieved_scores",
     relevant_ids: str | None = None,
     relevance: str | None = "relevance",
+    rbp_persistence: float = 0.9,
+    err_max_grade: int = 4,
     prefix: str = "",
 ) -> Frame:
     """Append ranking metrics to a frame with one row per query.
@@ -211,8 +215,12 @@ def score_retrieval(
     k : int or list of int
         Cutoffs for the ``*_at_k`` metrics.
     metrics : list of str, optional
-        Ranking metric names (``"ndcg_at_k"``, ``"mrr"``, ...) or output names
-        (``"ndcg_at_10"``); all of :data:`RETRIEVAL_METRICS` by default.
+        Ranking metric names (``"ndcg_at_k"``, ``"mrr"``, ``"bpref"``, ...; any of
+        :data:`RETRIEVAL_METRICS`) or output names (``"ndcg_at_10"``); by default the
+        family's default set (``rf.list_metrics()``, ``by_default``). Measures of judged
+        and unjudged documents (``bpref``, ``infap``, ``judged_at_k``, ``unjudged_at_k``,
+        ``rbp_residual``) need graded judgments (``relevance``: grade 0 = judged
+        non-relevant); binary ``relevant_ids`` cannot say what was judged.
     relevance_level : int
         Minimum grade of a relevant document (trec_eval ``-l``).
     match : {"id", "contains"}
@@ -229,6 +237,11 @@ def score_retrieval(
         ``gold_documents`` when ``match="contains"``).
     relevance : str or None
         Graded judgments, list[struct{id, grade}]; used when the column exists.
+    rbp_persistence : float
+        ``rbp`` and ``rbp_residual``'s persistence p, strictly between 0 and 1 (trec_eval's 0.9).
+    err_max_grade : int
+        ``err_at_k``'s highest grade (gdeval's 4): a document of grade g stops the user with
+        probability (2^g - 1) / 2^err_max_grade; a higher grade is an error.
     prefix : str
         Prepended to every output column name (``""`` or ending with ``_ - . : /``).
 
@@ -254,6 +267,8 @@ def score_retrieval(
         "retrieved_scores": retrieved_scores,
         "relevant_ids": relevant_ids,
         "relevance": relevance,
+        "rbp_persistence": rbp_persistence,
+        "err_max_grade": err_max_grade,
         "prefix": prefix,
     }
     evaluator = Evaluator._make("retrieval" if metrics is None else metrics, {**options, "composite": False}, function)
@@ -279,13 +294,28 @@ def _family_check(options: dict[str, Any], function: str) -> dict[str, Any]:
         "retrieved_scores": column("retrieved_scores"),
         "relevant_ids": column("relevant_ids"),
         "relevance": column("relevance"),
+        "rbp_persistence": _check_persistence(options["rbp_persistence"], function),
+        "err_max_grade": validate.positive_int(options["err_max_grade"], "err_max_grade", function),
         "contexts": options["contexts"],
         "_function": function,
     }
 
 
+def _check_persistence(value: Any, function: str) -> float:
+    return validate.number(value, "rbp_persistence", function, minimum=0.0, maximum=1.0, inclusive=False)
+
+
+def _needs_grades(requests: Sequence[Any]) -> bool:
+    """Some requested metric reads judged non-relevant documents (its registered inputs name ``relevance``)."""
+    return any("relevance" in metric.inputs for metric, _ in requests)
+
+
 def _family_columns(requests: Sequence[Any], options: dict[str, Any], available: Sequence[str]) -> dict[str, str]:
-    """The columns the ranking metrics read: ids, optional scores, graded or binary judgments."""
+    """The columns the ranking metrics read: ids, optional scores, graded or binary judgments.
+
+    A metric whose registered inputs name ``relevance`` reads the graded column whatever
+    else the frame has (when it is missing, the caller's check names the metric and the column).
+    """
     contains = options["match"] == "contains"
     names = set(available)
     columns = {"retrieved_ids": options["retrieved_ids"] or (options["contexts"] if contains else "retrieved_ids")}
@@ -298,24 +328,31 @@ def _family_columns(requests: Sequence[Any], options: dict[str, Any], available:
         contains=contains,
         function=options["_function"],
     )
+    if _needs_grades(requests) and not graded:  # named first: a check for missing columns reports it
+        columns["relevance"] = options["relevance"] or "relevance"
     columns["relevance" if graded else "relevant_ids"] = judgments
     return columns
 
 
 def _family_score(view: pl.DataFrame, requests: Sequence[Any], options: dict[str, Any], function: str) -> pl.DataFrame:
     columns = _family_columns(requests, options, view.columns)
+    binary_only = options["match"] == "contains" or options["relevance"] is None
+    if _needs_grades(requests) and (binary_only or columns["relevance"] not in view.columns):
+        graded = [metric.name for metric, _ in requests if "relevance" in metric.inputs]
+        raise InvalidParameterError(
+            f"{function}: {graded} count judged non-relevant documents and need graded judgments "
+            "(match='id' with a relevance column; binary judgments do not say what was judged)"
+        )
+    graded = "relevance" in columns
     return _score_wide(
         view,
         retrieved_col=columns["retrieved_ids"],
         score_col=columns.get("retrieved_scores"),
-        judgment_col=columns.get("relevance") or columns["relevant_ids"],
-        graded="relevance" in columns,
+        judgment_col=columns["relevance"] if graded else columns["relevant_ids"],
+        graded=graded,
         contains=options["match"] == "contains",
-        ks=sorted({k for _, k in requests if k is not None}) or [1],
-        metrics=list(dict.fromkeys(metric.name for metric, _ in requests)),
-        level=options["relevance_level"],
-        out_names=[metric.column(k) for metric, k in requests],
-        prefix="",
+        requests=requests,
+        options=options,
         function=function,
     )
 
@@ -332,11 +369,73 @@ register_family(
             "retrieved_scores": "retrieved_scores",
             "relevant_ids": None,
             "relevance": "relevance",
+            "rbp_persistence": 0.9,
+            "err_max_grade": 4,
         },
         check=_family_check,
         columns=_family_columns,
     )
 )
+
+
+@dataclass(frozen=True)
+class TrecKernel:
+    """A ranking metric computed by :mod:`ragframe.kernels.trec_measures` (the registry's ``kernel``).
+
+    Attributes
+    ----------
+    root : str
+        The measure's root there: trec_eval's name (``"bpref"``, ``"map_cut"``), or
+        ``"judged"``/``"err"`` for the measures beyond trec_eval.
+    params : str
+        What it is given: ``"none"`` (``fixed``), ``"cutoffs"`` (the requested k),
+        ``"persistence"`` (``rbp_persistence``) or ``"err"`` (``err_max_grade`` and the k).
+    fixed : tuple
+        The parameters of a ``"none"`` measure (``11pt_avg``'s recall points).
+
+    Examples
+    --------
+    >>> TrecKernel("map_cut", "cutoffs").measure(("average_precision_at_5",), (5,), {})
+    TrecMeasure(root='map_cut', params=(5,), names=('average_precision_at_5',))
+    """
+
+    root: str
+    params: Literal["none", "cutoffs", "persistence", "err"] = "none"
+    fixed: tuple[Any, ...] = ()
+
+    def measure(self, names: tuple[str, ...], ks: tuple[int, ...], options: Mapping[str, Any]) -> TrecMeasure:
+        """The trec measure writing ``names`` (one per cutoff in ``ks``, or one) under the family's ``options``."""
+        if self.params == "cutoffs":
+            params: tuple[Any, ...] = ks
+        elif self.params == "persistence":
+            params = (("p", float(options["rbp_persistence"])),)
+        elif self.params == "err":
+            params = (int(options["err_max_grade"]), ks)
+        else:
+            params = self.fixed
+        return TrecMeasure(self.root, params, names)
+
+
+def _trec_options(requests: Requests, options: Mapping[str, Any]) -> TrecOptions | None:
+    """The requests computed by trec kernels, as one :class:`TrecOptions` (None when there are none)."""
+    by_metric: dict[str, tuple[Metric, list[int]]] = {}
+    for metric, k in requests:
+        if isinstance(metric.kernel, TrecKernel):
+            by_metric.setdefault(metric.name, (metric, []))[1].extend([] if k is None else [k])
+    measures = []
+    for metric, ks in by_metric.values():
+        cutoffs = tuple(sorted(set(ks)))
+        names = tuple(metric.column(k) for k in cutoffs) if metric.cutoff else (metric.column(),)
+        measures.append(metric.kernel.measure(names, cutoffs, options))
+    return TrecOptions(tuple(measures)) if measures else None
+
+
+def _classic(requests: Requests) -> tuple[list[int], list[str]]:
+    """The cutoffs and names of the requests :func:`~ragframe.kernels.ranking.compute_measures` computes."""
+    chosen = [(m, k) for m, k in requests if m.name in _CLASSIC]
+    return sorted({k for _, k in chosen if k is not None}) or [1], list(dict.fromkeys(m.name for m, _ in chosen))
+
+
 _DESCRIPTIONS = {
     "precision_at_k": "Relevant documents in the top k, divided by k (trec_eval P_k).",
     "recall_at_k": "Relevant documents in the top k, divided by all relevant (trec_eval recall_k).",
@@ -350,7 +449,7 @@ _DESCRIPTIONS = {
     "average_precision": "Average precision over the whole ranking (trec_eval map).",
     "r_precision": "Precision at R, the number of relevant documents (trec_eval Rprec).",
 }
-for _name in RETRIEVAL_METRICS:
+for _name in _CLASSIC:
     register_metric(
         Metric(
             name=_name,
@@ -360,6 +459,161 @@ for _name in RETRIEVAL_METRICS:
             cutoff=_name.endswith("_at_k"),
         )
     )
+
+_IDS = ("retrieved_ids", "relevant_ids")
+_GRADED = ("retrieved_ids", "relevance")
+#: The measures computed only when named: (name, kernel, inputs, higher_is_better, description).
+_OPT_IN: tuple[tuple[str, TrecKernel, tuple[str, ...], bool, str], ...] = (
+    (
+        "average_precision_at_k",
+        TrecKernel("map_cut", "cutoffs"),
+        _IDS,
+        True,
+        "Average precision counting only the relevant documents within the top k, over R (trec_eval map_cut_k).",
+    ),
+    (
+        "relative_precision_at_k",
+        TrecKernel("relative_P", "cutoffs"),
+        _IDS,
+        True,
+        "Relevant documents in the top k, divided by min(k, R) (trec_eval relative_P_k).",
+    ),
+    (
+        "err_at_k",
+        TrecKernel("err", "err"),
+        _IDS,
+        True,
+        "Expected reciprocal rank at k, stop probability (2^grade - 1) / 2^err_max_grade (ir_measures ERR@k).",
+    ),
+    (
+        "judged_at_k",
+        TrecKernel("judged", "cutoffs"),
+        _GRADED,
+        True,
+        "Share of the top k (of the documents retrieved there) that is judged (ir_measures Judged@k).",
+    ),
+    (
+        "unjudged_at_k",
+        TrecKernel("unj", "cutoffs"),
+        _GRADED,
+        False,
+        "Documents in the top k without a judgment, divided by k; lower is better (trec_eval unj_k).",
+    ),
+    (
+        "bpref",
+        TrecKernel("bpref"),
+        _GRADED,
+        True,
+        "Relevant retrieved documents, each penalised by the judged non-relevant ones above it (trec_eval bpref).",
+    ),
+    (
+        "infap",
+        TrecKernel("infAP"),
+        _GRADED,
+        True,
+        "Inferred average precision, estimating AP from incomplete judgments (trec_eval infAP).",
+    ),
+    (
+        "interpolated_precision_11pt",
+        TrecKernel("11pt_avg", fixed=TREC_MEASURES["11pt_avg"].default),
+        _IDS,
+        True,
+        "Interpolated precision averaged over the recall points 0, 0.1, ..., 1 (trec_eval 11pt_avg).",
+    ),
+    (
+        "rbp",
+        TrecKernel("rbp", "persistence"),
+        _IDS,
+        True,
+        "Rank-biased precision with persistence rbp_persistence, gains = grades scaled to [0, 1] (trec_eval rbp).",
+    ),
+    (
+        "rbp_residual",
+        TrecKernel("rbp_resid", "persistence"),
+        _GRADED,
+        False,
+        "How far rbp could rise if every unjudged document were relevant; lower is better (trec_eval rbp_resid).",
+    ),
+    (
+        "ndcg_rel",
+        TrecKernel("ndcg_rel"),
+        _IDS,
+        True,
+        "nDCG averaged at the rank of each document with a positive gain (trec_eval ndcg_rel).",
+    ),
+    (
+        "rndcg",
+        TrecKernel("Rndcg"),
+        _IDS,
+        True,
+        "nDCG averaged at each rank where the ideal gain changes (trec_eval Rndcg).",
+    ),
+    (
+        "normalized_gain",
+        TrecKernel("G"),
+        _IDS,
+        True,
+        "Gain of each retrieved document discounted by how far the ranking lags the ideal (trec_eval G).",
+    ),
+    (
+        "binary_normalized_gain",
+        TrecKernel("binG"),
+        _IDS,
+        True,
+        "normalized_gain with binary gains, over R (trec_eval binG).",
+    ),
+    (
+        "set_precision",
+        TrecKernel("set_P"),
+        _IDS,
+        True,
+        "Relevant retrieved over retrieved, the ranking as a set (trec_eval set_P).",
+    ),
+    (
+        "set_recall",
+        TrecKernel("set_recall"),
+        _IDS,
+        True,
+        "Relevant retrieved over R, the ranking as a set (trec_eval set_recall).",
+    ),
+    (
+        "set_relative_precision",
+        TrecKernel("set_relative_P"),
+        _IDS,
+        True,
+        "Relevant retrieved over min(retrieved, R) (trec_eval set_relative_P).",
+    ),
+    (
+        "set_average_precision",
+        TrecKernel("set_map"),
+        _IDS,
+        True,
+        "set_precision times set_recall (trec_eval set_map).",
+    ),
+    (
+        "set_f1",
+        TrecKernel("set_F"),
+        _IDS,
+        True,
+        "Harmonic mean of set_precision and set_recall (trec_eval set_F).",
+    ),
+)
+for _name, _kernel, _inputs, _higher, _description in _OPT_IN:
+    register_metric(
+        Metric(
+            name=_name,
+            family="retrieval",
+            inputs=_inputs,
+            description=_description,
+            kernel=_kernel,
+            higher_is_better=_higher,
+            cutoff=_name.endswith("_at_k"),
+            by_default=False,
+        )
+    )
+
+#: Every ranking metric name :func:`score_retrieval` and :func:`evaluate_run` accept in ``metrics=``.
+RETRIEVAL_METRICS: tuple[str, ...] = tuple(m.name for m in registry.metrics("retrieval"))
 
 
 def judgment_column(
@@ -409,11 +663,8 @@ def _score_wide(
     judgment_col: str,
     graded: bool,
     contains: bool,
-    ks: list[int],
-    metrics: list[str],
-    level: int,
-    out_names: list[str],
-    prefix: str,
+    requests: Requests,
+    options: Mapping[str, Any],
     function: str,
 ) -> pl.DataFrame:
     n = view.height
@@ -438,15 +689,37 @@ def _score_wide(
         run_q, run_doc = _order_by_scores(view, score_col, retrieved, run_q, run_doc, lengths, function)
 
     judgments = _wide_judgments(view, judgment_col, graded, relevant, function)
-    values = rank_measures(run_doc, lengths, judgments, ks=ks, measures=metrics, relevance_level=level)
+    trec = _trec_options(requests, options)
+    _check_err_grades(trec, judgments.grade, lambda at: int(judgments.q[at]), judgment_col, function)
+    ks, metrics = _classic(requests)
+    values = rank_measures(
+        run_doc, lengths, judgments, ks=ks, measures=metrics, relevance_level=options["relevance_level"], trec=trec
+    )
     null_run = retrieved.is_null().to_numpy()
     columns = []
-    for name in out_names:
-        arr = values[name[len(prefix) :]]
+    for name in (metric.column(k) for metric, k in requests):
+        arr = values[name]
         if null_run.any():
             arr = np.where(null_run, np.nan, arr)
         columns.append(pl.Series(name, arr, dtype=pl.Float64, nan_to_null=True))
     return pl.DataFrame(columns, height=n) if columns else pl.DataFrame(height=n)
+
+
+def _check_err_grades(trec: TrecOptions | None, grades: np.ndarray, row_of: Any, column: str, function: str) -> None:
+    """``err_at_k`` needs every grade <= ``err_max_grade``: an error naming the first row above it."""
+    for measure in trec.measures if trec is not None else ():
+        if measure.root != "err":
+            continue
+        above = np.flatnonzero(grades > measure.params[0])
+        if above.size:
+            raise SchemaError(
+                "grade above err_max_grade",
+                function=function,
+                column=column,
+                row=row_of(int(above[0])),
+                expected=f"grades <= err_max_grade={measure.params[0]} (err_at_k's stop probabilities)",
+                found=str(int(grades[above[0]])),
+            )
 
 
 def _order_by_scores(
@@ -599,6 +872,8 @@ def evaluate_run(
     relevance_level: int = 1,
     complete: bool = False,
     max_docs: int | None = None,
+    rbp_persistence: float = 0.9,
+    err_max_grade: int = 4,
     query_id: str = "query_id",
     doc_id: str = "doc_id",
     score: str = "score",
@@ -626,7 +901,10 @@ def evaluate_run(
     k : int or list of int
         Cutoffs for the ``*_at_k`` measures.
     metrics : list of str, optional
-        Names from :data:`RETRIEVAL_METRICS`; all by default.
+        Names from :data:`RETRIEVAL_METRICS` (``"ndcg_at_k"``, ``"bpref"``, ...; each value
+        equals what ``ragframe trec`` prints for its trec_eval measure, see
+        ``docs/metrics.md``); by default the family's default set (``by_default`` in
+        :func:`ragframe.list_metrics`).
     relevance_level : int
         Minimum grade of a relevant document (trec_eval ``-l``), >= 0: a judged
         document is relevant when its grade >= the level (at 0, grade-0 documents
@@ -636,6 +914,8 @@ def evaluate_run(
         scored 0 instead of being left out.
     max_docs : int, optional
         trec_eval ``-M``: keep at most this many documents per query, after ranking.
+    rbp_persistence, err_max_grade
+        As in :func:`score_retrieval`.
     query_id, doc_id, score, relevance : str
         Column names: ``query_id`` and ``doc_id`` in both frames, ``score`` in the run,
         ``relevance`` in the qrels. The output's id column is ``query_id`` whatever its name here.
@@ -658,10 +938,15 @@ def evaluate_run(
     """
     function = "evaluate_run"
     ks = _check_ks(k, function)
-    chosen = _check_metrics(metrics, RETRIEVAL_METRICS, function)
+    defaults = [m.name for m in registry.metrics("retrieval") if m.by_default]
+    chosen = defaults if metrics is None else _check_metrics(metrics, RETRIEVAL_METRICS, function)
     level = _check_level(relevance_level, function)
     complete = validate.flag(complete, "complete", function)
     max_docs = None if max_docs is None else validate.positive_int(max_docs, "max_docs", function)
+    family_options = {
+        "rbp_persistence": _check_persistence(rbp_persistence, function),
+        "err_max_grade": validate.positive_int(err_max_grade, "err_max_grade", function),
+    }
     names = {
         name: validate.column_name(value, name, function)
         for name, value in (("query_id", query_id), ("doc_id", doc_id), ("score", score), ("relevance", relevance))
@@ -671,9 +956,24 @@ def evaluate_run(
     if max_docs is not None:
         run_doc, run_counts = _truncated(run_doc, run_counts, max_docs)
     query_ids, counts, judgments, jrows = _coded_judgments(qids, run_counts, qrels_runs, tables, complete)
-    measures = [*chosen, *COUNT_MEASURES]
-    values = _measures(run_doc, counts, judgments, jrows, ks=ks, measures=measures, level=level, column=doc_id)
-    return _per_query(query_ids, values, _output_names(ks, chosen, ""))
+    requests = _requests(ks, chosen)
+    trec = _trec_options(requests, family_options)
+    _check_err_grades(trec, judgments.grade, lambda at: int(jrows[at]), names["relevance"], function)
+    measures = [*_classic(requests)[1], *COUNT_MEASURES]
+    virtual = np.arange(counts.size) >= qids.len() if trec is not None else None
+    values = _measures(
+        run_doc,
+        counts,
+        judgments,
+        jrows,
+        ks=ks,
+        measures=measures,
+        level=level,
+        column=doc_id,
+        trec=trec,
+        virtual=virtual,
+    )
+    return _per_query(query_ids, values, [metric.column(k) for metric, k in requests])
 
 
 def trec_eval_run(
@@ -978,8 +1278,10 @@ def run_summary(per_query: Any, /) -> pl.DataFrame:
     ``num_rel_ret`` are summed over them; every ranking-measure column (``ndcg_at_10``,
     ``bm25_mrr``, ...: the registry's retrieval metrics, any prefix) is the arithmetic mean
     over them (queries with null measures are left out, as trec_eval leaves out queries
-    that have no judgments). Other columns (ids, metadata, other families' scores) are not
-    summarised.
+    that have no judgments). ``average_precision`` and ``bpref`` are also summarised as
+    trec_eval's geometric means, ``gm_map`` and ``gm_bpref`` (with their prefix), right
+    after them: exp(mean(log(max(value, 0.00001)))). Other columns (ids, metadata, other
+    families' scores) are not summarised.
 
     Parameters
     ----------
@@ -999,18 +1301,31 @@ def run_summary(per_query: Any, /) -> pl.DataFrame:
     >>> pq = pl.DataFrame({"query_id": ["a", "b", "c"], "num_ret": [1, 1, 2], "mrr": [1.0, 0.0, None]})
     >>> run_summary(pq).row(0, named=True)  # query c has no judgments
     {'num_q': 2, 'num_ret': 2, 'mrr': 0.5}
+    >>> ap = pl.DataFrame({"query_id": ["a", "b"], "average_precision": [0.5, 0.125]})
+    >>> run_summary(ap).row(0, named=True)
+    {'num_q': 2, 'average_precision': 0.3125, 'gm_map': 0.25}
     """
     df = to_polars(per_query, function="run_summary")
-    from ragframe.metrics.registry import metric_for_column, score_columns
-
     measures = [
-        c for c in score_columns(df.schema) if (m := metric_for_column(c)) is not None and m.family == "retrieval"
+        c
+        for c in registry.score_columns(df.schema)
+        if (m := registry.metric_for_column(c)) is not None and m.family == "retrieval"
     ]
     evaluated = df.filter(pl.all_horizontal(pl.col(measures).is_not_null())) if measures else df
     exprs = [pl.len().alias("num_q")]
     exprs += [pl.col(c).sum() for c in COUNT_MEASURES if c in df.columns]
-    exprs += [pl.col(c).mean() for c in measures]
+    for column in measures:
+        exprs.append(pl.col(column).mean())
+        parsed = registry.parse_column(column)
+        geometric = _GEOMETRIC.get(parsed.metric.name) if parsed is not None and parsed.metric is not None else None
+        if geometric is not None:
+            floored = pl.col(column).clip(lower_bound=MIN_GEO_MEAN).log()
+            exprs.append(floored.mean().exp().alias(parsed.prefix + geometric))
     return evaluated.select(exprs)
+
+
+#: The measures trec_eval also summarises by a geometric mean, and that summary's name.
+_GEOMETRIC = {"average_precision": "gm_map", "bpref": "gm_bpref"}
 
 
 # ----------------------------------------------------------------------------- one sample

@@ -655,7 +655,7 @@ def compare_runs(
     k : int or list of int
         Cutoffs for the ``*_at_k`` measures.
     metrics : list of str, optional
-        Names from :data:`ragframe.RETRIEVAL_METRICS`; all by default.
+        Names from :data:`ragframe.RETRIEVAL_METRICS`; by default the ranking family's default set.
     test : {"t", "wilcoxon", "permutation", "bootstrap"}
         The paired test, as in :func:`compare`.
     alpha : float
