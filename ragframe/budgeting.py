@@ -63,7 +63,8 @@ class Candidates:
     table: pl.DataFrame
     sizes: dict[str, int]
     metric_sizes: dict[str, int]
-    rows: dict[str, tuple[np.ndarray, pl.Series, np.ndarray]] = field(repr=False)  # metric -> (rows, strata, priorities)
+    #: metric -> (rows, their strata, their priorities)
+    rows: dict[str, tuple[np.ndarray, pl.Series, np.ndarray]] = field(repr=False)
 
 
 def candidates(view: pl.DataFrame, eligible: Mapping[str, np.ndarray], checked: Mapping[str, Any], function: str):
@@ -108,11 +109,12 @@ def candidates(view: pl.DataFrame, eligible: Mapping[str, np.ndarray], checked: 
 
 def plan_from(found: Candidates, checked: Mapping[str, Any]) -> BudgetPlan:
     """The draw over one frame's candidates (an in-memory run)."""
-    return select(found.table, found.sizes, found.metric_sizes, checked["budget"], checked["_families"]["judge"]["n_samples"])
+    n_samples = checked["_families"]["judge"]["n_samples"]
+    return select(found.table, found.sizes, found.metric_sizes, checked["budget"], n_samples)
 
 
 def truncated(found: Candidates, checked: Mapping[str, Any]) -> Candidates:
-    """What a streaming batch keeps of its candidates for the run's plan (see :func:`ragframe.judges.budget.truncate`)."""
+    """What a streaming batch keeps of its candidates for the run's plan (:func:`ragframe.judges.budget.truncate`)."""
     table = truncate(found.table, checked["budget"], checked["_families"]["judge"]["n_samples"])
     return Candidates(table, found.sizes, found.metric_sizes, {})
 
@@ -238,9 +240,9 @@ def budget_summary(scored: Any, /, *, by: str | list[str] | None = None, alpha: 
     Examples
     --------
     >>> import polars as pl
+    >>> left_out = "budget: not chosen for the judge (1 calls, seed 0)"
     >>> out = pl.DataFrame({"f": [None, 0.5, None, None], "f_status": ["skipped", "ok", "skipped", "skipped"],
-    ...                     "f_error": ["budget: not chosen for the judge (1 calls, seed 0)", None,
-    ...                                 "null answer: not judged", "budget: not chosen for the judge (1 calls, seed 0)"]})
+    ...                     "f_error": [left_out, None, "null answer: not judged", left_out]})
     >>> row = budget_summary(out).row(0, named=True)
     >>> row["candidates"], row["chosen"], row["judged"], round(row["expected_width"], 3), row["width_basis"]
     (3, 1, 1, 1.96, 'worst case')
@@ -288,6 +290,8 @@ def _summary_of(frame: pl.DataFrame, name: str, group_by: list[str], z: float) -
         pl.lit(name).alias("metric"),
     ).drop("_sd")
     ordered = ["metric", *group_by, "rows", "candidates", "chosen", "judged", "not_chosen", "stopped"]
-    return table.select(*ordered, "expected_width", "width_basis").sort(group_by) if group_by else table.select(
-        *ordered, "expected_width", "width_basis"
+    return (
+        table.select(*ordered, "expected_width", "width_basis").sort(group_by)
+        if group_by
+        else table.select(*ordered, "expected_width", "width_basis")
     )

@@ -437,7 +437,9 @@ class Evaluator:
         requests, roles = self._plan(checked, frame.columns, function)
         view = frame.select(list(dict.fromkeys(roles.values())))
         routes = {m.name: routing.route(m, checked) for m, _ in requests}
-        groups = _heuristic_groups(view, requests, routes, checked, function)
+        hybrid = [r for r in requests if r[0].family != "judge" and routes[r[0].name] == "hybrid"]
+        blocks = _family_blocks(view, hybrid, checked, function)
+        groups = _score_groups(blocks, {m.column(k) for m, k in hybrid}, function)
         eligible = _budget_eligible(view, requests, routes, groups, checked)
         return budgeting.truncated(budgeting.candidates(view, eligible, checked, function), checked)
 

@@ -141,10 +141,10 @@ def check_budget(value: Any, seed: Any, by: Any, function: str) -> Budget | None
     --------
     >>> check_budget(None, 0, None, "evaluate") is None
     True
-    >>> check_budget(2.5, 0, None, "evaluate")
+    >>> check_budget(2.5, 0, None, "evaluate")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ragframe.exceptions.InvalidParameterError: evaluate: budget must be a number of calls (an int >= 0) or a dict with 'calls' and/or 'cost', found 2.5
+    ragframe.exceptions.InvalidParameterError: evaluate: budget must be a number of calls ... found 2.5
     """
     seed = validate.integer(seed, "budget_seed", function, minimum=0)
     columns = () if by is None else tuple(validate.column_list(by, "by", function))
@@ -301,10 +301,9 @@ def strata(view: pl.DataFrame, by: Sequence[str], function: str) -> pl.Series:
 def candidate_groups(
     stratum: pl.Series, priority: np.ndarray, metric: str, n_samples: int, cost: np.ndarray
 ) -> pl.DataFrame:
-    """One metric's candidates grouped by (stratum, priority): rows, planned calls and cost (see :data:`CANDIDATE_SCHEMA`)."""
-    frame = pl.DataFrame(
-        {"stratum": stratum, "priority": pl.Series(priority, dtype=pl.UInt64), "cost": pl.Series(cost, dtype=pl.Float64)}
-    )
+    """One metric's candidates by (stratum, priority): rows, planned calls and cost (:data:`CANDIDATE_SCHEMA`)."""
+    order = pl.Series(priority, dtype=pl.UInt64)
+    frame = pl.DataFrame({"stratum": stratum, "priority": order, "cost": pl.Series(cost, dtype=pl.Float64)})
     grouped = frame.group_by("stratum", "priority").agg(pl.len().cast(pl.Int64).alias("rows"), pl.col("cost").sum())
     return grouped.select(
         "stratum",
@@ -331,7 +330,7 @@ def _row_cap(budget: Budget, n_samples: int) -> int | None:
 
 
 def truncate(candidates: pl.DataFrame, budget: Budget, n_samples: int) -> pl.DataFrame:
-    """The candidates any plan could choose, per stratum: those before the budget is spent, and the group that spends it.
+    """The candidates any plan could choose, per stratum: those before the budget is spent and the group spending it.
 
     A streaming run keeps only these from each batch; the plan from the merged truncated
     tables is the plan from all the candidates (each stratum's share is at most the budget).
@@ -531,7 +530,7 @@ class BudgetGate:
         future_calls, future_cost = self._future if reserve else (0, 0.0)
         if calls is not None and self._spent[0] + self._flight[0] + future_calls + 1 > calls:
             return False
-        if cost is not None and self._spent[1] + self._flight[1] + future_cost + bound > cost * (1 + 1e-12):
+        if cost is not None and self._spent[1] + self._flight[1] + future_cost + bound > cost:
             return False
         return True
 

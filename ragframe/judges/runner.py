@@ -68,8 +68,8 @@ from typing import Any
 import polars as pl
 
 from ragframe.exceptions import InvalidParameterError, RagframeError
-from ragframe.judges.budget import BudgetGate, cost_bound, estimated_cost
 from ragframe.judges.base import CallableJudge, Judge, JudgeCallError, JudgeReply, as_judge
+from ragframe.judges.budget import BudgetGate, cost_bound, estimated_cost
 from ragframe.judges.cache import JudgeCache, cache_key, resolve_cache
 from ragframe.judges.progress import JudgeProgress
 from ragframe.judges.usage import GLOBAL_USAGE, JudgeUsage, price_of, token_estimate
