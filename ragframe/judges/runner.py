@@ -670,7 +670,7 @@ def _record(plan: _Plan, outcome: _Outcome) -> None:
 
 
 def _log_failures(plan: _Plan, outcomes: dict[str, _Outcome]) -> None:
-    failed = [o for o in outcomes.values() if o.status != "ok"]
+    failed = [o for o in outcomes.values() if o.status not in ("ok", "skipped")]  # skipped: a budget's stop
     if failed:
         counts = ", ".join(f"{n} {status}" for status, n in sorted(Counter(o.status for o in failed).items()))
         logger.warning(
