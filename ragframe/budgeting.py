@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -133,16 +132,13 @@ def merged_plan(parts: Sequence[Candidates], checked: Mapping[str, Any]) -> Budg
     return select(table, sizes, metric_sizes, checked["budget"], checked["_families"]["judge"]["n_samples"])
 
 
-_GATES: dict[str, BudgetGate] = {}
-_GATES_LOCK = threading.Lock()
-
-
 @dataclass(frozen=True)
 class BudgetState:
     """Where a streaming run's budget stands when a group of batches starts: the plan and what was spent.
 
-    Picklable (a child process gets it with its batches); :meth:`gate` is the one gate of
-    this process for it, shared by the batches of the group, so the stop holds across them.
+    Picklable (a child process gets it with its batches, and makes its own gate); :meth:`gate`
+    is the one gate of this process for it, shared by the batches of the group, so the stop
+    holds across them.
     """
 
     budget: Budget
@@ -151,20 +147,31 @@ class BudgetState:
     spent_cost: float = 0.0
     planned_calls: int = 0
     planned_cost: float = 0.0
-    token: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     def gate(self) -> BudgetGate:
         """This process's gate for the state (made on first use)."""
-        with _GATES_LOCK:
-            if self.token not in _GATES:
-                _GATES[self.token] = BudgetGate(
+        with _GATE_LOCK:
+            made = self.__dict__.get("_gate")
+            if made is None:
+                made = BudgetGate(
                     self.budget,
                     planned_calls=self.planned_calls,
                     planned_cost=self.planned_cost,
                     spent_calls=self.spent_calls,
                     spent_cost=self.spent_cost,
                 )
-            return _GATES[self.token]
+                object.__setattr__(self, "_gate", made)
+            return made
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_gate"}  # a copy starts its own gate
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+
+
+_GATE_LOCK = threading.Lock()
 
 
 def budget_run(

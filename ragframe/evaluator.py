@@ -860,7 +860,9 @@ def evaluate(df: Frame, /, metrics: str | Iterable[str] | None = None, **options
         ``hybrid_band``, ...). With ``mode="llm"`` each heuristic metric that has a judge
         counterpart is scored by the judge under its own name (plus ``_reason``, ``_status``,
         ``_error``, ``_source``); with ``mode="hybrid"`` only the rows whose heuristic score is
-        in ``hybrid_band`` go to the judge.
+        in ``hybrid_band`` go to the judge. ``budget=N`` (or ``{"calls": N, "cost": x}``) caps
+        what the judge is sent, on rows drawn at random (``budget_seed``, strata ``by``), and
+        adds ``<name>_heuristic`` to each routed metric (:mod:`ragframe.judges.budget`).
 
     Returns
     -------

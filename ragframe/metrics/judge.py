@@ -743,7 +743,9 @@ def _single(name: str) -> Callable[..., Any]:
     prefix : str
         Prepended to the output columns (``""`` or ending with ``_ - . : /``).
     **options
-        Column names, as in :func:`ragframe.evaluate`.
+        Column names, as in :func:`ragframe.evaluate`, and a judge budget: ``budget`` (a hard
+        cap: ``N`` calls or ``{{"cost": x}}``; rows drawn at random, the others ``skipped``),
+        ``budget_seed`` and ``by`` (strata) (:mod:`ragframe.judges.budget`).
 
     Returns
     -------
