@@ -21,6 +21,11 @@ ends with byte-identical files. Memory is bounded by the batch size, not the fil
 the heap is trimmed after every batch (:func:`ragframe.io.memory.trim_heap`). Every part has
 one schema (see ``source`` in :func:`evaluate_parquet`).
 
+A judge budget (``budget=``, :mod:`ragframe.judges.budget`) caps the whole run: a first pass
+over the batches finds every candidate row and draws the run's rows from all of them (the
+manifest's ``budget_plan``, so the rows chosen do not depend on the batches), then the
+batches, one after another, share one hard stop; each part records what it spent.
+
 A run that scored or judged nothing is not a success: once its output is complete (and
 readable by ``ragframe summary``), :func:`evaluate_parquet` raises
 :class:`~ragframe.exceptions.RunFailedError` when the log has no rows, when every row was
