@@ -218,7 +218,7 @@ def test_the_cost_plan_is_the_rate_limiters_estimate(server):
     estimates = [((len(p) + 3) // 4) * 1.0 + MAX_TOKENS * 2.0 for p in _prompts(chosen)]
     others = dry.filter(pl.col("judge_faithfulness_error") != "dry run: not called")
     leftover = [((len(p) + 3) // 4) * 1.0 + MAX_TOKENS * 2.0 for p in _prompts(others)]
-    assert sum(estimates) <= budget < sum(estimates) + max(leftover) * 5  # spent up to the next few rows' worth
+    assert sum(estimates) <= budget < sum(estimates) + max(leftover)  # the next row in priority order did not fit
     assert len(server.log) == 0
 
 
