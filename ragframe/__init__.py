@@ -12,6 +12,7 @@ Examples
 [0.5]
 """
 
+from ragframe.budgeting import budget_summary
 from ragframe.evaluator import Evaluator, aevaluate, evaluate
 from ragframe.exceptions import (
     InputFileError,
@@ -120,6 +121,7 @@ __all__ = [
     "judgments_to_qrels",
     "agreement_with_labels",
     "evaluate_parquet",
+    "budget_summary",
     "ParquetEvaluation",
     "ResumeError",
     "RunFailedError",

@@ -20,7 +20,9 @@ import polars as pl
 
 from ragframe import routing, secrets, validate
 from ragframe.exceptions import InvalidParameterError, SchemaError, SkippedMetricWarning
+from ragframe.judges.budget import check_budget
 from ragframe.metrics import registry
+from ragframe.metrics.judge import counterpart
 from ragframe.metrics.registry import COMPOSITE, Metric
 from ragframe.schema import DEFAULT_COLUMNS, apply_to_frame, column_names, conform_text
 
@@ -30,6 +32,8 @@ Frame = TypeVar("Frame")
 Request = tuple[Metric, "int | None"]
 #: ``metrics="auto"``: every metric whose input columns the frame has.
 AUTO = "auto"
+#: Roles of the ``by`` columns of a judge budget in :meth:`Evaluator.input_columns` (``"by:topic"``).
+BY_ROLE = "by:"
 #: Options of the run itself (the families add theirs: column names, k, explain, ...).
 GENERAL_OPTIONS: dict[str, Any] = {
     "prefix": "",
@@ -40,9 +44,12 @@ GENERAL_OPTIONS: dict[str, Any] = {
     "mode": "heuristic",
     "metric_modes": None,
     "hybrid_band": None,
+    "budget": None,
+    "budget_seed": 0,
+    "by": None,
 }
 #: Options whose value may be a dict (frozen as sorted (key, value) pairs, thawed back to a dict).
-_DICT_OPTIONS = ("metric_modes", "hybrid_band", "prompt", "judge")
+_DICT_OPTIONS = ("metric_modes", "hybrid_band", "prompt", "judge", "budget")
 #: What to do when the input already has some of the columns a run writes (see ragframe.schema).
 CLASH_HINT = (
     "choose a prefix for this run's columns (prefix='run2_'; ragframe eval --prefix run2_), "
@@ -98,8 +105,10 @@ class Evaluator:
         ``n_samples``, ``prompt``, ``dry_run``, ``parse_retries``, ``retry_parse_errors``; and the
         modes: ``mode`` (``"heuristic"``, the default, ``"llm"`` or ``"hybrid"``), ``metric_modes``
         (per metric), ``hybrid_band``
-        (``(lo, hi)`` or per metric; docs/judges.md). ``Evaluator.option_defaults()`` lists
-        every name with its default.
+        (``(lo, hi)`` or per metric; docs/judges.md); a judge budget: ``budget`` (a number of
+        calls, or ``{"calls": n, "cost": x}``), ``budget_seed`` (0) and ``by`` (columns that
+        stratify the budget's draw; :mod:`ragframe.judges.budget`). ``Evaluator.option_defaults()``
+        lists every name with its default.
 
     Examples
     --------
@@ -316,6 +325,7 @@ class Evaluator:
         checked["mode"] = validate.choice(merged["mode"], "mode", function, routing.MODES)
         checked["metric_modes"] = routing.check_metric_modes(merged["metric_modes"], function)
         checked["hybrid_band"] = routing.check_hybrid_band(merged["hybrid_band"], function)
+        checked["budget"] = check_budget(merged["budget"], merged["budget_seed"], merged["by"], function)
         return checked
 
     # ------------------------------------------------------------------ metrics and columns
@@ -493,9 +503,29 @@ class Evaluator:
         >>> Evaluator(["mrr"]).scores(pl.DataFrame({"retrieved_ids": [["a"]], "relevant_ids": [["a"]]})).columns
         ['mrr']
         """
+        return self._scores(frame, function)
+
+    def _scores(self, frame: pl.DataFrame, function: str, budget: Any = None) -> pl.DataFrame:
+        """:meth:`scores`, with a streaming run's budget state (:class:`ragframe.budgeting.BudgetState`)."""
         checked = self._checked(function)
         requests, roles = self._plan(checked, frame.columns, function, warn=False)
-        return _score(conform_text(frame.select(list(dict.fromkeys(roles.values())))), requests, checked, function)
+        return _score(
+            conform_text(frame.select(list(dict.fromkeys(roles.values())))), requests, checked, function, budget
+        )
+
+    def _budget_candidates(self, frame: pl.DataFrame, function: str) -> Any:
+        """A streaming batch's budget candidates, truncated to those the run's plan could choose."""
+        from ragframe import budgeting
+
+        checked = self._checked(function)
+        requests, roles = self._plan(checked, frame.columns, function, warn=False)
+        view = conform_text(frame.select(list(dict.fromkeys(roles.values()))))
+        routes = {m.name: routing.route(m, checked) for m, _ in requests}
+        hybrid = [r for r in requests if r[0].family != "judge" and routes[r[0].name] == "hybrid"]
+        blocks = _family_blocks(view, hybrid, checked, function)
+        groups = _score_groups(blocks, {m.column(k) for m, k in hybrid}, function)
+        eligible = _budget_eligible(view, requests, routes, groups, checked)
+        return budgeting.truncated(budgeting.candidates(view, eligible, checked, function), checked)
 
     def written_columns(self, schema: Mapping[str, pl.DataType], /, *, function: str = "Evaluator") -> list[str]:
         """Every column the run appends to a frame of this ``schema``, in order (from scoring zero rows).
@@ -726,6 +756,9 @@ def _input_columns(requests: list[Request], checked: dict[str, Any], available: 
         family_requests = [r for r in requests if r[0].family == family]
         opts = checked["_families"][family]
         roles.update(registry.get_family(family).columns(family_requests, opts, available))
+    budget = checked["budget"]
+    for column in budget.by if budget is not None else ():
+        roles[f"{BY_ROLE}{column}"] = column
     return roles
 
 
@@ -742,6 +775,15 @@ def _require(requests: list[Request], checked: dict[str, Any], available: list[s
                     column=column,
                     available=available,
                 )
+    budget = checked["budget"]
+    for column in budget.by if budget is not None else ():
+        if column not in present:
+            raise SchemaError(
+                "by= names a column the judge budget's draw is stratified by, and it is missing",
+                function=function,
+                column=column,
+                available=available,
+            )
 
 
 def _missing_input(request: Request, checked: dict[str, Any], available: list[str]) -> tuple[str, str] | None:
@@ -837,27 +879,27 @@ def _auto(checked: dict[str, Any], available: list[str], function: str) -> list[
 
 
 def _family_blocks(
-    view: pl.DataFrame, requests: list[Request], checked: dict[str, Any], function: str
+    view: pl.DataFrame,
+    requests: list[Request],
+    checked: dict[str, Any],
+    function: str,
+    overrides: dict[str, Any] | None = None,
 ) -> list[pl.DataFrame]:
-    """Each family's columns for its requests, families in order of first request."""
+    """Each family's columns for its requests, families in order of first request (``overrides``: options by family)."""
     blocks = []
     for family in dict.fromkeys(m.family for m, _ in requests):
         family_requests = [r for r in requests if r[0].family == family]
-        opts = checked["_families"][family]
+        opts = (overrides or {}).get(family, checked["_families"][family])
         columns = registry.get_family(family).columns(family_requests, opts, view.columns)
         part = view.select(list(dict.fromkeys(columns.values())))
         blocks.append(registry.get_family(family).score(part, family_requests, opts, function))
     return blocks
 
 
-def _routed_scores(
-    view: pl.DataFrame, requests: list[Request], routes: dict[str, str], checked: dict[str, Any], function: str
-) -> tuple[pl.DataFrame, dict[str, Any]]:
-    """Scores when some metrics go to the judge (mode "llm"/"hybrid"), with each column's threshold."""
-    computed = [r for r in requests if routes[r[0].name] != "llm"]
+def _score_groups(blocks: list[pl.DataFrame], names: set[str], function: str) -> dict[str, list[pl.Series]]:
+    """Each score column with its companions (signals), from the families' blocks."""
     groups: dict[str, list[pl.Series]] = {}
-    names = {m.column(k) for m, k in computed}
-    for block in _family_blocks(view, computed, checked, function):
+    for block in blocks:
         current: list[pl.Series] | None = None
         for series in block.get_columns():
             if series.name in names:  # a score column starts its group; companions (signals) follow it
@@ -865,6 +907,65 @@ def _routed_scores(
             if current is None:  # an internal invariant: families write each score before its companions
                 raise RuntimeError(f"{function}: column {series.name!r} precedes every score column of its family")
             current.append(series)
+    return groups
+
+
+def _heuristic_groups(
+    view: pl.DataFrame, requests: list[Request], routes: dict[str, str], checked: dict[str, Any], function: str
+) -> dict[str, list[pl.Series]]:
+    """The columns of every metric scored without the judge: all but the judge family's and those ``"llm"`` routes
+    (which a budgeted run scores too: its heuristic is the prediction of the estimate)."""
+    budget = checked["budget"]
+    first = [r for r in requests if r[0].family != "judge" and (routes[r[0].name] != "llm" or budget is not None)]
+    names = {m.column(k) for m, k in first}
+    return _score_groups(_family_blocks(view, first, checked, function), names, function)
+
+
+def _budget_eligible(
+    view: pl.DataFrame,
+    requests: list[Request],
+    routes: dict[str, str],
+    groups: dict[str, list[pl.Series]],
+    checked: dict[str, Any],
+) -> dict[str, np.ndarray]:
+    """Per judge metric, the rows the judge would be asked about without a budget (the draw's candidates)."""
+    eligible: dict[str, np.ndarray] = {}
+    for metric, k in requests:
+        route = "llm" if metric.family == "judge" else routes[metric.name]
+        if route == "heuristic":
+            continue
+        judge = metric if metric.family == "judge" else counterpart(metric)
+        if route == "hybrid":
+            score = groups[metric.column(k)][0]
+            rows, _ = routing.inside_band(view, metric, score, checked, _default_threshold(metric, checked))
+        else:
+            rows = routing.judgeable(view, judge, checked)
+        mask = rows.to_numpy().astype(bool, copy=False)
+        eligible[judge.name] = eligible[judge.name] | mask if judge.name in eligible else mask
+    return eligible
+
+
+def _routed_scores(
+    view: pl.DataFrame,
+    requests: list[Request],
+    routes: dict[str, str],
+    checked: dict[str, Any],
+    function: str,
+    budget_state: Any = None,
+) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """Scores when some metrics go to the judge (mode "llm"/"hybrid", judge metrics, a budget), with each threshold."""
+    groups = _heuristic_groups(view, requests, routes, checked, function)
+    options = checked["_families"]["judge"]
+    budgeted = checked["budget"] is not None
+    if budgeted:
+        from ragframe.budgeting import budget_run
+
+        eligible = _budget_eligible(view, requests, routes, groups, checked)
+        options = {**options, "_budget": budget_run(view, eligible, checked, function, budget_state)}
+    judged = [r for r in requests if r[0].family == "judge"]
+    if judged:
+        blocks = _family_blocks(view, judged, checked, function, {"judge": options})
+        groups.update(_score_groups(blocks, {m.column(k) for m, k in judged}, function))
     columns: list[pl.Series] = []
     thresholds: dict[str, Any] = {}
     for metric, k in requests:
@@ -882,20 +983,25 @@ def _routed_scores(
             (given, _default_threshold(metric, checked)),
             checked,
             function,
+            options,
         )
         columns += routed
+        if budgeted:  # the heuristic on every row: the prediction of rf.estimate, the judge its label
+            columns.append(groups[column][0].rename(f"{column}_heuristic"))
     return pl.DataFrame(columns, height=view.height), thresholds
 
 
-def _score(view: pl.DataFrame, requests: list[Request], checked: dict[str, Any], function: str) -> pl.DataFrame:
+def _score(
+    view: pl.DataFrame, requests: list[Request], checked: dict[str, Any], function: str, budget_state: Any = None
+) -> pl.DataFrame:
     """Every family's columns (or the judge's, by mode), pass flags, the composite, then the prefix."""
     routes = {m.name: routing.route(m, checked) for m, _ in requests}
-    if all(route == "heuristic" for route in routes.values()):
+    if checked["budget"] is None and all(route == "heuristic" for route in routes.values()):
         blocks = _family_blocks(view, requests, checked, function)
         scores = pl.concat(blocks, how="horizontal") if blocks else pl.DataFrame(height=view.height)
         thresholds = {m.column(k): _threshold(m, k, checked) for m, k in requests}
     else:
-        scores, thresholds = _routed_scores(view, requests, routes, checked, function)
+        scores, thresholds = _routed_scores(view, requests, routes, checked, function, budget_state)
     out = _with_pass_flags(scores, {c: t for c, t in thresholds.items() if t is not None})
     if checked["composite"] and any(t is not None for t in thresholds.values()):
         out = out.hstack(_composite(scores, thresholds, checked))
@@ -970,7 +1076,9 @@ def evaluate(df: Frame, /, metrics: str | Iterable[str] | None = None, **options
         ``hybrid_band``, ...). With ``mode="llm"`` each heuristic metric that has a judge
         counterpart is scored by the judge under its own name (plus ``_reason``, ``_status``,
         ``_error``, ``_source``); with ``mode="hybrid"`` only the rows whose heuristic score is
-        in ``hybrid_band`` go to the judge.
+        in ``hybrid_band`` go to the judge. ``budget=N`` (or ``{"calls": N, "cost": x}``) caps
+        what the judge is sent, on rows drawn at random (``budget_seed``, strata ``by``), and
+        adds ``<name>_heuristic`` to each routed metric (:mod:`ragframe.judges.budget`).
 
     Returns
     -------

@@ -128,7 +128,13 @@ def check_judging(requests: list[tuple[Metric, int | None]], checked: Mapping[st
     metrics = judged(requests, checked)
     options = checked["_families"]["judge"]
     prompts: dict[str, str] = options["prompt"]
+    budget = checked.get("budget")
     if not metrics:
+        if budget is not None:
+            raise InvalidParameterError(
+                f"{function}: budget= caps the judge's calls but no metric of this run is judged; pass mode='llm' or "
+                "mode='hybrid', or a judge metric (judge_faithfulness, ...)"
+            )
         if prompts:
             raise InvalidParameterError(f"{function}: prompt= is given but no metric of this run is judged")
         if options["judge"] is not None:  # a judge that would never be called: the run is not what was asked
@@ -157,6 +163,10 @@ def check_judging(requests: list[tuple[Metric, int | None]], checked: Mapping[st
         template = prompts.get(metric.name, prompts.get("*"))
         if template is not None:
             check_template(template, metric.inputs, f"{function}: prompt for {metric.name!r}")
+    if budget is not None:
+        from ragframe.judges.budget import check_cost_judge
+
+        check_cost_judge(options["judge"], budget, function)
 
 
 def check_template(template: str, inputs: tuple[str, ...], where: str) -> None:
@@ -175,17 +185,24 @@ def check_template(template: str, inputs: tuple[str, ...], where: str) -> None:
 # ----------------------------------------------------------------------------- scoring
 
 
-def _judge_block(view: pl.DataFrame, metric: Metric, name: str, checked: Mapping[str, Any], function: str):
+def _judge_block(
+    view: pl.DataFrame,
+    metric: Metric,
+    name: str,
+    checked: Mapping[str, Any],
+    function: str,
+    options: Mapping[str, Any] | None = None,
+):
     """The judge counterpart's columns for ``view``, renamed from ``judge_<x>...`` to ``name...``."""
     family = registry.get_family("judge")
-    options = checked["_families"]["judge"]
+    options = checked["_families"]["judge"] if options is None else options
     request = [(metric, None)]
     columns = family.columns(request, options, view.columns)
     block = family.score(view.select(list(dict.fromkeys(columns.values()))), request, options, function)
     return block.rename({c: name + c[len(metric.name) :] for c in block.columns})
 
 
-def _judgeable(view: pl.DataFrame, metric: Metric, checked: Mapping[str, Any]) -> pl.Series:
+def judgeable(view: pl.DataFrame, metric: Metric, checked: Mapping[str, Any]) -> pl.Series:
     """Rows the judge would call for: no null input (and a non-blank ground truth), as the judge family reads them."""
     options = checked["_families"]["judge"]
     columns = registry.get_family("judge").columns([(metric, None)], options, view.columns)
@@ -196,6 +213,17 @@ def _judgeable(view: pl.DataFrame, metric: Metric, checked: Mapping[str, Any]) -
         if role == "ground_truth" and values.dtype == pl.String:
             ok = ok & (values.str.strip_chars() != "").fill_null(False)
     return ok
+
+
+def inside_band(
+    view: pl.DataFrame, metric: Metric, score: pl.Series, checked: Mapping[str, Any], default: float | None
+) -> tuple[pl.Series, pl.Series]:
+    """The rows hybrid routing sends to ``metric``'s judge (score in the band, judgeable), and the judgeable rows."""
+    judge = counterpart(metric)
+    assert judge is not None
+    lo, hi = band(metric, checked, default)
+    rows = judgeable(view, judge, checked)
+    return score.is_between(lo, hi).fill_null(False) & rows, rows
 
 
 def band(metric: Metric, checked: Mapping[str, Any], threshold: float | None) -> tuple[float, float]:
@@ -215,32 +243,35 @@ def routed_columns(
     thresholds: tuple[float | None, float | None],
     checked: Mapping[str, Any],
     function: str,
+    options: Mapping[str, Any] | None = None,
 ) -> tuple[list[pl.Series], Any]:
     """The columns of a metric scored in ``mode`` ("llm" or "hybrid") and its pass threshold (per row in hybrid).
 
     ``heuristic`` is the heuristic score column and its companions (hybrid only);
-    ``thresholds`` is (the threshold given by the caller, the heuristic method's default).
+    ``thresholds`` is (the threshold given by the caller, the heuristic method's default);
+    ``options`` replaces the judge family's options (a budgeted run adds its draw).
     """
     judge = counterpart(metric)
     assert judge is not None  # route() sends only metrics with a counterpart
     name = metric.name
     given, default = thresholds
     if mode == "llm":
-        block = _judge_block(view, judge, name, checked, function)
+        block = _judge_block(view, judge, name, checked, function, options)
         source = pl.Series(f"{name}_source", ["judge"] * view.height, dtype=pl.String)
         return [*block.get_columns(), source], given if given is not None else judge.threshold
     assert heuristic is not None
     score, companions = heuristic[0], heuristic[1:]
     lo, hi = band(metric, checked, default)
-    judgeable = _judgeable(view, judge, checked)
-    inside = score.is_between(lo, hi).fill_null(False) & judgeable
+    inside, judgeable_rows = inside_band(view, metric, score, checked, default)
     rows = np.flatnonzero(inside.to_numpy())
-    block = _judge_block(view.filter(inside), judge, name, checked, function)
+    if options is not None and options.get("_budget") is not None:  # the budget's draw over the rows judged
+        options = {**options, "_budget": options["_budget"].subset(inside.to_numpy())}
+    block = _judge_block(view.filter(inside), judge, name, checked, function, options)
     n = view.height
     error = (
         pl.when(score.is_null())
         .then(pl.lit("no heuristic score: not sent to the judge"))
-        .when(~judgeable)
+        .when(~judgeable_rows)
         .then(pl.lit(f"null input ({', '.join(judge.inputs)}): not sent to the judge"))
         .otherwise(pl.lit(f"heuristic score outside the hybrid band [{lo:g}, {hi:g}]: not sent to the judge"))
     )

@@ -50,6 +50,12 @@ API key is read from OPENAI_API_KEY, never from a flag), or the config's
 [judge] table (name the key's variable there: api_key_env = 'MY_KEY'); a judge
 that no metric of the run uses is a usage error. A key is shown as *** in the
 manifest, the report, logs and errors.
+--budget caps what the judge is sent (calls, or cost at the [judge]
+table's prices): the rows to judge are drawn at random (seeded by
+--budget-seed, stratified by --budget-by) among those the judge would be
+asked about, the others are 'skipped' with a 'budget:' error, and no more
+than the budget is ever sent; OUT/manifest.json records the plan and the
+spend.
 
 Outcome: a run that scored or judged nothing exits with 3 after writing its
 output: a log without rows (the output is a valid empty one), every row
@@ -66,6 +72,7 @@ _CONFIG_HELP = (
     "chunk_relevance_threshold, mode, metric_modes, hybrid_band, a [judge] table of rf.OpenAIJudge keywords "
     "(model, base_url, temperature, max_tokens, ...; name the key's environment variable, api_key_env = 'MY_KEY', "
     "never the key: a key is shown as *** in the manifest and reports; default OPENAI_API_KEY), cache, n_samples, "
+    "budget (a number of calls, or a [budget] table of calls and/or cost), budget_seed, by (the budget's strata), "
     "and the column names question, answer, contexts, ground_truth, retrieved_ids, "
     "retrieved_scores, relevant_ids, relevance, also accepted grouped in a [columns] table), plus the run's own "
     "batch_rows, batches_per_process, keep and max_failure_rate. Flags given on the command line override the "
@@ -136,6 +143,12 @@ def _evaluator(args: argparse.Namespace, config: dict[str, Any]) -> Evaluator:
         options["mode"] = args.mode
     if args.hybrid_band is not None:
         options["hybrid_band"] = tuple(args.hybrid_band)
+    if args.budget is not None:
+        options["budget"] = _budget_option(args.budget)
+    if args.budget_seed is not None:
+        options["budget_seed"] = args.budget_seed
+    if args.budget_by is not None:
+        options["by"] = args.budget_by
     options.update(_judge_option(args, config))
     if options.get("mode") in ("llm", "hybrid") and options.get("judge") is None:
         raise UsageError(
@@ -149,6 +162,53 @@ def _evaluator(args: argparse.Namespace, config: dict[str, Any]) -> Evaluator:
         return Evaluator(metrics, **options)
     except InvalidParameterError as exc:
         raise UsageError(str(exc)) from exc
+
+
+def budget_part(value: str) -> tuple[str, float]:
+    """One word of ``--budget``: ``N`` or ``calls=N`` (calls), ``cost=X`` (in the judge's price currency).
+
+    Examples
+    --------
+    >>> budget_part("500"), budget_part("cost=2.5")
+    (('calls', 500), ('cost', 2.5))
+    """
+    name, sep, number = value.partition("=")
+    if not sep:
+        name, number = "calls", value
+    try:
+        if name == "calls":
+            parsed: float = int(number)
+        elif name == "cost":
+            parsed = float(number)
+        else:
+            raise ValueError
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected N, calls=N or cost=X, found {value!r}") from None
+    if parsed < 0 or parsed != parsed or parsed in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, found {value!r}")
+    return name, parsed
+
+
+def _budget_option(parts: list[tuple[str, float]]) -> int | dict[str, float]:
+    """``--budget``'s words as ``budget=``: an int of calls, or ``{"calls": n, "cost": x}``."""
+    names = [name for name, _ in parts]
+    if len(set(names)) != len(names):
+        raise UsageError(f"--budget gives {names[0]} twice; give calls and cost at most once each")
+    found = dict(parts)
+    return int(found["calls"]) if set(found) == {"calls"} else found
+
+
+def _budget_line(result: Any) -> str | None:
+    """What a judge budget planned and spent (stderr)."""
+    budget = getattr(result, "budget", None)
+    if not budget:
+        return None
+    chosen = sum(budget["chosen"].values())
+    candidates = sum(budget["candidates"].values())
+    return (
+        f"judge budget {budget['budget']}: {chosen:,} of {candidates:,} candidate rows chosen, "
+        f"{budget['planned_calls']:,} calls planned; sent {budget['calls']:,} calls, cost {budget['cost']:g}"
+    )
 
 
 def _run_on_ray(args: argparse.Namespace, evaluator: Evaluator, config: dict[str, Any]) -> Any:
@@ -286,6 +346,9 @@ def _report(args: argparse.Namespace, result: Any) -> int:
     )
     for line in status_lines(result):
         print(line, file=sys.stderr)
+    spent = _budget_line(result)
+    if spent is not None:
+        print(spent, file=sys.stderr)
     return 0
 
 
@@ -371,6 +434,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar=("LO", "HI"),
         help="with --mode hybrid: rows whose heuristic score is in [LO, HI] go to the judge (default: each "
         "metric's threshold +- 0.2)",
+    )
+    evaluate.add_argument(
+        "--budget",
+        nargs="+",
+        type=budget_part,
+        metavar="N|cost=X",
+        help="a hard cap on the judge: N calls (every request counts: samples, re-asks of unreadable replies), "
+        "and/or cost=X at the judge's prices (needs its prices and max_tokens in the config's [judge] table); "
+        "the rows to judge are drawn at random among those the judge would be asked about, the others are "
+        "'skipped' (default: no cap)",
+    )
+    evaluate.add_argument(
+        "--budget-seed", type=int, metavar="SEED", help="the seed of --budget's random draw of rows (default 0)"
+    )
+    evaluate.add_argument(
+        "--budget-by",
+        nargs="+",
+        metavar="COL",
+        help="stratify --budget's draw by these columns: each value gets its share of the budget",
     )
     evaluate.add_argument(
         "--max-failure-rate",

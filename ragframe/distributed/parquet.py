@@ -40,7 +40,7 @@ from ragframe.distributed.runtime import empty_frame, original_errors, prepared,
 from ragframe.distributed.scoring import REJECT_COLUMN, score_dataset
 from ragframe.distributed.summary import summarize_dataset
 from ragframe.evaluator import Evaluator
-from ragframe.exceptions import ResumeError, SchemaError
+from ragframe.exceptions import InvalidParameterError, ResumeError, SchemaError
 from ragframe.io.streaming import (
     MANIFEST,
     ParquetEvaluation,
@@ -159,6 +159,11 @@ def evaluate_parquet_ray(
     >>> evaluate_parquet_ray("logs/", "out/", rf.Evaluator(["faithfulness"]))  # doctest: +SKIP
     """
     function = "evaluate_parquet"
+    if evaluator.option("budget") is not None:  # Ray's workers score batches at once: no run-wide hard stop
+        raise InvalidParameterError(
+            f"{function}: a judge budget (budget=) needs the local engine, which scores the batches in turn and "
+            "stops at the budget; the ray engine scores them at once"
+        )
     ray = require_ray(function)
     started = time.perf_counter()
     overwrite = validate.flag(overwrite, "overwrite", function)

@@ -112,6 +112,13 @@ class BatchScorer:
     limiter: Any = None
     function: str = "score_dataset"
 
+    def __post_init__(self) -> None:
+        if isinstance(self.evaluator, Evaluator) and self.evaluator.option("budget") is not None:
+            raise InvalidParameterError(  # batches scored at once, each on its own: no run-wide cap
+                f"{self.function}: a judge budget (budget=) needs rf.evaluate or the local engine of "
+                "rf.evaluate_parquet, which stop at the budget; batch functions score each batch on its own"
+            )
+
     def __call__(self, batch: pa.Table | pa.RecordBatch) -> pa.Table:
         """Score one batch (see the class doc)."""
         install_limiter(self.evaluator, self.limiter, self.function)

@@ -21,6 +21,11 @@ ends with byte-identical files. Memory is bounded by the batch size, not the fil
 the heap is trimmed after every batch (:func:`ragframe.io.memory.trim_heap`). Every part has
 one schema (see ``source`` in :func:`evaluate_parquet`).
 
+A judge budget (``budget=``, :mod:`ragframe.judges.budget`) caps the whole run: a first pass
+over the batches finds every candidate row and draws the run's rows from all of them (the
+manifest's ``budget_plan``, so the rows chosen do not depend on the batches), then the
+batches, one after another, share one hard stop; each part records what it spent.
+
 A run that scored or judged nothing is not a success: once its output is complete (and
 readable by ``ragframe summary``), :func:`evaluate_parquet` raises
 :class:`~ragframe.exceptions.RunFailedError` when the log has no rows, when every row was
@@ -49,7 +54,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from ragframe import secrets, validate
-from ragframe.evaluator import CLASH_HINT, Evaluator
+from ragframe.evaluator import BY_ROLE, CLASH_HINT, Evaluator
 from ragframe.exceptions import (
     InputFileError,
     InvalidParameterError,
@@ -124,6 +129,11 @@ class ParquetEvaluation:
     errors : dict of str to dict of str to int
         Per judge score column, its commonest failure messages (``_error`` of the rows whose
         status is a failure, see :data:`NOT_FAILED`) and their row counts, at most three.
+    budget : dict, optional
+        With a judge budget: ``budget`` (in words), the plan (``planned_calls``,
+        ``planned_cost``, ``candidates`` and ``chosen`` rows per judge metric) and what the
+        run spent (``calls``, ``cost``: the requests sent and the cost the replies report,
+        over every batch). Also in the manifest.
 
     Examples
     --------
@@ -155,6 +165,7 @@ class ParquetEvaluation:
     summary: pl.DataFrame = field(repr=False)
     statuses: dict[str, dict[str, int]] = field(default_factory=dict)
     errors: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
+    budget: dict[str, Any] | None = field(default=None, repr=False)
 
     def failures(self) -> dict[str, int]:
         """Per judge score column, the rows whose status is a failure (not ``ok`` or ``skipped``).
@@ -357,20 +368,36 @@ class _BatchJob:
     evaluator: Evaluator
     schema: dict[str, pl.DataType]  # dtypes of the kept columns in every part
     checked: dict[str, str]  # role -> column of the inputs the scoring reads: rows are checked on them
+    budget: Any = None  # a judge budget's state when this group of batches starts (ragframe.budgeting.BudgetState)
 
     def score(self, df: pl.DataFrame) -> pl.DataFrame:
         """The score columns of one batch (the run configuration's, composite included)."""
-        return self.evaluator.scores(df, function="evaluate_parquet")
+        return self.evaluator._scores(df, "evaluate_parquet", self.budget)
 
-    def run(self, batch: _Batch) -> dict[str, int]:
-        """Read, score and write one batch (rejects, summary state, then the scores part)."""
+    def read_batch(self, batch: _Batch) -> pl.DataFrame:
+        """The batch's rows, cast to the output's dtypes."""
         try:
             frame = pl.scan_parquet(batch.file).select(self.read).slice(batch.offset, batch.rows).collect()
         except Exception as exc:  # a damaged page: name the file, keep what is written
             raise InputFileError(f"cannot read rows {batch.offset}.. of {batch.file!r}: {exc}") from exc
-        frame = frame.with_columns(  # lossless casts (checked by _output_schema before the run)
+        return frame.with_columns(  # lossless casts (checked by _output_schema before the run)
             pl.col(name).cast(dtype) for name, dtype in self.schema.items() if frame.schema[name] != dtype
         )
+
+    def candidates(self, batch: _Batch) -> Any:
+        """A judge budget's candidates in the batch's rows that are not rejected (the plan's first pass)."""
+
+        def find(good: pl.DataFrame) -> Any:
+            return self.evaluator._budget_candidates(good, "evaluate_parquet")
+
+        _, found, _ = _score_batch(self.read_batch(batch), batch, find, self.checked)
+        trim_heap()
+        return found
+
+    def run(self, batch: _Batch) -> dict[str, int]:
+        """Read, score and write one batch (rejects, summary state, then the scores part)."""
+        frame = self.read_batch(batch)
+        before = self.budget.gate().snapshot() if self.budget is not None else None
         good, scores, rejects = _score_batch(frame, batch, self.score, self.checked)
         kept = frame.select(self.kept)
         part = (kept.filter(good) if rejects.height else kept).hstack(scores) if self.kept else scores
@@ -390,14 +417,26 @@ class _BatchJob:
             "rejected": rejects.height,
             "judge": judge_outcomes(scores),
         }
+        if before is not None:
+            entry["budget"] = _spent_between(before, self.budget.gate().snapshot())
         del frame, good, scores, kept, part
         trim_heap()  # keeps the peak flat from batch to batch (see ragframe.io.memory)
         return entry
 
 
+def _spent_between(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """A batch's share of the budget: what it spent and the planned first asks it used (gate snapshots)."""
+    return {
+        "calls": after["calls"] - before["calls"],
+        "cost": after["cost"] - before["cost"],
+        "planned_calls": before["planned_calls"] - after["planned_calls"],
+        "planned_cost": before["planned_cost"] - after["planned_cost"],
+    }
+
+
 def _score_batch(
-    df: pl.DataFrame, batch: _Batch, score: Callable[[pl.DataFrame], pl.DataFrame], checked: Mapping[str, str]
-) -> tuple[pl.Series, pl.DataFrame, pl.DataFrame]:
+    df: pl.DataFrame, batch: _Batch, score: Callable[[pl.DataFrame], Any], checked: Mapping[str, str]
+) -> tuple[pl.Series, Any, pl.DataFrame]:
     """(mask of the rows scored, their scores, rejects), scoring once.
 
     Rows breaking the contract are found in one vectorised pass (:mod:`ragframe.io.row_checks`).
@@ -719,6 +758,7 @@ def evaluate_parquet(
     batches, job, expected = _plan_run(source, Path(out), evaluator, batch_rows, keep)
     limit = failure_limit(max_failure_rate, function)
     manifest = _start_output(job.out, expected, resume, overwrite)
+    _plan_budget(job, batches, manifest)
     if on_start is not None:
         on_start(job.evaluator.outputs(job.read))
     resumed = _run_batches(job, batches, manifest, progress, batches_per_process)
@@ -748,13 +788,14 @@ def _plan_run(
     _, roles = evaluator.plan(schema.names(), function=function)
     written = evaluator.written_columns(schema, function=function)
     replaced = check_output_columns(schema.names(), written, function, hint=CLASH_HINT)  # as evaluate's rule
-    inputs = set(roles.values())
+    by = [c for role, c in roles.items() if role.startswith(BY_ROLE)]  # a budget's strata: read, and kept by default
+    inputs = {c for role, c in roles.items() if not role.startswith(BY_ROLE)}
     kept = kept_given if kept_given is not None else [c for c in schema.names() if c not in inputs]
     kept = [c for c in kept if c not in replaced]
     missing = [c for c in kept if c not in schema.names()]
     if missing:
         raise SchemaError("missing column to keep", function=function, column=missing[0], available=schema.names())
-    read = [c for c in schema.names() if c in inputs or c in kept]
+    read = [c for c in schema.names() if c in inputs or c in kept or c in by]
     output_schema = _output_schema(files, schemas, read, kept, keep is None)
     settings = {"evaluator": evaluator.to_dict(), "batch_rows": batch_rows, "keep": kept}
     expected = {"source": fingerprint, "options": manifest_options(settings), "format": _FORMAT_VERSION}
@@ -815,10 +856,11 @@ def _run_batches(
 
     try:
         if per_process is None or len(pending) <= per_process:
+            job = _with_budget_state(job, manifest)  # one gate for every batch of this process
             for batch in pending:
                 record(batch.index, job.run(batch))  # job.run trims the heap after each batch
         else:
-            _run_in_child_processes(job, pending, per_process, record)
+            _run_in_child_processes(lambda: _with_budget_state(job, manifest), pending, per_process, record)
     finally:
         bar.close()
     return len(batches) - len(pending)
@@ -842,6 +884,9 @@ def _finish(
     statuses = {name: counts["statuses"] for name, counts in judge.items()}
     errors = {name: counts["errors"] for name, counts in judge.items()}
     manifest.update(rows=scored + rejected, scored=scored, rejected=rejected, statuses=statuses, complete=True)
+    budget = _budget_totals(manifest)
+    if budget is not None:
+        manifest["budget"] = budget
     _write_json_atomic(manifest, out / MANIFEST)
     return ParquetEvaluation(
         out=out,
@@ -854,7 +899,71 @@ def _finish(
         summary=summary,
         statuses=statuses,
         errors=errors,
+        budget=budget,
     )
+
+
+# ----------------------------------------------------------------------------- judge budgets
+
+
+def _plan_budget(job: _BatchJob, batches: list[_Batch], manifest: dict[str, Any]) -> None:
+    """A judge budget's plan for the whole run, in the manifest before the first batch (a first pass over the log).
+
+    Each batch's candidates are found as its scoring finds them (the heuristic of a hybrid
+    metric included), truncated to those any plan could choose, and merged: the plan is the
+    one the whole log in memory would give, whatever the batches. A resumed run reads it back.
+    """
+    if job.evaluator.option("budget") is None or "budget_plan" in manifest:
+        return
+    from ragframe.budgeting import merged_plan
+
+    checked = job.evaluator._checked("evaluate_parquet")
+    parts = [job.candidates(batch) for batch in batches if batch.rows]
+    manifest["budget_plan"] = merged_plan(parts, checked).to_json()
+    _write_json_atomic(manifest, job.out / MANIFEST)
+
+
+def _with_budget_state(job: _BatchJob, manifest: dict[str, Any]) -> _BatchJob:
+    """``job`` with its budget's state as the next batches start: the plan, and what the finished batches spent."""
+    if "budget_plan" not in manifest:
+        return job
+    import dataclasses
+
+    from ragframe.budgeting import BudgetState
+    from ragframe.judges.budget import BudgetPlan
+
+    plan = BudgetPlan.from_json(manifest["budget_plan"])
+    spent = [entry.get("budget", {}) for entry in manifest["finished"].values()]
+    state = BudgetState(
+        job.evaluator._checked("evaluate_parquet")["budget"],
+        plan,
+        spent_calls=sum(int(s.get("calls", 0)) for s in spent),
+        spent_cost=sum(float(s.get("cost", 0.0)) for s in spent),
+        planned_calls=max(0, plan.planned_calls - sum(int(s.get("planned_calls", 0)) for s in spent)),
+        planned_cost=max(0.0, plan.planned_cost - sum(float(s.get("planned_cost", 0.0)) for s in spent)),
+    )
+    return dataclasses.replace(job, budget=state)
+
+
+def _budget_totals(manifest: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The plan and what every batch spent (the manifest's and :class:`ParquetEvaluation`'s ``budget``)."""
+    plan = manifest.get("budget_plan")
+    if plan is None:
+        return None
+    from ragframe.judges.budget import check_budget
+
+    spent = [entry.get("budget", {}) for entry in manifest["finished"].values()]
+    options = manifest["options"]["evaluator"]
+    budget = check_budget(options.get("budget"), options.get("budget_seed", 0), options.get("by"), "evaluate_parquet")
+    return {
+        "budget": budget.describe() if budget is not None else None,
+        "planned_calls": plan["planned_calls"],
+        "planned_cost": plan["planned_cost"],
+        "candidates": plan["candidates"],
+        "chosen": plan["chosen"],
+        "calls": sum(int(s.get("calls", 0)) for s in spent),
+        "cost": sum(float(s.get("cost", 0.0)) for s in spent),
+    }
 
 
 # ----------------------------------------------------------------------------- run outcomes
@@ -1010,10 +1119,15 @@ def _first_reject(out: Path) -> str:
 
 
 def _run_in_child_processes(
-    job: _BatchJob, pending: list[_Batch], per_process: int, record: Callable[[int, dict[str, int]], None]
+    make_job: Callable[[], _BatchJob],
+    pending: list[_Batch],
+    per_process: int,
+    record: Callable[[int, dict[str, int]], None],
 ) -> None:
     """Score ``pending`` in child processes, ``per_process`` batches each, recording each finished batch.
 
+    The children run one after another; each gets ``make_job()`` as its group starts (so a
+    judge budget's state includes what the groups before it spent).
     A child gets ``(job, batches)`` pickled on its stdin and answers a pickled message per
     batch on its stdout (see :mod:`ragframe.io.batch_worker`); its stderr is this process's.
     An error in a child is raised here, with its type when it can be pickled.
@@ -1032,7 +1146,7 @@ def _run_in_child_processes(
             assert child.stdin is not None and child.stdout is not None
             try:
                 with secrets.carrying():  # the child needs the judge's key: through the pipe, never a file
-                    pickle.dump((job, group, os.getpid()), child.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+                    pickle.dump((make_job(), group, os.getpid()), child.stdin, protocol=pickle.HIGHEST_PROTOCOL)
                 child.stdin.close()
             except BrokenPipeError:  # the child died before reading its job: reported below with its exit status
                 pass

@@ -69,6 +69,7 @@ import polars as pl
 
 from ragframe.exceptions import InvalidParameterError, RagframeError
 from ragframe.judges.base import CallableJudge, Judge, JudgeCallError, JudgeReply, as_judge
+from ragframe.judges.budget import BudgetGate, cost_bound, estimated_cost
 from ragframe.judges.cache import JudgeCache, cache_key, resolve_cache
 from ragframe.judges.progress import JudgeProgress
 from ragframe.judges.usage import GLOBAL_USAGE, JudgeUsage, price_of, token_estimate
@@ -119,6 +120,7 @@ class _Outcome:
     cached: bool = False
     retries: int = 0
     attempts: int = 0
+    reported: bool = False  # the judge reported the token counts (else estimated)
 
 
 @dataclass
@@ -141,6 +143,7 @@ class _Plan:
     parse_retries: int = DEFAULT_PARSE_RETRIES
     retry_parse_errors: bool = True
     memo: MutableMapping[Any, Any] | None = None
+    gate: BudgetGate | None = None
 
 
 def judge_prompts(
@@ -157,6 +160,7 @@ def judge_prompts(
     parse_retries: int = DEFAULT_PARSE_RETRIES,
     retry_parse_errors: bool = True,
     memo: MutableMapping[Any, Any] | None = None,
+    gate: BudgetGate | None = None,
 ) -> pl.DataFrame:
     """Ask the judge every prompt ``n_samples`` times; one row per (prompt, sample) (see the module doc).
 
@@ -193,6 +197,11 @@ def judge_prompts(
         Keeps each (metric, prompt, sample)'s final result: a later call with the same memo
         asks nothing again for them, failures included (how a LazyFrame plan judges each
         row once however often it is collected). Not with ``dry_run``.
+    gate : BudgetGate, optional
+        A judge budget's hard stop (:mod:`ragframe.judges.budget`): every call, re-asks
+        included, asks it first; a first ask it stops is a ``skipped`` row
+        (``"budget: not sent ..."``), a re-ask it stops leaves the row's ``parse_error``.
+        Every non-null prompt counts as a planned first ask for each sample.
 
     Returns
     -------
@@ -219,7 +228,7 @@ def judge_prompts(
     """
     plan = _plan(
         judge, prompts, metric, n_samples, cache, max_concurrency, progress, dry_run, "judge_prompts",
-        check=check, parse_retries=parse_retries, retry_parse_errors=retry_parse_errors, memo=memo,
+        check=check, parse_retries=parse_retries, retry_parse_errors=retry_parse_errors, memo=memo, gate=gate,
     )  # fmt: skip
     try:
         asyncio.get_running_loop()
@@ -242,6 +251,7 @@ async def ajudge_prompts(
     parse_retries: int = DEFAULT_PARSE_RETRIES,
     retry_parse_errors: bool = True,
     memo: MutableMapping[Any, Any] | None = None,
+    gate: BudgetGate | None = None,
 ) -> pl.DataFrame:
     """:func:`judge_prompts` for async code: runs on the caller's event loop.
 
@@ -249,7 +259,7 @@ async def ajudge_prompts(
     ----------
     judge, prompts, metric, n_samples, cache, max_concurrency, progress, dry_run
         As in :func:`judge_prompts`.
-    check, parse_retries, retry_parse_errors, memo
+    check, parse_retries, retry_parse_errors, memo, gate
         As in :func:`judge_prompts`.
 
     Returns
@@ -267,7 +277,7 @@ async def ajudge_prompts(
     """
     plan = _plan(
         judge, prompts, metric, n_samples, cache, max_concurrency, progress, dry_run, "ajudge_prompts",
-        check=check, parse_retries=parse_retries, retry_parse_errors=retry_parse_errors, memo=memo,
+        check=check, parse_retries=parse_retries, retry_parse_errors=retry_parse_errors, memo=memo, gate=gate,
     )  # fmt: skip
     return await _run(plan)
 
@@ -287,6 +297,7 @@ def _plan(
     parse_retries: Any = DEFAULT_PARSE_RETRIES,
     retry_parse_errors: Any = True,
     memo: Any = None,
+    gate: Any = None,
 ) -> _Plan:
     """Check every argument (in the caller's thread, so errors raise there) and key every (row, sample)."""
     judge = as_judge(judge)
@@ -304,6 +315,8 @@ def _plan(
         )
     if memo is not None and not isinstance(memo, MutableMapping):
         raise InvalidParameterError(f"{function}: memo must be a dict (or None), found {type(memo).__name__}")
+    if gate is not None and not isinstance(gate, BudgetGate):
+        raise InvalidParameterError(f"{function}: gate must be a ragframe.judges.budget.BudgetGate, found {gate!r}")
     parse_retries = integer(parse_retries, "parse_retries", function, minimum=0)
     retry_parse_errors = flag(retry_parse_errors, "retry_parse_errors", function)
     store, owns = resolve_cache(cache, function)
@@ -324,7 +337,7 @@ def _plan(
     return _Plan(
         judge, metric, texts, n_samples, store, owns, concurrency, progress, dry_run, keys, ledgers,
         identity=dict(identity), check=check, parse_retries=parse_retries,
-        retry_parse_errors=retry_parse_errors, memo=memo,
+        retry_parse_errors=retry_parse_errors, memo=memo, gate=gate,
     )  # fmt: skip
 
 
@@ -420,6 +433,8 @@ async def _run(plan: _Plan) -> pl.DataFrame:
                 outcomes[key] = first
             else:
                 chains.append((key, prompt, sample, row, first))
+        if plan.gate is not None:
+            _release_unsent(plan, [(prompt, first) for _, prompt, _, _, first in chains])
         await _call_all(plan, chains, outcomes)
         if memo is not None:
             memo.update({(plan.metric, key): outcomes[key] for key in asked})
@@ -428,6 +443,25 @@ async def _run(plan: _Plan) -> pl.DataFrame:
     finally:
         if plan.owns_cache and plan.cache is not None:
             plan.cache.close()
+
+
+def _release_unsent(plan: _Plan, chains: list[tuple[str, _Outcome | None]]) -> None:
+    """Give the gate back the planned first asks this run will not send: cached, repeated or memoised ones.
+
+    Every non-null prompt was planned once per sample; only the chains without a cached
+    first reply will send a first ask (and release their own plan when they do).
+    """
+    assert plan.gate is not None
+    estimates: dict[str, float] = {}
+    planned_calls, planned_cost = 0, 0.0
+    for prompt in plan.prompts:
+        if prompt is not None:
+            if prompt not in estimates:
+                estimates[prompt] = estimated_cost(plan.judge, prompt)
+            planned_calls += plan.n_samples
+            planned_cost += plan.n_samples * estimates[prompt]
+    sent = [prompt for prompt, first in chains if first is None]
+    plan.gate.release(planned_calls - len(sent), planned_cost - sum(estimates[p] for p in sent))
 
 
 def _from_cache(hit: Any, prompt: str, sample: int) -> _Outcome:
@@ -459,7 +493,16 @@ async def _resolve(plan: _Plan, key: str, prompt: str, sample: int, row: int, fi
     outcome, attempt, calls, sent = first, 0, 0, prompt
     while True:
         if outcome is None:
-            outcome = await _call(plan.judge, sent, sample)
+            bound = cost_bound(plan.judge, sent) if plan.gate is not None else 0.0
+            if plan.gate is not None:
+                planned = estimated_cost(plan.judge, prompt) if attempt == 0 else None
+                if not await plan.gate.acquire(bound, planned=planned):
+                    return _stopped(plan, read, calls, row, attempt)
+            try:
+                outcome = await _call(plan.judge, sent, sample)
+            finally:
+                if plan.gate is not None:
+                    plan.gate.settle(bound, _spent(plan, outcome, bound))
             calls += 1
             _record(plan, outcome)
             if outcome.status != "ok":
@@ -482,6 +525,32 @@ async def _resolve(plan: _Plan, key: str, prompt: str, sample: int, row: int, fi
         outcome = None
 
 
+def _spent(plan: _Plan, outcome: _Outcome | None, bound: float) -> float:
+    """What a call cost, for the gate: the reported tokens at the prices; its bound when unknown.
+
+    A call with no reply cost nothing, but a timeout's request may have been computed.
+    """
+    if outcome is None or outcome.status == "timeout":
+        return bound
+    if outcome.status != "ok":
+        return 0.0
+    if not outcome.reported:
+        return bound
+    return price_of(plan.judge, outcome.input_tokens or 0, outcome.output_tokens or 0) or 0.0
+
+
+def _stopped(plan: _Plan, read: list[_Outcome], calls: int, row: int, attempt: int) -> _Outcome:
+    """The row's outcome when the budget's gate did not let its next call through."""
+    budget = plan.gate.budget.describe() if plan.gate is not None else ""
+    if attempt == 0:
+        outcome = _Outcome(status="skipped", error=f"budget: not sent, the judge budget ({budget}) is spent")
+        return _ended(outcome, read, calls, plan, row)
+    last = read[-1]
+    why = _unreadable(plan, row, last.text)
+    outcome = _Outcome(last.text, "parse_error", f"{why} (not asked again: the judge budget ({budget}) is spent)")
+    return _ended(outcome, read, calls, plan, row)
+
+
 def _ended(last: _Outcome, read: list[_Outcome], calls: int, plan: _Plan, row: int) -> _Outcome:
     """The row's outcome: the last reply (or failure), with the tokens and retries of every reply read."""
     if read and last.status not in ("ok", "parse_error"):  # a re-ask failed: say what came before
@@ -495,7 +564,7 @@ def _ended(last: _Outcome, read: list[_Outcome], calls: int, plan: _Plan, row: i
         last.output_tokens = sum(reply.output_tokens or 0 for reply in read)
     last.retries = sum(reply.retries for reply in read) + (0 if in_read else last.retries)
     last.attempts = len(read)
-    last.cached = calls == 0
+    last.cached = calls == 0 and bool(read)
     return last
 
 
@@ -582,7 +651,8 @@ async def _call(judge: Judge, prompt: str, sample: int) -> _Outcome:
     tokens_in = reply.input_tokens if reply.input_tokens is not None else token_estimate(prompt)
     tokens_out = reply.output_tokens if reply.output_tokens is not None else token_estimate(reply.text)
     # a key any judge echoed (ragframe.secrets) is masked before the reply is cached, parsed or stored
-    return _Outcome(scrub(reply.text), "ok", None, tokens_in, tokens_out, retries=reply.retries)
+    reported = reply.input_tokens is not None and reply.output_tokens is not None
+    return _Outcome(scrub(reply.text), "ok", None, tokens_in, tokens_out, retries=reply.retries, reported=reported)
 
 
 def _record(plan: _Plan, outcome: _Outcome) -> None:
@@ -602,7 +672,7 @@ def _record(plan: _Plan, outcome: _Outcome) -> None:
 
 
 def _log_failures(plan: _Plan, outcomes: dict[str, _Outcome]) -> None:
-    failed = [o for o in outcomes.values() if o.status != "ok"]
+    failed = [o for o in outcomes.values() if o.status not in ("ok", "skipped")]  # skipped: a budget's stop
     if failed:
         counts = ", ".join(f"{n} {status}" for status, n in sorted(Counter(o.status for o in failed).items()))
         logger.warning(

@@ -364,6 +364,7 @@ def _run(
         parse_retries=options["parse_retries"],
         retry_parse_errors=options["retry_parse_errors"],
         memo=options.get("_memo"),
+        gate=None if options.get("_budget") is None else options["_budget"].gate,
     )
 
 
@@ -407,11 +408,30 @@ def _aggregate(
     return scores, stds, reasons, statuses, errors
 
 
+def template_for(metric: Metric, options: Mapping[str, Any]) -> str:
+    """The template a judge metric renders: the ``prompt=`` option's for it, else its own."""
+    prompts = options["prompt"]  # "*": one template for the run's only judged metric (checked by the evaluator)
+    return prompts.get(metric.name, prompts.get("*", metric.kernel.template))
+
+
+def _leave_out_unchosen(
+    prompts: list[str | None], skipped: list[str | None], metric: str, options: Mapping[str, Any]
+) -> None:
+    """A judge budget's draw: the candidate rows it did not choose get no prompt and say why."""
+    run = options.get("_budget")
+    chosen = None if run is None else run.chosen.get(metric)
+    if chosen is None:
+        return
+    reason = run.reason()
+    for row, prompt in enumerate(prompts):
+        if prompt is not None and not chosen[row]:
+            prompts[row], skipped[row] = None, reason
+
+
 def _score_metric(view: pl.DataFrame, metric: Metric, options: Mapping[str, Any], function: str) -> list[pl.Series]:
     spec: JudgeSpec = metric.kernel
-    prompts = options["prompt"]  # "*": one template for the run's only judged metric (checked by the evaluator)
-    template = prompts.get(metric.name, prompts.get("*", spec.template))
-    prompts, skipped, counts = build_prompts(view, metric, template, options, function)
+    prompts, skipped, counts = build_prompts(view, metric, template_for(metric, options), options, function)
+    _leave_out_unchosen(prompts, skipped, metric.name, options)
     name = metric.name
     json_mode = bool(getattr(options["judge"], "json_mode", False))
     if view.height and any(p is not None for p in prompts):
@@ -723,7 +743,9 @@ def _single(name: str) -> Callable[..., Any]:
     prefix : str
         Prepended to the output columns (``""`` or ending with ``_ - . : /``).
     **options
-        Column names, as in :func:`ragframe.evaluate`.
+        Column names, as in :func:`ragframe.evaluate`, and a judge budget: ``budget`` (a hard
+        cap: ``N`` calls or ``{{"cost": x}}``; rows drawn at random, the others ``skipped``),
+        ``budget_seed`` and ``by`` (strata) (:mod:`ragframe.judges.budget`).
 
     Returns
     -------
