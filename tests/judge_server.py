@@ -188,8 +188,9 @@ class FakeJudgeServer:
                 return self._faults.popleft()
             if self.requests_per_second:
                 rate = self.requests_per_second
-                tokens = self._bucket[0] if self._bucket else rate
-                tokens = min(rate, tokens + (now - (self._bucket[1] if self._bucket else now)) * rate)
+                tokens, last = self._bucket or (rate, now)
+                now = max(now, last)  # threads may take the lock out of arrival order: time never runs back
+                tokens = min(rate, tokens + (now - last) * rate)
                 self._bucket = (tokens - 1 if tokens >= 1 else tokens, now)
                 if tokens < 1:
                     self._limit_wait = (1 - tokens) / rate

@@ -422,12 +422,14 @@ class AdaptiveLimits:
         if not sent.may_cut or sent.at < self._rate_cut_at or (self.rate is not None and not self._accepted_since_cut):
             return False
         if self.rate is None:
-            span = max(now - sent.at, min(1.0, now - self._sends[0]))
-            base = self._sending(now, span) - sum(1 for at in self._refusals if at >= now - span) / span
-            if base <= 0:  # nothing sent lately got through: no evidence of a rate yet
+            span = max(now - sent.at, min(1.0, now - self._sends[0]), 0.01)
+            through = self._sending(now, span) * span - sum(1 for at in self._refusals if at >= now - span)
+            if through <= 0:  # nothing sent lately got through: no evidence of a rate yet
                 return False
+            base = through / span
         elif now - self._rate_cut_at > 1.0:  # the rate the server accepted over the last second, if lower
-            base = min(self.rate, sum(1 for at in self._accepts if at >= now - 1.0))
+            accepted = sum(1 for at in self._accepts if at >= now - 1.0)
+            base = max(self.rate * DECREASE, min(self.rate, accepted))
         else:
             base = self.rate
         self.rate = min(max(MIN_RATE, base * DECREASE), math.inf if self.max_rate is None else self.max_rate)
