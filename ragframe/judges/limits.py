@@ -19,17 +19,25 @@ Learned limits (:class:`AdaptiveLimits`)
     numbers, both cut multiplicatively and raised additively (AIMD, as TCP does):
 
     - **Request rate.** Unknown (no pacing) until the first 429, which sets it to half the
-      rate the judge was sending at (the requests sent during the refused request's round
-      trip, over at least the last second). Every later 429 halves it, never below one
-      request a minute. Requests leave at least ``1 / rate`` seconds apart, those already
-      waiting included. Each accepted request (a 2xx) sent after the cut raises it by 1/20
-      of the cut, so 20 accepted requests restore the refused rate, and it keeps climbing
-      by that step until the next 429, though never past twice the rate the judge really
-      sends at (a rate it does not use is not evidence). One cut per round: a 429 for a
-      request sent before the last cut (sent at the old rate) changes nothing, and neither
-      does one when no request sent since the last cut was accepted (a server closed for a
-      while says nothing about its rate: ``Retry-After`` and the time budget of the retries
-      deal with it).
+      rate that got through (requests sent, less those refused, per second over the refused
+      request's round trip or the last second, whichever is longer; over the judge's life
+      if that is shorter). When nothing got through (the very first request refused) there
+      is no evidence of a rate yet, and nothing is cut. Every later 429 halves the rate, or
+      half the rate the server accepted over the last second when that is lower (and the
+      last cut is more than a second old), never to less than a quarter in one cut and
+      never below one request a minute. Requests leave at least ``1 / rate`` seconds apart,
+      those already waiting included.
+    - **Raising it.** Each accepted request (a 2xx) sent after the cut adds 1/20 of the cut,
+      so 20 accepted requests restore the refused rate; the step doubles after every 40
+      accepted requests since the cut (a rate estimated too low recovers in a few rounds,
+      not hundreds); never past twice the rate the judge really sends at (a rate it does
+      not use is no evidence).
+    - **One cut per round.** A 429 for a request sent before the last cut (sent at the old
+      rate) cuts nothing; neither does one when no request sent since the last cut was
+      accepted (a server closed for a while says nothing about its rate: ``Retry-After``
+      and the time budget of the retries deal with it); and one call cuts at most once (a
+      request the server refuses on its own, too large for a tokens-per-minute limit, does
+      not drag the others down at each retry).
     - **Concurrency window.** Requests in flight at once, never above ``max_concurrency``.
       It starts at 1 and grows by one per accepted request (doubling per round of replies,
       TCP's slow start) up to ``max_concurrency``, until its first cut. Halved (never below
@@ -64,11 +72,15 @@ Examples
 >>> [round(limiter.reserve(), 3) for _ in range(3)]  # seconds each of three calls made at once waits
 [0.0, 0.1, 0.2]
 >>> learned = AdaptiveLimits(max_concurrency=16, clock=lambda: now[0])
->>> sent = [learned.sent() for _ in range(10)]  # 10 requests in the last second ...
->>> now[0] = 0.5
->>> learned.refused(sent[-1])  # ... and a 429: half the rate they left at
->>> learned.rate, learned.try_start(), round(learned.try_start(), 3)  # go now; the next waits 1 / 5 s
-(5.0, 0.0, 0.2)
+>>> sent = []
+>>> for k in range(10):  # 10 requests in a second ...
+...     now[0] = k / 10
+...     sent.append(learned.sent())
+>>> now[0] = 1.0
+>>> learned.refused(sent[-1])  # ... the last one refused: half the 9 a second that got through
+True
+>>> learned.rate, learned.try_start(), round(learned.try_start(), 3)  # go now; the next waits 1 / 4.5 s
+(4.5, 0.0, 0.222)
 """
 
 from __future__ import annotations
@@ -240,7 +252,7 @@ class AdaptiveLimits:
     >>> limits.deadline(second, timeout=60.0)  # nothing answered yet: 60 s after it was sent
     60.0
     >>> now[0] = 30.0
-    >>> limits.finished(first, "accepted")  # an answer at 30 s restarts its clock ...
+    >>> _ = limits.finished(first, "accepted")  # an answer at 30 s restarts its clock ...
     >>> limits.deadline(second, timeout=60.0)  # ... up to 60 x (1 + 1 ahead) after it was sent
     90.0
     """
