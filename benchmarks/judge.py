@@ -21,7 +21,7 @@ Exit status 0 when the targets of 1, 2 and 4 are met, else 1.
 
 Usage::
 
-    python benchmarks/judge.py                      # 2,000 rows x 3 metrics, 50 ms, 1,200/min (about 11 min)
+    python benchmarks/judge.py                      # 2,000 rows x 3 metrics, 50 ms, 1,200/min (about 14 min)
     python benchmarks/judge.py --rows 200 --rpm 6000
 """
 
