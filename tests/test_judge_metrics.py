@@ -446,10 +446,13 @@ def test_streaming_in_child_processes_and_the_cli(tmp_path, capsys):
 
 def test_aevaluate_keeps_the_event_loop_free():
     import asyncio
-    import time
+    import threading
+
+    ticked = threading.Event()
 
     def slow_judge(prompt):
-        time.sleep(0.2)
+        # works until the caller's loop has ticked 5 times: it can only if aevaluate left the loop free
+        assert ticked.wait(60), "the event loop did not run while the judge worked"
         return "Score: 1"
 
     async def server():
@@ -460,6 +463,8 @@ def test_aevaluate_keeps_the_event_loop_free():
             while True:
                 await asyncio.sleep(0.01)
                 ticks += 1
+                if ticks >= 5:
+                    ticked.set()
 
         task = asyncio.create_task(ticker())
         out = await rf.aevaluate(RAG.head(1), ["judge_answer_relevance"], judge=slow_judge, cache=False)

