@@ -345,7 +345,7 @@ def test_ranking_curve_one_curve_per_prefix(trec):
 
 def test_ranking_curve_refuses_bad_input(trec):
     with pytest.raises(InvalidParameterError, match="cutoff measure"):
-        rf.plot.ranking_curve(trec, "average_precision")
+        rf.plot.ranking_curve(trec, "r_precision")
     with pytest.raises(InvalidParameterError, match="k=7"):
         rf.plot.ranking_curve(trec, k=[5, 7])
     with pytest.raises(InvalidParameterError, match="k"):
