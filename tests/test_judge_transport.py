@@ -71,6 +71,9 @@ def test_a_closure_shorter_than_the_budget_is_waited_out_whatever_max_retries(se
     judge = fast_judge(server, max_retries=0)
     out = judge_prompts(judge, ["p"], metric="m", cache=False)
     assert out.select("status", "retries").rows() == [("ok", 8)] and len(server.log) == 9
+    # nothing was accepted while it was closed: no evidence of a rate, so none is learned (retries of a
+    # refused call are not throughput; counting them once set the floor, one request a minute)
+    assert judge._adaptive.rate is None
 
 
 def test_a_server_closed_past_the_budget_ends_rows_rate_limited(server):
@@ -151,6 +154,19 @@ def test_a_connection_the_server_closed_is_sent_again(server):
 
 
 # --- the rules, with a fake clock -----------------------------------------------------------------
+def test_refusals_and_lost_requests_with_nothing_accepted_learn_no_rate():
+    clock = FakeClock()
+    limits = AdaptiveLimits(16, clock=clock)
+    lost = limits.sent()  # its connection closed: no answer, not a refusal
+    clock.now += 0.01
+    limits.finished(lost, "lost")
+    for _ in range(8):  # then a closed server: every retry refused
+        send_and_answer(limits, clock, "refused", 0.05)
+    # one send more than refusals, but nothing accepted: no evidence of a rate (counting the lost send as
+    # throughput set the rate to its floor, one request a minute: a 60 s wait before the next call)
+    assert limits.rate is None and limits.try_start() == 0.0
+
+
 def test_the_first_429_sets_half_the_rate_that_got_through():
     clock = FakeClock()
     limits = AdaptiveLimits(16, clock=clock)

@@ -436,6 +436,8 @@ class AdaptiveLimits:
         if self.rate is None:
             span = max(now - sent.at, min(1.0, now - self._sends[0]), 0.01)
             through = self._sending(now, span) * span - sum(1 for at in self._refusals if at >= now - span)
+            # never more than the answers accepted in that span: retries of refused calls are not throughput
+            through = min(through, sum(1 for at in self._accepts if at >= now - span))
             if through <= 0:  # nothing sent lately got through: no evidence of a rate yet
                 return False
             base = through / span
