@@ -256,7 +256,14 @@ def test_fake_server_faults_end_as_statuses():
     with FakeJudgeServer(slow_seconds=3.0) as server:
         server.rules.update({"ROW500": "500", "ROW429": "429", "SLOW": "slow", "BAD": "bad_score"})
         server.rules["MALFORMED"] = "malformed"
-        judge = rf.OpenAIJudge("fake", base_url=server.base_url, api_key="sk-test", max_retries=0, timeout=0.5)
+        judge = rf.OpenAIJudge(
+            "fake",
+            base_url=server.base_url,
+            api_key="sk-test",
+            max_retries=0,
+            timeout=0.5,
+            rate_limit_budget=0.5,  # a row refused for good ends rate_limited after half a second
+        )
         out = rf.judge_answer_relevance(df, judge=judge, cache=False)
         first_prompt = next(p for p in server.prompts() if p and "fine" in p)
     assert out["judge_answer_relevance_status"].to_list() == [
