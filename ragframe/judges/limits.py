@@ -19,10 +19,11 @@ Learned limits (:class:`AdaptiveLimits`)
     numbers, both cut multiplicatively and raised additively (AIMD, as TCP does):
 
     - **Request rate.** Unknown (no pacing) until the first 429, which sets it to half the
-      rate that got through (requests sent, less those refused, per second over the refused
-      request's round trip or the last second, whichever is longer; over the judge's life
-      if that is shorter). When nothing got through (the very first request refused) there
-      is no evidence of a rate yet, and nothing is cut. Every later 429 halves the rate, or
+      rate that got through (requests sent, less those refused, and at most the answers
+      accepted, per second over the refused request's round trip or the last second,
+      whichever is longer; over the judge's life if that is shorter). When nothing got
+      through (no answer accepted yet: the very first requests refused, or lost with their
+      connection) there is no evidence of a rate yet, and nothing is cut. Every later 429 halves the rate, or
       half the rate the server accepted over the last second when that is lower (and the
       last cut is more than a second old), never to less than a quarter in one cut and
       never below one request a minute. Requests leave at least ``1 / rate`` seconds apart,
@@ -76,6 +77,8 @@ Examples
 >>> for k in range(10):  # 10 requests in a second ...
 ...     now[0] = k / 10
 ...     sent.append(learned.sent())
+>>> for request in sent[:-1]:  # ... 9 of them accepted ...
+...     _ = learned.finished(request, "accepted")
 >>> now[0] = 1.0
 >>> learned.refused(sent[-1])  # ... the last one refused: half the 9 a second that got through
 True
