@@ -353,7 +353,7 @@ def shown_texts(schema: pl.Schema, metric: str) -> list[str]:
 
 def _display_expressions(schema: pl.Schema, metric: str) -> list[pl.Expr]:
     """The shown columns of one metric's worst rows: texts truncated, chunks numbered, signals with their evidence."""
-    exprs = [
+    exprs = [  # one expression per shown column (a handful), evaluated on whole columns
         (_chunks(name) if name == "contexts" else _cut(pl.col(name))).alias(name)
         for name in shown_texts(schema, metric)
     ]
