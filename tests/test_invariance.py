@@ -21,6 +21,7 @@ from metric_cases import CASES
 from polars.testing import assert_frame_equal
 
 from ragframe.judges.base import STATUSES
+from ragframe.stats.summary import score_bounds
 
 SPECS = CASES
 IDS = [case.name for case in CASES]
@@ -122,7 +123,8 @@ def test_inputs_untouched_outputs_bounded_and_deterministic(spec):
         assert values.drop_nulls().len() > 0, name  # the random frame exercises real values
         finite = values.drop_nulls()
         assert not finite.is_nan().any(), name
-        assert finite.len() == 0 or (finite.min() >= 0.0 and finite.max() <= 1.0), name
+        low, high = score_bounds(name) or (-np.inf, np.inf)  # the registered bounds ([0, 1]; utility: none)
+        assert finite.len() == 0 or (finite.min() >= low and finite.max() <= high), name
     assert_frame_equal(_score(spec, frame), out)
 
 

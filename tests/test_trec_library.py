@@ -11,6 +11,7 @@ and the registry, the Evaluator and the streaming path give the same columns.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import polars as pl
@@ -33,7 +34,7 @@ from ragframe.metrics.retrieval import trec_eval_run
 TE = LOCAL_DATA / "trec_eval"
 STANDARD = DEFAULT_CUTOFFS["P"]  # trec_eval's cutoffs 5 .. 1000
 
-#: library metric -> trec_eval root (a cutoff metric prints ``<root>_<k>``).
+#: library metric -> trec_eval root (a cutoff metric prints ``<root>_<k>``), or the printed name.
 TREC_NAMES = {
     "precision_at_k": "P",
     "recall_at_k": "recall",
@@ -60,7 +61,16 @@ TREC_NAMES = {
     "set_relative_precision": "set_relative_P",
     "set_average_precision": "set_map",
     "set_f1": "set_F",
+    # trec_eval's parameterised measures at its default parameters: the printed name itself
+    **{
+        f"iprec_at_recall_{x:3.2f}".replace(".", "_"): f"iprec_at_recall_{x:3.2f}"
+        for x in DEFAULT_CUTOFFS["iprec_at_recall"]
+    },
+    **{f"rprec_mult_{x:3.2f}".replace(".", "_"): f"Rprec_mult_{x:3.2f}" for x in DEFAULT_CUTOFFS["Rprec_mult"]},
+    "utility": "utility",
 }
+#: the trec_eval measures registered once per default parameter (and utility at its default coefficients)
+PARAMETERISED = [name for name in TREC_NAMES if name.startswith(("iprec_at_recall_", "rprec_mult_"))] + ["utility"]
 #: the library's trec_eval measures that are not in the default set
 OPT_IN = [name for name in TREC_NAMES if not get_metric(name).by_default]
 #: trec_eval's default cutoffs of each cutoff measure: the union, scored at once (trec prints its own subset)
@@ -190,7 +200,7 @@ def test_score_retrieval_equals_evaluate_run(config):
     long = rf.evaluate_run(run, qrels, k=[1, 5, 20], metrics=names, relevance_level=level)
     wide = rf.score_retrieval(_wide(run, qrels), k=[1, 5, 20], metrics=names, relevance_level=level)
     columns = [c for c in long.columns if c not in ("query_id", "num_ret", "num_rel", "num_rel_ret")]
-    assert set(columns) <= set(wide.columns) and len(columns) == 3 * (7 + 5) + 4 + 14
+    assert set(columns) <= set(wide.columns) and len(columns) == 3 * (7 + 5) + 4 + 14 + len(PARAMETERISED)
     assert_frame_equal(wide.select(columns), long.select(columns), check_exact=True)
 
 
@@ -209,6 +219,7 @@ def test_wide_frame_nulls_and_empties():
     assert scores.row(1) == (None,) * scores.width
     assert scores.row(2) == (0.0,) * scores.width
     empty_judgments = scores.row(3, named=True)
+    assert empty_judgments.pop("utility") == -2.0  # nothing relevant: 0 relevant - 2 non-relevant retrieved
     assert empty_judgments.pop("unjudged_at_2") == 1.0  # both retrieved documents are unjudged
     assert empty_judgments.pop("rbp_residual") == pytest.approx(0.9**2 + 0.1 * (1 + 0.9), rel=1e-15)  # = 1
     assert set(empty_judgments.values()) == {0.0}
@@ -232,10 +243,12 @@ def test_measures_of_judged_documents_need_graded_judgments():
 
 def test_registry_rows_of_the_new_measures():
     table = rf.list_metrics().filter(pl.col("name").is_in([*OPT_IN, "judged_at_k", "err_at_k"]))
-    assert table.height == len(OPT_IN) + 2
+    assert table.height == len(OPT_IN) + 2 == 19 + len(PARAMETERISED)
     assert set(table["family"]) == {"retrieval"} and not table["by_default"].any()
     assert table.filter(~pl.col("higher_is_better"))["name"].sort().to_list() == ["rbp_residual", "unjudged_at_k"]
-    assert set(table["lower"]) == {0.0} and set(table["upper"]) == {1.0} and table["threshold"].null_count() == 19
+    bounded = table.filter(pl.col("name") != "utility")  # utility: relevant minus non-relevant retrieved
+    assert set(bounded["lower"]) == {0.0} and set(bounded["upper"]) == {1.0} and table["threshold"].null_count() == 41
+    assert table.filter(pl.col("name") == "utility").select("lower", "upper").row(0) == (None, None)
     graded = table.filter(pl.col("inputs").list.contains("relevance"))["name"].sort().to_list()
     assert graded == ["bpref", "infap", "judged_at_k", "rbp_residual", "unjudged_at_k"]
     assert table.filter(pl.col("cutoff"))["name"].sort().to_list() == [
@@ -364,6 +377,11 @@ def test_a_custom_prefix_keeps_the_names_parseable():
 # ----------------------------------------------------------------------------- random runs
 
 
+def _spec(printed: str) -> str:
+    """trec_eval's ``-m`` spelling of a printed name: ``iprec_at_recall_0.50`` is ``iprec_at_recall.0.50``."""
+    return re.sub(r"_(\d\.\d\d)$", r".\1", printed)
+
+
 @settings(max_examples=80, deadline=None)
 @given(random_collections(), st.sampled_from((0, 1, 2)), st.booleans())
 def test_library_equals_ragframe_trec_on_random_runs(data, level, complete):
@@ -374,7 +392,7 @@ def test_library_equals_ragframe_trec_on_random_runs(data, level, complete):
     qrels_frame, run_frame = random_frames(qrels, run)
     ks = [1, 2, 5]
     per_query = rf.evaluate_run(run_frame, qrels_frame, k=ks, metrics=OPT_IN, relevance_level=level, complete=complete)
-    specs = [TREC_NAMES[m] + ("." + ",".join(map(str, ks)) if get_metric(m).cutoff else "") for m in OPT_IN]
+    specs = [_spec(TREC_NAMES[m]) + ("." + ",".join(map(str, ks)) if get_metric(m).cutoff else "") for m in OPT_IN]
     reference = trec_eval_run(
         run_frame, qrels_frame, TrecOptions(tuple(parse_measures(specs))), relevance_level=level, complete=complete
     )

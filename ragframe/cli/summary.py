@@ -23,7 +23,8 @@ __all__ = ["add_parser", "run"]
 
 _SUMMARY_DESCRIPTION = """\
 Summarize the score columns of a scored frame with ragframe.summarize: per metric
-(and per group with --by) count, null_count, null_rate, mean, std (ddof=1),
+(and per group with --by) count, null_count, null_rate, mean, gm (trec_eval's
+geometric mean, for average_precision and bpref), std (ddof=1),
 std_pop (ddof=0), min, p50, p90, p95, p99, max, pass_rate (when a <metric>_passed
 column exists) and ci_low, ci_high (an interval of the mean)."""
 

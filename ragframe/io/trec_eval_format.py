@@ -29,7 +29,7 @@ import numpy as np
 import polars as pl
 
 from ragframe.exceptions import RagframeError, UnsupportedMeasureError
-from ragframe.kernels.trec_measures import MIN_GEO_MEAN, TrecMeasure
+from ragframe.kernels.trec_measures import TrecMeasure, geometric_logs
 
 __all__ = [
     "MEASURES",
@@ -399,7 +399,7 @@ def summarize(per_query: pl.DataFrame, printed: list[OutputMeasure]) -> dict[str
         if m.kind == "count":
             out[m.name] = int(values.sum())
         elif m.kind == "gm":
-            logs = np.log(np.maximum(values.astype(np.float64), MIN_GEO_MEAN))
+            logs = geometric_logs(values)
             out[m.name] = math.exp(_sequential_sum(logs) / n) if n else 0.0
         else:
             out[m.name] = _sequential_sum(values.astype(np.float64)) / n if n else 0.0

@@ -29,6 +29,19 @@ __all__ = ["MIN_GEO_MEAN", "INFAP_EPSILON", "TrecMeasure", "TrecOptions", "trec_
 
 #: trec_eval's floor before the logarithm of the geometric means (gm_map, gm_bpref).
 MIN_GEO_MEAN = 0.00001
+
+
+def geometric_logs(values: np.ndarray) -> np.ndarray:
+    """log(max(value, MIN_GEO_MEAN)): trec_eval's geometric means (gm_map, gm_bpref) are exp of their mean.
+
+    Examples
+    --------
+    >>> round(float(np.exp(geometric_logs(np.array([0.5, 0.0, 0.02])).mean())), 12)  # (0.5 * 1e-5 * 0.02) ** (1/3)
+    0.004641588834
+    """
+    return np.log(np.maximum(np.asarray(values, dtype=np.float64), MIN_GEO_MEAN))
+
+
 #: trec_eval's smoothing constant of infAP.
 INFAP_EPSILON = 0.00001
 

@@ -85,6 +85,11 @@ class Metric:
         True (every metric but a few specialised ranking measures): computed when its family
         is requested by name (``metrics="retrieval"``) and by ``metrics="auto"``; False: only
         when named (``"bpref"``, ``"err_at_10"``).
+    geometric_mean : str or None
+        The name of the metric's geometric-mean summary when trec_eval also summarises it
+        that way (``"gm_map"`` for ``average_precision``, ``"gm_bpref"`` for ``bpref``):
+        exp(mean(log(max(value, 0.00001)))). :func:`ragframe.run_summary` writes it as a
+        column, :func:`ragframe.summarize` as the ``gm`` statistic. None for every other metric.
 
     Examples
     --------
@@ -105,6 +110,7 @@ class Metric:
     threshold: float | None = None
     cutoff: bool = False
     by_default: bool = True
+    geometric_mean: str | None = None
 
     def column(self, k: int | None = None, prefix: str = "") -> str:
         """The output column name for cutoff ``k`` (cutoff metrics only) and ``prefix``.

@@ -74,19 +74,43 @@ def _check_ks(k: int | Iterable[int], function: str) -> list[int]:
     return validate.k_list(k, "k", function)
 
 
-def _check_metrics(metrics: Iterable[str] | str | None, allowed: Sequence[str], function: str) -> list[str]:
-    """Names from ``allowed`` (one name or a non-empty list; repeats dropped); all of them for None."""
-    if metrics is None:
-        return list(allowed)
-    names = [metrics] if isinstance(metrics, str) else metrics
-    if not isinstance(names, Iterable):
-        raise validate.fail(function, "metrics", f"a name or a list of names from {list(allowed)}", metrics)
-    chosen = list(names)
-    if not chosen:
-        raise validate.fail(function, "metrics", f"a non-empty list of names from {list(allowed)}", metrics)
-    for name in chosen:
-        validate.choice(name, "metrics", function, allowed)
-    return list(dict.fromkeys(chosen))
+def _chosen_requests(metrics: Any, ks: Sequence[int], function: str) -> list[tuple[Metric, int | None]]:
+    """Ranking metric names -> (metric, cutoff) pairs, read as :func:`ragframe.evaluate` reads them.
+
+    ``None`` or ``"retrieval"`` is the family's default set; a metric name (``"ndcg_at_k"``,
+    ``"mrr"``) is computed at every cutoff of ``ks`` when it has one; an output name
+    (``"ndcg_at_10"``) at its own cutoff only. Each pair once: the cutoff metrics by k (registry
+    order within a k), then the others (registry order), the order trec_eval prints them in.
+    """
+    family = registry.metrics("retrieval")
+    allowed = [m.name for m in family]
+    names = ["retrieval"] if metrics is None else [metrics] if isinstance(metrics, str) else metrics
+    if not isinstance(names, Iterable) or not (names := list(names)):
+        raise validate.fail(function, "metrics", f"a name or a non-empty list of names from {allowed}", metrics)
+    pairs: list[tuple[Metric, int | None]] = []
+    for name in names:
+        if not isinstance(name, str):
+            raise validate.fail(function, "metrics", "metric names (str)", name)
+        parsed = registry.parse_column(name)
+        if name == "retrieval":
+            pairs += [(m, k) for m in family if m.by_default for k in (ks if m.cutoff else [None])]
+        elif parsed is not None and not parsed.prefix and parsed.k is not None and parsed.metric.family == "retrieval":
+            pairs.append((parsed.metric, parsed.k))
+        elif name in allowed:
+            metric = registry.get_metric(name)
+            pairs += [(metric, k) for k in ks] if metric.cutoff else [(metric, None)]
+        else:
+            raise InvalidParameterError(
+                f"{function}: unknown ranking metric {name!r}; choose from {allowed}, an output name of a "
+                "cutoff metric ('ndcg_at_10') or 'retrieval' (the default set)"
+            )
+    position = {m.name: i for i, m in enumerate(family)}
+    unique = {(m.name, k): m for m, k in pairs}
+
+    def key(item: tuple[str, int | None]) -> tuple[int, int, int]:
+        return (1, 0, position[item[0]]) if item[1] is None else (0, item[1], position[item[0]])
+
+    return [(unique[item], item[1]) for item in sorted(unique, key=key)]
 
 
 def _check_level(relevance_level: int, function: str) -> int:
@@ -107,12 +131,6 @@ def _check_level(relevance_level: int, function: str) -> int:
             relevance_level,
         )
     return level
-
-
-def _requests(ks: Sequence[int], metrics: Sequence[str]) -> list[tuple[Metric, int | None]]:
-    """(metric, cutoff) pairs in output order: by k, the cutoff metrics (registry order); then the others."""
-    chosen = [m for m in registry.metrics("retrieval") if m.name in metrics]
-    return [(m, k) for k in ks for m in chosen if m.cutoff] + [(m, None) for m in chosen if not m.cutoff]
 
 
 # ----------------------------------------------------------------------------- ordering
@@ -449,6 +467,8 @@ _DESCRIPTIONS = {
     "average_precision": "Average precision over the whole ranking (trec_eval map).",
     "r_precision": "Precision at R, the number of relevant documents (trec_eval Rprec).",
 }
+#: The measures trec_eval also summarises by a geometric mean, and that summary's name.
+_GEOMETRIC = {"average_precision": "gm_map", "bpref": "gm_bpref"}
 for _name in _CLASSIC:
     register_metric(
         Metric(
@@ -457,6 +477,7 @@ for _name in _CLASSIC:
             inputs=("retrieved_ids", "relevant_ids"),
             description=_DESCRIPTIONS[_name],
             cutoff=_name.endswith("_at_k"),
+            geometric_mean=_GEOMETRIC.get(_name),
         )
     )
 
@@ -609,8 +630,63 @@ for _name, _kernel, _inputs, _higher, _description in _OPT_IN:
             higher_is_better=_higher,
             cutoff=_name.endswith("_at_k"),
             by_default=False,
+            geometric_mean=_GEOMETRIC.get(_name),
         )
     )
+
+
+def _parameter_name(root: str, value: float) -> str:
+    """A trec_eval measure's library name at one parameter: ``iprec_at_recall_0.50`` -> ``iprec_at_recall_0_50``."""
+    return f"{root.lower()}_{value:3.2f}".replace(".", "_")
+
+
+#: trec_eval's parameterised measures at its default parameters, one registry entry each:
+#: (trec_eval root, parameter, description).
+_PARAMETERISED: tuple[tuple[str, float, str], ...] = (
+    *(
+        (
+            "iprec_at_recall",
+            level,
+            f"Interpolated precision at recall {level:3.2f}: the highest precision at or below the rank "
+            f"where recall reaches {level:3.2f} (trec_eval iprec_at_recall_{level:3.2f}).",
+        )
+        for level in TREC_MEASURES["iprec_at_recall"].default
+    ),
+    *(
+        (
+            "Rprec_mult",
+            multiple,
+            f"Precision at {multiple:3.2f} R (R relevant documents), the cutoff floor({multiple:3.2f} R + 0.9) "
+            f"(trec_eval Rprec_mult_{multiple:3.2f}).",
+        )
+        for multiple in TREC_MEASURES["Rprec_mult"].default
+    ),
+)
+for _root, _value, _description in _PARAMETERISED:
+    register_metric(
+        Metric(
+            name=_parameter_name(_root, _value),
+            family="retrieval",
+            inputs=_IDS,
+            description=_description,
+            kernel=TrecKernel(_root, fixed=(_value,)),
+            by_default=False,
+        )
+    )
+register_metric(
+    Metric(
+        name="utility",
+        family="retrieval",
+        inputs=_IDS,
+        description=(
+            "Relevant retrieved minus non-relevant retrieved, a - (N - a); unbounded "
+            "(trec_eval utility at its default coefficients 1, -1, 0, 0)."
+        ),
+        kernel=TrecKernel("utility", fixed=TREC_MEASURES["utility"].default),
+        bounds=None,
+        by_default=False,
+    )
+)
 
 #: Every ranking metric name :func:`score_retrieval` and :func:`evaluate_run` accept in ``metrics=``.
 RETRIEVAL_METRICS: tuple[str, ...] = tuple(m.name for m in registry.metrics("retrieval"))
@@ -868,7 +944,7 @@ def evaluate_run(
     /,
     *,
     k: int | Iterable[int] = (5, 10, 100),
-    metrics: Iterable[str] | None = None,
+    metrics: Iterable[str] | str | None = None,
     relevance_level: int = 1,
     complete: bool = False,
     max_docs: int | None = None,
@@ -899,12 +975,19 @@ def evaluate_run(
         Query and doc ids are str or int, of the same kind as the run's: an int id never
         equals a str id.
     k : int or list of int
-        Cutoffs for the ``*_at_k`` measures.
-    metrics : list of str, optional
-        Names from :data:`RETRIEVAL_METRICS` (``"ndcg_at_k"``, ``"bpref"``, ...; each value
-        equals what ``ragframe trec`` prints for its trec_eval measure, see
-        ``docs/metrics.md``); by default the family's default set (``by_default`` in
-        :func:`ragframe.list_metrics`).
+        Cutoffs for the ``*_at_k`` measures. The default, 5, 10 and 100, is not
+        :func:`score_retrieval`'s 1, 5 and 10 on purpose: a TREC run ranks hundreds to
+        thousands of documents per query and is read at trec_eval's cutoffs (``P_5``,
+        ``P_10``, ``P_100``, ``recall_100``), while a wide frame holds a retriever's top few
+        chunks. Pass ``k`` to get the other's.
+    metrics : str or list of str, optional
+        The names :func:`ragframe.evaluate` and :func:`score_retrieval` accept for the
+        ranking family: metric names from :data:`RETRIEVAL_METRICS` (``"ndcg_at_k"``,
+        ``"bpref"``, ``"iprec_at_recall_0_50"``, ...; a cutoff metric at every ``k``),
+        output names of cutoff metrics (``"ndcg_at_10"``: that cutoff only, whatever ``k``
+        is) and ``"retrieval"`` (the default set). Each value equals what ``ragframe trec``
+        prints for its trec_eval measure (see ``docs/metrics.md``). By default the
+        family's default set (``by_default`` in :func:`ragframe.list_metrics`).
     relevance_level : int
         Minimum grade of a relevant document (trec_eval ``-l``), >= 0: a judged
         document is relevant when its grade >= the level (at 0, grade-0 documents
@@ -935,11 +1018,12 @@ def evaluate_run(
     >>> qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["b"], "relevance": [1]})
     >>> evaluate_run(run, qrels, k=1, metrics=["mrr"])["mrr"].to_list()
     [0.5]
+    >>> evaluate_run(run, qrels, metrics=["ndcg_at_2", "rprec_mult_2_00"]).columns[4:]
+    ['ndcg_at_2', 'rprec_mult_2_00']
     """
     function = "evaluate_run"
     ks = _check_ks(k, function)
-    defaults = [m.name for m in registry.metrics("retrieval") if m.by_default]
-    chosen = defaults if metrics is None else _check_metrics(metrics, RETRIEVAL_METRICS, function)
+    requests = _chosen_requests(metrics, ks, function)
     level = _check_level(relevance_level, function)
     complete = validate.flag(complete, "complete", function)
     max_docs = None if max_docs is None else validate.positive_int(max_docs, "max_docs", function)
@@ -956,7 +1040,6 @@ def evaluate_run(
     if max_docs is not None:
         run_doc, run_counts = _truncated(run_doc, run_counts, max_docs)
     query_ids, counts, judgments, jrows = _coded_judgments(qids, run_counts, qrels_runs, tables, complete)
-    requests = _requests(ks, chosen)
     trec = _trec_options(requests, family_options)
     _check_err_grades(trec, judgments.grade, lambda at: int(jrows[at]), names["relevance"], function)
     measures = [*_classic(requests)[1], *COUNT_MEASURES]
@@ -966,7 +1049,7 @@ def evaluate_run(
         counts,
         judgments,
         jrows,
-        ks=ks,
+        ks=sorted({k for _, k in requests if k is not None}) or [1],
         measures=measures,
         level=level,
         column=doc_id,
@@ -1317,15 +1400,11 @@ def run_summary(per_query: Any, /) -> pl.DataFrame:
     for column in measures:
         exprs.append(pl.col(column).mean())
         parsed = registry.parse_column(column)
-        geometric = _GEOMETRIC.get(parsed.metric.name) if parsed is not None and parsed.metric is not None else None
+        geometric = parsed.metric.geometric_mean if parsed is not None and parsed.metric is not None else None
         if geometric is not None:
             floored = pl.col(column).clip(lower_bound=MIN_GEO_MEAN).log()
             exprs.append(floored.mean().exp().alias(parsed.prefix + geometric))
     return evaluated.select(exprs)
-
-
-#: The measures trec_eval also summarises by a geometric mean, and that summary's name.
-_GEOMETRIC = {"average_precision": "gm_map", "bpref": "gm_bpref"}
 
 
 # ----------------------------------------------------------------------------- one sample

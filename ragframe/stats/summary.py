@@ -5,8 +5,12 @@
 mergeable reducers (rows, count, mean, sum of squared deviations, min, max, pass
 count, and a quantile sketch) that a stream of batches or a cluster accumulates:
 ``summary_state(a).merge(summary_state(b)).finalize()`` equals ``summarize(concat(a, b))``
-for count, mean, std, min, max and pass rate (to floating-point rounding), and its
+for count, mean, gm, std, min, max and pass rate (to floating-point rounding), and its
 percentiles are within :data:`SKETCH_ERROR` of the exact ones.
+
+``gm`` is trec_eval's geometric mean, exp(mean(log(max(value, 0.00001)))), for the metrics
+whose registry entry names one (:attr:`ragframe.Metric.geometric_mean`: ``average_precision``
+is trec_eval's ``gm_map``, ``bpref`` its ``gm_bpref``); null for every other column.
 
 Percentiles from :func:`summarize` are exact (computed from the values in memory).
 """
@@ -25,6 +29,7 @@ from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.kernels.quantiles import QUANTILE_METHODS, lerp, segment_quantiles, virtual_index
 from ragframe.kernels.resampling import bootstrap_means
+from ragframe.kernels.trec_measures import geometric_logs
 from ragframe.metrics import metric_for_column, passed_column, score_columns
 from ragframe.schema import first_true_row, frame_kind, to_polars
 
@@ -54,6 +59,7 @@ SUMMARY_COLUMNS = [
     "null_count",
     "null_rate",
     "mean",
+    "gm",
     "std",
     "std_pop",
     "min",
@@ -73,6 +79,7 @@ _STATE_COLUMNS = [
     "count",
     "mean",
     "m2",
+    "log_sum",
     "min",
     "max",
     "passed",
@@ -247,7 +254,8 @@ class SummaryState:
 
     ``frame`` holds the group columns, then ``metric``, ``rows`` (all rows),
     ``count`` (non-null scores), ``mean``, ``m2`` (sum of squared deviations),
-    ``min``, ``max``, ``passed`` (rows passed), ``has_passed`` (a pass flag column
+    ``log_sum`` (sum of log(max(value, 0.00001)) for a metric with a geometric mean, else
+    null), ``min``, ``max``, ``passed`` (rows passed), ``has_passed`` (a pass flag column
     exists), and the quantile sketch: ``bins`` (occupied bin numbers), ``bin_counts``
     and ``bin_sums`` (values and their sum per bin). The sketch is null for a metric
     with a value outside [0, 1]; merged percentiles of that metric are then null.
@@ -316,7 +324,7 @@ class SummaryState:
         -------
         polars.DataFrame
             The table of :func:`summarize` with every statistic: the ``by`` columns, then
-            ``metric``, ``count, null_count, null_rate, mean, std, std_pop, min, p50, p90,
+            ``metric``, ``count, null_count, null_rate, mean, gm, std, std_pop, min, p50, p90,
             p95, p99, max, pass_rate, ci_low, ci_high``.
 
         Examples
@@ -436,6 +444,12 @@ def _state_frame(
             m2 = np.bincount(segment, (values - mean[segment]) ** 2, n_groups)
         first = np.minimum(starts, max(values.size - 1, 0))
         last = np.clip(starts + counts - 1, 0, max(values.size - 1, 0))
+        declared = metric_for_column(name)
+        log_sum = (
+            np.bincount(segment, geometric_logs(values), n_groups).astype(np.float64)  # int64 when empty
+            if declared is not None and declared.geometric_mean is not None
+            else np.full(n_groups, np.nan)
+        )
         flag = passed_column(name)
         has_flag = flag in df.columns
         passed = (
@@ -449,12 +463,13 @@ def _state_frame(
             "count": counts,
             "mean": np.where(filled, mean, np.nan),
             "m2": np.where(filled, m2, np.nan),
+            "log_sum": log_sum,
             "min": np.where(filled, values[first] if values.size else np.nan, np.nan),
             "max": np.where(filled, values[last] if values.size else np.nan, np.nan),
             "passed": passed.astype(np.int64),
             "has_passed": [has_flag] * n_groups,
         }
-        part = pl.DataFrame(columns).with_columns(pl.col("mean", "m2", "min", "max").fill_nan(None))
+        part = pl.DataFrame(columns).with_columns(pl.col("mean", "m2", "log_sum", "min", "max").fill_nan(None))
         in_range = values.size == 0 or (values[0] >= 0.0 and values.max() <= 1.0 and values.min() >= 0.0)
         if sketch and in_range:
             part = part.with_columns(_sketch(values, counts))
@@ -500,7 +515,7 @@ def merge_summary_states(states: Sequence[SummaryState]) -> SummaryState:
         if state.by != by:
             raise InvalidParameterError(f"merge_summary_states: states grouped by {by} and {state.by} cannot merge")
     keys = [*by, "metric"]
-    frame = pl.concat([s.frame for s in states], how="vertical_relaxed")
+    frame = pl.concat([_with_log_sum(s.frame) for s in states], how="vertical_relaxed")
     count = pl.col("count")
     total = count.sum()
     weighted_mean = (pl.col("mean").fill_null(0.0) * count).sum() / total
@@ -512,6 +527,7 @@ def merge_summary_states(states: Sequence[SummaryState]) -> SummaryState:
         pl.when(total > 0)
         .then(pl.col("m2").fill_null(0.0).sum() + (count * (pl.col("mean").fill_null(0.0) - weighted_mean) ** 2).sum())
         .alias("m2"),
+        pl.when(pl.col("log_sum").is_not_null().all()).then(pl.col("log_sum").sum()).alias("log_sum"),
         pl.col("min").min(),
         pl.col("max").max(),
         pl.col("passed").sum(),
@@ -529,6 +545,15 @@ def merge_summary_states(states: Sequence[SummaryState]) -> SummaryState:
             [*sort_keys, "_m"], nulls_last=False
         )
     return SummaryState(order.select(*by, *_STATE_COLUMNS), by)
+
+
+def _with_log_sum(frame: pl.DataFrame) -> pl.DataFrame:
+    """A state frame with its ``log_sum`` column (null in a state written before it existed: no ``gm`` then)."""
+    if "log_sum" in frame.columns:
+        return frame
+    order = list(frame.columns)
+    order.insert(order.index("m2") + 1, "log_sum")
+    return frame.with_columns(pl.lit(None, pl.Float64).alias("log_sum")).select(order)
 
 
 def _merge_sketches(merged: pl.DataFrame) -> list[pl.Series]:
@@ -635,14 +660,19 @@ def _finish(
     if interval is not None:
         low, high = _clip_to_bounds(state["metric"], *interval)
         columns += [pl.Series("ci_low", low).fill_nan(None), pl.Series("ci_high", high).fill_nan(None)]
-    out = state.with_columns(*columns).with_columns(
-        (rows - count).alias("null_count"),
-        pl.when(rows > 0).then((rows - count) / rows).alias("null_rate"),
-        pl.when(count > 1).then((pl.col("m2").clip(0.0) / (count - 1)).sqrt()).alias("std"),
-        pl.when(count > 0).then((pl.col("m2").clip(0.0) / count).sqrt()).alias("std_pop"),
-        pl.when(pl.col("has_passed") & (rows > 0)).then(pl.col("passed") / rows).alias("pass_rate"),
-        pl.col("min").cast(pl.Float64),
-        pl.col("max").cast(pl.Float64),
+    out = (
+        _with_log_sum(state)
+        .with_columns(*columns)
+        .with_columns(
+            (rows - count).alias("null_count"),
+            pl.when(count > 0).then((pl.col("log_sum") / count).exp()).alias("gm"),
+            pl.when(rows > 0).then((rows - count) / rows).alias("null_rate"),
+            pl.when(count > 1).then((pl.col("m2").clip(0.0) / (count - 1)).sqrt()).alias("std"),
+            pl.when(count > 0).then((pl.col("m2").clip(0.0) / count).sqrt()).alias("std_pop"),
+            pl.when(pl.col("has_passed") & (rows > 0)).then(pl.col("passed") / rows).alias("pass_rate"),
+            pl.col("min").cast(pl.Float64),
+            pl.col("max").cast(pl.Float64),
+        )
     )
     return out.select(*by, "metric", *stats)
 
@@ -707,10 +737,13 @@ def summarize(
     -------
     polars.DataFrame
         ``by`` columns, then ``metric`` and the ``stats`` columns: ``count, null_count,
-        null_rate, mean, std`` (ddof=1), ``std_pop`` (ddof=0, the seed's stdDev), ``min,
-        p50, p90, p95, p99, max, pass_rate`` (rows with ``<metric>_passed`` true over all
-        rows; null without that column), ``ci_low, ci_high`` (null when fewer than 2
-        values). Statistics are over the non-null values; a metric with none has null
+        null_rate, mean, gm`` (trec_eval's geometric mean, exp(mean(log(max(value,
+        0.00001)))), for the metrics whose registry entry names one: ``average_precision``
+        is ``gm_map``, ``bpref`` is ``gm_bpref``; null for the others), ``std`` (ddof=1),
+        ``std_pop`` (ddof=0, the seed's stdDev), ``min, p50, p90, p95, p99, max,
+        pass_rate`` (rows with ``<metric>_passed`` true over all rows; null without that
+        column), ``ci_low, ci_high`` (null when fewer than 2 values). Statistics are over
+        the non-null values; a metric with none has null
         statistics (never 0: :func:`ragframe.summarize_batch` reports the seed's 0.0).
 
     Examples
@@ -723,6 +756,9 @@ def summarize(
     1.0
     >>> summarize(scored, stats="seed").columns
     ['metric', 'count', 'mean', 'p50', 'min', 'max', 'std_pop', 'pass_rate', 'null_rate']
+    >>> ap = pl.DataFrame({"average_precision": [0.5, 0.125], "mrr": [1.0, 0.5]})
+    >>> summarize(ap, stats=["mean", "gm"]).rows()  # gm: trec_eval's gm_map, sqrt(0.5 * 0.125)
+    [('average_precision', 0.3125, 0.25), ('mrr', 0.75, None)]
     """
     function = "summarize"
     validate.choice(ci, "ci", function, ("t", "bootstrap"))
