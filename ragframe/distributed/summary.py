@@ -5,8 +5,9 @@
 and merges them on the driver with :func:`ragframe.merge_summary_states`, the code
 :func:`ragframe.evaluate_parquet` uses: per-row scores never reach the driver. The contract is
 the local merge's: count, null count, min, max and pass rate equal :func:`ragframe.summarize`'s
-exactly; mean and std to floating-point rounding (sums in another order; relative 1e-12
-in the tests); percentiles within :data:`ragframe.stats.summary.SKETCH_ERROR` (1e-4; exact for
+exactly; mean, std and ``gm`` (trec_eval's geometric mean of ``average_precision`` and
+``bpref``, from merged sums of the floored logarithms) to floating-point rounding (sums in
+another order; relative 1e-12 in the tests); percentiles within :data:`ragframe.stats.summary.SKETCH_ERROR` (1e-4; exact for
 discrete scores; null for scores outside [0, 1]).
 """
 
