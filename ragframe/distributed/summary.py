@@ -7,8 +7,9 @@ and merges them on the driver with :func:`ragframe.merge_summary_states`, the co
 the local merge's: count, null count, min, max and pass rate equal :func:`ragframe.summarize`'s
 exactly; mean, std and ``gm`` (trec_eval's geometric mean of ``average_precision`` and
 ``bpref``, from merged sums of the floored logarithms) to floating-point rounding (sums in
-another order; relative 1e-12 in the tests); percentiles within :data:`ragframe.stats.summary.SKETCH_ERROR` (1e-4; exact for
-discrete scores; null for scores outside [0, 1]).
+another order; relative 1e-12 in the tests); percentiles within
+:data:`ragframe.stats.summary.SKETCH_ERROR` (1e-4; exact for discrete scores; null for scores
+outside [0, 1]).
 """
 
 from __future__ import annotations
