@@ -1,8 +1,9 @@
 """Run user callables (sync or async) over many rows: bounded concurrency, from sync code or a running loop.
 
-Used by :func:`ragframe.retrieve` and :func:`ragframe.callback_metric`. Inside a running event
-loop (a Jupyter cell) the work runs on a private event loop in a worker thread, so the
-caller's loop is never patched (no ``nest_asyncio``).
+Used by :func:`ragframe.retrieve`, :func:`ragframe.callback_metric` and
+:func:`ragframe.judges.judge_prompts`. Inside a running event loop (a Jupyter cell) the work
+runs on a private event loop in a worker thread, so the caller's loop is never patched (no
+``nest_asyncio``).
 
 Examples
 --------
@@ -16,8 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 __all__ = ["run_sync", "gather_limited", "is_async_callable"]
@@ -40,24 +41,95 @@ def is_async_callable(function: Any) -> bool:
     return call is not None and inspect.iscoroutinefunction(call)
 
 
-def run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
+def run_sync(factory: Callable[[], Coroutine[Any, Any, T]], *, thread_name: str = "ragframe-run") -> T:
     """Run the coroutine ``factory()`` makes to completion, whether or not a loop is running here.
+
+    The one bridge from sync code to async work in ragframe (:func:`ragframe.retrieve`,
+    :func:`ragframe.callback_metric`, :func:`ragframe.judges.judge_prompts`). Without a
+    running loop it is :func:`asyncio.run`. Inside one (a Jupyter cell, an async server
+    calling the sync API) the coroutine runs on a private event loop in a worker thread
+    and the caller waits: its loop is not patched (no ``nest_asyncio``) but is blocked
+    meanwhile. An interruption of the wait (Ctrl-C) cancels the private loop's task and
+    waits for it to unwind before it propagates, so no work goes on behind the caller.
 
     Parameters
     ----------
     factory : callable
         Returns the coroutine (called in the thread that runs it).
+    thread_name : str, default "ragframe-run"
+        The worker thread's name, inside a running loop.
 
     Returns
     -------
-    The coroutine's result.
+    The coroutine's result (its exception is raised here).
+
+    Examples
+    --------
+    >>> import asyncio, threading
+    >>> async def where():
+    ...     return threading.current_thread().name
+    >>> run_sync(where)
+    'MainThread'
+    >>> async def cell():  # a running loop: the work goes to a worker thread
+    ...     return run_sync(where, thread_name="ragframe-demo")
+    >>> asyncio.run(cell())
+    'ragframe-demo'
     """
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(factory())
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragframe-run") as pool:
-        return pool.submit(lambda: asyncio.run(factory())).result()
+    return _run_in_thread(factory, thread_name)
+
+
+def _run_in_thread(factory: Callable[[], Coroutine[Any, Any, T]], thread_name: str) -> T:
+    """Run ``factory()`` on a private event loop in a worker thread and wait (the caller's loop is busy).
+
+    The wait is on an Event, not ``Thread.join``: a join interrupted by a signal may mark a
+    running thread stopped (CPython 3.11), and the caller would go on while the work runs.
+    """
+    state: dict[str, Any] = {}
+    lock, finished = threading.Lock(), threading.Event()
+
+    def target() -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            with lock:  # the caller's cancel sees the task, or the task sees the cancel
+                task = state["task"] = loop.create_task(factory())
+                state["loop"] = loop
+                if state.get("cancel"):
+                    task.cancel()
+            state["result"] = loop.run_until_complete(task)
+        except BaseException as error:  # handed to the caller's thread
+            state["error"] = error
+        finally:
+            try:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.run_until_complete(loop.shutdown_default_executor())
+            finally:
+                loop.close()
+                finished.set()
+
+    thread = threading.Thread(target=target, name=thread_name, daemon=True)
+    try:
+        thread.start()
+        while not finished.wait(0.1):
+            pass
+    except BaseException:  # Ctrl-C in the caller's thread: cancel the work and let it unwind
+        with lock:
+            state["cancel"] = True
+            if "task" in state:
+                try:
+                    state["loop"].call_soon_threadsafe(state["task"].cancel)
+                except RuntimeError:  # the loop closed meanwhile
+                    pass
+        if thread.ident is not None:  # the thread runs: wait for its loop to close
+            finished.wait()
+        raise
+    thread.join()
+    if "error" in state:
+        raise state["error"]
+    return state["result"]
 
 
 async def gather_limited(calls: Sequence[Callable[[], Awaitable[T]]], limit: int) -> list[T]:

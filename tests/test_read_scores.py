@@ -102,3 +102,52 @@ def test_unreadable_paths_are_typed_errors(tmp_path):
         rf.read_scores(tmp_path / "broken.json")
     with pytest.raises(rf.InvalidParameterError, match="read_scores: path must be"):
         rf.read_scores(3)
+
+
+def test_scan_scores_is_read_scores_lazily(tmp_path):
+    from ragframe.io.scores import scan_scores
+
+    SCORES.write_parquet(tmp_path / "s.parquet")
+    SCORES.write_csv(tmp_path / "s.csv")
+    SCORES.write_json(tmp_path / "s.json")
+    (tmp_path / "parts").mkdir()
+    SCORES.head(2).write_parquet(tmp_path / "parts" / "part-0.parquet")
+    no_values = pl.DataFrame({"id": [3], "mrr": [None], "mrr_passed": [None]}, schema_overrides={"id": pl.Int64})
+    no_values.write_parquet(tmp_path / "parts" / "part-1.parquet")  # Null columns: cast to the others' dtypes
+    for given in ("s.parquet", "s.csv", "s.json", "parts", "parts/*.parquet"):
+        frame = scan_scores(str(tmp_path / given))
+        assert isinstance(frame, pl.LazyFrame), given
+        assert frame.collect().equals(rf.read_scores(str(tmp_path / given))), given
+    for given in ("s.parquet", "parts", "parts/*.parquet"):  # Parquet is scanned: a selection reads its columns
+        plan = scan_scores(str(tmp_path / given)).select("mrr").explain().upper()
+        assert "PARQUET SCAN" in plan and "PROJECT 1/3" in plan, (given, plan)
+    assert scan_scores(tmp_path / "parts").collect().rows()[2] == (3, None, None)
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("missing.parquet", "no such file or folder"),
+        ("*.nothing", "no file matches the glob"),
+        ("broken.parquet", "cannot read"),
+        ("mixed", "column 'mrr_passed' is Boolean in"),
+    ],
+    ids=["missing", "empty-glob", "damaged", "dtype-mismatch"],
+)
+def test_scan_and_read_errors_name_the_caller(tmp_path, path, message):
+    from ragframe.io.scores import scan_scores
+
+    (tmp_path / "broken.parquet").write_bytes(b"not parquet at all")
+    (tmp_path / "mixed").mkdir()
+    SCORES.write_parquet(tmp_path / "mixed" / "part-0.parquet")
+    SCORES.with_columns(pl.col("mrr_passed").cast(pl.Int64)).write_parquet(tmp_path / "mixed" / "part-1.parquet")
+    given = str(tmp_path / path)
+    for call, prefix in (
+        (lambda: scan_scores(given), "scan_scores: "),
+        (lambda: rf.read_scores(given), "read_scores: "),
+        (lambda: scan_scores(given, function="report: scores"), "report: scores: "),
+        (lambda: rf.read_scores(given, function="baseline"), "baseline: "),
+    ):
+        with pytest.raises(rf.InputFileError) as info:
+            call()
+        assert str(info.value).startswith(prefix + message.split(" ")[0]) and message in str(info.value), info.value

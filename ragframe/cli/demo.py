@@ -11,6 +11,7 @@ import polars.selectors as cs
 from ragframe.cli.args import EXIT_CODES, epilog
 from ragframe.cli.format import format_frame
 from ragframe.datasets import EXAMPLE_FILES, write_examples
+from ragframe.display import aligned, cell_text
 from ragframe.io.trec import read_qrels, read_trec_run
 from ragframe.metrics import score_columns
 from ragframe.metrics.heuristic_seed import SEED_THRESHOLDS
@@ -38,17 +39,6 @@ DEMO_MEASURES = [
 ]
 
 
-def _format_table(rows: list[tuple[str, list[str]]], header: list[str]) -> str:
-    # report formatting over a few dozen summary lines, not a per-row hot path
-    widths = [max(len(header[i]), *(len(r[1][i - 1]) if i else len(r[0]) for r in rows)) for i in range(len(header))]
-    lines = ["  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))]
-    lines.append("  ".join("-" * w for w in widths))
-    for name, values in rows:
-        cells = [name.ljust(widths[0])] + [v.rjust(w) for v, w in zip(values, widths[1:])]
-        lines.append("  ".join(cells))
-    return "\n".join(lines)
-
-
 #: Measures of the demo's paired comparison and per-query summary (cutoff 10 for the _at_k ones).
 DEMO_COMPARE_MEASURES = ["ndcg_at_k", "precision_at_k", "recall_at_k", "mrr", "average_precision"]
 DEMO_SUMMARY_COLUMNS = ["ndcg_at_10", "mrr", "average_precision", "recall_at_100"]
@@ -73,14 +63,11 @@ def run(args: argparse.Namespace) -> int:
 
     names = list(summaries)
     columns = [c for c in summaries[names[0]].columns]
-    rows = []
-    for column in columns:
-        values = [summaries[n][column].item() for n in names]
-        cells = [f"{v:d}" if isinstance(v, int) else f"{v:.4f}" for v in values]
-        rows.append((column, cells))
+    # one line per measure of two runs' summaries: display, not a hot path
+    rows = [[column, *(cell_text(summaries[n][column].item()) for n in names)] for column in columns]
     print("ragframe demo: TREC DL 2019 passage ranking, 43 judged queries (bundled example)")
     print("graded qrels 0-3; relevant means grade >= 1; nDCG uses the grades as gains\n")
-    print(_format_table(rows, ["measure", *names]))
+    print(aligned(["measure", *names], rows, [False, *(True for _ in names)]))
 
     compared = compare_runs(runs[names[0]], runs[names[1]], qrels, k=10, metrics=DEMO_COMPARE_MEASURES)
     n_pairs = compared["n"].max()

@@ -20,7 +20,8 @@ from ragframe.cli.args import (
 )
 from ragframe.cli.format import format_frame
 from ragframe.evaluator import Evaluator
-from ragframe.exceptions import InvalidParameterError, MissingDependencyError, RunFailedError, SkippedMetricWarning
+from ragframe.exceptions import InvalidParameterError, RunFailedError, SkippedMetricWarning
+from ragframe.extras import require
 from ragframe.io.streaming import DEFAULT_BATCH_ROWS, DEFAULT_BATCHES_PER_PROCESS, status_lines
 from ragframe.routing import MODES
 
@@ -88,14 +89,7 @@ def _load_config(path: str | None) -> dict[str, Any]:
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
-        try:
-            import tomli as tomllib
-        except ModuleNotFoundError as exc:
-            from ragframe.exceptions import MissingDependencyError
-
-            raise MissingDependencyError(
-                "reading a TOML config on Python 3.10 needs: pip install 'ragframe[cli]'"
-            ) from exc
+        tomllib = require("cli", "tomli", function="reading a TOML config on Python 3.10")
     try:
         with open(path, "rb") as handle:
             config = tomllib.load(handle)
@@ -238,13 +232,8 @@ def _run_on_ray(args: argparse.Namespace, evaluator: Evaluator, config: dict[str
 
 def _require_ray_client(address: str | None) -> None:
     """``--address ray://...`` goes through Ray Client, which needs ``ray[client]`` (grpcio)."""
-    import importlib.util
-
-    if address is not None and address.startswith("ray://") and importlib.util.find_spec("grpc") is None:
-        raise MissingDependencyError(
-            f"--address {address} connects through Ray Client, which needs grpcio: pip install 'ragframe[ray]' "
-            "(it includes ray[client])"
-        )
+    if address is not None and address.startswith("ray://"):
+        require("ray", "grpc", function=f"--address {address} (Ray Client)", note="(the extra includes ray[client])")
 
 
 def _max_failure_rate(args: argparse.Namespace, config: dict[str, Any]) -> float | None:

@@ -2,9 +2,10 @@
 
 :func:`format_frame` renders a polars DataFrame as an aligned text table, CSV, JSON
 (a list of records) or a Markdown pipe table. The table and Markdown forms are for
-people: floats with 4 decimals, nulls as ``-``. CSV and JSON keep every digit, so they
-can be read back and compared with the library's results; the table and Markdown
-forms show a positive p-value (a ``p_...`` column) that would round to zero as ``<0.0001``.
+people, their cells shown as the HTML report shows them (:func:`ragframe.display.cell_text`:
+floats with 4 decimals, a p-value too small for them with 4 significant digits, nulls
+``-``). CSV and JSON keep every digit, so they can be read back and compared with the
+library's results.
 """
 
 from __future__ import annotations
@@ -15,63 +16,25 @@ from typing import Any
 
 import polars as pl
 
+from ragframe.display import aligned, cell_text
 from ragframe.exceptions import InvalidParameterError
 
-__all__ = ["FORMATS", "format_frame", "format_value"]
+__all__ = ["FORMATS", "format_frame"]
 
 #: The formats :func:`format_frame` knows.
 FORMATS = ("table", "csv", "json", "markdown")
 
 
-def format_value(value: Any, decimals: int = 4) -> str:
-    """A cell for people: floats with ``decimals`` decimals, booleans lower case, nulls ``-``.
-
-    Examples
-    --------
-    >>> format_value(0.123456), format_value(3), format_value(None), format_value(True)
-    ('0.1235', '3', '-', 'true')
-    """
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return f"{value:.{decimals}f}"
-    return str(value)
-
-
-def _numeric(dtype: pl.DataType) -> bool:
-    return dtype.is_numeric() and dtype != pl.Boolean
-
-
 def _cells(df: pl.DataFrame, decimals: int) -> tuple[list[str], list[list[str]], list[bool]]:
     header = list(df.columns)
-    tiny = 0.5 * 10.0**-decimals
-    small = f"<{10.0**-decimals:.{decimals}f}"
-    p_columns = {i for i, c in enumerate(header) if c.startswith("p_") and df.schema[c].is_float()}
-    # formatting cells of a summary table (one row per metric x group): reporting, not a hot path
-    rows = [
-        [
-            small if i in p_columns and v is not None and 0.0 < v < tiny else format_value(v, decimals)
-            for i, v in enumerate(row)
-        ]
-        for row in df.iter_rows()
-    ]
-    right = [_numeric(df.schema[c]) for c in header]
+    # formatting cells of a summary table (one row per metric x group): display, not a hot path
+    rows = [[cell_text(v, c, decimals) for c, v in zip(header, row)] for row in df.iter_rows()]
+    right = [df.schema[c].is_numeric() and df.schema[c] != pl.Boolean for c in header]
     return header, rows, right
 
 
 def _table(df: pl.DataFrame, decimals: int) -> str:
-    header, rows, right = _cells(df, decimals)
-    # column widths over a summary table's few rows: reporting, not a hot path
-    widths = [max(len(header[i]), *(len(r[i]) for r in rows)) if rows else len(header[i]) for i in range(len(header))]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)).rstrip()
-
-    out = [line(header), "  ".join("-" * w for w in widths)]
-    out += [line(r) for r in rows]
-    return "\n".join(out)
+    return aligned(*_cells(df, decimals))
 
 
 def _markdown(df: pl.DataFrame, decimals: int) -> str:
@@ -105,8 +68,9 @@ def format_frame(df: pl.DataFrame, fmt: str = "table", decimals: int = 4) -> str
     df : polars.DataFrame
         A small result frame (one row per metric or slice).
     fmt : {"table", "csv", "json", "markdown"}
-        ``table``: aligned columns (numbers right-aligned), a rule under the header, p-values
-        (columns ``p_...``) that would round to zero shown as ``<0.0001``;
+        ``table``: aligned columns (numbers right-aligned), a rule under the header, cells as
+        :func:`ragframe.display.cell_text` shows them (a p-value that would round to zero
+        with 4 significant digits, ``1.5e-07``);
         ``csv``: polars' CSV with full precision, empty cells for nulls; ``json``: a list of
         records, full precision, nulls (and NaN) as ``null``; ``markdown``: a pipe table.
     decimals : int

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import polars as pl
 
-from ragframe.exceptions import InputFileError
 from ragframe.io.scores import read_scores
 
 __all__ = ["read_argument"]
@@ -20,8 +19,4 @@ def read_argument(path: str, role: str) -> pl.DataFrame:
     ...
     ragframe.exceptions.InputFileError: baseline: no such file or folder: 'no-such-file.parquet'
     """
-    try:
-        return read_scores(path)
-    except InputFileError as exc:
-        message = str(exc).removeprefix("read_scores: ")
-        raise InputFileError(f"{role}: {message}") from exc
+    return read_scores(path, function=role)

@@ -15,12 +15,10 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
-from ragframe.exceptions import MissingDependencyError, RagframeError
+from ragframe.exceptions import RagframeError
+from ragframe.extras import require
 
-__all__ = ["require_ray", "original_errors", "empty_frame", "prepared", "compute_strategy", "EXTRA"]
-
-#: The extra that installs Ray Data.
-EXTRA = "ragframe[ray]"
+__all__ = ["require_ray", "original_errors", "empty_frame", "prepared", "compute_strategy"]
 
 
 def require_ray(function: str) -> Any:
@@ -41,12 +39,8 @@ def require_ray(function: str) -> Any:
     >>> require_ray("score_dataset").__name__
     'ray'
     """
-    try:
-        import ray
-        import ray.data
-    except ImportError as exc:
-        raise MissingDependencyError(f"{function} needs ray[data]: pip install '{EXTRA}'") from exc
-    return ray
+    require("ray", "ray.data", function=function)
+    return require("ray", "ray", function=function)
 
 
 def _ragframe_cause(error: BaseException) -> RagframeError | None:

@@ -1,7 +1,8 @@
 """Read scored frames back: one Parquet file, a folder, a glob, CSV, JSON/NDJSON, or an ``evaluate_parquet`` output.
 
 :func:`read_scores` is what ``ragframe summary``, ``compare`` and ``gate`` read their
-inputs with, so the output folder of ``ragframe eval`` can be passed as it is.
+inputs with, so the output folder of ``ragframe eval`` can be passed as it is;
+:func:`scan_scores` opens the same files lazily (what ``ragframe report`` reads).
 """
 
 from __future__ import annotations
@@ -16,13 +17,78 @@ import polars as pl
 from ragframe import validate
 from ragframe.exceptions import InputFileError
 
-__all__ = ["read_scores"]
+__all__ = ["read_scores", "scan_scores"]
 
 _GLOB_CHARACTERS = "*?["
+_TEXT_SUFFIXES = (".csv", ".json", ".ndjson", ".jsonl")
 
 
-def read_scores(path: str | os.PathLike[str], /) -> pl.DataFrame:
+def scan_scores(path: str | os.PathLike[str], /, *, function: str = "scan_scores") -> pl.LazyFrame:
+    """Open scored rows (or a summary) lazily: the files :func:`read_scores` reads, as one lazy frame.
+
+    Parquet inputs (a file, a folder, a glob, a URL, an ``evaluate_parquet`` output) are
+    scanned, so a caller reads only the columns it selects; CSV and JSON files are read at
+    once (their lazy readers infer dtypes differently) and returned as a lazy frame. The
+    paths are resolved and checked now (a run must be complete, the Parquet footers
+    readable, the files' columns and dtypes in agreement); a damaged data page is an error
+    of the ``collect``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        What :func:`read_scores` accepts.
+    function : str, default "scan_scores"
+        The name every error starts with: a function that reads scores on behalf of its
+        caller passes its own name (``"report: scores"``), so the message names it.
+
+    Returns
+    -------
+    polars.LazyFrame
+        ``scan_scores(path).collect()`` equals ``read_scores(path)``.
+
+    Raises
+    ------
+    InputFileError
+        As :func:`read_scores`, the message starting with ``function``.
+
+    Examples
+    --------
+    >>> import polars as pl, tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> pl.DataFrame({"id": [1], "mrr": [0.5]}).write_parquet(folder / "part-0.parquet")
+    >>> pl.DataFrame({"id": [2], "mrr": [None]}).write_parquet(folder / "part-1.parquet")
+    >>> scan_scores(folder).select("mrr").collect()["mrr"].to_list()
+    [0.5, None]
+    >>> scan_scores("no-such-file.parquet", function="report: scores")
+    Traceback (most recent call last):
+    ...
+    ragframe.exceptions.InputFileError: report: scores: no such file or folder: 'no-such-file.parquet'
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise validate.fail(function, "path", "a path (str or os.PathLike)", path)
+    text = os.fspath(path)
+    if "://" in text:
+        return pl.scan_parquet(text)
+    local = Path(text)
+    if local.is_dir():
+        return _scan_files(_folder_files(local, function), text, function)
+    if local.is_file():
+        if local.suffix.lower() in _TEXT_SUFFIXES:
+            return _read_text_file(local, function).lazy()
+        return _scan_files([text], text, function)
+    if not any(c in text for c in _GLOB_CHARACTERS):
+        raise InputFileError(f"{function}: no such file or folder: {text!r}")
+    matches = sorted(p for p in glob.glob(text, recursive=True) if Path(p).is_file())
+    if not matches:
+        raise InputFileError(f"{function}: no file matches the glob {text!r}")
+    return _scan_files(matches, text, function)
+
+
+def read_scores(path: str | os.PathLike[str], /, *, function: str = "read_scores") -> pl.DataFrame:
     """Read scored rows (or a summary) from a file, folder, glob or ``evaluate_parquet`` output.
+
+    ``read_scores(path)`` is ``scan_scores(path).collect()``, a read error of the collect
+    raised as an :class:`~ragframe.exceptions.InputFileError` too.
 
     Parameters
     ----------
@@ -36,6 +102,9 @@ def read_scores(path: str | os.PathLike[str], /) -> pl.DataFrame:
         - a glob (``runs/*/scores/*.parquet``) of Parquet files, or a Parquet URL;
         - a ``.csv``, ``.json`` (an array of records, or NDJSON), ``.ndjson`` or ``.jsonl``
           file; any other file is read as Parquet.
+    function : str, default "read_scores"
+        The name every error starts with (a caller reading on behalf of another function
+        passes that function's name).
 
     Returns
     -------
@@ -60,76 +129,61 @@ def read_scores(path: str | os.PathLike[str], /) -> pl.DataFrame:
     >>> read_scores(folder).rows()
     [(1, 0.5), (2, None)]
     """
-    if not isinstance(path, (str, os.PathLike)):
-        raise validate.fail("read_scores", "path", "a path (str or os.PathLike)", path)
-    text = os.fspath(path)
-    if "://" in text:
-        try:
-            return pl.scan_parquet(text).collect()
-        except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
-            raise InputFileError(f"read_scores: cannot read {text!r}: {_first_line(exc)}") from exc
-    local = Path(text)
-    if local.is_dir():
-        return _read_parquet_files(_folder_files(local), text)
-    if local.is_file():
-        return _read_file(local)
-    if not any(c in text for c in _GLOB_CHARACTERS):
-        raise InputFileError(f"read_scores: no such file or folder: {text!r}")
-    matches = sorted(p for p in glob.glob(text, recursive=True) if Path(p).is_file())
-    if not matches:
-        raise InputFileError(f"read_scores: no file matches the glob {text!r}")
-    return _read_parquet_files(matches, text)
+    frame = scan_scores(path, function=function)
+    try:
+        return frame.collect()
+    except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
+        raise InputFileError(f"{function}: cannot read {os.fspath(path)!r}: {_first_line(exc)}") from exc
 
 
-def _folder_files(folder: Path) -> list[str]:
+def _folder_files(folder: Path, function: str) -> list[str]:
     """The Parquet files to read in ``folder`` (``scores/`` only in an evaluate_parquet output)."""
     manifest = folder / "manifest.json"
-    run = _run_manifest(manifest) if manifest.is_file() else None
+    run = _run_manifest(manifest, function) if manifest.is_file() else None
     if run is not None:
-        _check_complete(run, folder)
+        _check_complete(run, folder, function)
         folder = folder / "scores"
         if not folder.is_dir():
-            raise InputFileError(f"read_scores: {str(folder.parent)!r} is an evaluate_parquet output without scores/")
+            raise InputFileError(f"{function}: {str(folder.parent)!r} is an evaluate_parquet output without scores/")
     files = sorted(
         p
         for p in folder.rglob("*.parquet")
         if p.is_file() and not any(part.startswith((".", "_")) for part in p.relative_to(folder).parts)
     )
     if not files:
-        raise InputFileError(f"read_scores: no Parquet file in the folder {str(folder)!r}")
+        raise InputFileError(f"{function}: no Parquet file in the folder {str(folder)!r}")
     return [str(p) for p in files]
 
 
-def _run_manifest(manifest: Path) -> dict | None:
+def _run_manifest(manifest: Path, function: str) -> dict | None:
     """The manifest of an evaluate_parquet run (it records the finished parts), or None for another JSON file."""
     try:
         content = json.loads(manifest.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise InputFileError(f"read_scores: cannot read {str(manifest)!r}: {_first_line(exc)}") from exc
+        raise InputFileError(f"{function}: cannot read {str(manifest)!r}: {_first_line(exc)}") from exc
     return content if isinstance(content, dict) and "finished" in content else None
 
 
-def _check_complete(content: dict, folder: Path) -> None:
+def _check_complete(content: dict, folder: Path, function: str) -> None:
     if content.get("complete") is not True:
         done = len(content.get("finished") or {})
         raise InputFileError(
-            f"read_scores: the evaluate_parquet run in {str(folder)!r} is not complete ({done} part(s) finished); "
+            f"{function}: the evaluate_parquet run in {str(folder)!r} is not complete ({done} part(s) finished); "
             f"rerun it with the same arguments to finish, or read {str(folder / 'scores')!r} for the parts written"
         )
 
 
-def _read_file(path: Path) -> pl.DataFrame:
+def _read_text_file(path: Path, function: str) -> pl.DataFrame:
+    """A CSV, JSON or NDJSON file, read whole."""
     suffix = path.suffix.lower()
     try:
         if suffix == ".csv":
             return pl.read_csv(path, infer_schema_length=10_000)
         if suffix in (".ndjson", ".jsonl"):
             return pl.read_ndjson(path)
-        if suffix == ".json":
-            return _read_json(path)
+        return _read_json(path)
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
-        raise InputFileError(f"read_scores: cannot read {str(path)!r}: {_first_line(exc)}") from exc
-    return _read_parquet_files([str(path)], str(path))
+        raise InputFileError(f"{function}: cannot read {str(path)!r}: {_first_line(exc)}") from exc
 
 
 def _read_json(path: Path) -> pl.DataFrame:
@@ -145,32 +199,32 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _read_parquet_files(files: list[str], source: str) -> pl.DataFrame:
-    """Every file's rows; schemas checked first, so a mismatch names the files and the column."""
-    try:
-        if len(files) == 1:
-            return pl.scan_parquet(files[0], glob=False).collect()
-        schemas = [pl.read_parquet_schema(f) for f in files]
-    except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
-        raise InputFileError(f"read_scores: cannot read {source!r}: {_first_line(exc)}") from exc
-    target = _common_schema(files, schemas)
-    try:
-        if all(schema == target for schema in schemas):
-            return pl.scan_parquet(files, glob=False).collect()
-        parts = [pl.scan_parquet(f, glob=False).cast(dict(target)) for f in files]  # Null columns take the dtype
-        return pl.concat(parts, how="vertical").collect()
-    except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
-        raise InputFileError(f"read_scores: cannot read {source!r}: {_first_line(exc)}") from exc
+def _scan_files(files: list[str], source: str, function: str) -> pl.LazyFrame:
+    """The Parquet ``files`` as one lazy frame; their footers read now, so a mismatch names the files and the column."""
+    schemas = []
+    for file in files:  # a footer per file, to name the damaged one
+        try:
+            schemas.append(pl.read_parquet_schema(file))
+        except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
+            where = repr(source) if file == source else f"{file!r} of {source!r}"
+            raise InputFileError(f"{function}: cannot read {where}: {_first_line(exc)}") from exc
+    target = _common_schema(files, schemas, function)
+    if len(files) == 1:
+        return pl.scan_parquet(files[0], glob=False)
+    if all(schema == target for schema in schemas):
+        return pl.scan_parquet(files, glob=False)
+    parts = [pl.scan_parquet(f, glob=False).cast(dict(target)) for f in files]  # Null columns take the dtype
+    return pl.concat(parts, how="vertical")
 
 
-def _common_schema(files: list[str], schemas: list[pl.Schema]) -> pl.Schema:
+def _common_schema(files: list[str], schemas: list[pl.Schema], function: str) -> pl.Schema:
     """The files' one schema: same columns in the same order, dtypes equal or Null (no values)."""
     names = list(schemas[0].names())
     dtypes: dict[str, tuple[pl.DataType, str]] = {}
     for file, schema in zip(files, schemas):
         if list(schema.names()) != names:
             raise InputFileError(
-                f"read_scores: {file!r} has the columns {list(schema.names())}, but {files[0]!r} has {names}"
+                f"{function}: {file!r} has the columns {list(schema.names())}, but {files[0]!r} has {names}"
             )
         for name, dtype in schema.items():
             seen = dtypes.get(name)
@@ -178,7 +232,7 @@ def _common_schema(files: list[str], schemas: list[pl.Schema]) -> pl.Schema:
                 dtypes[name] = (dtype, file)
             elif dtype != seen[0] and dtype != pl.Null:
                 raise InputFileError(
-                    f"read_scores: column {name!r} is {seen[0]} in {seen[1]!r} but {dtype} in {file!r}; "
+                    f"{function}: column {name!r} is {seen[0]} in {seen[1]!r} but {dtype} in {file!r}; "
                     "the files of one folder or glob must agree on every column's dtype"
                 )
     return pl.Schema({name: dtypes[name][0] for name in names})

@@ -74,7 +74,8 @@ from urllib.parse import urlsplit
 import polars as pl
 
 from ragframe import secrets
-from ragframe.exceptions import InvalidParameterError, MissingDependencyError
+from ragframe.exceptions import InvalidParameterError
+from ragframe.extras import require
 from ragframe.judges.base import JudgeCallError, JudgeHTTPError, JudgeRateLimited, JudgeReply, JudgeTimeout
 from ragframe.judges.limits import AdaptiveLimits, RateLimiter, Sent
 from ragframe.judges.usage import JudgeUsage, token_estimate
@@ -162,13 +163,7 @@ def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) ->
 
 
 def _import_httpx() -> Any:
-    try:
-        import httpx
-    except ImportError:
-        raise MissingDependencyError(
-            "rf.OpenAIJudge needs httpx: pip install 'ragframe[judge]' (or pass any callable prompt -> str as judge=)"
-        ) from None
-    return httpx
+    return require("judge", "httpx", function="rf.OpenAIJudge", note="(or pass any callable prompt -> str as judge=)")
 
 
 class _Retry(Exception):

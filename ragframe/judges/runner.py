@@ -58,15 +58,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import threading
 import warnings
 from collections import Counter
-from collections.abc import Callable, Coroutine, MutableMapping, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
 
+from ragframe.concurrency import run_sync
 from ragframe.exceptions import InvalidParameterError, RagframeError
 from ragframe.judges.base import CallableJudge, Judge, JudgeCallError, JudgeReply, as_judge
 from ragframe.judges.budget import BudgetGate, cost_bound, estimated_cost
@@ -230,11 +230,7 @@ def judge_prompts(
         judge, prompts, metric, n_samples, cache, max_concurrency, progress, dry_run, "judge_prompts",
         check=check, parse_retries=parse_retries, retry_parse_errors=retry_parse_errors, memo=memo, gate=gate,
     )  # fmt: skip
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_run(plan))
-    return _run_in_thread(_run(plan))
+    return run_sync(lambda: _run(plan), thread_name="ragframe-judge")
 
 
 async def ajudge_prompts(
@@ -359,47 +355,6 @@ def _prompt_list(prompts: Any, function: str) -> list[str | None]:
                 f"{function}: prompts must hold str or None, found {type(value).__name__} {value!r} at row {row}"
             )
     return values
-
-
-def _run_in_thread(coroutine: Coroutine[Any, Any, pl.DataFrame]) -> pl.DataFrame:
-    """Run ``coroutine`` on a private event loop in a worker thread and wait (the caller's loop is busy)."""
-    state: dict[str, Any] = {}
-    started = threading.Event()
-
-    def target() -> None:
-        loop = asyncio.new_event_loop()
-        try:
-            state["loop"], state["task"] = loop, loop.create_task(coroutine)
-            started.set()
-            state["result"] = loop.run_until_complete(state["task"])
-        except BaseException as error:  # handed to the caller's thread
-            state["error"] = error
-        finally:
-            started.set()
-            try:
-                loop.run_until_complete(loop.shutdown_asyncgens())
-                loop.run_until_complete(loop.shutdown_default_executor())
-            finally:
-                loop.close()
-
-    thread = threading.Thread(target=target, name="ragframe-judge", daemon=True)
-    thread.start()
-    try:
-        while thread.is_alive():
-            thread.join(0.1)
-    except BaseException:  # Ctrl-C in the caller's thread: stop the run (replies so far are cached)
-        started.wait()
-        loop, task = state.get("loop"), state.get("task")
-        if loop is not None and task is not None:
-            try:
-                loop.call_soon_threadsafe(task.cancel)
-            except RuntimeError:  # the loop closed meanwhile
-                pass
-        thread.join()
-        raise
-    if "error" in state:
-        raise state["error"]
-    return state["result"]
 
 
 async def _run(plan: _Plan) -> pl.DataFrame:

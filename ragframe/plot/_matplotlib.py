@@ -14,18 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from ragframe.exceptions import MissingDependencyError
+from ragframe.extras import require
 
-__all__ = ["EXTRA", "require_matplotlib", "new_figure", "WIDTH"]
+__all__ = ["figure_module", "new_figure", "WIDTH"]
 
-#: The optional extra that installs matplotlib.
-EXTRA = "plot"
 #: Default figure width in inches: fits the column of an HTML report at 100 dpi.
 WIDTH = 9.0
 
 
-def require_matplotlib(function: str) -> Any:
-    """The ``matplotlib.figure`` module, or a MissingDependencyError naming the extra.
+def figure_module(function: str) -> Any:
+    """The ``matplotlib.figure`` module, or a MissingDependencyError naming the ``plot`` extra.
 
     Parameters
     ----------
@@ -39,16 +37,10 @@ def require_matplotlib(function: str) -> Any:
 
     Examples
     --------
-    >>> require_matplotlib("distributions").Figure.__name__
+    >>> figure_module("distributions").Figure.__name__
     'Figure'
     """
-    try:
-        import matplotlib.figure
-    except ImportError as error:
-        raise MissingDependencyError(
-            f"ragframe.plot.{function} needs matplotlib: pip install 'ragframe[{EXTRA}]'"
-        ) from error
-    return matplotlib.figure
+    return require("plot", "matplotlib.figure", function=f"ragframe.plot.{function}")
 
 
 def new_figure(
@@ -84,7 +76,7 @@ def new_figure(
     >>> len(fig.axes), fig.get_size_inches().tolist()
     (3, [9.0, 4.0])
     """
-    figure = require_matplotlib(function)
+    figure = figure_module(function)
     fig = figure.Figure(figsize=(width, height), layout="constrained")
     grid = np.asarray(fig.subplots(nrows, ncols, squeeze=False)).ravel().tolist()
     keep = len(grid) if n_axes is None else n_axes

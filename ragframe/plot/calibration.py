@@ -17,7 +17,7 @@ from ragframe import validate
 from ragframe.exceptions import SchemaError
 from ragframe.metrics import metric_for_column, score_columns
 from ragframe.plot._frames import read_frame, require_rows
-from ragframe.plot._matplotlib import new_figure, require_matplotlib
+from ragframe.plot._matplotlib import figure_module, new_figure
 from ragframe.schema import frame_schema
 from ragframe.stats.summary import prepare_scores
 from ragframe.stats.validity import agreement_with_labels
@@ -190,7 +190,7 @@ def _reliability(
     df: pl.DataFrame, pairs: list[tuple[str, str]], several_labels: bool, n_bins: int, strategy: str, title: str
 ) -> Any:
     """The reliability diagram of each (metric, label) pair, with the rows per bin underneath."""
-    figure = require_matplotlib(_FUNCTION)
+    figure = figure_module(_FUNCTION)
     fig = figure.Figure(figsize=(7.0, 8.6 + 0.2 * len(pairs)), layout="constrained")
     ax, counts_ax = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3.0, 1.0]})
     ax.plot([0, 1], [0, 1], color="0.6", linestyle=":", linewidth=1, gid="perfect", label="perfectly calibrated")

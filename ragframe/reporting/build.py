@@ -13,10 +13,10 @@ from typing import Any
 import polars as pl
 
 from ragframe import secrets, validate
+from ragframe.extras import require
 from ragframe.reporting import content, figures
-from ragframe.reporting.images import require_matplotlib
 from ragframe.reporting.inputs import IN_MEMORY, Source, load_source
-from ragframe.reporting.render import render, require_jinja2
+from ragframe.reporting.render import render
 from ragframe.reporting.tables import table
 from ragframe.stats.summary import summarize
 
@@ -126,8 +126,8 @@ def report(
             raise validate.fail(_FUNCTION, name, "a non-empty str or None", value)
     if not isinstance(path, (str, os.PathLike)):
         raise validate.fail(_FUNCTION, "path", "a path (str or os.PathLike)", path)
-    require_jinja2(_FUNCTION)
-    require_matplotlib(_FUNCTION)
+    require("report", "jinja2", function=_FUNCTION)
+    require("report", "matplotlib", function=_FUNCTION)
     source = load_source(scores, "scores")
     other = None if compare is None else load_source(compare, "compare")
     plan = content.plan_report(source.schema, metrics, by, labels, on)

@@ -6,27 +6,12 @@ import base64
 import io
 from typing import Any
 
-from ragframe.exceptions import MissingDependencyError
-
-__all__ = ["PNG_PREFIX", "png_data_uri", "require_matplotlib"]
+__all__ = ["PNG_PREFIX", "png_data_uri"]
 
 #: How every image ``src`` of the report starts.
 PNG_PREFIX = "data:image/png;base64,"
 #: Resolution of the PNGs (pixels per inch of the figure's size).
 DPI = 100
-
-
-def require_matplotlib(function: str = "report") -> None:
-    """Import matplotlib or raise :class:`MissingDependencyError` naming the ``report`` extra.
-
-    Examples
-    --------
-    >>> require_matplotlib()
-    """
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError as exc:
-        raise MissingDependencyError(f"{function} needs matplotlib: pip install 'ragframe[report]'") from exc
 
 
 def png_data_uri(figure: Any, dpi: int = DPI) -> str:

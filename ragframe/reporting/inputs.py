@@ -1,16 +1,15 @@
 """What a report reads: a frame, or anything :func:`ragframe.read_scores` reads, as a lazy frame.
 
-Local Parquet inputs (a file, a folder, a glob, a ``ragframe eval`` output folder) are
-scanned lazily, so that the report reads only the columns it shows (a million-row log's
-texts are read for the few rows it prints, not held in memory). The files are the ones
-:func:`ragframe.read_scores` would read, checked the same way (a run must be complete,
-files must agree on their columns); an output folder also gives its manifest. URLs, CSV
-and JSON go through :func:`ragframe.read_scores` itself, which reads every column.
+A path is opened with :func:`ragframe.io.scores.scan_scores`: Parquet inputs (a file, a
+folder, a glob, a URL, a ``ragframe eval`` output folder) are scanned lazily, so that the
+report reads only the columns it shows (a million-row log's texts are read for the few
+rows it prints, not held in memory); CSV and JSON are read whole. The files are the ones
+:func:`ragframe.read_scores` reads, checked the same way (a run must be complete, files
+must agree on their columns); an output folder also gives its manifest.
 """
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 from dataclasses import dataclass
@@ -20,8 +19,7 @@ from typing import Any
 import polars as pl
 
 from ragframe.exceptions import InputFileError
-from ragframe.io import scores as scores_io
-from ragframe.io.scores import read_scores
+from ragframe.io.scores import scan_scores
 from ragframe.io.streaming import MANIFEST
 from ragframe.schema import frame_kind, to_polars
 
@@ -29,7 +27,6 @@ __all__ = ["IN_MEMORY", "Source", "load_source"]
 
 #: How the provenance names a frame passed in memory.
 IN_MEMORY = "in-memory frame"
-_TEXT_SUFFIXES = (".csv", ".json", ".ndjson", ".jsonl")
 
 
 @dataclass(frozen=True)
@@ -107,48 +104,14 @@ def load_source(scores: Any, role: str, function: str = "report") -> Source:
 
 
 def _open_path(text: str, role: str, function: str) -> tuple[pl.LazyFrame, dict[str, Any] | None]:
-    """A lazy scan of local Parquet (file, folder, glob); :func:`read_scores` for URLs, CSV and JSON."""
+    """:func:`scan_scores` of the path (errors name ``function`` and ``role``), and an output folder's manifest."""
+    frame = scan_scores(text, function=f"{function}: {role}")
     local = Path(text)
-    try:
-        if "://" in text or (local.is_file() and local.suffix.lower() in _TEXT_SUFFIXES):
-            return read_scores(text).lazy(), None
-        if local.is_file():
-            return pl.scan_parquet(local, glob=False), None
-        if local.is_dir():
-            return _scan_files(scores_io._folder_files(local), text), _manifest(local)
-        return _scan_files(_glob_files(text), text), None
-    except InputFileError as exc:
-        message = str(exc).removeprefix("read_scores: ")
-        raise InputFileError(f"{function}: {role}: {message}") from exc
-
-
-def _glob_files(text: str) -> list[str]:
-    """The files a glob matches, as :func:`read_scores` finds them (a plain missing path is named as such)."""
-    if not any(c in text for c in scores_io._GLOB_CHARACTERS):
-        raise InputFileError(f"read_scores: no such file or folder: {text!r}")
-    matches = sorted(p for p in glob.glob(text, recursive=True) if Path(p).is_file())
-    if not matches:
-        raise InputFileError(f"read_scores: no file matches the glob {text!r}")
-    return matches
-
-
-def _scan_files(files: list[str], source: str) -> pl.LazyFrame:
-    """The Parquet ``files`` as one lazy frame; their schemas checked as :func:`read_scores` checks them."""
-    schemas = []
-    for file in files:  # a footer per file, to name the damaged one
-        try:
-            schemas.append(pl.read_parquet_schema(file))
-        except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
-            where = repr(source) if file == source else f"{file!r} of {source!r}"
-            raise InputFileError(f"read_scores: cannot read {where}: {_first_line(exc)}") from exc
-    target = scores_io._common_schema(files, schemas)
-    if all(schema == target for schema in schemas):
-        return pl.scan_parquet(files, glob=False)
-    return pl.concat([pl.scan_parquet(f, glob=False).cast(dict(target)) for f in files], how="vertical")
+    return frame, (_manifest(local) if "://" not in text and local.is_dir() else None)
 
 
 def _manifest(folder: Path) -> dict[str, Any] | None:
-    """The manifest of an evaluate_parquet output folder (read_scores has checked it is complete), else None."""
+    """The manifest of an evaluate_parquet output folder (scan_scores has checked it is complete), else None."""
     path = folder / MANIFEST
     if not path.is_file():
         return None

@@ -5,25 +5,12 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from ragframe.exceptions import MissingDependencyError
+from ragframe.extras import require
 
-__all__ = ["TEMPLATE", "environment", "render", "require_jinja2"]
+__all__ = ["TEMPLATE", "environment", "render"]
 
 #: The page's template, in ``ragframe/reporting/templates/``.
 TEMPLATE = "report.html.j2"
-
-
-def require_jinja2(function: str = "report") -> None:
-    """Import jinja2 or raise :class:`MissingDependencyError` naming the ``report`` extra.
-
-    Examples
-    --------
-    >>> require_jinja2()
-    """
-    try:
-        import jinja2  # noqa: F401
-    except ImportError as exc:
-        raise MissingDependencyError(f"{function} needs jinja2: pip install 'ragframe[report]'") from exc
 
 
 @lru_cache(maxsize=1)
@@ -35,8 +22,7 @@ def environment() -> Any:
     >>> environment().from_string("{{ text }}").render(text="<script>")
     '&lt;script&gt;'
     """
-    require_jinja2()
-    import jinja2
+    jinja2 = require("report", "jinja2", function="report")
 
     return jinja2.Environment(
         loader=jinja2.PackageLoader("ragframe.reporting", "templates"),

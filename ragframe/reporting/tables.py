@@ -1,9 +1,10 @@
 """Frames as plain data for the template: column names and rows of cells (shown text, exact value).
 
-A cell's ``text`` is what the page shows (4 decimals; p-values with 4 significant
-digits); its ``value`` is the exact number (``repr`` of the float), which the template
-puts in a ``data-value`` attribute so that a reader (or a test) can recover it. Lists
-(signals) stay lists. No HTML is made here: the template escapes everything.
+A cell's ``text`` is what the page shows (:func:`ragframe.display.cell_text`, as the
+command line's tables show it: 4 decimals, a p-value too small for them with 4
+significant digits); its ``value`` is the exact number (``repr`` of the float), which
+the template puts in a ``data-value`` attribute so that a reader (or a test) can recover
+it. Lists (signals) stay lists. No HTML is made here: the template escapes everything.
 """
 
 from __future__ import annotations
@@ -13,15 +14,15 @@ from typing import Any
 
 import polars as pl
 
-__all__ = ["cell", "table"]
+from ragframe.display import cell_text
 
-#: Columns shown with 4 significant digits instead of 4 decimals (they get very small).
-SIGNIFICANT_COLUMNS = frozenset({"p_value", "p_adjusted", "spearman_p", "kendall_p"})
-_MISSING = "-"
+__all__ = ["cell", "table"]
 
 
 def cell(value: Any, column: str = "") -> dict[str, Any]:
     """One table cell: ``{"text": shown, "value": exact or None, "entries": list or None}``.
+
+    The text is :func:`ragframe.display.cell_text`'s (as the command line's tables show it).
 
     Examples
     --------
@@ -32,18 +33,18 @@ def cell(value: Any, column: str = "") -> dict[str, Any]:
     >>> cell(["info: short"])["entries"]
     ['info: short']
     """
-    if value is None:
-        return {"text": _MISSING, "value": None, "entries": None}
-    if isinstance(value, bool):
-        return {"text": "yes" if value else "no", "value": None, "entries": None}
-    if isinstance(value, float):
-        text = f"{value:.4g}" if column in SIGNIFICANT_COLUMNS else f"{value:.4f}"
-        return {"text": text, "value": repr(value), "entries": None}
-    if isinstance(value, int):
-        return {"text": str(value), "value": str(value), "entries": None}
     if isinstance(value, (list, tuple)):
         return {"text": "", "value": None, "entries": [str(v) for v in value if v is not None]}
-    return {"text": str(value), "value": None, "entries": None}
+    return {"text": cell_text(value, column), "value": _exact(value), "entries": None}
+
+
+def _exact(value: Any) -> str | None:
+    """A number's exact text (``repr`` of a float), for the ``data-value`` attribute; None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        return repr(value)
+    return str(value) if isinstance(value, int) else None
 
 
 def table(frame: pl.DataFrame, columns: Sequence[str] | None = None) -> dict[str, Any]:

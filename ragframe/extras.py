@@ -1,0 +1,80 @@
+"""Optional dependencies: pyproject.toml's extras, and the one guard that imports them.
+
+Every optional import of the package goes through :func:`require`, so a missing module
+is always the same :class:`~ragframe.exceptions.MissingDependencyError`: what needs it,
+the package, and the extra that installs it (``pip install 'ragframe[report]'``).
+:data:`EXTRAS` restates ``[project.optional-dependencies]`` (a test keeps the two equal).
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from ragframe.exceptions import MissingDependencyError
+
+__all__ = ["EXTRAS", "require"]
+
+#: The extras of pyproject.toml (``test`` aside) and the modules each one installs, by import name.
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "pandas": ("pandas",),
+    "judge": ("httpx",),
+    "cli": ("tqdm", "tomli"),
+    "plot": ("matplotlib",),
+    "report": ("matplotlib", "jinja2"),
+    "ray": ("ray", "aiohttp", "grpc"),
+    "bench": ("pytrec_eval", "ranx"),
+}
+
+#: How a message names a module's package where it differs from the import name.
+_PACKAGES = {"ray": "ray[data]", "grpc": "grpcio", "pytrec_eval": "pytrec-eval-terrier"}
+
+
+def require(extra: str, module: str, *, function: str, note: str = "") -> ModuleType:
+    """Import ``module``, or raise a MissingDependencyError naming ``function``, the package and ``extra``.
+
+    Parameters
+    ----------
+    extra : str
+        The extra of pyproject.toml that installs ``module`` (a key of :data:`EXTRAS`).
+    module : str
+        The module to import (``"matplotlib.figure"``, ``"ray.data"``); its top-level
+        package must be one the extra installs.
+    function : str
+        What needs the module, as the message names it (``"report"``,
+        ``"ragframe.plot.distributions"``).
+    note : str, default ""
+        Appended to the message (another way to do without the module).
+
+    Returns
+    -------
+    module
+        The imported ``module``.
+
+    Raises
+    ------
+    MissingDependencyError
+        The module cannot be imported (a subclass of ImportError); the message reads
+        ``"{function} needs {package}: pip install 'ragframe[{extra}]'"``.
+    ValueError
+        ``extra`` is not an extra, or does not install ``module`` (a mistake in ragframe).
+
+    Examples
+    --------
+    >>> require("plot", "matplotlib.figure", function="ragframe.plot.distributions").__name__
+    'matplotlib.figure'
+    >>> from unittest import mock
+    >>> with mock.patch.dict("sys.modules", {"jinja2": None}):  # as if jinja2 were not installed
+    ...     require("report", "jinja2", function="report")
+    Traceback (most recent call last):
+    ...
+    ragframe.exceptions.MissingDependencyError: report needs jinja2: pip install 'ragframe[report]'
+    """
+    package = module.partition(".")[0]
+    if package not in EXTRAS.get(extra, ()):
+        raise ValueError(f"require: the extra {extra!r} does not install {package!r} (the extras: {EXTRAS})")
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        message = f"{function} needs {_PACKAGES.get(package, package)}: pip install 'ragframe[{extra}]'"
+        raise MissingDependencyError(f"{message} {note}" if note else message) from exc
