@@ -35,8 +35,11 @@ recall cutoff rule), ``gm_*`` (pytrec_eval returns no per-query geometric value 
 ``relstring``, and ``rbp``/``rbp_resid``/``unj`` (new in trec_eval 10).
 
 Output: one table per Q with each tool's seconds, run rows per second, peak RSS, its
-time relative to ragframe's, and whether its means agree with ragframe's within
-1e-9. Exit status: 0 when every tool that ran agrees with ragframe (a peer that failed or
+time relative to ragframe's, its CPU seconds (all threads, user + system: on a loaded
+machine a steadier figure than the wall clock) and their ratio to ragframe's, and whether
+its means agree with ragframe's within 1e-9. With ``--repeat`` the tools take turns (one
+process of each, then again), so that a change in the load of a shared machine falls on
+every tool alike; the best wall time and the lowest CPU time of each are shown. Exit status: 0 when every tool that ran agrees with ragframe (a peer that failed or
 is not installed does not count), 1 when a peer's means disagree or ragframe itself fails.
 
 Usage, from the repository root::
@@ -237,19 +240,19 @@ def _nested_dicts(frame: pl.DataFrame, value: str) -> dict[str, dict[str, Any]]:
 def work_ragframe(run_path: Path, qrels_path: Path) -> dict[str, Any]:
     import ragframe as rf
 
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     run, qrels = _read_frames(run_path, qrels_path)
     per_query = rf.evaluate_run(run, qrels, k=[10, 100], metrics=RAGFRAME_METRICS)
     summary = rf.run_summary(per_query)
     means = {name: float(summary.get_column(column).item()) for name, column in RAGFRAME_COLUMNS.items()}
-    seconds = time.perf_counter() - start
-    return {"seconds": seconds, "means": means, "num_q": int(summary.get_column("num_q").item())}
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    return {"seconds": seconds, "cpu_seconds": cpu, "means": means, "num_q": int(summary.get_column("num_q").item())}
 
 
 def work_pytrec_eval(run_path: Path, qrels_path: Path) -> dict[str, Any]:
     import pytrec_eval
 
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     run, qrels = _read_frames(run_path, qrels_path)
     run_dict = _nested_dicts(run, "score")
     qrels_dict = _nested_dicts(qrels, "relevance")
@@ -258,8 +261,8 @@ def work_pytrec_eval(run_path: Path, qrels_path: Path) -> dict[str, Any]:
     per_query = evaluator.evaluate(run_dict)
     n = len(per_query)
     means = {name: math.fsum(scores[key] for scores in per_query.values()) / n for name, key in TREC_KEYS.items()}
-    seconds = time.perf_counter() - start
-    return {"seconds": seconds, "means": means, "num_q": n}
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    return {"seconds": seconds, "cpu_seconds": cpu, "means": means, "num_q": n}
 
 
 def _id_width(path: Path) -> int:
@@ -286,7 +289,7 @@ def work_ranx(run_path: Path, qrels_path: Path) -> dict[str, Any]:
     ranx.evaluate(tiny_qrels, tiny_run, RANX_METRICS)
     warmup = time.perf_counter() - warm_start
 
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     run, qrels = _read_frames(run_path, qrels_path)
     run_dict = _nested_dicts(run, "score")
     qrels_dict = _nested_dicts(qrels, "relevance")
@@ -295,9 +298,10 @@ def work_ranx(run_path: Path, qrels_path: Path) -> dict[str, Any]:
     del run_dict, qrels_dict
     # per-query scores land in ranx_run.scores; the returned dict holds the means
     means = ranx.evaluate(ranx_qrels, ranx_run, RANX_METRICS)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     return {
         "seconds": seconds,
+        "cpu_seconds": cpu,
         "means": {name: float(means[name]) for name in MEASURES},
         "num_q": len(ranx_qrels),
         "warmup_seconds": warmup,
@@ -315,14 +319,14 @@ def work_ragframe_all_trec(run_path: Path, qrels_path: Path) -> dict[str, Any]:
     from ragframe.kernels.trec_measures import TrecOptions
     from ragframe.metrics.retrieval import trec_eval_run
 
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     run, qrels = _read_frames(run_path, qrels_path)
     per_query = trec_eval_run(run, qrels, TrecOptions(tuple(parse_measures(["all_trec"]))))
     numbers = [c for c, dtype in per_query.schema.items() if dtype.is_numeric()]
     row = per_query.select(pl.col(numbers).cast(pl.Float64).mean()).row(0, named=True)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     means = {name: float(value) for name, value in row.items() if not _skipped(name)}
-    return {"seconds": seconds, "means": means, "num_q": per_query.height, "computed": len(numbers)}
+    return {"seconds": seconds, "cpu_seconds": cpu, "means": means, "num_q": per_query.height, "computed": len(numbers)}
 
 
 def work_pytrec_eval_all_trec(run_path: Path, qrels_path: Path) -> dict[str, Any]:
@@ -331,7 +335,7 @@ def work_pytrec_eval_all_trec(run_path: Path, qrels_path: Path) -> dict[str, Any
     from ragframe.io.trec_eval_format import parse_measures
 
     roots = {m.root for m in parse_measures(["all_trec"])} & set(pytrec_eval.supported_measures)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     run, qrels = _read_frames(run_path, qrels_path)
     run_dict = _nested_dicts(run, "score")
     qrels_dict = _nested_dicts(qrels, "relevance")
@@ -340,9 +344,10 @@ def work_pytrec_eval_all_trec(run_path: Path, qrels_path: Path) -> dict[str, Any
     n = len(per_query)
     keys = sorted(next(iter(per_query.values())))
     means = {key: math.fsum(scores[key] for scores in per_query.values()) / n for key in keys}
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     return {
         "seconds": seconds,
+        "cpu_seconds": cpu,
         "means": {key: value for key, value in means.items() if not _skipped(key)},
         "num_q": n,
         "computed": len(keys),
@@ -392,6 +397,7 @@ class Outcome:
 
     tool: str
     seconds: float | None = None
+    cpu_seconds: float | None = None  # CPU time (all threads, user + system) of the timed section
     peak_rss_mb: float | None = None
     means: dict[str, float] = field(default_factory=dict)
     num_q: int | None = None
@@ -432,6 +438,7 @@ def run_worker(
     return Outcome(
         tool,
         seconds=payload["seconds"],
+        cpu_seconds=payload.get("cpu_seconds"),
         peak_rss_mb=payload["peak_rss_mb"],
         means=payload["means"],
         num_q=payload["num_q"],
@@ -441,33 +448,49 @@ def run_worker(
 
 
 def measure(
-    tool: str,
+    tools: Sequence[str],
     run_path: Path,
     qrels_path: Path,
     repeat: int,
     memory_limit_gb: float,
     timeout: float,
     measures: str = "five",
-) -> Outcome:
-    """Best (lowest) time of ``repeat`` fresh processes; peak RSS is the largest seen."""
-    if tool != "ragframe" and importlib.util.find_spec(tool) is None:
-        return Outcome(tool, error=INSTALL_HINT)
-    if measures != "five" and f"{tool}/{measures}" not in WORKERS:
-        return Outcome(tool, error=NOT_APPLICABLE)
-    best: Outcome | None = None
-    peak = 0.0
+) -> list[Outcome]:
+    """Each tool's best (lowest) time of ``repeat`` fresh processes, in ``tools`` order.
+
+    The tools take turns (round ``r`` runs every tool once), so that a change in the load of a
+    shared machine falls on all of them alike. Peak RSS is the largest seen; CPU seconds the
+    lowest seen.
+    """
+    best: dict[str, Outcome] = {}
+    for tool in tools:
+        if tool != "ragframe" and importlib.util.find_spec(tool) is None:
+            best[tool] = Outcome(tool, error=INSTALL_HINT)
+        elif measures != "five" and f"{tool}/{measures}" not in WORKERS:
+            best[tool] = Outcome(tool, error=NOT_APPLICABLE)
+    peak = dict.fromkeys(tools, 0.0)
+    cpu: dict[str, float] = {}
     for _ in range(repeat):
-        outcome = run_worker(tool, run_path, qrels_path, memory_limit_gb, timeout, measures)
-        if outcome.error is not None:
-            return outcome
-        peak = max(peak, outcome.peak_rss_mb or 0.0)
-        if best is None or (outcome.seconds or 0.0) < (best.seconds or 0.0):
-            warmup = best.warmup_seconds if best is not None else outcome.warmup_seconds
-            best = outcome
-            best.warmup_seconds = warmup  # the first process's warm-up (compiles, or loads numba's cache)
-    assert best is not None
-    best.peak_rss_mb = peak
-    return best
+        for tool in tools:
+            if tool in best and best[tool].error is not None:
+                continue  # not installed, not applicable, or failed: not run again
+            outcome = run_worker(tool, run_path, qrels_path, memory_limit_gb, timeout, measures)
+            if outcome.error is not None:
+                best[tool] = outcome
+                continue
+            peak[tool] = max(peak[tool], outcome.peak_rss_mb or 0.0)
+            if outcome.cpu_seconds is not None:
+                cpu[tool] = min(cpu.get(tool, math.inf), outcome.cpu_seconds)
+            previous = best.get(tool)
+            if previous is None or (outcome.seconds or 0.0) < (previous.seconds or 0.0):
+                # the first process's warm-up (compiles, or loads numba's cache)
+                outcome.warmup_seconds = previous.warmup_seconds if previous is not None else outcome.warmup_seconds
+                best[tool] = outcome
+    for tool, outcome in best.items():
+        if outcome.error is None:
+            outcome.peak_rss_mb = peak[tool]
+            outcome.cpu_seconds = cpu.get(tool)
+    return [best[tool] for tool in tools]
 
 
 def compare(outcome: Outcome, reference: Outcome) -> tuple[bool, str]:
@@ -498,7 +521,17 @@ def _format_table(header: Sequence[str], rows: Sequence[Sequence[str]], right: S
 def report(queries: int, run_rows: int, qrels_rows: int, outcomes: list[Outcome], repeat: int) -> bool:
     """Print the table for one data size; return True when every peer that ran agrees with ragframe."""
     reference = next((o for o in outcomes if o.tool == "ragframe" and o.error is None), None)
-    header = ["tool", "seconds", "rows/s", "peak RSS MB", "x ragframe", "means vs ragframe", "notes"]
+    header = [
+        "tool",
+        "seconds",
+        "rows/s",
+        "peak RSS MB",
+        "x ragframe",
+        "CPU s",
+        "CPU x ragframe",
+        "means vs ragframe",
+        "notes",
+    ]
     rows = []
     agree = True
     for o in outcomes:
@@ -511,14 +544,18 @@ def report(queries: int, run_rows: int, qrels_rows: int, outcomes: list[Outcome]
                     f"{o.peak_rss_mb:,.0f}" if o.peak_rss_mb else "-",
                     "-",
                     "-",
+                    "-",
+                    "-",
                     o.error if o.error in (INSTALL_HINT, NOT_APPLICABLE) else f"FAILED: {o.error}",
                 ]
             )
             continue
         assert o.seconds is not None and o.peak_rss_mb is not None
-        ratio, verdict = "-", "(no reference)"
+        ratio, cpu_ratio, verdict = "-", "-", "(no reference)"
         if reference is not None and reference.seconds:
             ratio = f"{o.seconds / reference.seconds:.2f}"
+            if o.cpu_seconds is not None and reference.cpu_seconds:
+                cpu_ratio = f"{o.cpu_seconds / reference.cpu_seconds:.2f}"
             if o is reference:
                 verdict = "(reference)"
             else:
@@ -528,14 +565,24 @@ def report(queries: int, run_rows: int, qrels_rows: int, outcomes: list[Outcome]
         if o.computed is not None:
             notes = f"{o.computed} values per query"
         rows.append(
-            [o.tool, f"{o.seconds:.3f}", f"{run_rows / o.seconds:,.0f}", f"{o.peak_rss_mb:,.0f}", ratio, verdict, notes]
+            [
+                o.tool,
+                f"{o.seconds:.3f}",
+                f"{run_rows / o.seconds:,.0f}",
+                f"{o.peak_rss_mb:,.0f}",
+                ratio,
+                "-" if o.cpu_seconds is None else f"{o.cpu_seconds:.3f}",
+                cpu_ratio,
+                verdict,
+                notes,
+            ]
         )
     best = "best of " + str(repeat) if repeat > 1 else "1 run"
     print(
         f"\n{queries:,} queries x {run_rows // queries} docs = {run_rows:,} run rows, {qrels_rows:,} qrels rows "
         f"(each tool in a fresh process, {best})"
     )
-    print(_format_table(header, rows, [False, True, True, True, True, False, False]))
+    print(_format_table(header, rows, [False, True, True, True, True, True, True, False, False]))
     if reference is not None:
         shown = [name for name in MEASURES if name in reference.means] or list(reference.means)[:8]
         print("ragframe means: " + ", ".join(f"{name} {reference.means[name]:.6f}" for name in shown))
@@ -640,10 +687,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 check=True,
             )
             print(f"generated in {time.perf_counter() - start:.1f} s", flush=True)
-        outcomes = [
-            measure(tool, run_path, qrels_path, args.repeat, args.memory_limit_gb, args.timeout, args.measures)
-            for tool in args.tools
-        ]
+        outcomes = measure(
+            args.tools, run_path, qrels_path, args.repeat, args.memory_limit_gb, args.timeout, args.measures
+        )
         all_agree &= report(queries, _parquet_rows(run_path), _parquet_rows(qrels_path), outcomes, args.repeat)
     return 0 if all_agree else 1
 

@@ -36,6 +36,7 @@ from ragframe.kernels.ranking import (
     FULL_MEASURES,
     Judgments,
     dedupe_judgments,
+    maybe_repeated,
     rank_measures,
 )
 from ragframe.kernels.trec_measures import MIN_GEO_MEAN, TrecMeasure, TrecOptions
@@ -1182,13 +1183,13 @@ def _ranked_run(
     """
     run_qid = tables.run_qid
     with ThreadPoolExecutor(max_workers=2) as pool:  # scores are checked while the query ids are read
-        repeats = pool.submit(_refuse_repeated_pairs, run_qid, tables.run_doc, doc_column, function)
         checking = pool.submit(_checked_scores, tables.run_score, column, function)
         half = run_qid.len() // 2
         first_half = pool.submit(lambda: run_qid.slice(0, half).rle().struct.unnest())
         # qrels come grouped by query: one code lookup per run of equal query ids
         qrels_coding = pool.submit(lambda: tables.qrels_qid.rle().struct.unnest())
         run_runs = _joined_runs(first_half, run_qid.slice(half).rle().struct.unnest())
+        repeats = pool.submit(_refuse_repeated_pairs, run_qid, tables.run_doc, run_runs, doc_column, function)
         qrels_runs = qrels_coding.result()
         run_score, steps = checking.result()
         repeats.result()
@@ -1302,13 +1303,19 @@ def _joined_runs(first: Future[pl.DataFrame], second: pl.DataFrame) -> pl.DataFr
     return pl.concat([head, second])
 
 
-def _refuse_repeated_pairs(qid: pl.Series, doc: pl.Series, column: str, function: str) -> None:
+def _refuse_repeated_pairs(qid: pl.Series, doc: pl.Series, runs: pl.DataFrame, column: str, function: str) -> None:
     """A document listed twice for one query is a SchemaError naming the row (as read_trec_run and trec_eval).
 
-    One hash per row (about 25 ms a million rows); the exact search runs only when two hashes agree.
+    ``runs`` is ``qid.rle()`` unnested. A run grouped by query (the usual case) is checked a query
+    at a time (:func:`maybe_repeated`), others by one hash per row; the exact search runs only when
+    two hashes agree.
     """
     pairs = pl.DataFrame({"q": qid, "d": doc})
-    if pairs.hash_rows().n_unique() == pairs.height:
+    firsts = runs.get_column("value")
+    if firsts.n_unique() == firsts.len():
+        if not maybe_repeated(runs.get_column("len").to_numpy(), doc):
+            return
+    elif pairs.hash_rows().n_unique() == pairs.height:
         return
     row = first_true_row(~pairs.select(pl.struct("q", "d").is_first_distinct()).to_series())
     if row is None:  # two pairs with one hash, no repeat

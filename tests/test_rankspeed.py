@@ -1,0 +1,109 @@
+"""The fast paths of ranking evaluation (issue 22 item 3, issue 23 item 6) give the slow paths' answers.
+
+Each shortcut taken for speed is checked against a plain reference: the windowed check for a
+document listed twice in one query (:func:`ragframe.kernels.ranking.maybe_repeated`) against an
+exact search, on random groups and on the window edges it must not miss.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ragframe as rf
+from ragframe.kernels import ranking
+
+
+def exact_repeat(lengths: list[int], docs: list[str]) -> bool:
+    """Whether some document appears twice within one group, by a plain search."""
+    start = 0
+    for length in lengths:
+        group = docs[start : start + length]
+        if len(set(group)) != len(group):
+            return True
+        start += length
+    return False
+
+
+groups = st.lists(st.lists(st.sampled_from("abcdefghij"), min_size=1, max_size=12), min_size=0, max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(groups=groups, block=st.sampled_from([1, 4, 16, 1 << 20]), max_window=st.sampled_from([8, 4096]))
+def test_maybe_repeated_equals_an_exact_search(groups, block, max_window):
+    """Random groups, blocks of any size (keys made a block at a time) and the hash-set path for long groups."""
+    lengths = [len(g) for g in groups]
+    docs = [d for g in groups for d in g]
+    saved = ranking._WINDOW_BLOCK, ranking._MAX_WINDOW
+    ranking._WINDOW_BLOCK, ranking._MAX_WINDOW = block, max_window
+    try:
+        got = ranking.maybe_repeated(np.array(lengths, dtype=np.int64), pl.Series(docs, dtype=pl.String))
+    finally:
+        ranking._WINDOW_BLOCK, ranking._MAX_WINDOW = saved
+    assert got == exact_repeat(lengths, docs)
+
+
+def distinct(n: int, prefix: str) -> list[str]:
+    return [f"{prefix}{i}" for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    ("lengths", "first", "second"),
+    [
+        # longest group 3: windows of 8 rows; tiling A cuts at 8, 16, ...; tiling B at 4, 12, ...
+        pytest.param([3, 3, 3], 6, 8, id="across-a-boundary-of-tiling-A"),
+        pytest.param([2, 3, 3], 2, 4, id="across-a-boundary-of-tiling-B"),
+        pytest.param([3, 3, 3, 3], 9, 11, id="in-the-last-rows"),
+        pytest.param([3, 3, 3], 0, 2, id="in-the-first-rows"),
+        pytest.param([1] * 5 + [3], 5, 7, id="after-single-row-groups"),
+        # longest group 4: windows of 8 (a width of 4 would cut rows 1 and 4 apart in both tilings)
+        pytest.param([1, 4], 1, 4, id="first-and-last-row-of-the-longest-group"),
+    ],
+)
+def test_maybe_repeated_finds_a_repeat_wherever_it_lies(lengths, first, second):
+    docs = distinct(sum(lengths), "d")
+    docs[second] = docs[first]
+    assert ranking.maybe_repeated(np.array(lengths), pl.Series(docs)) is True
+    assert ranking.maybe_repeated(np.array(lengths), pl.Series(distinct(sum(lengths), "d"))) is False
+
+
+def test_maybe_repeated_ignores_one_document_in_two_groups():
+    """The same document in the last row of a query and the first of the next is no repeat."""
+    assert ranking.maybe_repeated(np.array([2, 2, 2]), pl.Series(["a", "b", "b", "c", "c", "a"])) is False
+
+
+def test_maybe_repeated_long_groups_use_the_hash_set():
+    lengths = np.array([3000, 3000])
+    docs = distinct(6000, "d")
+    assert ranking.maybe_repeated(lengths, pl.Series(docs)) is False
+    docs[5999] = docs[3000]
+    assert ranking.maybe_repeated(lengths, pl.Series(docs)) is True
+
+
+@pytest.mark.parametrize("grouped", [True, False], ids=["grouped-run", "interleaved-run"])
+def test_evaluate_run_names_the_repeated_row_of_a_large_run(grouped):
+    """A repeat deep in a run of 300 queries is named by its row, whether the run is grouped by query or not."""
+    n_queries, depth = 300, 20
+    qid = [f"q{q:03d}" for q in range(n_queries) for _ in range(depth)]
+    doc = [f"d{r}" for _ in range(n_queries) for r in range(depth)]
+    score = [float(depth - r) for _ in range(n_queries) for r in range(depth)]
+    run = pl.DataFrame({"query_id": qid, "doc_id": doc, "score": score})
+    if not grouped:
+        run = run.sort("doc_id", "query_id")
+    row = 4321
+    repeat_of = run.row(row - 1, named=True) if grouped else run.row(row - n_queries, named=True)
+    assert repeat_of["query_id"] == run.item(row, "query_id")
+    run = run.with_columns(
+        pl.when(pl.int_range(pl.len()) == row)
+        .then(pl.lit(repeat_of["doc_id"]))
+        .otherwise(pl.col("doc_id"))
+        .alias("doc_id"),
+    )
+    qrels = pl.DataFrame({"query_id": ["q000"], "doc_id": ["d0"], "relevance": [1]})
+    with pytest.raises(rf.SchemaError, match="a document listed twice for one query") as error:
+        rf.evaluate_run(run, qrels, k=[5])
+    assert (error.value.column, error.value.row) == ("doc_id", row)
+    assert error.value.found == f"{repeat_of['doc_id']!r} again for query {repeat_of['query_id']!r}"
