@@ -281,7 +281,7 @@ def test_compare_runs_on_the_bundled_example():
 def test_wilcoxon_ranking_in_chunks_equals_one_sort(monkeypatch):
     import sys
 
-    module = sys.modules["ragframe.stats.compare"]
+    module = sys.modules["ragframe.stats.paired_tests"]
     rng = np.random.default_rng(8)
     n = 300
     a = pl.DataFrame(

@@ -36,7 +36,17 @@ from ragframe import validate
 from ragframe.distributed.runtime import empty_frame, original_errors, prepared, require_ray
 from ragframe.distributed.summary import frame_from_bytes, frame_to_bytes, without_row
 from ragframe.exceptions import RagframeError, SchemaError
-from ragframe.stats import compare as local
+from ragframe.stats.compare import compare
+from ragframe.stats.paired_tests import (
+    COMPARE_COLUMNS,
+    CORRECTIONS,
+    TESTS,
+    Segments,
+    adjust_p_values,
+    result_frame,
+    t_test,
+)
+from ragframe.stats.pairing import check_ids, compared_metrics, same_id_types
 from ragframe.stats.summary import prepare_scores
 
 __all__ = ["compare_datasets", "CollectLimitError", "DEFAULT_MAX_COLLECTED_PAIRS"]
@@ -115,7 +125,7 @@ class _Pairs:
         right = frame.filter(pl.col(_SIDE) == 1).select(*self.on, *[m + "__b" for m in self.metrics])
         for side, name in ((left, "a"), (right, "b")):
             try:
-                local._check_ids(side, list(self.on), name, "compare_datasets")
+                check_ids(side, list(self.on), name, "compare_datasets")
             except SchemaError as error:
                 raise without_row(error, "compare_datasets") from None
         left = left.drop([m + "__b" for m in self.metrics])
@@ -167,10 +177,10 @@ def _sides(a: Any, b: Any, on: list[str], metrics: Any, by: list[str]) -> tuple[
                 raise SchemaError(
                     f"missing id column in {side}", function=function, column=name, available=frame.columns
                 )
-    names = local._compared_metrics(left, right, metrics, [*on, *by], function)
+    names = compared_metrics(left, right, metrics, [*on, *by], function)
     left, names, by = prepare_scores(left, names, by, function)
     prepare_scores(right, names, None, function)
-    widened, _ = local._same_id_types(left, right, on, function)
+    widened, _ = same_id_types(left, right, on, function)
     casts = {
         c: widened.schema[c] for c in on if widened.schema[c] != left.schema[c] or right.schema[c] != left.schema[c]
     }
@@ -242,34 +252,32 @@ def _merged_moments(parts: list[pl.DataFrame], by: list[str]) -> pl.DataFrame:
 def _t_from_moments(
     moments: pl.DataFrame, names: list[str], by: list[str], alpha: float, correction: Any
 ) -> pl.DataFrame:
-    """rf.compare's t-test result from merged moments (its own t, correction and result code)."""
+    """rf.compare's t-test result from merged moments (the paired-test kernel's t, correction and result)."""
     if by:
         keys = moments.select(by).unique()
         keys = keys.with_columns((pl.struct(by).rank("dense").cast(pl.Int64) - 1).alias("_code")).sort("_code")
     else:
         keys = pl.DataFrame({"_code": [0]})
     groups = keys.height
-    seg = local._Segments(len(names), groups)
     cells = moments.join(keys, on=by, how="left", nulls_equal=True) if by else moments.with_columns(_code=pl.lit(0))
     index = cells["metric"].replace_strict({m: i for i, m in enumerate(names)}, return_dtype=pl.Int64).to_numpy()
-    where = index * groups + cells["_code"].to_numpy()
-    n = cells["n"].to_numpy().astype(np.int64)
-    seg.n[where] = n
-    with np.errstate(invalid="ignore", divide="ignore"):
-        seg.mean_a[where] = cells["sum_a"].to_numpy() / n
-        seg.mean_b[where] = cells["sum_b"].to_numpy() / n
-        seg.delta[where] = cells["mean_d"].cast(pl.Float64).fill_null(np.nan).to_numpy()
-        sd = np.sqrt(cells["m2_d"].cast(pl.Float64).fill_null(np.nan).to_numpy() / (n - 1))
-    sd[n < 2] = np.nan
-    seg.sd[where] = sd
-    seg.finish()
-    statistic, p, ci_low, ci_high = local._t_test(seg, 1 - alpha)
-    adjusted = local.adjust_p_values(p, correction)
-    out = local._result_frame(seg, names, statistic, p, adjusted, ci_low, ci_high, alpha)
+    seg = Segments.from_moments(
+        len(names),
+        groups,
+        index * groups + cells["_code"].to_numpy(),
+        cells["n"].to_numpy().astype(np.int64),
+        cells["sum_a"].to_numpy(),
+        cells["sum_b"].to_numpy(),
+        cells["mean_d"].cast(pl.Float64).fill_null(np.nan).to_numpy(),
+        cells["m2_d"].cast(pl.Float64).fill_null(np.nan).to_numpy(),
+    )
+    statistic, p, ci_low, ci_high = t_test(seg, 1 - alpha)
+    adjusted = adjust_p_values(p, correction)
+    out = result_frame(seg, names, statistic, p, adjusted, ci_low, ci_high, alpha)
     out = out.with_columns(pl.lit("t").alias("test"))
     if by:
         out = out.join(keys.rename({"_code": "_group"}), on="_group", how="left", maintain_order="left")
-    return out.select(*by, *local.COMPARE_COLUMNS, "test")
+    return out.select(*by, *COMPARE_COLUMNS, "test")
 
 
 def compare_datasets(
@@ -317,8 +325,8 @@ def compare_datasets(
     """
     function = "compare_datasets"
     ray = require_ray(function)
-    validate.choice(test, "test", function, local.TESTS)
-    validate.choice(correction, "correction", function, local.CORRECTIONS)
+    validate.choice(test, "test", function, TESTS)
+    validate.choice(correction, "correction", function, CORRECTIONS)
     alpha = validate.confidence(alpha, "alpha", function)
     validate.choice(how, "how", function, ("error", "inner"))
     n_resamples = validate.resamples(n_resamples, "n_resamples", function)
@@ -370,7 +378,7 @@ def _collected(
     slices = [c for c in by if c not in on]
     left = paired.select(*on, *slices, *[pl.col(m + "__a").alias(m) for m in names])
     right = paired.select(*on, *[pl.col(m + "__b").alias(m) for m in names])
-    return local.compare(
+    return compare(
         left,
         right,
         on=on,

@@ -28,7 +28,7 @@ from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.stats.summary import (
     STATS,
     SummaryState,
-    _check_stats,
+    check_stats,
     merge_summary_states,
     prepare_scores,
     summary_state,
@@ -178,7 +178,7 @@ def summarize_dataset(
             f"{function}: ci must be 't' (a merged state keeps no values to bootstrap), found {ci!r}"
         )
     confidence = validate.confidence(confidence, "confidence", function)
-    chosen = _check_stats(stats, function)
+    chosen = check_stats(stats, function)
     if batch_size is not None:
         batch_size = validate.positive_int(batch_size, "batch_size", function)
     with original_errors():

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["bootstrap_means", "sign_flip_means", "exact_sign_flip_means"]
+__all__ = ["bootstrap_means", "percentile_interval", "sign_flip_means", "exact_sign_flip_means"]
 
 _RESAMPLE_BLOCK = 256
 _COLUMN_BLOCK = 16_384
@@ -83,6 +83,28 @@ def bootstrap_means(
     )
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(weight > 0, total / weight, np.nan)
+
+
+def percentile_interval(means: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval of each row of bootstrap means: (low, high), NaN resamples left out.
+
+    The ``(1 - confidence) / 2`` and ``0.5 + confidence / 2`` quantiles (numpy's linear
+    method) of each segment's resampled means, as :func:`bootstrap_means` returns them; a
+    row of NaN only gives NaN.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> low, high = percentile_interval(np.array([[0.0, 1.0, 2.0, 3.0, 4.0, np.nan]]), 0.5)
+    >>> low.tolist(), high.tolist()
+    ([1.0], [3.0])
+    """
+    if not means.size:
+        return np.zeros(0), np.zeros(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.nanquantile(means, (1 - confidence) / 2, axis=1)
+        high = np.nanquantile(means, 0.5 + confidence / 2, axis=1)
+    return low, high
 
 
 def sign_flip_means(

@@ -19,7 +19,7 @@ from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.metrics import score_columns
 from ragframe.schema import frame_kind, to_polars
-from ragframe.stats.compare import _same_id_types
+from ragframe.stats.pairing import same_id_types
 from ragframe.stats.regressions import regressions
 from ragframe.stats.summary import is_summary, summarize
 
@@ -287,7 +287,7 @@ def _paired_check(
 
 
 def _shared_ids(base: pl.DataFrame, now: pl.DataFrame, ids: list[str]) -> int:
-    left, right = _same_id_types(base.select(ids), now.select(ids), ids, "gate")
+    left, right = same_id_types(base.select(ids), now.select(ids), ids, "gate")
     return left.join(right, on=ids, how="semi").height
 
 

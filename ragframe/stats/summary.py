@@ -28,7 +28,7 @@ import polars as pl
 from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.kernels.quantiles import QUANTILE_METHODS, lerp, segment_quantiles, virtual_index
-from ragframe.kernels.resampling import bootstrap_means
+from ragframe.kernels.resampling import bootstrap_means, percentile_interval
 from ragframe.kernels.trec_measures import geometric_logs
 from ragframe.metrics import metric_for_column, passed_column, score_columns
 from ragframe.schema import first_true_row, frame_kind, to_polars
@@ -677,8 +677,16 @@ def _finish(
     return out.select(*by, "metric", *stats)
 
 
-def _check_stats(stats: Any, function: str) -> list[str]:
-    """``"all"``, ``"seed"``, one statistic or a list of them -> the statistic columns, in order."""
+def check_stats(stats: Any, function: str) -> list[str]:
+    """``"all"``, ``"seed"``, one statistic or a list of them -> the statistic columns, in order.
+
+    Shared with :func:`ragframe.distributed.summarize_dataset` (public within the package).
+
+    Examples
+    --------
+    >>> check_stats(["mean", "p50"], "summarize")
+    ['mean', 'p50']
+    """
     if isinstance(stats, str) and stats in ("all", "seed"):
         return list(STATS if stats == "all" else SEED_STATS)
     if isinstance(stats, str) and stats not in STATS:
@@ -766,7 +774,7 @@ def summarize(
     confidence = validate.confidence(confidence, "confidence", function)
     n_resamples = validate.resamples(n_resamples, "n_resamples", function)
     seed = validate.seed(seed, "seed", function)
-    chosen = _check_stats(stats, function)
+    chosen = check_stats(stats, function)
     df, names, group_by = prepare_scores(scores, metrics, by, function)
     codes, keys = _group_codes(df, group_by)
     n_groups = max(keys.height, 1) if group_by else 1
@@ -800,10 +808,7 @@ def _bootstrap_interval(
     """Percentile bootstrap interval of each segment's mean (null below 2 values), in state row order."""
     low, high = [], []
     for sorted_values, starts, counts in segments:  # one resampling matrix per metric, every group at once
-        means = bootstrap_means(sorted_values, starts, counts, n_resamples, seed)
-        with np.errstate(invalid="ignore"):
-            lo = np.nanquantile(means, (1 - confidence) / 2, axis=1) if means.size else np.zeros(0)
-            hi = np.nanquantile(means, 0.5 + confidence / 2, axis=1) if means.size else np.zeros(0)
+        lo, hi = percentile_interval(bootstrap_means(sorted_values, starts, counts, n_resamples, seed), confidence)
         lo[counts < 2] = np.nan
         hi[counts < 2] = np.nan
         low.append(lo)

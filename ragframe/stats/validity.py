@@ -29,7 +29,7 @@ from ragframe import validate
 from ragframe.exceptions import SchemaError
 from ragframe.metrics import column_keys, metric_for_column, score_columns
 from ragframe.schema import first_true_row, frame_kind, to_polars
-from ragframe.stats.compare import _check_ids
+from ragframe.stats.pairing import check_ids
 from ragframe.stats.summary import prepare_scores
 
 __all__ = ["agreement_with_labels", "VALIDITY_COLUMNS"]
@@ -316,8 +316,8 @@ def _join(
     df: pl.DataFrame, source: pl.DataFrame, keys: list[str], metrics: list[str], labels: list[str], by: list[str]
 ) -> pl.DataFrame:
     """Scores left-joined with the labels on ``keys``; every labelled id must be scored."""
-    _check_ids(df, keys, "scored", _FUNCTION)
-    _check_ids(source, keys, "labels", _FUNCTION)
+    check_ids(df, keys, "scored", _FUNCTION)
+    check_ids(source, keys, "labels", _FUNCTION)
     left = list(dict.fromkeys([*keys, *by, *metrics]))
     for name in labels:
         if name in left:
