@@ -20,9 +20,10 @@ import polars as pl
 
 from ragframe import validate
 from ragframe.exceptions import SchemaError
+from ragframe.kernels.groups import group_codes
 from ragframe.kernels.resampling import bootstrap_means, exact_sign_flip_means, sign_flip_means
 from ragframe.metrics import score_columns
-from ragframe.schema import first_true_row, frame_kind, to_polars
+from ragframe.schema import first_true_row, to_polars
 from ragframe.stats.summary import prepare_scores
 
 __all__ = ["compare", "compare_runs", "adjust_p_values", "TESTS", "CORRECTIONS"]
@@ -459,7 +460,7 @@ def compare(
 
 
 def _read_side(frame: Any, function: str) -> pl.DataFrame:
-    return frame.collect() if frame_kind(frame, function) == "lazy" else to_polars(frame, function=function)
+    return to_polars(frame, function=function)
 
 
 def _compared_metrics(
@@ -551,8 +552,7 @@ def _row_means(
 def _segments(paired: pl.DataFrame, names: list[str], group_by: list[str]) -> tuple[_Segments, pl.DataFrame]:
     """The paired differences of every (metric, slice) cell, and the slice keys by code."""
     if group_by:
-        codes = paired.select(pl.struct(group_by).rank("dense").cast(pl.Int64) - 1).to_series().to_numpy()
-        keys = paired.select(group_by).with_columns(pl.Series("_code", codes)).unique("_code").sort("_code")
+        codes, keys = group_codes(paired, group_by, code_column="_code")
         n_groups = keys.height
     else:
         codes = np.zeros(paired.height, dtype=np.int64)
