@@ -54,6 +54,7 @@ __all__ = [
     "check_same_id_kind",
     "integer_grades",
     "first_true_row",
+    "check_no_null_inside",
 ]
 
 Frame = TypeVar("Frame")
@@ -253,18 +254,24 @@ def frame_schema(frame: Any, function: str = "ragframe") -> pl.Schema:
 def to_polars(frame: Any, columns: Sequence[str] | None = None, function: str = "ragframe") -> pl.DataFrame:
     """View ``frame`` (any supported kind) as a polars DataFrame, text types as String.
 
-    Only ``columns`` are converted when given (all columns otherwise). Categorical and Enum
-    columns (Arrow dictionaries, pandas ``category``), also inside lists and structs, are
-    String in the view (:func:`conform_text`).
+    Only ``columns`` are converted when given (all columns otherwise); a LazyFrame is
+    collected, with only ``columns`` when given. Categorical and Enum columns (Arrow
+    dictionaries, pandas ``category``), also inside lists and structs, are String in the
+    view (:func:`conform_text`), whatever the kind of frame.
 
     Examples
     --------
-    >>> import pyarrow as pa
+    >>> import pyarrow as pa, polars as pl
     >>> to_polars(pa.table({"a": [1, 2]})).height
     2
+    >>> dict(to_polars(pl.LazyFrame({"a": [1], "b": ["x"]}, schema_overrides={"b": pl.Categorical}), ["b"]).schema)
+    {'b': String}
     """
     kind = frame_kind(frame, function)
     if kind == "lazy":
+        if columns is not None:
+            require_columns(column_names(frame, function), columns, function)
+            frame = frame.select(list(columns))  # the other columns are never read
         frame = frame.collect()
         kind = "polars"
     names = column_names(frame, function)
@@ -479,6 +486,33 @@ def first_true_row(mask: pl.Series) -> int | None:
     return int(hits[0]) if hits.len() else None
 
 
+def check_no_null_inside(
+    series: pl.Series,
+    column: str,
+    function: str,
+    *,
+    what: str = "null inside a list",
+    expected: str = "no null elements",
+) -> None:
+    """Raise :class:`SchemaError` ``what`` naming the first row whose list holds a null (a null list is fine).
+
+    One vectorized pass (``list.eval(is_null).list.any()``); the row is found only when
+    there is one.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> check_no_null_inside(pl.Series([["a"], None, []]), "contexts", "f")  # a null list, an empty list: fine
+    >>> check_no_null_inside(pl.Series([["a"], ["b", None]]), "ids", "f", what="null id")
+    Traceback (most recent call last):
+    ...
+    ragframe.exceptions.SchemaError: f: null id [column 'ids', row 1]; expected no null elements, found null
+    """
+    row = first_true_row(series.list.eval(pl.element().is_null()).list.any())
+    if row is not None:
+        raise SchemaError(what, function=function, column=column, row=row, expected=expected, found="null")
+
+
 def check_id_list_column(df: pl.DataFrame, column: str, function: str) -> pl.Series:
     """Validate a list-of-ids column and return it as ``list[str]``.
 
@@ -498,14 +532,5 @@ def check_id_list_column(df: pl.DataFrame, column: str, function: str) -> pl.Ser
         )
     if dtype.inner != pl.String:
         series = series.cast(pl.List(pl.String))
-    row = first_true_row(series.list.eval(pl.element().is_null()).list.any())
-    if row is not None:
-        raise SchemaError(
-            "null id inside a list",
-            function=function,
-            column=column,
-            row=row,
-            expected="no null elements",
-            found="null",
-        )
+    check_no_null_inside(series, column, function, what="null id inside a list")
     return series

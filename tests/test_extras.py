@@ -134,3 +134,17 @@ def test_no_module_writes_its_own_guard():
     assert "MissingDependencyError(" not in "".join(
         (package / name).read_text(encoding="utf-8") for name in found - {"extras.py", "exceptions.py"}
     )
+
+
+def test_every_core_dependency_is_imported_by_the_package():
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        tomllib = pytest.importorskip("tomli")
+    with open(ROOT / "pyproject.toml", "rb") as handle:
+        declared = [_distribution(r)[0] for r in tomllib.load(handle)["project"]["dependencies"]]
+    modules = {"scikit-learn": "sklearn"}  # import names that differ from the distribution's
+    source = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "ragframe").rglob("*.py"))
+    for name in declared:
+        module = modules.get(name, name)
+        assert re.search(rf"^\s*(import|from) {module}\b", source, flags=re.M), f"{name} is never imported"

@@ -36,6 +36,7 @@ from ragframe import validate
 from ragframe.distributed.runtime import empty_frame, original_errors, prepared, require_ray
 from ragframe.distributed.summary import frame_from_bytes, frame_to_bytes, without_row
 from ragframe.exceptions import RagframeError, SchemaError
+from ragframe.kernels.groups import dense_code
 from ragframe.stats.compare import compare
 from ragframe.stats.paired_tests import (
     COMPARE_COLUMNS,
@@ -255,7 +256,7 @@ def _t_from_moments(
     """rf.compare's t-test result from merged moments (the paired-test kernel's t, correction and result)."""
     if by:
         keys = moments.select(by).unique()
-        keys = keys.with_columns((pl.struct(by).rank("dense").cast(pl.Int64) - 1).alias("_code")).sort("_code")
+        keys = keys.with_columns(dense_code(by).alias("_code")).sort("_code")
     else:
         keys = pl.DataFrame({"_code": [0]})
     groups = keys.height

@@ -23,7 +23,7 @@ import numpy as np
 import polars as pl
 
 from ragframe.exceptions import SchemaError
-from ragframe.schema import first_true_row
+from ragframe.schema import check_no_null_inside
 
 __all__ = ["normalize_chunks", "json_escape", "contains_to_ids"]
 
@@ -95,16 +95,7 @@ def _check_text_lists(view: pl.DataFrame, column: str, function: str) -> pl.Seri
         raise SchemaError(
             "wrong dtype", function=function, column=column, expected="list[str]", found=str(series.dtype)
         )
-    row = first_true_row(series.list.eval(pl.element().is_null()).list.any())
-    if row is not None:
-        raise SchemaError(
-            "null text inside a list",
-            function=function,
-            column=column,
-            row=row,
-            expected="no null elements",
-            found="null",
-        )
+    check_no_null_inside(series, column, function, what="null text inside a list")
     return series
 
 

@@ -47,7 +47,7 @@ from ragframe.kernels.text import (
     term_index,
     tokenize_vocabulary,
 )
-from ragframe.schema import first_true_row
+from ragframe.schema import check_no_null_inside
 
 __all__ = [
     "TEXT_ROWS",
@@ -345,16 +345,8 @@ def contexts_column(view: pl.DataFrame, column: str, function: str) -> pl.Series
     series = series.cast(pl.List(pl.String))
     # a null chunk is a broken log row, not an empty passage: counting it as "" would lower
     # the row's context scores without a word
-    row = first_true_row(series.list.eval(pl.element().is_null()).list.any())
-    if row is not None:
-        raise SchemaError(
-            "null chunk inside a contexts list",
-            function=function,
-            column=column,
-            row=row,
-            expected='strings (use "" for an empty chunk, or drop it)',
-            found="null",
-        )
+    expected = 'strings (use "" for an empty chunk, or drop it)'
+    check_no_null_inside(series, column, function, what="null chunk inside a contexts list", expected=expected)
     return series
 
 

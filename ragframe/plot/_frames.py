@@ -8,7 +8,7 @@ from typing import Any
 import polars as pl
 
 from ragframe.exceptions import SchemaError
-from ragframe.schema import column_names, frame_kind, to_polars
+from ragframe.schema import to_polars
 
 __all__ = ["read_frame", "require_columns", "require_rows"]
 
@@ -25,12 +25,7 @@ def read_frame(frame: Any, function: str, columns: Iterable[str] | None = None) 
     >>> read_frame(pa.table({"a": [1], "b": [2]}), "compare", ["b"]).columns
     ['b']
     """
-    wanted = None if columns is None else list(columns)
-    if wanted is not None:
-        require_columns(column_names(frame, function), wanted, function)
-    if frame_kind(frame, function) == "lazy":
-        return (frame if wanted is None else frame.select(wanted)).collect()
-    return to_polars(frame, wanted, function=function)
+    return to_polars(frame, None if columns is None else list(columns), function=function)
 
 
 def require_columns(available: Iterable[str], needed: Iterable[str], function: str, what: str = "") -> None:

@@ -31,6 +31,7 @@ import numpy as np
 import polars as pl
 
 from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.kernels.groups import dense_code
 from ragframe.schema import first_true_row, id_dtype_ok, to_polars
 
 __all__ = ["cohen_kappa", "agreement", "judgments_to_qrels", "judgment_summary"]
@@ -177,14 +178,14 @@ def _load(
         _first_appearance(items).alias(_ITEM),
         _first_appearance([annotator]).alias(_ANN),
         pl.lit(0, dtype=pl.Int64).alias(_GROUP),
-        (category.rank("dense").cast(pl.Int64) - 1).alias(_CAT),
+        dense_code(category).alias(_CAT),
     )
     return df, rated, items
 
 
 def _first_appearance(columns: list[str]) -> pl.Expr:
     """Integer code of the value of ``columns``, numbered in order of first appearance."""
-    return (pl.col(_ROW).min().over(columns).rank("dense").cast(pl.Int64) - 1).alias("code")
+    return dense_code(pl.col(_ROW).min().over(columns)).alias("code")
 
 
 def _codes(rated: pl.DataFrame, column: str) -> np.ndarray:
@@ -230,7 +231,7 @@ def _pairwise(rated: pl.DataFrame, weights: str | None) -> tuple[np.ndarray, np.
     pairs = side.join(side, on=[_GROUP, _ITEM], suffix="_b").filter(pl.col(_ANN) < pl.col(f"{_ANN}_b"))
     if pairs.height == 0:
         return np.zeros(0), np.zeros(0, dtype=np.int64)
-    pairs = pairs.with_columns((pl.struct(_GROUP, _ANN, f"{_ANN}_b").rank("dense").cast(pl.Int64) - 1).alias(_PAIR))
+    pairs = pairs.with_columns(dense_code([_GROUP, _ANN, f"{_ANN}_b"]).alias(_PAIR))
     pair = _codes(pairs, _PAIR)
     n_pairs = int(pair.max()) + 1
     kappa = _kappa_kernel(pair, _codes(pairs, _CAT), _codes(pairs, f"{_CAT}_b"), n_pairs, weights)

@@ -19,7 +19,8 @@ import polars as pl
 
 from ragframe import validate
 from ragframe.exceptions import SchemaError
-from ragframe.schema import first_true_row, frame_kind, to_polars
+from ragframe.kernels.groups import group_codes
+from ragframe.schema import first_true_row, to_polars
 from ragframe.stats.paired_tests import (
     COMPARE_COLUMNS,
     CORRECTIONS,
@@ -151,7 +152,7 @@ def compare(
 
 
 def _read_side(frame: Any, function: str) -> pl.DataFrame:
-    return frame.collect() if frame_kind(frame, function) == "lazy" else to_polars(frame, function=function)
+    return to_polars(frame, function=function)
 
 
 def _samples_column(samples: Any, on: list[str], group_by: list[str], function: str) -> str | None:
@@ -218,8 +219,7 @@ def _row_means(
 def _segments(paired: pl.DataFrame, names: list[str], group_by: list[str]) -> tuple[Segments, pl.DataFrame]:
     """The paired differences of every (metric, slice) cell, and the slice keys by code."""
     if group_by:
-        codes = paired.select(pl.struct(group_by).rank("dense").cast(pl.Int64) - 1).to_series().to_numpy()
-        keys = paired.select(group_by).with_columns(pl.Series("_code", codes)).unique("_code").sort("_code")
+        codes, keys = group_codes(paired, group_by, code_column="_code")
         n_groups = keys.height
     else:
         codes = np.zeros(paired.height, dtype=np.int64)

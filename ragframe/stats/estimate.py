@@ -27,7 +27,8 @@ import polars as pl
 
 from ragframe import validate
 from ragframe.exceptions import SchemaError
-from ragframe.schema import column_names, first_true_row, frame_kind, require_columns, to_polars
+from ragframe.kernels.groups import group_codes
+from ragframe.schema import first_true_row, to_polars
 
 __all__ = ["estimate", "ESTIMATE_COLUMNS", "ESTIMATE_METHODS", "Moments", "moments", "read_columns", "check_labels"]
 
@@ -158,9 +159,6 @@ def read_columns(frame: Any, columns: list[str], function: str) -> pl.DataFrame:
     >>> read_columns(pa.table({"a": [1], "b": [2]}), ["b"], "f").columns
     ['b']
     """
-    if frame_kind(frame, function) == "lazy":
-        require_columns(column_names(frame, function), columns, function)
-        return frame.select(columns).collect()
     return to_polars(frame, columns, function)
 
 
@@ -220,11 +218,7 @@ def _check_predictions(series: pl.Series, column: str) -> np.ndarray:
 
 def _slices(df: pl.DataFrame, by: list[str]) -> tuple[np.ndarray, pl.DataFrame]:
     """Dense slice code of each row (slices sorted, nulls first) and the slice keys in code order."""
-    if not by:
-        return np.zeros(df.height, dtype=np.int64), pl.DataFrame()
-    codes = df.select(pl.struct(by).rank("dense").cast(pl.Int64) - 1).to_series().to_numpy()
-    keys = df.select(by).with_columns(pl.Series("_code", codes)).unique("_code").sort("_code").drop("_code")
-    return codes, keys
+    return group_codes(df, by)
 
 
 # --------------------------------------------------------------------------- group-by sums

@@ -18,7 +18,7 @@ import polars as pl
 from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.metrics import score_columns
-from ragframe.schema import frame_kind, to_polars
+from ragframe.schema import to_polars
 from ragframe.stats.pairing import same_id_types
 from ragframe.stats.regressions import regressions
 from ragframe.stats.summary import is_summary, summarize
@@ -161,7 +161,7 @@ def _read(frame: Any) -> pl.DataFrame:
         from ragframe.io.scores import read_scores
 
         return read_scores(frame)
-    return frame.collect() if frame_kind(frame, "gate") == "lazy" else to_polars(frame, function="gate")
+    return to_polars(frame, function="gate")
 
 
 def _failed(check: str, metric: str, reason: str, **values: Any) -> dict[str, Any]:

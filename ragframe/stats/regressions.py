@@ -17,7 +17,7 @@ import polars as pl
 from ragframe import validate
 from ragframe.exceptions import SchemaError
 from ragframe.metrics import score_columns
-from ragframe.schema import column_names, frame_kind, frame_schema, to_polars
+from ragframe.schema import column_names, frame_schema, to_polars
 from ragframe.stats.compare import compare
 from ragframe.stats.summary import is_summary
 
@@ -129,7 +129,7 @@ def regressions(
 def _summary_frame(frame: Any, keys: list[str], side: str) -> pl.DataFrame:
     """``keys`` and ``mean`` of a summary, checked: keys present, one row per key."""
     function = "regressions"
-    df = frame.collect() if frame_kind(frame, function) == "lazy" else to_polars(frame, function=function)
+    df = to_polars(frame, function=function)
     for name in keys:
         if name not in df.columns:
             raise SchemaError(f"missing column in {side}", function=function, column=name, available=df.columns)

@@ -27,11 +27,12 @@ import polars as pl
 
 from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.kernels.groups import dense_code, group_codes
 from ragframe.kernels.quantiles import QUANTILE_METHODS, lerp, segment_quantiles, virtual_index
 from ragframe.kernels.resampling import bootstrap_means, percentile_interval
 from ragframe.kernels.trec_measures import geometric_logs
 from ragframe.metrics import metric_for_column, passed_column, score_columns
-from ragframe.schema import first_true_row, frame_kind, to_polars
+from ragframe.schema import first_true_row, to_polars
 
 __all__ = [
     "SummaryState",
@@ -140,8 +141,6 @@ def prepare_scores(scores: Any, metrics: Any, by: Any, function: str) -> tuple[p
     naming the column, the row and the value: a 1.5 in a [0, 1] metric is not a score of it
     (a mislabelled column, or a percentage), and its statistics would be wrong.
     """
-    if frame_kind(scores, function) == "lazy":
-        scores = scores.collect()
     df = to_polars(scores, function=function)
     group_by = [] if by is None else validate.column_list(by, "by", function, allow_empty=True)
     for name in group_by:
@@ -218,11 +217,7 @@ def _check_bounds(df: pl.DataFrame, name: str, function: str) -> None:
 
 def _group_codes(df: pl.DataFrame, by: list[str]) -> tuple[np.ndarray, pl.DataFrame]:
     """Dense group code per row (groups in sorted key order, nulls first) and the key table."""
-    if not by:
-        return np.zeros(df.height, dtype=np.int64), pl.DataFrame()
-    codes = df.select(pl.struct(by).rank("dense").cast(pl.Int64) - 1).to_series().to_numpy()
-    keys = df.select(by).with_columns(pl.Series("_code", codes)).unique("_code").sort("_code").drop("_code")
-    return codes, keys
+    return group_codes(df, by)
 
 
 def _sketch(sorted_values: np.ndarray, counts: np.ndarray) -> list[pl.Series]:
@@ -538,7 +533,7 @@ def merge_summary_states(states: Sequence[SummaryState]) -> SummaryState:
     )
     merged = merged.with_columns(_merge_sketches(merged))
     sort_keys = [*by] if by else []
-    order = merged.with_columns(pl.col("metric").rank("dense").alias("_m")) if not by else merged
+    order = merged.with_columns(dense_code(pl.col("metric")).alias("_m")) if not by else merged
     if sort_keys:
         metric_order = {m: i for i, m in enumerate(frame["metric"].unique(maintain_order=True).to_list())}
         order = order.with_columns(pl.col("metric").replace_strict(metric_order).alias("_m")).sort(

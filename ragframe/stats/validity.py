@@ -27,8 +27,9 @@ import polars as pl
 
 from ragframe import validate
 from ragframe.exceptions import SchemaError
+from ragframe.kernels.groups import group_codes
 from ragframe.metrics import column_keys, metric_for_column, score_columns
-from ragframe.schema import first_true_row, frame_kind, to_polars
+from ragframe.schema import first_true_row, to_polars
 from ragframe.stats.pairing import check_ids
 from ragframe.stats.summary import prepare_scores
 
@@ -225,7 +226,7 @@ def agreement_with_labels(
 
 
 def _read(frame: Any) -> pl.DataFrame:
-    return frame.collect() if frame_kind(frame, _FUNCTION) == "lazy" else to_polars(frame, function=_FUNCTION)
+    return to_polars(frame, function=_FUNCTION)
 
 
 def _inputs(
@@ -407,11 +408,7 @@ def _is_binary(series: pl.Series) -> bool:
 
 def _groups(df: pl.DataFrame, by: list[str]) -> tuple[np.ndarray, pl.DataFrame]:
     """Dense slice code of each row (slices sorted, nulls first) and the slice keys with ``_group``."""
-    if not by:
-        return np.zeros(df.height, dtype=np.int64), pl.DataFrame()
-    codes = df.select(pl.struct(by).rank("dense").cast(pl.Int64) - 1).to_series().to_numpy()
-    keys = df.select(by).with_columns(pl.Series("_group", codes)).unique("_group").sort("_group")
-    return codes, keys
+    return group_codes(df, by, code_column="_group")
 
 
 # --------------------------------------------------------------------------- one cell
