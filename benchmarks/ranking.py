@@ -39,8 +39,9 @@ time relative to ragframe's, its CPU seconds (all threads, user + system: on a l
 machine a steadier figure than the wall clock) and their ratio to ragframe's, and whether
 its means agree with ragframe's within 1e-9. With ``--repeat`` the tools take turns (one
 process of each, then again), so that a change in the load of a shared machine falls on
-every tool alike; the best wall time and the lowest CPU time of each are shown. Exit status: 0 when every tool that ran agrees with ragframe (a peer that failed or
-is not installed does not count), 1 when a peer's means disagree or ragframe itself fails.
+every tool alike; the best wall time and the lowest CPU time of each are shown. Exit
+status: 0 when every tool that ran agrees with ragframe (a peer that failed or is not
+installed does not count), 1 when a peer's means disagree or ragframe itself fails.
 
 Usage, from the repository root::
 
@@ -48,6 +49,11 @@ Usage, from the repository root::
     python benchmarks/ranking.py --queries 10000
     python benchmarks/ranking.py --queries 10000,100000 --tools ragframe,ranx --repeat 3
     python benchmarks/ranking.py --queries 100000 --measures all_trec --tools ragframe,pytrec_eval
+    python benchmarks/ranking.py --queries 100000 --tools ragframe,pytrec_eval --baseline ../ragframe-old
+
+``--baseline DIR`` also times ragframe as imported from another checkout (its worker runs with
+``PYTHONPATH=DIR``), shown as ``ragframe@baseline``: its means must equal the current ones,
+and its "x ragframe" column is the speed-up, measured in the same run.
 """
 
 from __future__ import annotations
@@ -92,6 +98,7 @@ TREC_KEYS = {  # the keys pytrec_eval returns per query
     "hit_rate@10": "success_10",
 }
 RANX_METRICS = list(MEASURES)  # ranx uses the same names
+BASELINE = "ragframe@baseline"  # ragframe from another checkout (--baseline)
 
 #: all_trec measures not compared with pytrec_eval (see the module docstring).
 ALL_TREC_SKIP = ("iprec_at_recall", "11pt_avg", "gm_map", "gm_bpref", "relstring", "rbp", "rbp_resid", "unj")
@@ -407,13 +414,22 @@ class Outcome:
 
 
 def run_worker(
-    tool: str, run_path: Path, qrels_path: Path, memory_limit_gb: float, timeout: float, measures: str = "five"
+    tool: str,
+    run_path: Path,
+    qrels_path: Path,
+    memory_limit_gb: float,
+    timeout: float,
+    measures: str = "five",
+    baseline: Path | None = None,
 ) -> Outcome:
+    env = None
+    if tool == BASELINE:  # ragframe's worker, importing ragframe from the baseline checkout
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(baseline), os.environ.get("PYTHONPATH", "")])}
     command = [
         sys.executable,
         str(Path(__file__).resolve()),
         "--worker",
-        tool,
+        "ragframe" if tool == BASELINE else tool,
         "--run-file",
         str(run_path),
         "--qrels-file",
@@ -424,7 +440,7 @@ def run_worker(
         measures,
     ]
     try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False, env=env)
     except subprocess.TimeoutExpired:
         return Outcome(tool, error=f"timed out after {timeout:g} s")
     payload = None
@@ -455,6 +471,7 @@ def measure(
     memory_limit_gb: float,
     timeout: float,
     measures: str = "five",
+    baseline: Path | None = None,
 ) -> list[Outcome]:
     """Each tool's best (lowest) time of ``repeat`` fresh processes, in ``tools`` order.
 
@@ -464,6 +481,8 @@ def measure(
     """
     best: dict[str, Outcome] = {}
     for tool in tools:
+        if tool == BASELINE:
+            continue
         if tool != "ragframe" and importlib.util.find_spec(tool) is None:
             best[tool] = Outcome(tool, error=INSTALL_HINT)
         elif measures != "five" and f"{tool}/{measures}" not in WORKERS:
@@ -474,7 +493,7 @@ def measure(
         for tool in tools:
             if tool in best and best[tool].error is not None:
                 continue  # not installed, not applicable, or failed: not run again
-            outcome = run_worker(tool, run_path, qrels_path, memory_limit_gb, timeout, measures)
+            outcome = run_worker(tool, run_path, qrels_path, memory_limit_gb, timeout, measures, baseline)
             if outcome.error is not None:
                 best[tool] = outcome
                 continue
@@ -635,6 +654,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default="five",
         help="'five' (ndcg@10, mrr, recall@100, P@10, success@10; default) or trec_eval's 'all_trec' set",
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="DIR",
+        help="also time ragframe as imported from the checkout DIR (another commit), as the tool "
+        f"{BASELINE!r}: before/after figures in one run",
+    )
     parser.add_argument("--worker", choices=TOOLS, help=argparse.SUPPRESS)
     parser.add_argument("--generate", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--run-file", type=Path, help=argparse.SUPPRESS)
@@ -652,6 +678,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         args.tools.insert(0, "ragframe")  # the reference for ratios and agreement
     if args.docs < 1 or args.repeat < 1:
         parser.error("--docs and --repeat must be >= 1")
+    if args.baseline is not None and not (args.baseline / "ragframe" / "__init__.py").is_file():
+        parser.error(f"--baseline: no ragframe package in {args.baseline}")
     return args
 
 
@@ -687,8 +715,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 check=True,
             )
             print(f"generated in {time.perf_counter() - start:.1f} s", flush=True)
+        tools = args.tools if args.baseline is None else [args.tools[0], BASELINE, *args.tools[1:]]
         outcomes = measure(
-            args.tools, run_path, qrels_path, args.repeat, args.memory_limit_gb, args.timeout, args.measures
+            tools, run_path, qrels_path, args.repeat, args.memory_limit_gb, args.timeout, args.measures, args.baseline
         )
         all_agree &= report(queries, _parquet_rows(run_path), _parquet_rows(qrels_path), outcomes, args.repeat)
     return 0 if all_agree else 1

@@ -107,3 +107,19 @@ def test_evaluate_run_names_the_repeated_row_of_a_large_run(grouped):
         rf.evaluate_run(run, qrels, k=[5])
     assert (error.value.column, error.value.row) == ("doc_id", row)
     assert error.value.found == f"{repeat_of['doc_id']!r} again for query {repeat_of['query_id']!r}"
+
+
+@settings(max_examples=200, deadline=None)
+@given(judgments=st.lists(st.tuples(st.integers(0, 5), st.sampled_from([-1, 0, 1, 2, 3, 64, 65, 1000])), max_size=40))
+def test_top_level_is_each_querys_highest_judged_grade(judgments):
+    """rbp's gain range: the highest grade >= 0 of each query (few levels: one write per level; else ufunc.at)."""
+    from ragframe.kernels.trec_measures import TrecOptions, _Context
+
+    jq = np.array([q for q, _ in judgments], dtype=np.int64)
+    jg = np.array([g for _, g in judgments], dtype=np.int64)
+    empty = np.zeros(0, dtype=np.int64)
+    ctx = _Context(
+        np.zeros(6, dtype=np.int64), empty, empty, empty, jq, jg, level=1, options=TrecOptions(), virtual=None
+    )
+    expected = [max([g for q, g in judgments if q == query and g >= 0], default=-1) for query in range(6)]
+    assert ctx.top_level.tolist() == expected

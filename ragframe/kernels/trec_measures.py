@@ -249,6 +249,26 @@ class _Context:
         """For each relevant retrieved row, the judged rows with ``mask`` ranked above it."""
         return _count_before(mask, self.hit_q, self.nq)[self.rel]
 
+    @cached_property
+    def nonrel_above(self) -> np.ndarray:
+        """For each relevant retrieved row, the judged non-relevant rows above it (bpref and infAP share it)."""
+        return self.before(self.nonrel)
+
+    @cached_property
+    def top_level(self) -> np.ndarray:
+        """The highest judged grade (>= 0) of each query; -1 for a query without one."""
+        judged = self.jg >= 0
+        q, grade = self.jq[judged], self.jg[judged]
+        top = np.full(self.nq, -1, dtype=np.int64)
+        if grade.size == 0:
+            return top
+        if int(grade.max()) > 64:  # grades beyond the usual few levels
+            np.maximum.at(top, q, grade)
+            return top
+        for level in np.flatnonzero(np.bincount(grade)):  # ascending: a query's highest level is written last
+            top[q[grade == level]] = level
+        return top
+
     # ----------------------------------------------------------------- gains (ndcg family)
     def gains(self, pairs: tuple[tuple[str, float], ...]) -> _Gains:
         """The gains under a gain map, built once per map (the ndcg family shares them)."""
@@ -447,7 +467,7 @@ def _relative_precision(ctx: _Context, params: tuple) -> list[np.ndarray]:
 
 
 def _bpref_values(ctx: _Context) -> np.ndarray:
-    nonrel_above = ctx.before(ctx.nonrel)
+    nonrel_above = ctx.nonrel_above
     r = ctx.num_rel[ctx.rq]
     pool = np.minimum(ctx.num_nonrel[ctx.rq], r)
     safe_pool = np.where(pool > 0, pool, 1)
@@ -463,7 +483,7 @@ def _bpref(ctx: _Context, params: tuple) -> list[np.ndarray]:
 
 def _infap(ctx: _Context, params: tuple) -> list[np.ndarray]:
     rel_above = ctx.nth.astype(np.float64)
-    nonrel_above = ctx.before(ctx.nonrel).astype(np.float64)
+    nonrel_above = ctx.nonrel_above.astype(np.float64)
     unjudged_above = ctx.before(ctx.unjudged).astype(np.float64)
     j = ctx.rrank.astype(np.float64)
     safe_j = np.where(j > 0, j, 1.0)
@@ -627,9 +647,7 @@ def _rbp(ctx: _Context, params: tuple) -> list[np.ndarray]:
     gain = gains.hit_gain
     # gains outside [0, 1] are rescaled by the query's gain range: levels 0 .. its highest judged level
     # (gain = level unless mapped) and every mapped gain
-    judged = ctx.jg >= 0
-    top = np.full(ctx.nq, -1, dtype=np.int64)
-    np.maximum.at(top, ctx.jq[judged], ctx.jg[judged])
+    top = ctx.top_level
     high_level, low_level = top.copy(), np.where(top >= 0, 0, 1)
     for level in sorted(gains.mapping, reverse=True):  # the highest level that keeps its default gain
         high_level = np.where(high_level == level, high_level - 1, high_level)
