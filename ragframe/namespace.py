@@ -51,6 +51,8 @@ class RagframeNamespace:
         function = getattr(ragframe, name)
 
         def method(*args: Any, **kwargs: Any) -> Any:
+            if name == "gate":  # the frame gated is current; the baseline is named: df.rf.gate(baseline=...)
+                return function(*args, current=self._frame, **kwargs)
             return function(self._frame, *args, **kwargs)
 
         method.__name__ = name

@@ -178,7 +178,9 @@ def test_input_errors_exit_3_and_name_the_file(capsys, tmp_path, files, argv, me
         ["compare", "{cur}", "{base}", "--correction", "sidak"],
         ["compare", "{cur}", "{base}", "--n-resamples", "0"],
         ["gate", "{cur}"],
+        ["gate", "{cur}", "--baseline", "{base}", "--max-drop", "-0.1"],
         ["gate", "{cur}", "--baseline", "{base}", "--threshold", "-0.1"],
+        ["gate", "{cur}", "--baseline", "{base}", "--max-drop", "0.1", "--threshold", "0.1"],
         ["gate", "{cur}", "--baseline", "{base}", "--min", "faithfulness"],
         ["gate", "{cur}", "--baseline", "{base}", "--min", "faithfulness=high"],
         ["gate", "{cur}", "--baseline", "{base}", "--format", "table"],
@@ -299,7 +301,7 @@ def test_gate_no_significance(capsys, tmp_path):
     code, out, _ = run_cli(capsys, *argv, "--no-significance")
     assert code == 1
     assert "FAIL  regression  faithfulness: mean dropped by 0.1000 (0.5000 -> 0.4000, n 4), more than 0.05\n" in out
-    code, out, _ = run_cli(capsys, *argv, "--threshold", "0.2", "--no-significance")
+    code, out, _ = run_cli(capsys, *argv, "--max-drop", "0.2", "--no-significance")
     assert code == 0
 
 
@@ -339,15 +341,15 @@ def test_gate_grouped_summary_is_an_input_error(capsys, tmp_path, files):
 
 def test_gate_json_equals_regressions(capsys, files):
     argv = ["gate", files["cur"], "--baseline", files["base"], "--test", "wilcoxon", "--format", "json"]
-    code, out, _ = run_cli(capsys, *argv, "--threshold", "0.1", "--correction", "bonferroni")
+    code, out, _ = run_cli(capsys, *argv, "--max-drop", "0.1", "--correction", "bonferroni")
     assert code == 1
     report = json.loads(out)
-    want = rf.regressions(baseline_frame(), current_frame(), threshold=0.1, test="wilcoxon", correction="bonferroni")
+    want = rf.regressions(baseline_frame(), current_frame(), max_drop=0.1, test="wilcoxon", correction="bonferroni")
     assert report["mode"] == "paired"
     for check, row in zip(report["checks"], want.iter_rows(named=True)):
         assert check["metric"] == row["metric"] and check["passed"] is not row["regressed"]
         assert check["p_adjusted"] == pytest.approx(row["p_adjusted"], rel=1e-12)
-        assert check["n"] == row["n"] and check["threshold"] == 0.1
+        assert check["n"] == row["n"] and check["max_drop"] == 0.1
 
 
 def test_gate_github_format(capsys, files):
@@ -442,7 +444,8 @@ HELP_ENTRIES = {
         [
             "SCORES",
             "--baseline BASELINE",
-            "--threshold THRESHOLD",
+            "--max-drop MAX_DROP",
+            "--threshold MAX_DROP",
             "--min METRIC=VALUE [METRIC=VALUE ...]",
             "--metrics METRIC [METRIC ...]",
             "--no-significance",

@@ -67,7 +67,7 @@ CALLS = [
      ["n_resamples", "seed"]),
     ("compare_runs", lambda **kw: rf.compare_runs(RUN, RUN, QRELS, **kw), ["k", "alpha", "relevance_level"]),
     ("regressions", lambda **kw: rf.regressions(SCORED, OTHER, on="id", **kw),
-     ["threshold", "alpha", "n_resamples", "seed"]),
+     ["max_drop", "alpha", "n_resamples", "seed"]),
     ("detect_regressions", lambda **kw: rf.detect_regressions(rf.summarize_batch(SCORED), rf.summarize_batch(OTHER),
                                                               **kw), ["threshold"]),
     ("cohen_kappa", lambda **kw: rf.cohen_kappa(JUDGMENTS.filter(pl.col("annotator") == "x").join(

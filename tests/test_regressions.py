@@ -14,10 +14,10 @@ from ragframe.stats.summary import is_summary
 def test_regressions_on_summaries_follow_the_seed_rule():
     base = pl.DataFrame({"metric": ["a", "b", "c"], "mean": [0.75, 0.5, 0.4]})
     now = pl.DataFrame({"metric": ["a", "b", "d"], "mean": [0.5, 0.125, 0.9]})
-    out = rf.regressions(base, now, threshold=0.25)
+    out = rf.regressions(base, now, max_drop=0.25)
     assert out.columns == ["metric", "baseline", "current", "delta", "regressed"]
     assert out["metric"].to_list() == ["a", "b"]
-    assert out["regressed"].to_list() == [False, True]  # strict: a drop of exactly the threshold is not one
+    assert out["regressed"].to_list() == [False, True]  # strict: a drop of exactly max_drop is not one
     assert out["delta"].to_list() == [-0.25, -0.375]
 
 
@@ -33,7 +33,7 @@ def test_regressions_on_summaries_name_what_they_cannot_compare():
 
 
 def _noisy_drop() -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Ten pairs whose mean drops by 0.1 (beyond a 0.05 threshold) with differences of +-0.8: not significant."""
+    """Ten pairs whose mean drops by 0.1 (beyond a max_drop of 0.05) with differences of +-0.8: not significant."""
     base_scores = np.full(10, 0.5)
     differences = np.array([-0.5, 0.3] * 5)  # mean -0.1, sd 0.42
     base = pl.DataFrame({"id": range(10), "faithfulness": base_scores})
@@ -41,16 +41,16 @@ def _noisy_drop() -> tuple[pl.DataFrame, pl.DataFrame]:
     return base, current
 
 
-def test_a_drop_beyond_the_threshold_that_is_not_significant_is_not_a_regression():
+def test_a_drop_beyond_max_drop_that_is_not_significant_is_not_a_regression():
     base, current = _noisy_drop()
     reference = stats.ttest_rel(current["faithfulness"].to_numpy(), base["faithfulness"].to_numpy())
-    row = rf.regressions(base, current, threshold=0.05).row(0, named=True)
-    assert row["delta"] == pytest.approx(-0.1) and row["exceeds_threshold"]
+    row = rf.regressions(base, current, max_drop=0.05).row(0, named=True)
+    assert row["delta"] == pytest.approx(-0.1) and row["exceeds_max_drop"]
     assert row["p_value"] == pytest.approx(reference.pvalue, rel=1e-9) and reference.pvalue > 0.4
     assert not row["significant"]
-    assert row["regressed"] is False  # the significance rule: this fails if regressed = exceeds_threshold
+    assert row["regressed"] is False  # the significance rule: this fails if regressed = exceeds_max_drop
     # without the significance requirement the same drop is a regression
-    loose = rf.regressions(base, current, threshold=0.05, significance=False).row(0, named=True)
+    loose = rf.regressions(base, current, max_drop=0.05, significance=False).row(0, named=True)
     assert loose["regressed"] is True and loose["p_value"] == row["p_value"]
 
 
@@ -62,17 +62,17 @@ def test_regressions_on_rows_need_significance():
         mrr=pl.Series(np.clip(a - 0.1 + rng.normal(0, 0.01, 200), 0, 1)),  # a clear, consistent drop
         faithfulness=pl.Series(np.clip(a + rng.normal(-0.06, 0.6, 200), 0, 1)),  # noisy
     )
-    out = {r["metric"]: r for r in rf.regressions(base, current, threshold=0.05).iter_rows(named=True)}
-    assert out["mrr"]["regressed"] and out["mrr"]["exceeds_threshold"] and out["mrr"]["significant"]
+    out = {r["metric"]: r for r in rf.regressions(base, current, max_drop=0.05).iter_rows(named=True)}
+    assert out["mrr"]["regressed"] and out["mrr"]["exceeds_max_drop"] and out["mrr"]["significant"]
     assert out["faithfulness"]["baseline"] == pytest.approx(a.mean())
-    # a significant drop smaller than the threshold is not a regression either
-    small = rf.regressions(base, current, threshold=0.2, metrics="mrr").row(0, named=True)
-    assert small["significant"] and not small["exceeds_threshold"] and not small["regressed"]
+    # a significant drop smaller than max_drop is not a regression either
+    small = rf.regressions(base, current, max_drop=0.2, metrics="mrr").row(0, named=True)
+    assert small["significant"] and not small["exceeds_max_drop"] and not small["regressed"]
 
 
 def test_regressions_on_rows_compare_the_metrics_of_both_sides():
     base, current = _noisy_drop()
-    out = rf.regressions(base.with_columns(mrr=pl.lit(0.5)), current, threshold=0.05)
+    out = rf.regressions(base.with_columns(mrr=pl.lit(0.5)), current, max_drop=0.05)
     assert out["metric"].to_list() == ["faithfulness"]  # mrr is only in the baseline (gate fails on it)
     with pytest.raises(rf.SchemaError, match="missing column"):
         rf.regressions(base.with_columns(mrr=pl.lit(0.5)), current, metrics=["faithfulness", "mrr"])
@@ -86,9 +86,9 @@ def test_regressions_mixed_inputs_error():
 @pytest.mark.parametrize(
     ("options", "parameter"),
     [
-        ({"threshold": -0.1}, "threshold"),
-        ({"threshold": "0.1"}, "threshold"),
-        ({"threshold": float("nan")}, "threshold"),
+        ({"max_drop": -0.1}, "max_drop"),
+        ({"max_drop": "0.1"}, "max_drop"),
+        ({"max_drop": float("nan")}, "max_drop"),
         ({"significance": 1}, "significance"),
         ({"metrics": []}, "metrics"),
     ],

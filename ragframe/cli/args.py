@@ -15,7 +15,8 @@ from typing import Any
 
 from ragframe.cli.format import FORMATS
 from ragframe.exceptions import UsageError
-from ragframe.stats.compare import TESTS
+from ragframe.stats.options import DEFAULTS
+from ragframe.stats.paired_tests import TESTS
 
 __all__ = [
     "EXIT_CODES",
@@ -223,7 +224,7 @@ def add_test_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--test",
         choices=TESTS,
-        default="t",
+        default=DEFAULTS.test,
         help="paired test: 't' (Student t on the differences), 'wilcoxon' (signed-rank), 'permutation' "
         "(sign-flip test of the mean difference), 'bootstrap' (percentile bootstrap of the mean difference) "
         "(default: %(default)s)",
@@ -231,34 +232,34 @@ def add_test_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--alpha",
         type=probability,
-        default=0.05,
+        default=DEFAULTS.alpha,
         help="significance level of the adjusted p-values; the interval of the difference covers 1 - alpha "
         "(default: %(default)s)",
     )
     parser.add_argument(
         "--correction",
         choices=_CORRECTION_CHOICES,
-        default="holm",
+        default=DEFAULTS.correction,
         help="multiple-testing correction over every metric (and slice) of the run (default: %(default)s)",
     )
     parser.add_argument(
         "--how",
         choices=("error", "inner"),
-        default="error",
+        default=DEFAULTS.how,
         help="ids present in one frame only: 'error' stops with exit code 3 and names some of them, 'inner' "
         "leaves them out (default: %(default)s)",
     )
     parser.add_argument(
         "--seed",
         type=non_negative_int,
-        default=0,
+        default=DEFAULTS.seed,
         metavar="N",
         help="random seed of the permutation and bootstrap tests (default: %(default)s)",
     )
     parser.add_argument(
         "--n-resamples",
         type=positive_int,
-        default=9999,
+        default=DEFAULTS.n_resamples,
         metavar="N",
         help="resamples of the permutation and bootstrap tests; the permutation test is exact when "
         "2^pairs <= N (default: %(default)s)",
@@ -268,7 +269,7 @@ def add_test_arguments(parser: argparse.ArgumentParser) -> None:
 def paired_test_options(args: argparse.Namespace) -> dict[str, Any]:
     """The keyword arguments of :func:`ragframe.stats.compare` given by :func:`add_test_arguments`' flags."""
     return {
-        "on": args.on or "id",
+        "on": args.on or DEFAULTS.on,
         "test": args.test,
         "alpha": args.alpha,
         "correction": None if args.correction == "none" else args.correction,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 import polars as pl
 
@@ -22,6 +23,7 @@ from ragframe.cli.args import (
 from ragframe.cli.inputs import read_argument
 from ragframe.metrics import score_columns
 from ragframe.stats.gate import gate
+from ragframe.stats.options import DEFAULTS
 from ragframe.stats.summary import is_summary
 
 __all__ = ["add_parser", "run"]
@@ -29,7 +31,7 @@ __all__ = ["add_parser", "run"]
 _GATE_DESCRIPTION = """\
 A CI check of SCORES against a baseline (ragframe.gate). It fails (exit code 1) when
 
-  * a metric regressed: its mean dropped by more than --threshold from BASELINE
+  * a metric regressed: its mean dropped by more than --max-drop from BASELINE
     to SCORES and the drop is significant (paired --test on the rows matched by
     --on, p-values adjusted with --correction over the metrics, below --alpha);
     with --no-significance the drop alone fails;
@@ -61,22 +63,33 @@ def _minimums(args: argparse.Namespace, current: pl.DataFrame) -> dict[str, floa
     return minimums
 
 
-def _rule(args: argparse.Namespace, mode: str) -> str:
+def _max_drop(args: argparse.Namespace) -> float:
+    """--max-drop, or the deprecated --threshold (a warning on stderr; argparse refuses both)."""
+    if args.threshold is None:
+        return DEFAULTS.max_drop if args.max_drop is None else args.max_drop
+    print(
+        "ragframe gate: warning: --threshold is deprecated and will be removed in the next release; use --max-drop",
+        file=sys.stderr,
+    )
+    return args.threshold
+
+
+def _rule(args: argparse.Namespace, mode: str, max_drop: float) -> str:
     """The rule applied, for the text report's first line."""
     if mode == "paired":
         fails = "fails" if args.no_significance else "that is significant fails"
         return (
             f"paired {args.test} test, {args.correction} correction, alpha {args.alpha}; a drop of the mean "
-            f"by more than {args.threshold} {fails}"
+            f"by more than {max_drop} {fails}"
         )
-    return f"summaries, no test; a drop of the mean by more than {args.threshold} fails"
+    return f"summaries, no test; a drop of the mean by more than {max_drop} fails"
 
 
 def _github_escape(message: str) -> str:
     return message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def _print(checks: pl.DataFrame, args: argparse.Namespace) -> None:
+def _print(checks: pl.DataFrame, args: argparse.Namespace, max_drop: float) -> None:
     failed = checks.filter(~pl.col("passed"))
     mode = checks["mode"][0]
     verdict = (
@@ -93,7 +106,7 @@ def _print(checks: pl.DataFrame, args: argparse.Namespace) -> None:
         if failed.height == 0:
             print(f"::notice title=ragframe gate::{_github_escape(verdict)}")
     else:
-        print(f"ragframe gate: {args.scores} against baseline {args.baseline} ({_rule(args, mode)})")
+        print(f"ragframe gate: {args.scores} against baseline {args.baseline} ({_rule(args, mode, max_drop)})")
         for check in checks.iter_rows(named=True):  # one line per check: reporting, not a hot path
             print(f"{'PASS' if check['passed'] else 'FAIL'}  {check['check']:<10}  {check['reason']}")
         print(verdict)
@@ -103,17 +116,17 @@ def run(args: argparse.Namespace) -> int:
     """Read both sides, run :func:`ragframe.gate`, print its checks; 1 when one failed."""
     current = read_argument(args.scores, "scores")
     baseline = read_argument(args.baseline, "baseline")
-    options = paired_test_options(args)
+    max_drop = _max_drop(args)
     checks = gate(
-        current,
-        baseline,
-        threshold=args.threshold,
-        minimums=_minimums(args, current),
+        baseline=baseline,
+        current=current,
         metrics=args.metrics,
+        max_drop=max_drop,
         significance=not args.no_significance,
-        **options,
+        minimums=_minimums(args, current),
+        **paired_test_options(args),
     )
-    _print(checks, args)
+    _print(checks, args, max_drop)
     return 0 if checks["passed"].all() else 1
 
 
@@ -133,11 +146,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     gate.add_argument(
         "--baseline", required=True, metavar="BASELINE", help="baseline scores or summary to compare with (required)"
     )
-    gate.add_argument(
+    drop = gate.add_mutually_exclusive_group()
+    drop.add_argument(
+        "--max-drop",
+        type=non_negative_float,
+        metavar="MAX_DROP",
+        help=f"a drop of a metric's mean by more than this is a regression (default: {DEFAULTS.max_drop})",
+    )
+    drop.add_argument(
         "--threshold",
         type=non_negative_float,
-        default=0.05,
-        help="a drop of a metric's mean by more than this is a regression (default: %(default)s)",
+        metavar="MAX_DROP",
+        help="deprecated name of --max-drop (a warning on stderr; removed in the next release)",
     )
     gate.add_argument(
         "--min",
@@ -152,7 +172,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     gate.add_argument(
         "--no-significance",
         action="store_true",
-        help="fail on any drop larger than --threshold, significant or not",
+        help="fail on any drop larger than --max-drop, significant or not",
     )
     add_test_arguments(gate)
     gate.add_argument(

@@ -38,10 +38,9 @@ from ragframe.distributed.summary import frame_from_bytes, frame_to_bytes, witho
 from ragframe.exceptions import RagframeError, SchemaError
 from ragframe.kernels.groups import dense_code
 from ragframe.stats.compare import compare
+from ragframe.stats.options import DEFAULTS, ComparisonOptions
 from ragframe.stats.paired_tests import (
     COMPARE_COLUMNS,
-    CORRECTIONS,
-    TESTS,
     Segments,
     adjust_p_values,
     result_frame,
@@ -285,26 +284,30 @@ def compare_datasets(
     a: Any,
     b: Any,
     /,
-    on: str | Sequence[str] = "id",
-    metrics: str | Sequence[str] | None = None,
-    test: str = "t",
     *,
-    alpha: float = 0.05,
-    correction: str | None = "holm",
-    by: str | Sequence[str] | None = None,
-    how: str = "error",
-    n_resamples: int = 9999,
-    seed: int | None = 0,
+    on: str | Sequence[str] = DEFAULTS.on,
+    metrics: str | Sequence[str] | None = DEFAULTS.metrics,
+    by: str | Sequence[str] | None = DEFAULTS.by,
+    test: str = DEFAULTS.test,
+    alpha: float = DEFAULTS.alpha,
+    correction: str | None = DEFAULTS.correction,
+    how: str = DEFAULTS.how,
+    n_resamples: int = DEFAULTS.n_resamples,
+    seed: int | None = DEFAULTS.seed,
     num_partitions: int | None = None,
     max_collected_pairs: int = DEFAULT_MAX_COLLECTED_PAIRS,
 ) -> pl.DataFrame:
     """:func:`ragframe.compare` of two Ray Datasets of scores, paired on the cluster (see the module doc).
 
+    The datasets come first, ``a`` (the reference) then ``b``; every option is keyword-only,
+    in the order and with the defaults of :func:`ragframe.compare`
+    (:class:`ragframe.stats.options.ComparisonOptions`), then the cluster's own.
+
     Parameters
     ----------
     a, b : ray.data.Dataset
         Scored rows of two pipelines on the same samples.
-    on, metrics, test, alpha, correction, by, how, n_resamples, seed
+    on, metrics, by, test, alpha, correction, how, n_resamples, seed
         As in :func:`ragframe.compare` (``by`` columns are taken from ``a``).
     num_partitions : int, optional
         Hash partitions of the ids (each is paired in one task: rows / partitions pairs must
@@ -326,47 +329,51 @@ def compare_datasets(
     """
     function = "compare_datasets"
     ray = require_ray(function)
-    validate.choice(test, "test", function, TESTS)
-    validate.choice(correction, "correction", function, CORRECTIONS)
-    alpha = validate.confidence(alpha, "alpha", function)
-    validate.choice(how, "how", function, ("error", "inner"))
-    n_resamples = validate.resamples(n_resamples, "n_resamples", function)
-    seed = validate.seed(seed, "seed", function)
+    options = ComparisonOptions.check(
+        function,
+        on=on,
+        metrics=metrics,
+        by=by,
+        test=test,
+        alpha=alpha,
+        correction=correction,
+        how=how,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
     limit = validate.positive_int(max_collected_pairs, "max_collected_pairs", function)
-    on_cols = validate.column_list(on, "on", function)
-    group_by = [] if by is None else validate.column_list(by, "by", function, allow_empty=True)
-    names, group_by, info = _sides(a, b, on_cols, metrics, group_by)
+    on_cols, group_by = list(options.on), list(options.by or [])
+    wanted = None if options.metrics is None else list(options.metrics)
+    names, group_by, info = _sides(a, b, on_cols, wanted, group_by)
     if num_partitions is None:
         num_partitions = max(1, 2 * int(ray.cluster_resources().get("CPU", 1)))
     partitions = validate.positive_int(num_partitions, "num_partitions", function)
     union = _partitioned(a, b, on_cols, names, group_by, info, partitions)
     slices = tuple(c for c in group_by if c not in on_cols)
-    pairs = _Pairs(tuple(on_cols), slices, tuple(names), collect=test != "t")
+    pairs = _Pairs(tuple(on_cols), slices, tuple(names), collect=options.test != "t")
     groups = union.groupby(_PART, num_partitions=partitions).map_groups(pairs, batch_format="pyarrow")
-    if test == "t":
+    if options.test == "t":
         summary, payloads = _gather(groups)
-        if how == "error":
+        if options.how == "error":
             _check_missing(summary, on_cols)
         moments = _merged_moments([frame_from_bytes(p) for p in payloads], list(slices))
-        return _t_from_moments(moments, names, list(slices), alpha, correction)
+        return _t_from_moments(moments, names, list(slices), options.alpha, options.correction)
     summary, payloads = _gather(groups, limit=limit)
-    if how == "error":
+    if options.how == "error":
         _check_missing(summary, on_cols)
-    options = {"alpha": alpha, "correction": correction, "n_resamples": n_resamples, "seed": seed}
-    return _collected(payloads, summary, on_cols, names, group_by, limit, test, options)
+    return _collected(payloads, summary, names, group_by, limit, options)
 
 
 def _collected(
     payloads: list[bytes],
     summary: pl.DataFrame,
-    on: list[str],
     names: list[str],
     by: list[str],
     limit: int,
-    test: str,
-    options: dict[str, Any],
+    options: ComparisonOptions,
 ) -> pl.DataFrame:
     """Collect the pairs (refused beyond ``limit``) and run rf.compare on them, sorted by id."""
+    on, test = list(options.on), options.test
     count = int(summary["pairs"].sum()) if summary.height else 0
     if count > limit:
         raise CollectLimitError(
@@ -379,13 +386,4 @@ def _collected(
     slices = [c for c in by if c not in on]
     left = paired.select(*on, *slices, *[pl.col(m + "__a").alias(m) for m in names])
     right = paired.select(*on, *[pl.col(m + "__b").alias(m) for m in names])
-    return compare(
-        left,
-        right,
-        on=on,
-        metrics=names,
-        test=test,
-        by=by or None,
-        how="inner",
-        **options,
-    )
+    return compare(left, right, metrics=names, by=by or None, **(options.paired_test() | {"how": "inner"}))

@@ -131,7 +131,8 @@ def detect_regressions(baseline: Any, current: Any, /, threshold: float = 0.05) 
     baseline, current : frame
         Two summaries or two scored frames (or one of each).
     threshold : float
-        A drop of the mean by more than this (>= 0) is a regression.
+        A drop of the mean by more than this (>= 0) is a regression (the seed's
+        ``regressionThreshold``; :func:`ragframe.regressions` calls it ``max_drop``).
 
     Returns
     -------
@@ -150,5 +151,5 @@ def detect_regressions(baseline: Any, current: Any, /, threshold: float = 0.05) 
     threshold = validate.number(threshold, "threshold", "detect_regressions", minimum=0.0)
     frames = (baseline, current)
     base, now = (f if is_summary(column_names(f, "detect_regressions")) else summarize_batch(f) for f in frames)
-    found = regressions(base, now, threshold=threshold)
+    found = regressions(base, now, max_drop=threshold)
     return found.filter(pl.col("metric") != _COMPOSITE).rename(_SEED_REGRESSION_NAMES)

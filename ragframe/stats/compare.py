@@ -21,6 +21,7 @@ from ragframe import validate
 from ragframe.exceptions import SchemaError
 from ragframe.kernels.groups import group_codes
 from ragframe.schema import first_true_row, to_polars
+from ragframe.stats.options import DEFAULTS, ComparisonOptions
 from ragframe.stats.paired_tests import (
     COMPARE_COLUMNS,
     CORRECTIONS,
@@ -40,18 +41,24 @@ def compare(
     a: Any,
     b: Any,
     /,
-    on: str | Sequence[str] = "id",
-    metrics: str | Sequence[str] | None = None,
-    test: str = "t",
-    alpha: float = 0.05,
-    correction: str | None = "holm",
-    by: str | Sequence[str] | None = None,
-    how: str = "error",
-    n_resamples: int = 9999,
-    seed: int | None = 0,
+    *,
+    on: str | Sequence[str] = DEFAULTS.on,
+    metrics: str | Sequence[str] | None = DEFAULTS.metrics,
+    by: str | Sequence[str] | None = DEFAULTS.by,
+    test: str = DEFAULTS.test,
+    alpha: float = DEFAULTS.alpha,
+    correction: str | None = DEFAULTS.correction,
+    how: str = DEFAULTS.how,
+    n_resamples: int = DEFAULTS.n_resamples,
+    seed: int | None = DEFAULTS.seed,
     samples: str | None = None,
 ) -> pl.DataFrame:
     """Paired comparison of two scored frames per metric (and slice): is ``b`` different from ``a``?
+
+    The frames come first, ``a`` (the reference) then ``b``; every option is keyword-only,
+    named, defaulted and checked as in :class:`ragframe.stats.options.ComparisonOptions`
+    (the vocabulary of :func:`compare_runs`, :func:`ragframe.regressions`,
+    :func:`ragframe.gate` and :func:`ragframe.distributed.compare_datasets`).
 
     Parameters
     ----------
@@ -64,6 +71,8 @@ def compare(
         Score columns to compare, each on both sides. Default: every ragframe score
         column; a score column on one side only raises :class:`SchemaError` naming it (pass
         ``metrics=[...]`` to compare the shared ones), so no metric is dropped unseen.
+    by : str or list of str, optional
+        Slice columns, taken from ``a``.
     test : {"t", "wilcoxon", "permutation", "bootstrap"}
         Paired Student t (scipy.stats.ttest_rel), Wilcoxon signed-rank
         (scipy.stats.wilcoxon, zero_method="wilcox", method "auto"), the sign-flip
@@ -73,8 +82,6 @@ def compare(
         Significance level, strictly between 0 and 1; also sets the interval's coverage (1 - alpha).
     correction : {"holm", "bonferroni", "fdr_bh", None}
         Multiple-testing correction over every (metric, slice) row of this call.
-    by : str or list of str, optional
-        Slice columns, taken from ``a``.
     how : {"error", "inner"}
         Ids present on one side only raise :class:`SchemaError` (default) or are left out.
     n_resamples, seed : int
@@ -128,23 +135,30 @@ def compare(
     (4, 0.4, 'b')
     """
     function = "compare"
-    validate.choice(test, "test", function, TESTS)
-    validate.choice(correction, "correction", function, CORRECTIONS)
-    alpha = validate.confidence(alpha, "alpha", function)
-    validate.choice(how, "how", function, ("error", "inner"))
-    n_resamples = validate.resamples(n_resamples, "n_resamples", function)
-    seed = validate.seed(seed, "seed", function)
-    on_cols = validate.column_list(on, "on", function)
-    group_by = [] if by is None else validate.column_list(by, "by", function, allow_empty=True)
+    options = ComparisonOptions.check(
+        function,
+        on=on,
+        metrics=metrics,
+        by=by,
+        test=test,
+        alpha=alpha,
+        correction=correction,
+        how=how,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    on_cols, group_by = list(options.on), list(options.by or [])
+    wanted = None if options.metrics is None else list(options.metrics)
     sample_col = _samples_column(samples, on_cols, group_by, function)
-    paired, names, group_by = _paired_frame(a, b, on_cols, metrics, group_by, how, sample_col)
+    paired, names, group_by = _paired_frame(a, b, on_cols, wanted, group_by, options.how, sample_col)
     if sample_col is not None:
         paired = _row_means(paired, on_cols, names, group_by, function)
     seg, keys = _segments(paired, names, group_by)
-    statistic, p, ci_low, ci_high = run_test(seg, test, 1 - alpha, n_resamples, seed)
-    adjusted = adjust_p_values(p, correction)
-    out = result_frame(seg, names, statistic, p, adjusted, ci_low, ci_high, alpha).with_columns(
-        pl.lit(test).alias("test")
+    confidence = 1 - options.alpha
+    statistic, p, ci_low, ci_high = run_test(seg, options.test, confidence, options.n_resamples, options.seed)
+    adjusted = adjust_p_values(p, options.correction)
+    out = result_frame(seg, names, statistic, p, adjusted, ci_low, ci_high, options.alpha).with_columns(
+        pl.lit(options.test).alias("test")
     )
     if group_by:
         out = out.join(keys.rename({"_code": "_group"}), on="_group", how="left", maintain_order="left")
@@ -243,20 +257,23 @@ def compare_runs(
     run_b: Any,
     qrels: Any,
     /,
+    *,
+    metrics: Sequence[str] | None = DEFAULTS.metrics,
+    test: str = DEFAULTS.test,
+    alpha: float = DEFAULTS.alpha,
+    correction: str | None = DEFAULTS.correction,
+    n_resamples: int = DEFAULTS.n_resamples,
+    seed: int | None = DEFAULTS.seed,
     k: int | Sequence[int] = (5, 10, 100),
-    metrics: Sequence[str] | None = None,
-    test: str = "t",
-    alpha: float = 0.05,
-    correction: str | None = "holm",
     relevance_level: int = 1,
-    n_resamples: int = 9999,
-    seed: int | None = 0,
 ) -> pl.DataFrame:
     """A/B test of two TREC runs on every ranking measure at once, paired by query.
 
     Both runs are scored with :func:`ragframe.evaluate_run` with ``complete=True``: every
     judged query counts, a query a run misses scores 0, so the pairs are the judged
     queries. Then :func:`compare` runs on the per-query frames joined on ``query_id``.
+    Options are keyword-only, in the order and with the defaults of :func:`compare`
+    (:class:`ragframe.stats.options.ComparisonOptions`), then the scoring's own.
 
     Parameters
     ----------
@@ -266,8 +283,6 @@ def compare_runs(
     qrels : frame
         Judgments (columns ``query_id, doc_id, relevance``), as :func:`ragframe.read_qrels`
         reads them.
-    k : int or list of int
-        Cutoffs for the ``*_at_k`` measures.
     metrics : list of str, optional
         Names from :data:`ragframe.RETRIEVAL_METRICS`; by default the ranking family's default set.
     test : {"t", "wilcoxon", "permutation", "bootstrap"}
@@ -276,10 +291,12 @@ def compare_runs(
         Significance level, strictly between 0 and 1.
     correction : {"holm", "bonferroni", "fdr_bh", None}
         Multiple-testing correction over every measure compared.
-    relevance_level : int
-        Minimum grade of a relevant document (trec_eval ``-l``), >= 0.
     n_resamples, seed : int
         Resamples and random seed of the permutation and bootstrap tests.
+    k : int or list of int
+        Cutoffs for the ``*_at_k`` measures.
+    relevance_level : int
+        Minimum grade of a relevant document (trec_eval ``-l``), >= 0.
 
     Returns
     -------
@@ -304,16 +321,18 @@ def compare_runs(
     """
     from ragframe.metrics.retrieval import evaluate_run
 
-    kwargs = {"k": k, "metrics": metrics, "complete": True, "relevance_level": relevance_level}
-    per_query_a = evaluate_run(run_a, qrels, **kwargs)
-    per_query_b = evaluate_run(run_b, qrels, **kwargs)
-    return compare(
-        per_query_a,
-        per_query_b,
+    options = ComparisonOptions.check(
+        "compare_runs",
         on="query_id",
+        metrics=metrics,
         test=test,
         alpha=alpha,
         correction=correction,
         n_resamples=n_resamples,
         seed=seed,
     )
+    measures = None if options.metrics is None else list(options.metrics)
+    kwargs = {"k": k, "metrics": measures, "complete": True, "relevance_level": relevance_level}
+    per_query_a = evaluate_run(run_a, qrels, **kwargs)
+    per_query_b = evaluate_run(run_b, qrels, **kwargs)
+    return compare(per_query_a, per_query_b, **options.paired_test())

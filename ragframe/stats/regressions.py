@@ -1,9 +1,9 @@
 """Regressions between a baseline and a current evaluation, with or without significance.
 
 Two summaries (from :func:`ragframe.summarize` or :func:`ragframe.summarize_batch`): the
-seed's rule, a metric regressed when its mean dropped by more than ``threshold``.
+seed's rule, a metric regressed when its mean dropped by more than ``max_drop``.
 Two per-row scored frames with ids: the same rule on the means, plus the paired test of
-:func:`ragframe.stats.compare`; a regression then has to be both larger than the threshold and
+:func:`ragframe.stats.compare`; a regression then has to be both larger than ``max_drop`` and
 significant (the rule ``ragframe gate`` applies).
 """
 
@@ -14,11 +14,11 @@ from typing import Any
 
 import polars as pl
 
-from ragframe import validate
 from ragframe.exceptions import SchemaError
 from ragframe.metrics import score_columns
 from ragframe.schema import column_names, frame_schema, to_polars
 from ragframe.stats.compare import compare
+from ragframe.stats.options import DEFAULTS, ComparisonOptions, max_drop_from
 from ragframe.stats.summary import is_summary
 
 __all__ = ["regressions"]
@@ -27,44 +27,52 @@ __all__ = ["regressions"]
 def regressions(
     baseline: Any,
     current: Any,
-    /,
-    threshold: float = 0.05,
-    on: str | Sequence[str] = "id",
-    metrics: str | Sequence[str] | None = None,
-    by: str | Sequence[str] | None = None,
-    test: str = "t",
-    alpha: float = 0.05,
-    correction: str | None = "holm",
-    how: str = "error",
-    n_resamples: int = 9999,
-    seed: int | None = 0,
-    significance: bool = True,
+    *,
+    on: str | Sequence[str] = DEFAULTS.on,
+    metrics: str | Sequence[str] | None = DEFAULTS.metrics,
+    by: str | Sequence[str] | None = DEFAULTS.by,
+    test: str = DEFAULTS.test,
+    alpha: float = DEFAULTS.alpha,
+    correction: str | None = DEFAULTS.correction,
+    how: str = DEFAULTS.how,
+    n_resamples: int = DEFAULTS.n_resamples,
+    seed: int | None = DEFAULTS.seed,
+    max_drop: float = DEFAULTS.max_drop,
+    significance: bool = DEFAULTS.significance,
+    threshold: float | None = None,
 ) -> pl.DataFrame:
     """Which metrics dropped from ``baseline`` to ``current``: the seed's rule, or with significance.
 
     Two summaries (:func:`ragframe.stats.summary.is_summary`): the seed's mean-drop rule, a
-    metric regressed when its mean dropped by more than ``threshold``. Two per-row scored
+    metric regressed when its mean dropped by more than ``max_drop``. Two per-row scored
     frames with ids: the same rule on the paired means, and (``significance=True``, the
     default) the drop must also be significant in the paired test of
-    :func:`ragframe.compare`.
+    :func:`ragframe.compare`. The frames come first, baseline then current (as ``a`` then
+    ``b`` in :func:`ragframe.compare`; they may also be named); every option is
+    keyword-only, named, defaulted and checked as in
+    :class:`ragframe.stats.options.ComparisonOptions`.
 
     Parameters
     ----------
     baseline, current : frame
         Two summaries (columns ``metric`` and ``mean``, plus any ``by`` columns; one row
         per metric and group), or two per-row scored frames with the id column(s) ``on``.
-    threshold : float
-        A drop of the mean by more than this (>= 0) exceeds the threshold (``delta < -threshold``).
     metrics : str or list of str, optional
         Metrics to check; each must be on both sides. Default: every metric of both
         sides (score columns of per-row frames, ``metric`` rows of summaries); a metric on
         one side only is not reported (:func:`ragframe.gate` fails on it).
-    significance : bool
-        Per-row frames: True (default) makes ``regressed`` need a significant drop;
-        False makes any drop beyond the threshold a regression (the test still reports p).
-        Summaries carry no rows to test: the seed's rule applies.
     on, by, test, alpha, correction, how, n_resamples, seed
         As in :func:`ragframe.compare` (per-row frames); ``by`` also keys summaries.
+    max_drop : float
+        The largest drop of a mean that is not a regression (>= 0): a drop of more
+        (``delta < -max_drop``) exceeds it.
+    significance : bool
+        Per-row frames: True (default) makes ``regressed`` need a significant drop;
+        False makes any drop beyond ``max_drop`` a regression (the test still reports p).
+        Summaries carry no rows to test: the seed's rule applies.
+    threshold : float, optional
+        Deprecated name of ``max_drop`` (a :class:`DeprecationWarning`; removed in the next
+        release): ``threshold`` now means a pass mark only, as in ``score_*``.
 
     Returns
     -------
@@ -72,7 +80,7 @@ def regressions(
         Summaries: ``by`` columns, ``metric, baseline, current, delta, regressed``, one
         row per metric (and group) present in both. Per-row frames: ``by`` columns,
         ``metric, n, baseline, current, delta, p_value, p_adjusted, significant,
-        exceeds_threshold`` (delta < -threshold) and ``regressed`` (exceeds the threshold,
+        exceeds_max_drop`` (delta < -max_drop) and ``regressed`` (exceeds ``max_drop``,
         and significant when ``significance``). A null mean or p-value never regresses.
 
     Examples
@@ -80,14 +88,26 @@ def regressions(
     >>> import polars as pl
     >>> base = pl.DataFrame({"metric": ["faithfulness", "mrr"], "mean": [0.8, 0.5]})
     >>> now = pl.DataFrame({"metric": ["faithfulness", "mrr"], "mean": [0.7, 0.49]})
-    >>> regressions(base, now, threshold=0.05).select("metric", "regressed").rows()
+    >>> regressions(base, now, max_drop=0.05).select("metric", "regressed").rows()
     [('faithfulness', True), ('mrr', False)]
     """
     function = "regressions"
-    threshold = validate.number(threshold, "threshold", function, minimum=0.0)
-    significance = validate.flag(significance, "significance", function)
-    group_by = [] if by is None else validate.column_list(by, "by", function, allow_empty=True)
-    wanted = None if metrics is None else validate.column_list(metrics, "metrics", function)
+    options = ComparisonOptions.check(
+        function,
+        on=on,
+        metrics=metrics,
+        by=by,
+        test=test,
+        alpha=alpha,
+        correction=correction,
+        how=how,
+        n_resamples=n_resamples,
+        seed=seed,
+        max_drop=max_drop_from(max_drop, threshold, function),
+        significance=significance,
+    )
+    group_by = list(options.by or [])
+    wanted = None if options.metrics is None else list(options.metrics)
     base_columns, current_columns = column_names(baseline, function), column_names(current, function)
     if is_summary(base_columns) != is_summary(current_columns):
         raise SchemaError(
@@ -97,9 +117,9 @@ def regressions(
             available=current_columns,
         )
     if is_summary(base_columns):
-        return _summary_regressions(baseline, current, threshold, wanted, group_by)
+        return _summary_regressions(baseline, current, options.max_drop, wanted, group_by)
     if wanted is None:  # every score column of both sides
-        ids = set([on] if isinstance(on, str) else on or []) | set(group_by)
+        ids = set(options.on) | set(group_by)
         wanted = [c for c in score_columns(frame_schema(baseline, function)) if c in current_columns and c not in ids]
         if not wanted:
             raise SchemaError(
@@ -107,10 +127,9 @@ def regressions(
                 function=function,
                 available=base_columns,
             )
-    options = {"test": test, "alpha": alpha, "correction": correction, "how": how}
-    compared = compare(baseline, current, on=on, metrics=wanted, by=by, n_resamples=n_resamples, seed=seed, **options)
-    exceeds = (pl.col("delta") < -threshold).fill_null(False)
-    regressed = (exceeds & pl.col("significant")).fill_null(False) if significance else exceeds
+    compared = compare(baseline, current, metrics=wanted, by=group_by or None, **options.paired_test())
+    exceeds = (pl.col("delta") < -options.max_drop).fill_null(False)
+    regressed = (exceeds & pl.col("significant")).fill_null(False) if options.significance else exceeds
     return compared.select(
         *group_by,
         "metric",
@@ -121,7 +140,7 @@ def regressions(
         "p_value",
         "p_adjusted",
         "significant",
-        exceeds.alias("exceeds_threshold"),
+        exceeds.alias("exceeds_max_drop"),
         regressed.alias("regressed"),
     )
 
@@ -148,9 +167,9 @@ def _summary_frame(frame: Any, keys: list[str], side: str) -> pl.DataFrame:
 
 
 def _summary_regressions(
-    baseline: Any, current: Any, threshold: float, wanted: list[str] | None, group_by: list[str]
+    baseline: Any, current: Any, max_drop: float, wanted: list[str] | None, group_by: list[str]
 ) -> pl.DataFrame:
-    """The seed's rule on two summaries: a mean dropped by more than ``threshold``."""
+    """The seed's rule on two summaries: a mean dropped by more than ``max_drop``."""
     keys = [*group_by, "metric"]
     base, now = _summary_frame(baseline, keys, "baseline"), _summary_frame(current, keys, "current")
     if wanted is not None:
@@ -171,5 +190,5 @@ def _summary_regressions(
         pl.col("mean").alias("baseline"),
         pl.col("mean_current").alias("current"),
         delta.alias("delta"),
-        (delta < -threshold).fill_null(False).alias("regressed"),
+        (delta < -max_drop).fill_null(False).alias("regressed"),
     )

@@ -1,0 +1,156 @@
+"""The comparison family's options, declared once: names, defaults, checks and order.
+
+:func:`ragframe.compare`, :func:`ragframe.compare_runs`, :func:`ragframe.regressions`,
+:func:`ragframe.gate` and :func:`ragframe.distributed.compare_datasets` speak one
+vocabulary. Each takes its frames first and its options keyword-only; the options they
+share are the fields of :class:`ComparisonOptions`, with its defaults (each signature reads
+its defaults from :data:`DEFAULTS`), in its order (a function's own options come after the
+shared ones), and checked by :meth:`ComparisonOptions.check`, whose errors name the
+function called. The reference side comes first everywhere: ``a`` then ``b`` (``delta =
+b - a``), ``baseline`` then ``current``.
+
+``threshold`` is a pass mark (``score_*``, ``rf.evaluate``); the drop a regression check
+tolerates is ``max_drop``. ``threshold=`` is still accepted by :func:`ragframe.regressions`
+and :func:`ragframe.gate` for one release, with a :class:`DeprecationWarning`
+(:func:`max_drop_from`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, fields
+from typing import Any
+
+from ragframe import validate
+from ragframe.exceptions import InvalidParameterError
+from ragframe.stats.paired_tests import CORRECTIONS, TESTS
+
+__all__ = ["ComparisonOptions", "DEFAULTS", "HOW", "max_drop_from"]
+
+#: What to do with ids on one side only: an error naming them, or leave them out.
+HOW = ("error", "inner")
+#: The keywords of :func:`ragframe.compare` that the other functions pass through to it.
+PAIRED_TEST_KEYWORDS = ("on", "test", "alpha", "correction", "how", "n_resamples", "seed")
+
+
+@dataclass(frozen=True)
+class ComparisonOptions:
+    """The options shared by the comparison functions: one default, one check, one order.
+
+    Parameters
+    ----------
+    on : str or tuple of str
+        Sample id column(s) that pair the rows of the two frames.
+    metrics : str or tuple of str, optional
+        The metrics compared (score columns; ranking measures for ``compare_runs``);
+        None: every score column of both sides.
+    by : str or tuple of str, optional
+        Slice columns (taken from the first frame).
+    test : {"t", "wilcoxon", "permutation", "bootstrap"}
+        The paired test.
+    alpha : float
+        Significance level, strictly between 0 and 1; the interval covers 1 - alpha.
+    correction : {"holm", "bonferroni", "fdr_bh", None}
+        Multiple-testing correction over every (metric, slice) row of the call.
+    how : {"error", "inner"}
+        Ids on one side only: an error naming them, or left out.
+    n_resamples : int
+        Resamples of the permutation and bootstrap tests (>= 1).
+    seed : int or None
+        Random seed of the permutation and bootstrap tests (>= 0, or None for a fresh one).
+    max_drop : float
+        The largest drop of a metric's mean that is not a regression (>= 0; a drop of
+        more, ``delta < -max_drop``, exceeds it).
+    significance : bool
+        A regression of per-row frames must also be significant (True) or only exceed ``max_drop``.
+
+    Examples
+    --------
+    >>> options = ComparisonOptions.check("compare", on="query_id", alpha=0.01)
+    >>> options.on, options.alpha, options.test
+    (('query_id',), 0.01, 't')
+    >>> try:
+    ...     ComparisonOptions.check("gate", test="anova")
+    ... except InvalidParameterError as error:
+    ...     print(error)
+    gate: test must be one of ['t', 'wilcoxon', 'permutation', 'bootstrap'], found 'anova'
+    """
+
+    on: str | tuple[str, ...] = "id"
+    metrics: str | tuple[str, ...] | None = None
+    by: str | tuple[str, ...] | None = None
+    test: str = "t"
+    alpha: float = 0.05
+    correction: str | None = "holm"
+    how: str = "error"
+    n_resamples: int = 9999
+    seed: int | None = 0
+    max_drop: float = 0.05
+    significance: bool = True
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The option names, in the order every signature lists them."""
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def check(cls, function: str, **values: Any) -> ComparisonOptions:
+        """The options ``values`` (the others at their defaults), checked; errors name ``function``.
+
+        ``on`` becomes a tuple, ``metrics`` and ``by`` a tuple or None; numbers their canonical type.
+        """
+        unknown = [name for name in values if name not in cls.names()]
+        if unknown:
+            raise InvalidParameterError(f"{function}: unknown comparison option(s) {unknown}")
+        given = {**{f.name: f.default for f in fields(cls)}, **values}
+        metrics, by = given["metrics"], given["by"]
+        return cls(
+            test=validate.choice(given["test"], "test", function, TESTS),
+            correction=validate.choice(given["correction"], "correction", function, CORRECTIONS),
+            alpha=validate.confidence(given["alpha"], "alpha", function),
+            how=validate.choice(given["how"], "how", function, HOW),
+            n_resamples=validate.resamples(given["n_resamples"], "n_resamples", function),
+            seed=validate.seed(given["seed"], "seed", function),
+            on=tuple(validate.column_list(given["on"], "on", function)),
+            by=None if by is None else tuple(validate.column_list(by, "by", function, allow_empty=True)),
+            metrics=None if metrics is None else tuple(validate.column_list(metrics, "metrics", function)),
+            max_drop=validate.number(given["max_drop"], "max_drop", function, minimum=0.0),
+            significance=validate.flag(given["significance"], "significance", function),
+        )
+
+    def paired_test(self) -> dict[str, Any]:
+        """The keywords of :func:`ragframe.compare` that choose the pairing and the test (not metrics, by)."""
+        return {name: list(self.on) if name == "on" else getattr(self, name) for name in PAIRED_TEST_KEYWORDS}
+
+
+#: The defaults of every comparison option; each function's signature reads its defaults here.
+DEFAULTS = ComparisonOptions()
+
+
+def max_drop_from(max_drop: Any, threshold: Any, function: str, stacklevel: int = 3) -> Any:
+    """``max_drop``, or the deprecated ``threshold=`` given for it (with a :class:`DeprecationWarning`).
+
+    ``threshold`` named the drop size of :func:`ragframe.regressions` and :func:`ragframe.gate`
+    until this release; it now means a pass mark only. Given, it is used (and warned about)
+    when ``max_drop`` is left at its default; both given is an :class:`InvalidParameterError`.
+    The value is checked later, with the other options.
+
+    Examples
+    --------
+    >>> max_drop_from(0.1, None, "regressions")
+    0.1
+    """
+    if threshold is None:
+        return max_drop
+    if max_drop is not DEFAULTS.max_drop and max_drop != DEFAULTS.max_drop:
+        raise InvalidParameterError(
+            f"{function}: pass max_drop= only; threshold= is its deprecated name (got both: max_drop={max_drop!r}, "
+            f"threshold={threshold!r})"
+        )
+    warnings.warn(
+        f"{function}: threshold= is deprecated for the drop a regression tolerates and will be removed in the "
+        "next release; pass max_drop= (threshold now means a pass mark only, as in score_* and evaluate)",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
+    return threshold
