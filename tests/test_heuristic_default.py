@@ -46,6 +46,23 @@ def test_support_is_the_best_context_and_one_word_sentences_use_unigrams():
     assert out == [1.0, 0.5]
 
 
+def test_one_word_sentences_beside_longer_ones_use_unigrams_alone():
+    """Only the sentences without a bigram are compared by unigrams, in answers and ground truths alike."""
+    contexts = ["London is big", "Paris and Rome", "Berlin is small"]
+    df = frame(
+        row(answer="Paris. Berlin is big. Rome.", contexts=contexts, ground_truth="Rome. Madrid is far."),
+        row(answer="Paris. Madrid.", contexts=[], ground_truth="Paris."),
+        row(answer="Oslo is cold. Paris.", contexts=["Oslo is cold", "Oslo"], ground_truth="Oslo. Paris."),
+    )
+    out = rf.evaluate(df, ["faithfulness", "hallucination_rate", "context_recall"])
+    # row 1: Paris. (unigram, 1.0), Berlin is big. (berlin is / is big: one of two in a context, 0.5), Rome. (1.0)
+    assert out["faithfulness"].to_list() == pytest.approx([2.5 / 3, 0.0, 0.5])
+    # row 3: Oslo is cold. (1.0), Paris. (0.0): one of two sentences supported
+    assert out["hallucination_rate"].to_list() == [1.0, 0.0, 0.5]
+    # ground truths: Rome. (1.0) and Madrid is far. (0.0); no contexts; Oslo. (1.0) and Paris. (0.0)
+    assert out["context_recall"].to_list() == [0.5, 0.0, 0.5]
+
+
 def test_a_long_context_does_not_dilute_support():
     """The seed's Jaccard falls with the context's length; containment does not (its length bias)."""
     filler = " ".join(f"word{i}" for i in range(2000))

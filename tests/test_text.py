@@ -127,3 +127,122 @@ def test_tokenize_ids_in_parallel_pieces_equals_one_pass():
         np.testing.assert_array_equal(ids, whole[0])
         np.testing.assert_array_equal(lengths, whole[1])
         assert size == whole[2]
+
+
+# ----------------------------------------------------------------------------- unicode_clean's shortcut
+
+
+def _old_clean(texts: pl.Series) -> pl.Series:
+    """unicode_clean as it was: NFC and invisible characters removed on every text."""
+    return texts.str.normalize("NFC").str.replace_all(text._INVISIBLE, "")
+
+
+def test_composing_starters_are_every_starter_second_of_a_canonical_pair():
+    """_COMPOSING_STARTERS holds every class-0 character that is the second half of a canonical pair."""
+    import unicodedata
+
+    seconds = set()
+    for code in range(0x110000):
+        mapping = unicodedata.decomposition(chr(code))
+        if mapping and not mapping.startswith("<") and len(mapping.split()) == 2:
+            second = chr(int(mapping.split()[1], 16))
+            if unicodedata.combining(second) == 0:
+                seconds.add(second)
+    assert seconds <= text._COMPOSING_STARTERS
+    assert len(seconds) == 26  # the 26 listed, Hangul jamo (composed by rule, not by table) apart
+
+
+def test_characters_said_unchanged_are_unchanged_by_polars_nfc():
+    """Every code point changed_by_clean calls safe is its own NFC in polars (the engine that cleans)."""
+    import unicodedata
+
+    chars = [chr(c) for c in range(0x80, 0x110000) if not 0xD800 <= c < 0xE000]
+    safe = pl.Series([c for c in chars if not text.changed_by_clean(c)])
+    assert safe.len() > 100_000
+    assert (_old_clean(safe) == safe).all()
+    # after the first half of every canonical pair whose second half is a starter, a Hangul
+    # leading consonant and syllable, and base letters: nothing composes with a safe character
+    firsts = {"a", "e", "A", "\u1100", "\uac00"}
+    for code in range(0x110000):
+        mapping = unicodedata.decomposition(chr(code))
+        if mapping and not mapping.startswith("<") and len(mapping.split()) == 2:
+            first, second = (chr(int(h, 16)) for h in mapping.split())
+            if unicodedata.combining(second) == 0:
+                firsts.add(first)
+    bmp = safe.filter(safe.str.len_bytes() <= 3)
+    around = pl.select(pl.concat_str([pl.lit(f) + pl.lit(bmp) for f in sorted(firsts)])).to_series()
+    assert (_old_clean(around) == around).all()
+
+
+_MIXED = st.sampled_from(
+    [
+        *"aeAoK ,.",
+        *"\u2019\u201c\u2014\u2026\u00e9\u00df\u4e2d\u3042\u0391",  # safe
+        *"\u0301\u0308\u0323\u212b\u2126\u0340\u037e\uf900",  # marks, singletons
+        *"\u1100\u1161\u11a8\uac00\u0995\u09c7\u09be\u0b47\u0b3e",  # jamo, Indic vowel signs
+        *"\u200b\u200d\u00ad\ufeff\u2060\U0001f600\U000e0001\U0003ffff",  # invisible, astral
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_MIXED, max_size=12).map("".join), min_size=1, max_size=30))
+def test_unicode_clean_equals_nfc_of_every_text(texts):
+    """Skipping the texts without a changing character gives exactly NFC + invisibles removed on all."""
+    series = pl.Series(texts, dtype=pl.String)
+    expected = _old_clean(series).to_list()
+    assert text.unicode_clean(series).to_list() == expected
+    assert series.to_list() == texts  # the input is left alone
+
+
+@pytest.mark.parametrize(
+    ("source", "cleaned"),
+    [
+        ("\u201cquoted\u201d \u2014 it\u2019s", "\u201cquoted\u201d \u2014 it\u2019s"),  # nothing to do
+        ("Cafe\u0301", "Caf\u00e9"),  # combining mark composes
+        ("\u212bngstr\u00f6m", "\u00c5ngstr\u00f6m"),  # singleton Angstrom sign -> A with ring
+        ("\u1100\u1161\u11a8", "\uac01"),  # Hangul jamo compose by rule
+        ("\u09c7\u09be", "\u09cb"),  # Bengali vowel signs compose (a class-0 second half)
+        ("ze\u200bro\u00ad", "zero"),  # invisibles removed
+        ("\u2019 and e\u0301", "\u2019 and \u00e9"),  # a safe character beside one that changes
+        (None, None),
+    ],
+)
+def test_unicode_clean_cases(source, cleaned):
+    assert text.unicode_clean(pl.Series([source, "plain"], dtype=pl.String)).to_list() == [cleaned, "plain"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from("abcdef"), max_size=9).map(" ".join), min_size=2, max_size=25),
+    st.integers(1, 3),
+    st.integers(1, 40),
+    st.randoms(use_true_random=False),
+)
+def test_shared_grams_do_not_depend_on_the_probe_chunks(texts, n, chunk_keys, rnd):
+    """Probing the pairs in chunks of any size finds exactly the grams one probe of all finds."""
+    ids, lengths, size = text.tokenize_ids(pl.Series(texts))
+    index = text.term_index(ids, lengths, size, n)
+    keys = index.keys.to_numpy()
+
+    def grams(t):
+        return set(keys[index.starts[t] : index.starts[t + 1]] - t * index.base)
+
+    def pick(k):
+        return np.array([rnd.randrange(len(texts)) for _ in range(k)], dtype=np.int64)
+
+    pairs = [(pick(k), pick(k)) for k in (rnd.randrange(30), rnd.randrange(30))]
+    whole = text.common_entries_many(index, pairs)
+    for (left, right), common in zip(pairs, whole):  # shared grams by set arithmetic
+        shared = np.bincount(common.pair, minlength=left.size).tolist()
+        assert shared == [len(grams(a) & grams(b)) for a, b in zip(left, right)]
+    saved = text.PROBE_CHUNK_KEYS, text._DENSE_SPAN
+    try:
+        text.PROBE_CHUNK_KEYS, text._DENSE_SPAN = chunk_keys, 0  # chunks even where the keys are dense
+        chunked = text.common_entries_many(index, pairs)
+    finally:
+        text.PROBE_CHUNK_KEYS, text._DENSE_SPAN = saved
+    for a, b in zip(whole, chunked):
+        np.testing.assert_array_equal(a.pair, b.pair)
+        np.testing.assert_array_equal(a.small_entry, b.small_entry)
+        np.testing.assert_array_equal(a.hit_keys, b.hit_keys)

@@ -20,6 +20,8 @@ text of each pair against the other's, so a pair costs the size of its smaller t
 from __future__ import annotations
 
 import itertools
+import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -33,6 +35,7 @@ __all__ = [
     "unicode_tokenize_expr",
     "unicode_sentences_expr",
     "unicode_clean",
+    "changed_by_clean",
     "TextRules",
     "SEED_RULES",
     "UNICODE_RULES",
@@ -119,21 +122,71 @@ _SENTENCE_END = r"([.!?])\s+|([\u3002\uff01\uff1f])\s*|\n+"  # ideographic full 
 _IDEOGRAPHIC_OR_WORD = r"[\p{Han}\p{Hiragana}\p{Katakana}]|[^\W\p{Han}\p{Hiragana}\p{Katakana}]+"
 
 
+#: Starters (canonical combining class 0) that compose with the character before them under NFC
+#: (the second character of a canonical pair): NFC's "Maybe" characters that are not marks with a
+#: combining class. ``tests/test_text.py`` recomputes the list from :mod:`unicodedata`.
+_COMPOSING_STARTERS = frozenset(
+    chr(c)
+    for c in (
+        0x09BE, 0x09D7, 0x0B3E, 0x0B56, 0x0B57, 0x0BBE, 0x0BD7, 0x0CC2, 0x0CD5, 0x0CD6, 0x0D3E, 0x0D57,
+        0x0DCF, 0x0DDF, 0x0FB5, 0x0FB7, 0x102E, 0x1B35, 0x11127, 0x1133E, 0x11357, 0x114B0, 0x114BA,
+        0x114BD, 0x115AF, 0x11930,
+        *range(0x1161, 0x1176),  # Hangul vowel jamo (they compose with a leading consonant)
+        *range(0x11A8, 0x11C3),  # Hangul trailing consonant jamo
+    )
+)  # fmt: skip
+
+
+def changed_by_clean(char: str) -> bool:
+    """Whether a text holding ``char`` may change under :func:`unicode_clean` (NFC, invisibles removed).
+
+    False only for characters that NFC leaves alone wherever they stand: assigned in this
+    Python's Unicode data (a newer character is always cleaned), combining class 0, NFC of
+    themselves, and never the second half of a canonical composition. A text made of such
+    characters is already NFC (Unicode's normalization stability policy keeps it so in later
+    Unicode versions).
+
+    Examples
+    --------
+    >>> changed_by_clean("\u2019"), changed_by_clean("\u0301"), changed_by_clean("\u212b"), changed_by_clean("\u200b")
+    (False, True, True, True)
+    """
+    return (
+        re.fullmatch(_INVISIBLE, char) is not None
+        or unicodedata.category(char) in ("Cn", "Cs")
+        or unicodedata.combining(char) != 0
+        or not unicodedata.is_normalized("NFC", char)
+        or char in _COMPOSING_STARTERS
+    )
+
+
 def unicode_clean(texts: pl.Series) -> pl.Series:
-    """NFC-normalise and drop zero-width characters: only the rows that are not pure ASCII are touched.
+    """NFC-normalise and drop zero-width characters: only the texts that would change are touched.
+
+    The distinct non-ASCII characters of the texts are checked once each
+    (:func:`changed_by_clean`); only texts holding one of those that may change go through NFC,
+    so typographic quotes and dashes cost a scan, not a normalisation.
 
     Examples
     --------
     >>> import polars as pl
-    >>> unicode_clean(pl.Series(["Cafe\u0301", "ze\u200bro", "plain", None])).to_list()
-    ['Café', 'zero', 'plain', None]
+    >>> unicode_clean(pl.Series(["Cafe\u0301", "ze\u200bro", "plain", "\u201cquoted\u201d", None])).to_list()
+    ['Café', 'zero', 'plain', '“quoted”', None]
     """
     wide = texts.str.contains(r"[^\x00-\x7F]").fill_null(False)
     if not wide.any():
         return texts
     rows = wide.arg_true()
-    cleaned = texts.gather(rows).str.normalize("NFC").str.replace_all(_INVISIBLE, "")
-    return texts.scatter(rows, cleaned)
+    subset = texts.gather(rows)
+    # one Python call per distinct character, not per text
+    chars = subset.str.extract_all(r"[^\x00-\x7F]").explode(empty_as_null=False, keep_nulls=False).unique()
+    unstable = [char for char in chars.to_list() if changed_by_clean(char)]
+    if not unstable:
+        return texts
+    touched = subset.str.contains_any(unstable).fill_null(False)
+    rows = rows.filter(touched)
+    cleaned = subset.filter(touched).str.normalize("NFC").str.replace_all(_INVISIBLE, "")
+    return texts.clone().scatter(rows, cleaned)  # scatter writes in place: leave the caller's texts alone
 
 
 def _unicode_words(text: pl.Expr) -> pl.Expr:
@@ -507,11 +560,23 @@ def common_entries(index: TermIndex, left: np.ndarray, right: np.ndarray) -> Com
     return common_entries_many(index, [(left, right)])[0]
 
 
+#: Keys of the probed texts (counted once per pair) behind one membership probe: the hash set
+#: of a chunk of pairs then stays small enough to be probed from the cache.
+PROBE_CHUNK_KEYS = 2_000_000
+#: Probes whose keys span at most this many times the number of keys are looked up in one go
+#: (polars then uses a bitmap, faster than any hash set).
+_DENSE_SPAN = 64
+
+
 def common_entries_many(index: TermIndex, pair_lists: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[Common]:
-    """:func:`common_entries` of several pair lists with one membership probe.
+    """:func:`common_entries` of several pair lists with one membership probe per chunk of pairs.
 
     Building the hash set of the probed texts' grams costs more than probing it, so pair lists
     that compare against the same texts (every metric that reads the contexts) share one set.
+    The pairs are probed in chunks (the same share of every list at a time, so the chunks of
+    lists in row order cover the same rows): each chunk's set holds only the grams of the texts
+    its pairs probe, small enough to stay in the cache. A pair's shared grams are the same
+    whatever the chunk.
     """
     if not pair_lists:
         return []
@@ -536,13 +601,24 @@ def common_entries_many(index: TermIndex, pair_lists: Sequence[tuple[np.ndarray,
         probe += keys[entry]
         parts.append((swap, pair, entry, probe))
         at += entry.size
-    # probe against the keys of the texts on the larger sides only: a smaller hash set
-    targets = np.unique(np.concatenate([plan[2] for plan in plans]))
-    if targets.size < sizes.size:
-        key_set = index.keys.gather(concat_ranges(starts[targets], sizes[targets]))
-    else:
-        key_set = index.keys
-    hits = pl.Series("k", probes).is_in(key_set.implode()).to_numpy()
+    hits = np.zeros(total, dtype=bool)
+    large_keys = sum(int(sizes[large].sum()) for _, _, large, _ in plans)
+    dense = keys.size > 0 and int(keys[-1] - keys[0]) <= _DENSE_SPAN * keys.size
+    chunks = 1 if dense else max(1, -(-large_keys // PROBE_CHUNK_KEYS))
+    offsets = [np.concatenate([[0], np.cumsum(reps)]) for *_, reps in plans]
+    list_at = np.cumsum([0] + [int(o[-1]) for o in offsets])
+    for j in range(chunks):  # a few chunks per slice, each one vectorized probe
+        bounds = [(small.size * j // chunks, small.size * (j + 1) // chunks) for _, small, _, _ in plans]
+        # probe against the keys of the texts on the larger sides only: a smaller hash set
+        targets = np.unique(np.concatenate([plan[2][a:b] for plan, (a, b) in zip(plans, bounds)]))
+        key_set = keys[concat_ranges(starts[targets], sizes[targets])] if targets.size < sizes.size else keys
+        spans = [(int(at + o[a]), int(at + o[b])) for at, o, (a, b) in zip(list_at, offsets, bounds)]
+        chunk = np.concatenate([probes[a:b] for a, b in spans])
+        found = pl.Series("k", chunk).is_in(pl.Series("k", key_set).implode()).to_numpy()
+        at = 0
+        for a, b in spans:
+            hits[a:b] = found[at : at + b - a]
+            at += b - a
     out = []
     at = 0
     for swap, pair, entry, probe in parts:

@@ -23,6 +23,7 @@ from ragframe.metrics.heuristic_kernels import HeuristicKernel, Options
 from ragframe.metrics.heuristic_seed import SEED_KERNELS
 from ragframe.metrics.text_engine import (
     CONTENT,
+    SHORT,
     RowSlice,
     Signals,
     chunk_signals,
@@ -120,13 +121,16 @@ def _support(batch: RowSlice, tag: str, role: str) -> tuple[np.ndarray, np.ndarr
 def _best_support(batch: RowSlice, tag: str, role: str) -> tuple[np.ndarray, np.ndarray]:
     _, _, per_sentence = batch.pair_list(tag)
     tokens = batch.token_count(batch.ids(f"{role}_sentences"))
-    use_bigrams = np.repeat(tokens >= 2, per_sentence)
-    values = np.where(use_bigrams, batch.values("containment", 2, tag), batch.values("containment", 1, tag))
+    values = batch.values("containment", 2, tag)
+    short = np.repeat(tokens < 2, per_sentence)
+    if short.any():  # a sentence without a bigram is compared by its unigram (only those pairs are)
+        values = values.copy()
+        values[short] = batch.values("containment", 1, SHORT + tag)
     return group_max(values, per_sentence), tokens > 0
 
 
 def _sentence_pairs(opts: Options) -> dict[str, frozenset[int]]:
-    return {_ANSWER_SENTENCES: frozenset({1, 2})}
+    return {_ANSWER_SENTENCES: frozenset({2}), SHORT + _ANSWER_SENTENCES: frozenset({1})}
 
 
 def _faithfulness(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.ndarray, Signals | None]:
@@ -242,7 +246,7 @@ def _context_precision(batch: RowSlice, opts: Options, explain: bool) -> tuple[n
 
 
 def _context_recall_pairs(opts: Options) -> dict[str, frozenset[int]]:
-    return {_TRUTH_SENTENCES: frozenset({1, 2})}
+    return {_TRUTH_SENTENCES: frozenset({2}), SHORT + _TRUTH_SENTENCES: frozenset({1})}
 
 
 def _context_recall(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.ndarray, Signals | None]:

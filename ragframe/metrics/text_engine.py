@@ -10,7 +10,8 @@ shares with one hash probe per n-gram size, and reduces pair values to rows with
 Every sum over grams is of integer counts, so a row's scores are bit-identical whatever the
 chunks, slices and other rows.
 
-Pair lists are named by the two text roles they compare (``"answer_sentences-contexts"``);
+Pair lists are named by the two text roles they compare (``"answer_sentences-contexts"``; a
+``short_`` sentence role holds only the sentences of fewer than two tokens, see :data:`SHORT`);
 metrics announce the lists and n-gram sizes they need (:meth:`PairCache.plan`) and read the
 similarities (:meth:`PairCache.pair_values`), so metrics comparing the same pairs share one
 computation.
@@ -52,6 +53,7 @@ from ragframe.schema import check_no_null_inside
 __all__ = [
     "TEXT_ROWS",
     "CONTENT",
+    "SHORT",
     "stop_words",
     "PairCache",
     "TextBatch",
@@ -70,6 +72,9 @@ __all__ = [
 TEXT_ROWS = 100_000
 #: The "n-gram size" of the content-word unigram index (stop words left out).
 CONTENT = -1
+#: Prefix of a sentence role restricted to its sentences of fewer than two tokens
+#: (``"short_answer_sentences"``): the ones without a bigram, which only unigrams can compare.
+SHORT = "short_"
 
 
 @functools.cache
@@ -155,8 +160,8 @@ class PairCache:
         return self._terms[n].sizes[ids]
 
     def token_count(self, ids: np.ndarray) -> np.ndarray:
-        """Number of tokens of the texts ``ids`` (those in the unigram index; others 0)."""
-        return self._terms[1].n_tokens[ids]
+        """Number of tokens of the texts ``ids``."""
+        return self._lengths[ids]
 
     def weighted(self, left: np.ndarray, right: np.ndarray, opts: Any, tag: str) -> np.ndarray:
         """weighted_ngram_overlap of each pair (spec: a missing weight counts as 1, total 0 gives 0)."""
@@ -278,6 +283,9 @@ class RowSlice(PairCache):
         texts = np.unique(np.concatenate(list(global_ids.values()))) if global_ids else np.zeros(0, np.int64)
         self._role_ids = {role: np.searchsorted(texts, ids) for role, ids in global_ids.items()}
         lengths = batch.token_count[texts]
+        self._lengths = lengths
+        for role in batch.sentences:  # the sentences without a bigram
+            self._role_ids[f"{SHORT}{role}_sentences"] = self._role_ids[f"{role}_sentences"][self._short(role)]
         terms: dict[int, TermIndex] = {}
         for n, roles in sorted(batch.gram_roles.items(), key=lambda item: item[0] == CONTENT):
             if n == CONTENT:  # unigrams of the content words: the stop words left out
@@ -296,12 +304,17 @@ class RowSlice(PairCache):
         """Slice-local text id of each text of a role (question, answer, ground_truth, contexts, ...)."""
         return self._role_ids[role]
 
+    def _short(self, role: str) -> np.ndarray:
+        """Which sentences of ``role`` (answer, ground_truth) have fewer than two tokens."""
+        return self._lengths[self._role_ids[f"{role}_sentences"]] < 2
+
     def pair_list(self, tag: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """The text ids of a named pair list, built once: (left, right, contexts per sentence or None).
 
         ``"<role>_sentences-contexts"`` pairs every sentence with every context of its row
-        (grouped by sentence); ``"<role>-contexts"`` pairs a row's text with each of its
-        contexts; ``"<left>-<right>"`` pairs the two texts of each row.
+        (grouped by sentence; ``"short_<role>_sentences-contexts"`` the same pairs, of the
+        sentences with fewer than two tokens only); ``"<role>-contexts"`` pairs a row's text
+        with each of its contexts; ``"<left>-<right>"`` pairs the two texts of each row.
         """
         if tag not in self._lists:
             left, right = pair_roles(tag)
@@ -485,10 +498,16 @@ def sentence_context_pairs(batch: RowSlice, role: str) -> tuple[np.ndarray, np.n
     """Every (sentence, context) pair of each row, grouped by sentence.
 
     Returns the number of contexts of each sentence's row, and the text ids of both sides.
+    ``role`` ``"short_<role>"`` keeps the sentences of fewer than two tokens only.
     """
-    s_rows, _, _ = batch.sentences[role]
+    if role.startswith(SHORT):
+        role = role.removeprefix(SHORT)
+        short = batch._short(role)
+        s_rows, sentences = batch.sentences[role][0][short], batch.ids(f"{role}_sentences")[short]
+    else:
+        s_rows, sentences = batch.sentences[role][0], batch.ids(f"{role}_sentences")
     per_sentence = batch.ctx_count[s_rows]
     ctx_start = np.cumsum(batch.ctx_count) - batch.ctx_count
-    s_ids = np.repeat(batch.ids(f"{role}_sentences"), per_sentence)
+    s_ids = np.repeat(sentences, per_sentence)
     c_ids = batch.ids("contexts")[concat_ranges(ctx_start[s_rows], per_sentence)]
     return per_sentence, s_ids, c_ids
