@@ -25,7 +25,12 @@ left as they are. How a reply becomes a score (``JudgeSpec.scoring``; the line r
   correctness).
 
 A reply whose claims and verdicts do not match one to one is a ``parse_error`` naming the
-claim or passage; a reply without any claim or verdict line is read by its ``Score:`` line.
+claim or passage. A reply without any claim or verdict line is a ``parse_error`` naming what
+the built-in template asks for ("no 'Claim:' line ..."), never a score from its ``Score:``
+line; only where the template itself asks for ``Score: 0`` (faithfulness: an answer without
+claims; context relevance and precision: a row without passages) is a ``Score: 0`` read. With
+a ``prompt=`` template of the user's own, such a reply is read by its ``Score:`` line (the
+template may ask for a score only).
 An unreadable reply is asked again (``parse_retries`` times, a format reminder appended;
 :func:`ragframe.judges.judge_prompts`).
 
@@ -47,7 +52,7 @@ import logging
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 from importlib import resources
 from typing import Any, TypeVar
@@ -101,11 +106,21 @@ class JudgeSpec:
     parser : callable, optional
         ``parser(reply) -> score`` (a number in [0, 1] or None), ``(score, reason)`` or a
         :class:`~ragframe.judges.parse.ParsedReply`; replaces ``scoring`` (custom judge metrics).
+    score_fallback : bool
+        A decomposed reply (``scoring`` other than ``"score"``) without any claim or verdict
+        line is read by its ``Score:`` line. False for the built-in metrics' own templates
+        (they ask for the verdicts: such a reply is a ``parse_error``); a ``prompt=``
+        template turns it back on (it may ask for a score only).
+    zero_without_claims : bool
+        Without ``score_fallback``: a reply without claim lines is read when its ``Score:``
+        line says 0 (faithfulness: the template asks "Score: 0" for an answer without claims).
     """
 
     template: str
     scoring: str = "score"
     parser: Callable[[str], Any] | None = None
+    score_fallback: bool = True
+    zero_without_claims: bool = False
 
 
 @dataclass(frozen=True)
@@ -268,7 +283,7 @@ def score_reply(spec: JudgeSpec, text: str, n_contexts: int | None = None, *, js
     else:
         reading = read_claim_verdicts(text)
     if not reading.labelled:
-        return base
+        return base if spec.score_fallback else _undecomposed(spec, base, n_contexts)
     if reading.error is not None:
         return ScoredReply(None, base.reason, "parse_error", reading.error)
     verdicts = reading.verdicts[0]
@@ -280,6 +295,28 @@ def score_reply(spec: JudgeSpec, text: str, n_contexts: int | None = None, *, js
     if spec.scoring == "ranked":
         return ScoredReply(_average_precision(verdicts), base.reason, "ok", None)
     return ScoredReply(sum(verdicts) / len(verdicts), base.reason, "ok", None)
+
+
+def _undecomposed(spec: JudgeSpec, base: ScoredReply, n_contexts: int | None) -> ScoredReply:
+    """A reply without any claim or verdict line to a packaged template: the ``Score: 0`` it allows, else an error."""
+    if spec.scoring in ("passages", "ranked"):
+        allowed = n_contexts == 0
+        asked = "no 'Verdict <passage number>:' line: the template asks one per passage"
+        asked += "" if n_contexts is None else f" (the row has {n_contexts} passages)"
+    elif spec.scoring == "f1":
+        allowed = False
+        asked = (
+            "no 'Answer claim:' or 'Reference claim:' line: the template asks one 'Verdict:' per answer claim "
+            "and one 'Covered:' per reference claim"
+        )
+    else:
+        allowed = spec.zero_without_claims
+        asked = "no 'Claim:' or 'Verdict:' line: the template asks one 'Verdict:' per claim"
+    if allowed and base.status == "ok" and base.score == 0.0:
+        return base
+    if allowed:
+        asked += " (a reply without them must say 'Score: 0')"
+    return ScoredReply(None, base.reason, "parse_error", asked)
 
 
 def reply_check(spec: JudgeSpec, counts: list[int] | None, json_mode: bool) -> Callable[[int, str], str | None]:
@@ -430,7 +467,10 @@ def _leave_out_unchosen(
 
 def _score_metric(view: pl.DataFrame, metric: Metric, options: Mapping[str, Any], function: str) -> list[pl.Series]:
     spec: JudgeSpec = metric.kernel
-    prompts, skipped, counts = build_prompts(view, metric, template_for(metric, options), options, function)
+    template = template_for(metric, options)
+    if template != spec.template and not spec.score_fallback:  # the user's template may ask for a score only
+        spec = replace(spec, score_fallback=True)
+    prompts, skipped, counts = build_prompts(view, metric, template, options, function)
     _leave_out_unchosen(prompts, skipped, metric.name, options)
     name = metric.name
     json_mode = bool(getattr(options["judge"], "json_mode", False))
@@ -661,7 +701,9 @@ for _name, (_inputs, _scoring, _description) in _BUILTIN.items():
             family="judge",
             inputs=_inputs,
             description=_description,
-            kernel=JudgeSpec(load_template(_name), _scoring),
+            kernel=JudgeSpec(
+                load_template(_name), _scoring, score_fallback=False, zero_without_claims=_name == "faithfulness"
+            ),
             threshold=JUDGE_THRESHOLD,
         )
     )
@@ -671,6 +713,16 @@ JUDGE_METRICS: tuple[str, ...] = tuple(f"judge_{name}" for name in _BUILTIN)
 
 
 # ----------------------------------------------------------------------------- one function per metric
+
+
+#: A reply each scoring reads (the docstring examples).
+_EXAMPLE_REPLY = {
+    "score": "Score: 1",
+    "share": "Claim: a\nVerdict: yes",
+    "passages": "Verdict 1: yes",
+    "ranked": "Verdict 1: yes",
+    "f1": "Answer claim: a\nVerdict: yes\nReference claim: a\nCovered: yes",
+}
 
 
 def _single(name: str) -> Callable[..., Any]:
@@ -755,7 +807,8 @@ def _single(name: str) -> Callable[..., Any]:
     --------
     >>> import polars as pl
     >>> df = pl.DataFrame({{"question": ["q"], "answer": ["a"], "contexts": [["a"]], "ground_truth": ["a"]}})
-    >>> {name}(df, judge=lambda prompt: "Score: 1", cache=False)["{name}_status"].to_list()
+    >>> reply = {_EXAMPLE_REPLY[metric.kernel.scoring]!r}
+    >>> {name}(df, judge=lambda prompt: reply, cache=False)["{name}_status"].to_list()
     ['ok']
     """
     return score
