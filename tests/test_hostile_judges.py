@@ -21,7 +21,7 @@ import ragframe as rf
 from ragframe.exceptions import InputFileError
 from ragframe.judges import FAILED_STATUSES, STATUSES, CallableJudge, JudgeCache, cache_key, judge_prompts
 from ragframe.judges.runner import REASK_REMINDER
-from ragframe.metrics.judge import load_template
+from ragframe.judges.templates import load_template
 from ragframe.metrics.registry import get_metric
 
 HALF = "Claim: a\nClaim: b\nVerdict: yes (supported)"

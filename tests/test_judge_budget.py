@@ -223,7 +223,8 @@ def test_the_cost_plan_is_the_rate_limiters_estimate(server):
 
 
 def _prompts(df: pl.DataFrame) -> list[str]:
-    from ragframe.metrics.judge import build_prompts, load_template
+    from ragframe.judges.templates import load_template
+    from ragframe.metrics.judge import build_prompts
     from ragframe.metrics.registry import get_metric
 
     options = {"answer": "answer", "contexts": "contexts"}

@@ -13,6 +13,8 @@ import threading
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from judge_server import verdict_reply
 from polars.testing import assert_frame_equal
 from sklearn.metrics import average_precision_score
@@ -20,7 +22,8 @@ from sklearn.metrics import average_precision_score
 import ragframe as rf
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.judges import JudgeReply, JudgeTimeout
-from ragframe.metrics.judge import JudgeSpec, format_contexts, load_template, score_reply
+from ragframe.judges.scoring import JudgeSpec, score_reply
+from ragframe.judges.templates import format_contexts, load_template
 
 RAG = pl.DataFrame(
     {
@@ -165,6 +168,20 @@ def test_context_precision_is_average_precision_of_the_verdicts(verdicts):
         assert got == pytest.approx(average_precision_score(verdicts, ranks))
     else:
         assert got == 0.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.booleans(), min_size=1, max_size=24))
+def test_context_precision_is_the_trec_kernels_average_precision_summed_in_rank_order(verdicts):
+    """One AP kernel (kernels.ranking.average_precision): exactly the sequential sum trec_eval and RAGAS compute."""
+    reply = "\n".join(f"Verdict {i + 1}: {'yes' if v else 'no'}" for i, v in enumerate(verdicts))
+    got = score_reply(JudgeSpec("", "ranked"), reply, len(verdicts))
+    total, hits = 0.0, 0
+    for rank, relevant in enumerate(verdicts, start=1):  # trec_eval's loop: precision at each relevant rank
+        if relevant:
+            hits += 1
+            total += hits / rank
+    assert (got.status, got.score) == ("ok", total / hits if hits else 0.0)  # ==, not approx
 
 
 def test_context_precision_needs_one_verdict_per_passage():

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score
 
 import ragframe as rf
-from ragframe.metrics.judge import score_reply
+from ragframe.judges.scoring import score_reply
 from ragframe.metrics.registry import get_metric
 
 BENIGN_PROSE = [
