@@ -27,7 +27,7 @@ from ragframe.io.streaming import ParquetEvaluation, ResumeError, RunFailedError
 from ragframe.io.trec import read_qrels, read_trec_run, write_qrels, write_trec_run
 from ragframe.judges import OpenAIJudge, judge_usage
 from ragframe.metrics import Metric, list_metrics, register_metric, score_columns, unregister_metric
-from ragframe.metrics.callback import callback_metric, judge_metric
+from ragframe.metrics.callback import callback_metric
 from ragframe.metrics.heuristic import (
     HEURISTIC_METRICS,
     score_answer_correctness,
@@ -46,6 +46,7 @@ from ragframe.metrics.judge import (
     judge_context_recall,
     judge_context_relevance,
     judge_faithfulness,
+    judge_metric,
 )
 from ragframe.metrics.retrieval import (
     RETRIEVAL_METRICS,

@@ -4,7 +4,8 @@
 (``server.base_url`` is ``http://127.0.0.1:<port>/v1``) and stops it at the end.
 
 Replies are derived from the prompt alone (:func:`reply_text`): the score is
-``len(prompt) % 11 / 10`` (:func:`expected_score`), and ``usage`` reports words
+``len(prompt) % 11 / 10`` (:func:`expected_score`; a built-in template that asks for claim or
+passage verdicts gets them, :func:`verdict_lines`, read as nearly that score), and ``usage`` reports words
 (``prompt_tokens = len(prompt.split())``), not characters / 4, so a test can tell
 reported tokens from estimated ones. With ``response_format={"type": "json_object"}`` the
 reply is ``{"score": ..., "reason": ...}``.
@@ -46,6 +47,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -54,12 +56,86 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["FakeJudgeServer", "Request", "expected_score", "reply_text"]
+__all__ = [
+    "FakeJudgeServer",
+    "Request",
+    "expected_score",
+    "prompt_kind",
+    "reply_text",
+    "verdict_lines",
+    "verdict_reply",
+]
 
 
 def expected_score(prompt: str) -> float:
-    """The score the fake server gives ``prompt``: ``len(prompt) % 11 / 10``."""
-    return len(prompt) % 11 / 10
+    """The score the fake server's reply to ``prompt`` reads as (``k = len(prompt) % 11``).
+
+    A score-only prompt: ``k / 10``. The built-in templates that ask for verdicts get them
+    (:func:`verdict_lines`): claims (faithfulness, context recall) ``k`` of 10 ``yes``:
+    ``k / 10``; answer correctness ``k`` of 10 answer and reference claims each: F1 of
+    ``k/10`` and ``k/10``, which is ``k / 10``; passages (context relevance) ``round(k / 10 *
+    N)`` of the N passages ``yes``, the first ones: that share; context precision: the same
+    verdicts, whose average precision is 1 (0 without a ``yes``). A prompt without passages: 0.
+    """
+    k = len(prompt) % 11
+    kind = prompt_kind(prompt)
+    if kind in ("passages", "ranked"):
+        n = passage_count(prompt)
+        yes = round(k / 10 * n)
+        if n == 0 or yes == 0:
+            return 0.0
+        return yes / n if kind == "passages" else 1.0
+    if kind == "f1" and k:
+        share = k / 10
+        return 2 * share * share / (share + share)
+    return k / 10
+
+
+def prompt_kind(prompt: str) -> str:
+    """Which verdicts a prompt asks for: ``"f1"``, ``"passages"``, ``"ranked"``, ``"share"`` or ``"score"``."""
+    if "Reference claim: <the claim>" in prompt:
+        return "f1"
+    if "Verdict <passage number>:" in prompt:
+        return "ranked" if "useful for answering" in prompt else "passages"
+    if "Claim: <the claim>" in prompt:
+        return "share"
+    return "score"
+
+
+def passage_count(prompt: str) -> int:
+    """The number of passages a prompt numbers ``[1] ...`` at the start of a line (0 for none)."""
+    return max((int(n) for n in re.findall(r"(?m)^\[(\d+)\] ", prompt)), default=0)
+
+
+def verdict_lines(prompt: str, k: int) -> str:
+    """The claim / verdict lines answering a built-in decomposed prompt with ``k`` in 0..10 (see expected_score)."""
+    kind = prompt_kind(prompt)
+    yes = ["yes" if i < k else "no" for i in range(10)]
+    if kind == "share":
+        return "\n".join(f"Claim: fact {i + 1}.\nVerdict: {v}" for i, v in enumerate(yes)) + "\n"
+    if kind == "f1":
+        answer = "\n".join(f"Answer claim: fact {i + 1}.\nVerdict: {v}" for i, v in enumerate(yes))
+        reference = "\n".join(f"Reference claim: fact {i + 1}.\nCovered: {v}" for i, v in enumerate(yes))
+        return f"{answer}\n{reference}\n"
+    if kind in ("passages", "ranked"):
+        n = passage_count(prompt)
+        shown = round(k / 10 * n)
+        return "".join(f"Verdict {i + 1}: {'yes' if i < shown else 'no'}\n" for i in range(n))
+    return ""
+
+
+def verdict_reply(prompt: str, score: float, reason: str = "fake judge.") -> str:
+    """A test judge's reply to ``prompt`` that reads as ``score`` (``Score: x`` alone would not, issue 20).
+
+    The verdicts the prompt's built-in template asks for (:func:`verdict_lines` with ``k =
+    round(score * 10)``: ``score`` exactly for tenths, claim metrics; passages: ``round(score *
+    N)`` of the N passages ``yes``), then ``Score:`` and ``Reason:`` (``Score: 0`` for a prompt
+    without passages, as the template asks). A score-only prompt gets the two lines alone.
+    """
+    lines = verdict_lines(prompt, round(score * 10))
+    if prompt_kind(prompt) in ("passages", "ranked") and passage_count(prompt) == 0:
+        score = 0
+    return f"{lines}Score: {score}\nReason: {reason}"
 
 
 def reply_text(prompt: str, *, json_mode: bool = False, echo: str | None = None) -> str:
@@ -69,7 +145,7 @@ def reply_text(prompt: str, *, json_mode: bool = False, echo: str | None = None)
         reason = f"the gateway saw Authorization: {echo}; {reason}"
     if json_mode:
         return json.dumps({"score": expected_score(prompt), "reason": reason})
-    return f"Reason: {reason}\nScore: {expected_score(prompt)}"
+    return f"{verdict_lines(prompt, len(prompt) % 11)}Reason: {reason}\nScore: {expected_score(prompt)}"
 
 
 @dataclass

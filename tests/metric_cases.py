@@ -18,12 +18,15 @@ def fake_judge(prompt: str) -> str:
     """A deterministic judge: the reply is a function of the prompt alone (so of the row alone).
 
     One prompt in seven gets a reply without a score (a ``parse_error`` row); the others a
-    ``Score: x/10`` line.
+    ``Score: x/10`` line, after the claim or passage verdicts a built-in template asks for
+    (``judge_server.verdict_lines``: ``x`` of 10 claims ``yes``).
     """
+    from judge_server import verdict_lines
+
     digest = int(hashlib.sha256(prompt.encode("utf-8")).hexdigest(), 16)
     if digest % 7 == 0:
         return "I cannot judge this."
-    return f"Score: {digest % 11}/10\nReason: fake judge {digest % 97}"
+    return f"{verdict_lines(prompt, digest % 11)}Score: {digest % 11}/10\nReason: fake judge {digest % 97}"
 
 
 #: Options each family is exercised with (non-default ones, to cover the option paths).

@@ -18,6 +18,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from judge_server import verdict_reply
 from test_streaming import make_log
 
 import ragframe as rf
@@ -164,7 +165,7 @@ def test_text_types_reach_a_judge_as_text(kind):
 
     def judge(prompt: str) -> str:
         prompts.append(prompt)
-        return "Score: 0.7"
+        return verdict_reply(prompt, 0.7)  # faithfulness reads claim verdicts: 7 of 10 supported
 
     frame = TEXT_KINDS[kind](base())
     for function in (rf.judge_answer_relevance, rf.judge_faithfulness):

@@ -21,7 +21,7 @@ import ragframe as rf
 from ragframe.exceptions import InputFileError
 from ragframe.judges import FAILED_STATUSES, STATUSES, CallableJudge, JudgeCache, cache_key, judge_prompts
 from ragframe.judges.runner import REASK_REMINDER
-from ragframe.metrics.judge import load_template
+from ragframe.judges.templates import load_template
 from ragframe.metrics.registry import get_metric
 
 HALF = "Claim: a\nClaim: b\nVerdict: yes (supported)"
@@ -390,3 +390,77 @@ def test_a_re_ask_that_fails_gives_its_status_and_says_what_came_before():
         "judge_error",
         "ConnectionResetError: gone (when asked again after an unreadable reply: claim 1 'a' has no 'Verdict:' line)",
     )
+
+
+# ----------------------------------------------------------------------------- a Score: line is not a decomposition
+
+FULL_ROW = pl.DataFrame({"question": ["q?"], "answer": ["a. b."], "contexts": [["x", "y"]], "ground_truth": ["a. b."]})
+SCORE_ONLY = "Reason: looks fine.\nScore: 0.8"
+NOT_DECOMPOSED = {
+    "judge_faithfulness": "no 'Claim:' or 'Verdict:' line: the template asks one 'Verdict:' per claim"
+    " (a reply without them must say 'Score: 0')",
+    "judge_context_recall": "no 'Claim:' or 'Verdict:' line: the template asks one 'Verdict:' per claim",
+    "judge_answer_correctness": "no 'Answer claim:' or 'Reference claim:' line: the template asks one 'Verdict:'"
+    " per answer claim and one 'Covered:' per reference claim",
+    "judge_context_relevance": "no 'Verdict <passage number>:' line: the template asks one per passage"
+    " (the row has 2 passages)",
+    "judge_context_precision": "no 'Verdict <passage number>:' line: the template asks one per passage"
+    " (the row has 2 passages)",
+}
+
+
+@pytest.mark.parametrize("metric", sorted(NOT_DECOMPOSED))
+def test_a_score_only_reply_to_a_built_in_decomposed_template_is_a_parse_error(metric):
+    judge = Recorder(SCORE_ONLY)
+    out = rf.evaluate(FULL_ROW, [metric], judge=judge, cache=False, parse_retries=0)
+    assert out.select(metric, f"{metric}_status", f"{metric}_error").row(0) == (
+        None,
+        "parse_error",
+        NOT_DECOMPOSED[metric],
+    )
+    assert len(judge.prompts) == 1
+
+
+@pytest.mark.parametrize("metric", sorted(NOT_DECOMPOSED))
+def test_the_same_reply_to_a_custom_prompt_is_read_by_its_score_line(metric):
+    inputs = get_metric(metric).inputs
+    template = "Rate this from 0 to 1. " + " ".join(f"{{{role}}}" for role in inputs) + " Reply 'Score: <x>'."
+    out = rf.evaluate(FULL_ROW, [metric], judge=Recorder(SCORE_ONLY), cache=False, parse_retries=0, prompt=template)
+    assert out.select(metric, f"{metric}_status", f"{metric}_reason").row(0) == (0.8, "ok", "looks fine.")
+
+
+@pytest.mark.parametrize(
+    ("metric", "frame"),
+    [
+        ("judge_faithfulness", FULL_ROW),  # the template: an answer without claims gets "Score: 0"
+        ("judge_context_relevance", FULL_ROW.with_columns(contexts=pl.Series([[]], dtype=pl.List(pl.String)))),
+        ("judge_context_precision", FULL_ROW.with_columns(contexts=pl.Series([[]], dtype=pl.List(pl.String)))),
+    ],
+    ids=["faithfulness without claims", "relevance without passages", "precision without passages"],
+)
+def test_score_zero_without_verdicts_is_read_where_the_template_asks_for_it(metric, frame):
+    out = rf.evaluate(frame, [metric], judge=Recorder("Score: 0\nReason: nothing to judge."), cache=False)
+    assert out.select(metric, f"{metric}_status").row(0) == (0.0, "ok")
+
+
+@pytest.mark.parametrize(
+    ("metric", "frame"),
+    [
+        ("judge_context_recall", FULL_ROW),  # its template never asks for "Score: 0"
+        ("judge_answer_correctness", FULL_ROW),  # a refusal lists the reference claims, not "Score: 0"
+        ("judge_context_relevance", FULL_ROW),  # the row has passages: each needs its verdict
+        ("judge_context_precision", FULL_ROW),
+    ],
+)
+def test_score_zero_without_verdicts_is_an_error_where_the_template_does_not_ask_for_it(metric, frame):
+    out = rf.evaluate(frame, [metric], judge=Recorder("Score: 0"), cache=False, parse_retries=0)
+    assert out.select(metric, f"{metric}_status").row(0) == (None, "parse_error")
+    assert out[f"{metric}_error"][0] == NOT_DECOMPOSED[metric]
+
+
+def test_a_score_only_reply_is_asked_again_with_the_reminder_naming_the_missing_verdicts():
+    judge = Recorder(lambda prompt: WHOLE if "could not be read" in prompt else SCORE_ONLY)
+    out = rf.judge_faithfulness(ONE_ROW, judge=judge, cache=False)
+    assert out.select("judge_faithfulness", "judge_faithfulness_status").row(0) == (0.5, "ok")
+    error = NOT_DECOMPOSED["judge_faithfulness"]
+    assert judge.prompts == [faithfulness_prompt(), faithfulness_prompt() + reminder(error)]

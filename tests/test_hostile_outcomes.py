@@ -20,7 +20,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from judge_server import FakeJudgeServer
+from judge_server import FakeJudgeServer, verdict_reply
 from test_streaming import make_log
 
 import ragframe as rf
@@ -358,7 +358,7 @@ def test_every_flag_spelling_names_a_real_flag():
     [
         ("refused", "http_error", "connection error"),
         ("401", "http_error", "HTTP 401"),
-        ("bad_score", "parse_error", "no readable score"),
+        ("bad_score", "parse_error", "no 'Claim:' or 'Verdict:' line"),  # "Score: high" alone: no verdicts
         ("malformed", "http_error", None),
     ],
 )
@@ -424,7 +424,7 @@ def test_max_failure_rate_fails_a_run_above_it_and_passes_one_below(log_file, tm
 
 def test_a_resumed_run_counts_the_statuses_of_every_batch(log_file, tmp_path, monkeypatch):
     def judge(prompt: str) -> str:
-        return "Score: high" if "Paris" in prompt else "Score: 1"
+        return "Score: high" if "Paris" in prompt else verdict_reply(prompt, 1)
 
     options = {"metrics": ["judge_faithfulness"], "judge": judge, "cache": False, "progress": False, "batch_rows": 3}
     fresh = rf.evaluate_parquet(log_file, tmp_path / "fresh", **options)
@@ -469,7 +469,7 @@ def test_rows_skipped_on_purpose_are_not_failures(tmp_path, capsys, server, judg
         tmp_path / "nulls.parquet",
         tmp_path / "n",
         metrics=["judge_faithfulness"],
-        judge=lambda p: "Score: 1",
+        judge=lambda p: verdict_reply(p, 1),
         cache=False,
         progress=False,
         max_failure_rate=0.0,
@@ -578,7 +578,7 @@ def test_the_ray_engine_has_the_same_outcomes(tmp_path, monkeypatch):
         with pytest.raises(ResumeError, match=r"notes\.txt' is not a file ragframe wrote"):
             evaluate_parquet_ray(tmp_path / "log.parquet", tmp_path / "j", refused, overwrite=True)
         (tmp_path / "j" / "scores" / "notes.txt").unlink()
-        good = rf.Evaluator(["judge_faithfulness"], judge=lambda p: "Score: 1", cache=False)
+        good = rf.Evaluator(["judge_faithfulness"], judge=lambda p: verdict_reply(p, 1), cache=False)
         result = evaluate_parquet_ray(tmp_path / "log.parquet", tmp_path / "j", good, overwrite=True)
         assert result.statuses == {"judge_faithfulness": {"ok": 8}}
     finally:

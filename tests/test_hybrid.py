@@ -12,6 +12,7 @@ import threading
 
 import polars as pl
 import pytest
+from judge_server import verdict_lines
 from polars.testing import assert_frame_equal
 
 import ragframe as rf
@@ -37,7 +38,8 @@ class Counter:
     def __call__(self, prompt: str) -> str:
         with self._lock:
             self.prompts.append(prompt)
-        return f"Score: {len(prompt) % 10}/10\nReason: length {len(prompt)}"
+        tenths = len(prompt) % 10  # the claim verdicts the template asks for read as tenths / 10
+        return f"{verdict_lines(prompt, tenths)}Score: {tenths}/10\nReason: length {len(prompt)}"
 
 
 def score_of(prompt: str) -> float:

@@ -23,7 +23,7 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from judge_server import FakeJudgeServer, reply_text
+from judge_server import FakeJudgeServer, reply_text, verdict_reply
 
 import ragframe as rf
 from ragframe.budgeting import budget_summary
@@ -76,7 +76,7 @@ class Counting:
     def __init__(self, reply=None):
         self.calls: list[str] = []
         self.lock = threading.Lock()
-        self.reply = reply or (lambda prompt: f"Score: {1 if GOOD in prompt else 0}\nReason: fake.")
+        self.reply = reply or (lambda prompt: verdict_reply(prompt, 1 if GOOD in prompt else 0, "fake."))
 
     def __call__(self, prompt: str) -> str:
         with self.lock:
@@ -223,7 +223,8 @@ def test_the_cost_plan_is_the_rate_limiters_estimate(server):
 
 
 def _prompts(df: pl.DataFrame) -> list[str]:
-    from ragframe.metrics.judge import build_prompts, load_template
+    from ragframe.judges.templates import load_template
+    from ragframe.metrics.judge import build_prompts
     from ragframe.metrics.registry import get_metric
 
     options = {"answer": "answer", "contexts": "contexts"}
@@ -251,7 +252,7 @@ class Greedy:
         with self.lock:
             self.costs.append(tokens_in * 1.0 + MAX_TOKENS * 2.0)
         await asyncio.sleep(0.001)
-        return JudgeReply("Score: 1", tokens_in, MAX_TOKENS)
+        return JudgeReply(verdict_reply(prompt, 1), tokens_in, MAX_TOKENS)
 
 
 def test_the_hard_stop_holds_when_replies_cost_more_than_planned():

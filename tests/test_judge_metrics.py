@@ -13,13 +13,17 @@ import threading
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from judge_server import verdict_reply
 from polars.testing import assert_frame_equal
 from sklearn.metrics import average_precision_score
 
 import ragframe as rf
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.judges import JudgeReply, JudgeTimeout
-from ragframe.metrics.judge import JudgeSpec, format_contexts, load_template, score_reply
+from ragframe.judges.scoring import JudgeSpec, score_reply
+from ragframe.judges.templates import format_contexts, load_template
 
 RAG = pl.DataFrame(
     {
@@ -63,11 +67,16 @@ def fixed(text):
     return lambda prompt: text
 
 
+def scoring(score, reason="fake judge."):
+    """A judge whose reply to every prompt reads as ``score`` (the verdicts its template asks for)."""
+    return lambda prompt: verdict_reply(prompt, score, reason)
+
+
 # ----------------------------------------------------------------------------- prompts
 
 
 def test_prompt_is_the_packaged_template_with_the_row_values():
-    judge = Recorder("Score: 1")
+    judge = Recorder(scoring(1))
     rf.judge_faithfulness(RAG.head(1), judge=judge, cache=False)
     expected = (
         load_template("faithfulness")
@@ -140,9 +149,12 @@ def test_faithfulness_counts_verdicts_not_the_models_arithmetic():
     assert row == (pytest.approx(2 / 3), "two of three claims are supported.", "ok")
 
 
-def test_without_verdicts_the_score_line_is_read():
-    out = rf.judge_faithfulness(RAG.head(1), judge=fixed("Score: 3/4\nReason: mostly"), cache=False)
-    assert out["judge_faithfulness"].to_list() == [0.75]
+def test_without_verdicts_the_score_line_is_read_only_for_a_template_of_ones_own():
+    reply = fixed("Score: 3/4\nReason: mostly")
+    packaged = rf.judge_faithfulness(RAG.head(1), judge=reply, cache=False, parse_retries=0)
+    assert packaged.select("judge_faithfulness", "judge_faithfulness_status").row(0) == (None, "parse_error")
+    own = rf.judge_faithfulness(RAG.head(1), judge=reply, cache=False, prompt="Rate {answer} by {contexts}.")
+    assert own["judge_faithfulness"].to_list() == [0.75]
 
 
 @pytest.mark.parametrize("verdicts", [[False, True, True], [True, False, True, False], [False, False], [True]])
@@ -156,6 +168,20 @@ def test_context_precision_is_average_precision_of_the_verdicts(verdicts):
         assert got == pytest.approx(average_precision_score(verdicts, ranks))
     else:
         assert got == 0.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.booleans(), min_size=1, max_size=24))
+def test_context_precision_is_the_trec_kernels_average_precision_summed_in_rank_order(verdicts):
+    """One AP kernel (kernels.ranking.average_precision): exactly the sequential sum trec_eval and RAGAS compute."""
+    reply = "\n".join(f"Verdict {i + 1}: {'yes' if v else 'no'}" for i, v in enumerate(verdicts))
+    got = score_reply(JudgeSpec("", "ranked"), reply, len(verdicts))
+    total, hits = 0.0, 0
+    for rank, relevant in enumerate(verdicts, start=1):  # trec_eval's loop: precision at each relevant rank
+        if relevant:
+            hits += 1
+            total += hits / rank
+    assert (got.status, got.score) == ("ok", total / hits if hits else 0.0)  # ==, not approx
 
 
 def test_context_precision_needs_one_verdict_per_passage():
@@ -215,7 +241,7 @@ def test_unreadable_replies_are_parse_errors_not_exceptions(reply, status, error
 
 
 def test_null_inputs_are_skipped_without_a_call():
-    judge = Recorder("Score: 1")
+    judge = Recorder(scoring(1))
     out = rf.evaluate(RAG, ["judge_answer_relevance", "judge_context_recall"], judge=judge, cache=False)
     assert out["judge_answer_relevance_status"].to_list() == ["ok", "ok", "skipped"]
     assert out["judge_answer_relevance_error"].to_list() == [None, None, "null question: not judged"]
@@ -231,7 +257,7 @@ def test_a_failing_call_is_a_status_and_the_other_rows_go_on():
             raise ConnectionError("the judge is down")
         if "Nothing." in prompt:
             raise JudgeTimeout("no reply within 1 s")
-        return "Score: 0.8"
+        return verdict_reply(prompt, 0.8)
 
     out = rf.judge_faithfulness(RAG, judge=judge, cache=False)
     assert out["judge_faithfulness"].to_list() == [0.8, None, None]
@@ -326,7 +352,7 @@ def test_n_samples_one_has_no_std_column():
 
 
 def test_cache_file_answers_a_rerun_without_calls(tmp_path):
-    judge = Recorder(lambda prompt: f"Score: {len(prompt) % 10}/10")
+    judge = Recorder(lambda prompt: verdict_reply(prompt, len(prompt) % 10 / 10))
     path = tmp_path / "judge.sqlite3"
     first = rf.judge_faithfulness(RAG, judge=judge, cache=path, n_samples=2)
     calls = len(judge.prompts)
@@ -360,7 +386,7 @@ def test_judge_metrics_are_in_the_registry():
 
 
 def test_judge_family_in_evaluate_with_heuristics_and_the_statistics():
-    out = rf.evaluate(RAG, ["faithfulness", "judge"], judge=fixed("Score: 0.6"), cache=False, prefix="v1_")
+    out = rf.evaluate(RAG, ["faithfulness", "judge"], judge=scoring(0.6), cache=False, prefix="v1_")
     assert "v1_faithfulness" in out.columns and "v1_judge_answer_correctness_status" in out.columns
     summary = rf.summarize(out, stats=["count", "mean"])
     assert "v1_judge_faithfulness" in summary["metric"].to_list()
@@ -384,7 +410,7 @@ def test_wrong_dtypes_name_the_column():
 
 def test_column_overrides_and_prefix():
     df = RAG.rename({"answer": "response"})
-    out = rf.judge_faithfulness(df, judge=fixed("Score: 1"), cache=False, answer="response", prefix="v2_")
+    out = rf.judge_faithfulness(df, judge=scoring(1), cache=False, answer="response", prefix="v2_")
     assert out["v2_judge_faithfulness"].to_list() == [1.0, 1.0, 1.0]
 
 

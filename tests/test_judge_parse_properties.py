@@ -16,6 +16,7 @@ functions.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import polars as pl
 import pytest
@@ -24,7 +25,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score
 
 import ragframe as rf
-from ragframe.metrics.judge import score_reply
+from ragframe.judges.scoring import score_reply
 from ragframe.metrics.registry import get_metric
 
 BENIGN_PROSE = [
@@ -268,11 +269,29 @@ def test_passage_replies_score_only_when_every_passage_has_one_verdict(metric, p
         assert got.score == 0.0
 
 
-def test_the_boundary_of_the_property_a_reply_without_any_label_line_is_read_by_its_score_line():
-    """Documented (docs/judges.md): a reply that does not decompose at all is a rating, read by its Score: line."""
-    for metric in ("judge_faithfulness", "judge_context_relevance", "judge_context_precision"):
-        assert score_reply(get_metric(metric).kernel, "Reason: fine.\nScore: 2/4", 3).score == 0.5
-        assert score_reply(get_metric(metric).kernel, "Reason: fine.", 3).status == "parse_error"
+DECOMPOSED = ("judge_faithfulness", "judge_context_recall", "judge_answer_correctness")
+PASSAGES = ("judge_context_relevance", "judge_context_precision")
+
+
+def test_the_boundary_of_the_property_a_reply_without_any_label_line():
+    """Documented (docs/judges.md): a packaged decomposed template's reply without verdicts is never a score.
+
+    Only the template's own ``Score: 0`` (faithfulness: no claim; passages: a row without any)
+    is read; a template of one's own (``score_fallback``) reads the ``Score:`` line.
+    """
+    for metric in DECOMPOSED + PASSAGES:
+        kernel = get_metric(metric).kernel
+        for reply in ("Reason: fine.\nScore: 2/4", "Reason: fine.", "Score: 0"):
+            got = score_reply(kernel, reply, 3)
+            zero = reply == "Score: 0" and metric == "judge_faithfulness"
+            assert (got.score, got.status) == ((0.0, "ok") if zero else (None, "parse_error")), (metric, reply)
+        own = replace(kernel, score_fallback=True)
+        assert score_reply(own, "Reason: fine.\nScore: 2/4", 3).score == 0.5
+        assert score_reply(own, "Reason: fine.", 3).status == "parse_error"
+    for metric in PASSAGES:
+        kernel = get_metric(metric).kernel
+        assert score_reply(kernel, "Score: 0", 0).score == 0.0  # "If there are no passages, write 'Score: 0'"
+        assert score_reply(kernel, "Score: 1", 0).status == "parse_error"
 
 
 # ----------------------------------------------------------------------------- one score

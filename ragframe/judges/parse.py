@@ -41,8 +41,10 @@ Decomposed replies (:func:`read_claim_verdicts`, :func:`read_passage_verdicts`)
     each of 1 .. N exactly once; without numbers: exactly N lines, in order). Anything else
     (a claim without a verdict, two verdicts for one claim, a verdict before any claim, a
     missing passage, numbered and unnumbered lines mixed) is a ``parse_error`` naming the
-    claim or passage. A reply with no label line at all is not decomposed: the judge metrics
-    read its ``Score:`` line instead.
+    claim or passage. A reply with no label line at all is not decomposed (``labelled`` is
+    False): to a packaged decomposed template it is a ``parse_error`` (only the ``Score: 0``
+    the template asks for is read); to a ``prompt=`` template of one's own, its ``Score:``
+    line is read.
 
 JSON replies (``json_mode=True``)
     An object ``{"score": ..., "reason": ...}`` (keys in any case), alone, inside a fenced

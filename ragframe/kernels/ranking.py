@@ -42,6 +42,7 @@ __all__ = [
     "match_judgments",
     "rank_measures",
     "compute_measures",
+    "average_precision",
 ]
 
 #: Measures computed at each cutoff k; the column is ``<name>`` with ``k`` filled in.
@@ -500,9 +501,7 @@ def compute_measures(
         found_any = first_rank < np.iinfo(np.int64).max
         out["mrr"] = np.where(found_any, 1.0 / (np.where(found_any, first_rank, 0) + 1.0), 0.0)
     if "average_precision" in wanted:
-        precision_at_rel = (nth + 1.0) / (rrank + 1.0)
-        summed = np.bincount(rq, weights=precision_at_rel, minlength=nq).astype(np.float64, copy=False)
-        out["average_precision"] = summed / safe_r
+        out["average_precision"] = average_precision(rq, rrank, nth, safe_r)
     if "r_precision" in wanted:
         out["r_precision"] = top(num_rel) / safe_r
     for name, values_ in out.items():
@@ -513,6 +512,40 @@ def compute_measures(
         if name in wanted:
             out[name] = counts_out[name]
     return out
+
+
+def average_precision(rel_q: np.ndarray, rel_rank: np.ndarray, nth: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Average precision of every query at once, from its relevant retrieved rows.
+
+    The sum, over the query's relevant rows in rank order, of the precision at that row
+    (``(nth + 1) / (rank + 1)``), divided by R: trec_eval's ``map``, summed in its order.
+    The LLM judge's context precision uses it too (a query per reply, a verdict ``yes`` per
+    relevant passage).
+
+    Parameters
+    ----------
+    rel_q, rel_rank : numpy.ndarray
+        Query code and 0-based rank of every relevant retrieved row, by query then rank.
+    nth : numpy.ndarray
+        Each row's index among its query's relevant rows (0, 1, 2, ...).
+    r : numpy.ndarray
+        Float64, one per query: its number of relevant documents (R), 1 where there are none
+        (the query's average precision is then 0).
+
+    Returns
+    -------
+    numpy.ndarray
+        Float64, one per query.
+
+    Examples
+    --------
+    >>> # relevant at ranks 2 and 3 of 3 (query 0), none (query 1): (1/2 + 2/3) / 2 and 0
+    >>> average_precision(np.array([0, 0]), np.array([1, 2]), np.array([0, 1]), np.array([2.0, 1.0]))
+    array([0.58333333, 0.        ])
+    """
+    precision_at_rel = (nth + 1.0) / (rel_rank + 1.0)
+    summed = np.bincount(rel_q, weights=precision_at_rel, minlength=r.size).astype(np.float64, copy=False)
+    return summed / r
 
 
 def _ideal_dcg(jq: np.ndarray, jg: np.ndarray, nq: int) -> Callable[[int | None], np.ndarray]:

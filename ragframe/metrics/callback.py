@@ -1,13 +1,13 @@
-"""Your own metrics in one call: a per-row Python function, or a judge prompt.
+"""Your own metric in one call: a per-row Python function.
 
 :func:`callback_metric` registers a function over row values (the anchor seed's
 ``faithfulness_fn(answer, contexts)``, ``relevancy_fn(query, answer)``, ...) in the ``custom``
-family; :func:`judge_metric` registers a prompt template scored by an LLM judge (langrag's
-``BaseEvaluator`` subclasses) in the ``judge`` family. Both are then metrics like the
-built-in ones: ``rf.evaluate(df, ["my_metric"])``, ``metrics=`` everywhere, thresholds and the
-composite, ``rf.list_metrics()``, the statistics (``rf.summarize`` finds ``my_metric``) and
-``ragframe eval --metrics my_metric`` (when the module that registers it is imported).
-``rf.unregister_metric(name)`` removes them.
+family (a judge prompt of your own is :func:`ragframe.metrics.judge.judge_metric`, beside the
+other judge metrics). It is then a metric like the built-in ones:
+``rf.evaluate(df, ["my_metric"])``, ``metrics=`` everywhere, thresholds and the composite,
+``rf.list_metrics()``, the statistics (``rf.summarize`` finds ``my_metric``) and ``ragframe
+eval --metrics my_metric`` (when the module that registers it is imported).
+``rf.unregister_metric(name)`` removes it.
 
 Examples
 --------
@@ -24,7 +24,6 @@ Examples
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,11 +34,10 @@ import polars as pl
 
 from ragframe import validate
 from ragframe.concurrency import gather_limited, is_async_callable, run_sync
-from ragframe.exceptions import InvalidParameterError, RagframeError
-from ragframe.metrics.judge import JudgeSpec
+from ragframe.exceptions import RagframeError
 from ragframe.metrics.registry import Metric, register_metric
 
-__all__ = ["callback_metric", "judge_metric", "CallbackKernel"]
+__all__ = ["callback_metric", "check_inputs", "CallbackKernel"]
 
 
 @dataclass(frozen=True)
@@ -118,7 +116,8 @@ class CallbackKernel:
         return value
 
 
-def _inputs(inputs: Any, function: str) -> tuple[str, ...]:
+def check_inputs(inputs: Any, function: str) -> tuple[str, ...]:
+    """A metric's ``inputs``: a non-empty list of distinct column roles (callback and judge metrics)."""
     if isinstance(inputs, str) or not isinstance(inputs, Sequence) or not inputs:
         raise validate.fail(function, "inputs", "a non-empty list of column roles (str)", inputs)
     names = tuple(validate.column_name(role, "inputs", function) for role in inputs)
@@ -197,7 +196,7 @@ def callback_metric(
     function = "callback_metric"
     if not callable(fn):
         raise validate.fail(function, "fn", "a callable over the row values", fn)
-    roles = _inputs(inputs, function)
+    roles = check_inputs(inputs, function)
     limits = _bounds(bounds, function)
     kernel = CallbackKernel(
         name, fn, roles, limits, validate.positive_int(max_concurrency, "max_concurrency", function)
@@ -211,88 +210,6 @@ def callback_metric(
         kernel=kernel,
         higher_is_better=validate.flag(higher_is_better, "higher_is_better", function),
         bounds=limits,
-        threshold=None if threshold is None else validate.number(threshold, "threshold", function),
-    )
-    return register_metric(metric, replace=replace)
-
-
-def judge_metric(
-    name: str,
-    template: str,
-    inputs: Sequence[str],
-    parser: Callable[[str], Any] | None = None,
-    *,
-    higher_is_better: bool = True,
-    threshold: float | None = None,
-    description: str | None = None,
-    replace: bool = False,
-) -> Metric:
-    """Register a prompt template as a judge metric (family ``judge``): langrag's ``BaseEvaluator``, as data.
-
-    Parameters
-    ----------
-    name : str
-        The metric and its output column; it writes ``<name>``, ``_reason``, ``_status``,
-        ``_error`` (and ``_std`` with ``n_samples > 1``) like the built-in judge metrics. Named
-        ``judge_<heuristic metric>`` with that metric's inputs, it becomes the heuristic
-        metric's counterpart in ``mode="llm"``/``"hybrid"`` (e.g. ``judge_hallucination_rate``).
-    template : str
-        The prompt, with one ``{role}`` placeholder per input (``{question}``, ``{answer}``,
-        ``{contexts}`` numbered ``[1] ...``, ``{ground_truth}``, or any column name: its value
-        as text). Other braces are left as they are.
-    inputs : list of str
-        The column roles the template reads; each must appear in it.
-    parser : callable, optional
-        ``parser(reply) -> score`` (a number in [0, 1], or None when there is none), a
-        ``(score, reason)`` pair, or a :class:`~ragframe.judges.ParsedReply`. A score outside
-        [0, 1], None or an exception is that row's ``parse_error``. Default: the ``Score:`` /
-        ``Reason:`` lines (:func:`ragframe.judges.parse_reply` with ``strict=True``: several
-        ``Score:`` lines must agree). A reply that cannot be read is asked again with a format
-        reminder (the ``parse_retries`` option, docs/judges.md).
-    higher_is_better : bool
-        Direction, for the statistics.
-    threshold : float, optional
-        Default pass threshold; None for none.
-    description : str, optional
-        One line for :func:`ragframe.list_metrics`.
-    replace : bool
-        Replace a registered metric of the same name.
-
-    Returns
-    -------
-    Metric
-        The registered metric.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import ragframe as rf
-    >>> _ = rf.judge_metric("politeness", "Is this polite? {answer}\\nEnd with 'Score: <0 to 1>'.", ["answer"])
-    >>> out = rf.evaluate(pl.DataFrame({"answer": ["Thank you!"]}), ["politeness"],
-    ...                   judge=lambda prompt: "Score: 0.9\\nReason: thanks", cache=False)
-    >>> out.select("politeness", "politeness_reason", "politeness_status").row(0)
-    (0.9, 'thanks', 'ok')
-    >>> rf.unregister_metric("politeness")
-    """
-    from ragframe.routing import check_template
-
-    function = "judge_metric"
-    if not isinstance(template, str) or not template.strip():
-        raise validate.fail(function, "template", "a non-empty prompt template (str)", template)
-    roles = _inputs(inputs, function)
-    check_template(template, roles, function)
-    if parser is not None and not callable(parser):
-        raise validate.fail(function, "parser", "a callable reply -> score, or None", parser)
-    if asyncio.iscoroutinefunction(parser):
-        raise InvalidParameterError(f"{function}: parser must be a plain function (reading a reply calls nothing)")
-    label = "judge prompt over " + ", ".join(roles)
-    metric = Metric(
-        name=name,
-        family="judge",
-        inputs=roles,
-        description=description or f"User {label}.",
-        kernel=JudgeSpec(template, "score", parser),
-        higher_is_better=validate.flag(higher_is_better, "higher_is_better", function),
         threshold=None if threshold is None else validate.number(threshold, "threshold", function),
     )
     return register_metric(metric, replace=replace)

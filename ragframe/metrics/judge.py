@@ -9,23 +9,12 @@ It writes ``<name>`` (Float64 in [0, 1], null when no score), ``<name>_reason``,
 (null when ok) and, with ``n_samples > 1``, ``<name>_std``. A per-row failure never raises:
 the row gets a null score and a status.
 
-Templates are plain text with the placeholders ``{question}``, ``{answer}``, ``{contexts}``
-(the passages numbered ``[1] ...``, one per paragraph) and ``{ground_truth}``; other braces are
-left as they are. How a reply becomes a score (``JudgeSpec.scoring``; the line rules are
-:mod:`ragframe.judges.parse`'s, strict: every claim or passage answered exactly once):
-
-- ``"score"``: the reply's ``Score:`` lines (langrag's rules; several must agree).
-- ``"share"``: the claims the reply lists (``Claim:``), each matched to exactly one
-  ``Verdict:`` line (decomposed as RAGAS does); the score is the share of ``yes``.
-- ``"passages"``: one ``Verdict`` line per passage (by number or in order); the share of ``yes``.
-- ``"ranked"``: one ``Verdict`` line per passage; the average precision of the ``yes``
-  passages by rank (RAGAS context precision).
-- ``"f1"``: ``Answer claim:`` lines with one ``Verdict:`` each (precision) and ``Reference
-  claim:`` lines with one ``Covered:`` each (recall); the score is their F1 (RAGAS factual
-  correctness).
-
-A reply whose claims and verdicts do not match one to one is a ``parse_error`` naming the
-claim or passage; a reply without any claim or verdict line is read by its ``Score:`` line.
+The prompt templates (package data, their placeholders, how a row fills them) are
+:mod:`ragframe.judges.templates`'s; how a reply becomes a score (``JudgeSpec.scoring``,
+strict: every claim or passage answered exactly once; a reply without any verdict to a
+packaged decomposed template is a ``parse_error``) is :mod:`ragframe.judges.scoring`'s. This
+module defines the family (its options, their checks, the prompts per row) and registers the
+six built-in metrics; :func:`judge_metric` registers one of your own.
 An unreadable reply is asked again (``parse_retries`` times, a format reminder appended;
 :func:`ragframe.judges.judge_prompts`).
 
@@ -43,20 +32,27 @@ Examples
 
 from __future__ import annotations
 
+import asyncio
 import logging
-import math
-import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from functools import cache, lru_cache
-from importlib import resources
+from dataclasses import replace
+from functools import lru_cache
 from typing import Any, TypeVar
 
-import numpy as np
 import polars as pl
 
 from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.judges.scoring import JudgeSpec, ScoredReply, aggregate_replies, reply_check
+from ragframe.judges.templates import (
+    TEXT_ROLES,
+    check_template,
+    format_contexts,
+    load_template,
+    render,
+    template_placeholders,
+)
+from ragframe.metrics.callback import check_inputs
 from ragframe.metrics.registry import Family, Metric, Requests, get_metric, metrics, register_family, register_metric
 from ragframe.metrics.text_engine import contexts_column, string_column
 
@@ -65,6 +61,7 @@ __all__ = [
     "JudgeSpec",
     "ScoredReply",
     "counterpart",
+    "judge_metric",
     "load_template",
     "render",
     "template_placeholders",
@@ -79,216 +76,8 @@ __all__ = [
 Frame = TypeVar("Frame")
 logger = logging.getLogger("ragframe.judge")
 
-#: The text roles every judge template may use (custom judge metrics may add their own).
-TEXT_ROLES = ("question", "answer", "contexts", "ground_truth")
-#: How a reply becomes a score.
-SCORINGS = ("score", "share", "passages", "ranked", "f1")
 #: Default pass threshold of the built-in judge metrics (not calibrated: see docs/judges.md).
 JUDGE_THRESHOLD = 0.5
-_PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
-
-
-@dataclass(frozen=True)
-class JudgeSpec:
-    """The kernel of a judge metric: its prompt template and how a reply becomes a score.
-
-    Parameters
-    ----------
-    template : str
-        The prompt, with ``{role}`` placeholders for the metric's inputs.
-    scoring : str
-        ``"score"``, ``"share"``, ``"passages"``, ``"ranked"`` or ``"f1"`` (module doc).
-    parser : callable, optional
-        ``parser(reply) -> score`` (a number in [0, 1] or None), ``(score, reason)`` or a
-        :class:`~ragframe.judges.parse.ParsedReply`; replaces ``scoring`` (custom judge metrics).
-    """
-
-    template: str
-    scoring: str = "score"
-    parser: Callable[[str], Any] | None = None
-
-
-@dataclass(frozen=True)
-class ScoredReply:
-    """One reply read: score (None unless ok), reason, ``ok`` or ``parse_error``, and why."""
-
-    score: float | None
-    reason: str | None
-    status: str
-    error: str | None
-
-
-@cache
-def load_template(name: str) -> str:
-    """The packaged prompt template of a built-in judge metric.
-
-    Parameters
-    ----------
-    name : str
-        ``faithfulness``, ``answer_relevance``, ``context_relevance``, ``context_precision``,
-        ``context_recall`` or ``answer_correctness``.
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> sorted(template_placeholders(load_template("faithfulness")))
-    ['answer', 'contexts']
-    """
-    return resources.files("ragframe.judges").joinpath("prompts", f"{name}.txt").read_text(encoding="utf-8")
-
-
-def template_placeholders(template: str) -> set[str]:
-    """The ``{name}`` placeholders of a template (other braces are text).
-
-    Examples
-    --------
-    >>> sorted(template_placeholders('Q: {question} A: {answer} as {"score": 1}'))
-    ['answer', 'question']
-    """
-    return set(_PLACEHOLDER.findall(template))
-
-
-def render(template: str, values: Mapping[str, str]) -> str:
-    """``template`` with each ``{name}`` of ``values`` replaced (once, never re-read as a template).
-
-    Examples
-    --------
-    >>> render("Q: {question} {other}", {"question": "why {x}?"})
-    'Q: why {x}? {other}'
-    """
-    return _PLACEHOLDER.sub(lambda m: values.get(m[1], m[0]), template)
-
-
-def format_contexts(chunks: Sequence[str]) -> str:
-    """Passages numbered as the templates show them.
-
-    Examples
-    --------
-    >>> print(format_contexts(["Paris is in France.", "Lyon too."]))
-    [1] Paris is in France.
-    <BLANKLINE>
-    [2] Lyon too.
-    >>> format_contexts([])
-    '(no passages)'
-    """
-    if not chunks:
-        return "(no passages)"
-    return "\n\n".join(f"[{i}] {chunk}" for i, chunk in enumerate(chunks, start=1))
-
-
-# ----------------------------------------------------------------------------- reading replies
-
-
-def _fallback(text: str, json_mode: bool) -> ScoredReply:
-    from ragframe.judges.parse import parse_reply
-
-    parsed = parse_reply(text, json_mode=json_mode, strict=True)
-    return ScoredReply(parsed.score, parsed.reason, parsed.status, parsed.error)
-
-
-def _average_precision(verdicts: Sequence[bool]) -> float:
-    hits = np.cumsum(np.asarray(verdicts, dtype=np.float64))
-    relevant = hits[-1] if len(hits) else 0.0
-    if relevant == 0:
-        return 0.0
-    ranks = np.arange(1, len(hits) + 1)
-    return float(np.sum(np.asarray(verdicts) * hits / ranks) / relevant)
-
-
-def _f1(claims: Sequence[bool], covered: Sequence[bool]) -> float:
-    precision = sum(claims) / len(claims) if claims else 0.0
-    recall = sum(covered) / len(covered)
-    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
-
-
-def _user_parser(parser: Callable[[str], Any], text: str) -> ScoredReply:
-    try:
-        got = parser(text)
-    except Exception as error:  # user code: a failure to read one reply is that row's parse_error
-        return ScoredReply(None, None, "parse_error", f"parser raised {type(error).__name__}: {error}")
-    reason = None
-    if hasattr(got, "status") and hasattr(got, "score"):
-        return ScoredReply(got.score, got.reason, got.status, got.error)
-    if isinstance(got, tuple) and len(got) == 2:
-        got, reason = got
-    if got is None:
-        return ScoredReply(None, reason, "parse_error", "the parser found no score")
-    if isinstance(got, bool) or not isinstance(got, (int, float, np.number)) or not math.isfinite(got):
-        return ScoredReply(None, reason, "parse_error", f"the parser returned {got!r}, not a number in [0, 1]")
-    if not 0.0 <= float(got) <= 1.0:
-        return ScoredReply(None, reason, "parse_error", f"the parser returned {got!r}, outside [0, 1]")
-    return ScoredReply(float(got), None if reason is None else str(reason), "ok", None)
-
-
-def score_reply(spec: JudgeSpec, text: str, n_contexts: int | None = None, *, json_mode: bool = False) -> ScoredReply:
-    """Read one reply the way ``spec`` says (module doc; the line rules are :mod:`ragframe.judges.parse`'s).
-
-    Parameters
-    ----------
-    spec : JudgeSpec
-        The metric's kernel.
-    text : str
-        The judge's reply.
-    n_contexts : int, optional
-        The row's number of passages (``"passages"`` and ``"ranked"`` match one verdict per passage).
-    json_mode : bool
-        The ``Score:`` fallback reads a JSON object instead.
-
-    Returns
-    -------
-    ScoredReply
-
-    Examples
-    --------
-    >>> spec = JudgeSpec("", "share")
-    >>> score_reply(spec, "Claim: a\\nVerdict: yes\\nClaim: b\\nVerdict: no\\nScore: 1/2\\nReason: b unstated").score
-    0.5
-    >>> half = score_reply(spec, "Claim: a\\nClaim: b\\nVerdict: yes (supported)")  # claim a is not answered
-    >>> half.status, half.error
-    ('parse_error', "claim 1 'a' has no 'Verdict:' line")
-    >>> score_reply(JudgeSpec("", "ranked"), "Verdict 1: no\\nVerdict 2: yes", 2).score  # (1/2) / 1
-    0.5
-    >>> score_reply(JudgeSpec("", "ranked"), "Verdict 1: yes", 2).error
-    'no verdict for passage 2 (the row has 2 passages)'
-    """
-    from ragframe.judges.parse import CORRECTNESS_LABELS, read_claim_verdicts, read_passage_verdicts
-
-    if spec.parser is not None:
-        return _user_parser(spec.parser, text)
-    base = _fallback(text, json_mode)
-    if spec.scoring == "score":
-        return base
-    if spec.scoring in ("passages", "ranked"):
-        reading = read_passage_verdicts(text, n_contexts)
-    elif spec.scoring == "f1":
-        reading = read_claim_verdicts(text, CORRECTNESS_LABELS)
-    else:
-        reading = read_claim_verdicts(text)
-    if not reading.labelled:
-        return base
-    if reading.error is not None:
-        return ScoredReply(None, base.reason, "parse_error", reading.error)
-    verdicts = reading.verdicts[0]
-    if spec.scoring == "f1":
-        if not reading.verdicts[1]:
-            error = "no reference claim ('Reference claim:' lines, each followed by one 'Covered:' line)"
-            return ScoredReply(None, base.reason, "parse_error", error)
-        return ScoredReply(_f1(verdicts, reading.verdicts[1]), base.reason, "ok", None)
-    if spec.scoring == "ranked":
-        return ScoredReply(_average_precision(verdicts), base.reason, "ok", None)
-    return ScoredReply(sum(verdicts) / len(verdicts), base.reason, "ok", None)
-
-
-def reply_check(spec: JudgeSpec, counts: list[int] | None, json_mode: bool) -> Callable[[int, str], str | None]:
-    """``check(row, reply)``: why a row's reply cannot be read by ``spec``, None when it can (the runner re-asks)."""
-
-    def check(row: int, text: str) -> str | None:
-        return score_reply(spec, text, None if counts is None else counts[row], json_mode=json_mode).error
-
-    return check
 
 
 # ----------------------------------------------------------------------------- prompts per row
@@ -368,46 +157,6 @@ def _run(
     )
 
 
-def _aggregate(
-    replies: pl.DataFrame,
-    spec: JudgeSpec,
-    skipped: list[str | None],
-    counts: list[int] | None,
-    json_mode: bool,
-) -> tuple[list[float | None], list[float | None], list[str | None], list[str], list[str | None]]:
-    """Per row: mean score over the samples read, their std, the first reason, status and error."""
-    n = len(skipped)
-    samples: list[list[float]] = [[] for _ in range(n)]
-    reasons: list[str | None] = [None] * n
-    failure: list[tuple[str, str | None] | None] = [None] * n
-    for row, status, text, error in replies.sort("row", "sample").select("row", "status", "text", "error").iter_rows():
-        if status in ("ok", "parse_error") and text is not None:
-            got = score_reply(spec, text, None if counts is None else counts[row], json_mode=json_mode)
-            status, error = got.status, error if got.status != "ok" and error is not None else got.error
-            reasons[row] = reasons[row] if reasons[row] is not None else got.reason
-            if got.status == "ok":
-                samples[row].append(got.score)  # type: ignore[arg-type]
-                continue
-        if failure[row] is None:
-            failure[row] = (status, error)
-    scores: list[float | None] = [float(np.mean(s)) if s else None for s in samples]
-    stds: list[float | None] = [float(np.std(s, ddof=1)) if len(s) > 1 else None for s in samples]
-    statuses: list[str] = []
-    errors: list[str | None] = []
-    for i in range(n):
-        if samples[i]:
-            statuses.append("ok")
-            errors.append(None)
-        elif skipped[i] is not None:
-            statuses.append("skipped")
-            errors.append(skipped[i])
-        else:
-            status, error = failure[i] or ("skipped", None)
-            statuses.append(status)
-            errors.append(error if error is not None or status != "skipped" else "dry run: not judged")
-    return scores, stds, reasons, statuses, errors
-
-
 def template_for(metric: Metric, options: Mapping[str, Any]) -> str:
     """The template a judge metric renders: the ``prompt=`` option's for it, else its own."""
     prompts = options["prompt"]  # "*": one template for the run's only judged metric (checked by the evaluator)
@@ -430,7 +179,10 @@ def _leave_out_unchosen(
 
 def _score_metric(view: pl.DataFrame, metric: Metric, options: Mapping[str, Any], function: str) -> list[pl.Series]:
     spec: JudgeSpec = metric.kernel
-    prompts, skipped, counts = build_prompts(view, metric, template_for(metric, options), options, function)
+    template = template_for(metric, options)
+    if template != spec.template and not spec.score_fallback:  # the user's template may ask for a score only
+        spec = replace(spec, score_fallback=True)
+    prompts, skipped, counts = build_prompts(view, metric, template, options, function)
     _leave_out_unchosen(prompts, skipped, metric.name, options)
     name = metric.name
     json_mode = bool(getattr(options["judge"], "json_mode", False))
@@ -443,7 +195,7 @@ def _score_metric(view: pl.DataFrame, metric: Metric, options: Mapping[str, Any]
         replies = pl.DataFrame(
             schema={"row": pl.Int64, "sample": pl.Int64, "text": pl.String, "status": pl.String, "error": pl.String}
         )
-    scores, stds, reasons, statuses, errors = _aggregate(replies, spec, skipped, counts, json_mode)
+    scores, stds, reasons, statuses, errors = aggregate_replies(replies, spec, skipped, counts, json_mode)
     out = [
         pl.Series(name, scores, dtype=pl.Float64),
         pl.Series(f"{name}_reason", reasons, dtype=pl.String),
@@ -661,7 +413,9 @@ for _name, (_inputs, _scoring, _description) in _BUILTIN.items():
             family="judge",
             inputs=_inputs,
             description=_description,
-            kernel=JudgeSpec(load_template(_name), _scoring),
+            kernel=JudgeSpec(
+                load_template(_name), _scoring, score_fallback=False, zero_without_claims=_name == "faithfulness"
+            ),
             threshold=JUDGE_THRESHOLD,
         )
     )
@@ -670,7 +424,100 @@ for _name, (_inputs, _scoring, _description) in _BUILTIN.items():
 JUDGE_METRICS: tuple[str, ...] = tuple(f"judge_{name}" for name in _BUILTIN)
 
 
+# ----------------------------------------------------------------------------- your own judge metric
+
+
+def judge_metric(
+    name: str,
+    template: str,
+    inputs: Sequence[str],
+    parser: Callable[[str], Any] | None = None,
+    *,
+    higher_is_better: bool = True,
+    threshold: float | None = None,
+    description: str | None = None,
+    replace: bool = False,
+) -> Metric:
+    """Register a prompt template as a judge metric (family ``judge``): langrag's ``BaseEvaluator``, as data.
+
+    Parameters
+    ----------
+    name : str
+        The metric and its output column; it writes ``<name>``, ``_reason``, ``_status``,
+        ``_error`` (and ``_std`` with ``n_samples > 1``) like the built-in judge metrics. Named
+        ``judge_<heuristic metric>`` with that metric's inputs, it becomes the heuristic
+        metric's counterpart in ``mode="llm"``/``"hybrid"`` (e.g. ``judge_hallucination_rate``).
+    template : str
+        The prompt, with one ``{role}`` placeholder per input (``{question}``, ``{answer}``,
+        ``{contexts}`` numbered ``[1] ...``, ``{ground_truth}``, or any column name: its value
+        as text). Other braces are left as they are.
+    inputs : list of str
+        The column roles the template reads; each must appear in it.
+    parser : callable, optional
+        ``parser(reply) -> score`` (a number in [0, 1], or None when there is none), a
+        ``(score, reason)`` pair, or a :class:`~ragframe.judges.ParsedReply`. A score outside
+        [0, 1], None or an exception is that row's ``parse_error``. Default: the ``Score:`` /
+        ``Reason:`` lines (:func:`ragframe.judges.parse_reply` with ``strict=True``: several
+        ``Score:`` lines must agree). A reply that cannot be read is asked again with a format
+        reminder (the ``parse_retries`` option, docs/judges.md).
+    higher_is_better : bool
+        Direction, for the statistics.
+    threshold : float, optional
+        Default pass threshold; None for none.
+    description : str, optional
+        One line for :func:`ragframe.list_metrics`.
+    replace : bool
+        Replace a registered metric of the same name.
+
+    Returns
+    -------
+    Metric
+        The registered metric.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import ragframe as rf
+    >>> _ = rf.judge_metric("politeness", "Is this polite? {answer}\\nEnd with 'Score: <0 to 1>'.", ["answer"])
+    >>> out = rf.evaluate(pl.DataFrame({"answer": ["Thank you!"]}), ["politeness"],
+    ...                   judge=lambda prompt: "Score: 0.9\\nReason: thanks", cache=False)
+    >>> out.select("politeness", "politeness_reason", "politeness_status").row(0)
+    (0.9, 'thanks', 'ok')
+    >>> rf.unregister_metric("politeness")
+    """
+    function = "judge_metric"
+    if not isinstance(template, str) or not template.strip():
+        raise validate.fail(function, "template", "a non-empty prompt template (str)", template)
+    roles = check_inputs(inputs, function)
+    check_template(template, roles, function)
+    if parser is not None and not callable(parser):
+        raise validate.fail(function, "parser", "a callable reply -> score, or None", parser)
+    if asyncio.iscoroutinefunction(parser):
+        raise InvalidParameterError(f"{function}: parser must be a plain function (reading a reply calls nothing)")
+    label = "judge prompt over " + ", ".join(roles)
+    metric = Metric(
+        name=name,
+        family="judge",
+        inputs=roles,
+        description=description or f"User {label}.",
+        kernel=JudgeSpec(template, "score", parser),
+        higher_is_better=validate.flag(higher_is_better, "higher_is_better", function),
+        threshold=None if threshold is None else validate.number(threshold, "threshold", function),
+    )
+    return register_metric(metric, replace=replace)
+
+
 # ----------------------------------------------------------------------------- one function per metric
+
+
+#: A reply each scoring reads (the docstring examples).
+_EXAMPLE_REPLY = {
+    "score": "Score: 1",
+    "share": "Claim: a\nVerdict: yes",
+    "passages": "Verdict 1: yes",
+    "ranked": "Verdict 1: yes",
+    "f1": "Answer claim: a\nVerdict: yes\nReference claim: a\nCovered: yes",
+}
 
 
 def _single(name: str) -> Callable[..., Any]:
@@ -755,7 +602,8 @@ def _single(name: str) -> Callable[..., Any]:
     --------
     >>> import polars as pl
     >>> df = pl.DataFrame({{"question": ["q"], "answer": ["a"], "contexts": [["a"]], "ground_truth": ["a"]}})
-    >>> {name}(df, judge=lambda prompt: "Score: 1", cache=False)["{name}_status"].to_list()
+    >>> reply = {_EXAMPLE_REPLY[metric.kernel.scoring]!r}
+    >>> {name}(df, judge=lambda prompt: reply, cache=False)["{name}_status"].to_list()
     ['ok']
     """
     return score
