@@ -19,7 +19,7 @@ from sklearn.metrics import average_precision_score
 import ragframe as rf
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.judges import JudgeReply, JudgeTimeout
-from ragframe.metrics.judge import JudgeSpec, format_contexts, load_template, score_reply
+from ragframe.metrics.judge import JUDGE_METRICS, JudgeSpec, format_contexts, load_template, score_reply
 
 RAG = pl.DataFrame(
     {
@@ -350,7 +350,7 @@ def test_dry_run_calls_nothing():
 
 def test_judge_metrics_are_in_the_registry():
     table = rf.list_metrics().filter(pl.col("family") == "judge")
-    assert set(rf.JUDGE_METRICS) <= set(table["name"])
+    assert set(JUDGE_METRICS) <= set(table["name"])
     row = table.filter(pl.col("name") == "judge_context_recall").row(0, named=True)
     assert (row["inputs"], row["threshold"], row["lower"], row["upper"]) == (["ground_truth", "contexts"], 0.5, 0, 1)
     assert rf.score_columns(["judge_faithfulness", "v2_judge_faithfulness", "judge_faithfulness_reason"]) == [

@@ -54,7 +54,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from ragframe import secrets, validate
-from ragframe.evaluator import BY_ROLE, CLASH_HINT, Evaluator
+from ragframe.run.evaluator import BY_ROLE, CLASH_HINT, Evaluator
 from ragframe.exceptions import (
     InputFileError,
     InvalidParameterError,

@@ -36,10 +36,10 @@ import polars as pl
 from ragframe import validate
 from ragframe.concurrency import gather_limited, is_async_callable, run_sync
 from ragframe.exceptions import InvalidParameterError, RagframeError
-from ragframe.metrics.judge import JudgeSpec
+from ragframe.metrics.judge import TEXT_ROLES, JudgeSpec, template_placeholders
 from ragframe.metrics.registry import Metric, register_metric
 
-__all__ = ["callback_metric", "judge_metric", "CallbackKernel"]
+__all__ = ["callback_metric", "judge_metric", "CallbackKernel", "check_template"]
 
 
 @dataclass(frozen=True)
@@ -274,8 +274,6 @@ def judge_metric(
     (0.9, 'thanks', 'ok')
     >>> rf.unregister_metric("politeness")
     """
-    from ragframe.routing import check_template
-
     function = "judge_metric"
     if not isinstance(template, str) or not template.strip():
         raise validate.fail(function, "template", "a non-empty prompt template (str)", template)
@@ -296,3 +294,16 @@ def judge_metric(
         threshold=None if threshold is None else validate.number(threshold, "threshold", function),
     )
     return register_metric(metric, replace=replace)
+
+
+def check_template(template: str, inputs: tuple[str, ...], where: str) -> None:
+    """Every input has its ``{placeholder}``; no text-role placeholder the metric does not read."""
+    used = template_placeholders(template)
+    missing = [role for role in inputs if role not in used]
+    if missing:
+        raise InvalidParameterError(f"{where}: the template never uses {{{missing[0]}}}; inputs are {list(inputs)}")
+    foreign = sorted((used & set(TEXT_ROLES)) - set(inputs))
+    if foreign:
+        raise InvalidParameterError(
+            f"{where}: the template uses {{{foreign[0]}}}, which is not among its inputs {list(inputs)}"
+        )

@@ -33,7 +33,8 @@ import polars as pl
 from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.metrics import registry
-from ragframe.metrics.judge import TEXT_ROLES, counterpart, template_placeholders
+from ragframe.metrics.callback import check_template
+from ragframe.metrics.judge import counterpart
 from ragframe.metrics.registry import Metric
 from ragframe.schema import to_polars
 
@@ -167,19 +168,6 @@ def check_judging(requests: list[tuple[Metric, int | None]], checked: Mapping[st
         from ragframe.judges.budget import check_cost_judge
 
         check_cost_judge(options["judge"], budget, function)
-
-
-def check_template(template: str, inputs: tuple[str, ...], where: str) -> None:
-    """Every input has its ``{placeholder}``; no text-role placeholder the metric does not read."""
-    used = template_placeholders(template)
-    missing = [role for role in inputs if role not in used]
-    if missing:
-        raise InvalidParameterError(f"{where}: the template never uses {{{missing[0]}}}; inputs are {list(inputs)}")
-    foreign = sorted((used & set(TEXT_ROLES)) - set(inputs))
-    if foreign:
-        raise InvalidParameterError(
-            f"{where}: the template uses {{{foreign[0]}}}, which is not among its inputs {list(inputs)}"
-        )
 
 
 # ----------------------------------------------------------------------------- scoring
