@@ -13,7 +13,6 @@ Examples
 """
 
 from ragframe.budgeting import budget_summary
-from ragframe.evaluator import Evaluator, aevaluate, evaluate
 from ragframe.exceptions import (
     InputFileError,
     InvalidParameterError,
@@ -28,8 +27,18 @@ from ragframe.io.trec import read_qrels, read_trec_run, write_qrels, write_trec_
 from ragframe.judges import OpenAIJudge, judge_usage
 from ragframe.metrics import Metric, list_metrics, register_metric, score_columns, unregister_metric
 from ragframe.metrics.callback import callback_metric
-from ragframe.metrics.heuristic import (
-    HEURISTIC_METRICS,
+from ragframe.metrics.judge import judge_metric
+from ragframe.metrics.retrieval import evaluate_run, retrieval_metrics, run_summary
+from ragframe.namespace import register as _register_namespace
+from ragframe.retrieve import retrieve
+from ragframe.run import Evaluator, aevaluate, evaluate, routing_summary
+from ragframe.run.functions import (
+    judge_answer_correctness,
+    judge_answer_relevance,
+    judge_context_precision,
+    judge_context_recall,
+    judge_context_relevance,
+    judge_faithfulness,
     score_answer_correctness,
     score_answer_relevance,
     score_context_precision,
@@ -37,27 +46,8 @@ from ragframe.metrics.heuristic import (
     score_context_relevance,
     score_faithfulness,
     score_hallucination_rate,
-)
-from ragframe.metrics.judge import (
-    JUDGE_METRICS,
-    judge_answer_correctness,
-    judge_answer_relevance,
-    judge_context_precision,
-    judge_context_recall,
-    judge_context_relevance,
-    judge_faithfulness,
-    judge_metric,
-)
-from ragframe.metrics.retrieval import (
-    RETRIEVAL_METRICS,
-    evaluate_run,
-    retrieval_metrics,
-    run_summary,
     score_retrieval,
 )
-from ragframe.namespace import register as _register_namespace
-from ragframe.retrieve import retrieve
-from ragframe.routing import routing_summary
 from ragframe.stats.agreement import agreement, cohen_kappa, judgment_summary, judgments_to_qrels
 from ragframe.stats.batch_summary import batch_passed, detect_regressions, summarize_batch
 from ragframe.stats.calibrate import Calibrator, calibrate
@@ -74,78 +64,75 @@ _register_namespace()  # df.rf.evaluate(...), df.rf.summarize(), ...
 __version__ = "0.1.0"
 
 __all__ = [
+    "Calibrator",
     "Evaluator",
-    "HEURISTIC_METRICS",
-    "RETRIEVAL_METRICS",
+    "InputFileError",
     "InvalidParameterError",
     "Metric",
-    "list_metrics",
-    "register_metric",
-    "unregister_metric",
-    "score_columns",
     "MissingDependencyError",
+    "OpenAIJudge",
+    "ParquetEvaluation",
     "RagframeError",
+    "ResumeError",
+    "RunFailedError",
     "SchemaError",
     "SkippedMetricWarning",
+    "SummaryState",
+    "__version__",
+    "adjust_p_values",
+    "aevaluate",
+    "agreement",
+    "agreement_with_labels",
     "batch_passed",
+    "budget_summary",
+    "calibrate",
+    "callback_metric",
+    "cohen_kappa",
+    "compare",
+    "compare_runs",
     "detect_regressions",
+    "estimate",
     "evaluate",
+    "evaluate_parquet",
     "evaluate_run",
+    "gate",
+    "judge_answer_correctness",
+    "judge_answer_relevance",
+    "judge_context_precision",
+    "judge_context_recall",
+    "judge_context_relevance",
+    "judge_faithfulness",
+    "judge_metric",
+    "judge_usage",
+    "judgment_summary",
+    "judgments_to_qrels",
+    "list_metrics",
+    "merge_summary_states",
     "read_qrels",
+    "read_scores",
     "read_trec_run",
+    "register_metric",
+    "regressions",
     "retrieval_metrics",
+    "retrieve",
+    "routing_summary",
     "run_summary",
+    "sample_size",
     "score_answer_correctness",
     "score_answer_relevance",
+    "score_columns",
     "score_context_precision",
     "score_context_recall",
     "score_context_relevance",
     "score_faithfulness",
     "score_hallucination_rate",
     "score_retrieval",
+    "summarize",
     "summarize_batch",
+    "summary_state",
+    "unregister_metric",
     "write_qrels",
     "write_trec_run",
-    "SummaryState",
-    "adjust_p_values",
-    "compare",
-    "compare_runs",
-    "merge_summary_states",
-    "regressions",
-    "gate",
-    "read_scores",
-    "summarize",
-    "summary_state",
-    "agreement",
-    "cohen_kappa",
-    "judgment_summary",
-    "judgments_to_qrels",
-    "agreement_with_labels",
-    "evaluate_parquet",
-    "budget_summary",
-    "ParquetEvaluation",
-    "ResumeError",
-    "RunFailedError",
-    "InputFileError",
-    "OpenAIJudge",
-    "judge_usage",
-    "JUDGE_METRICS",
-    "judge_faithfulness",
-    "judge_answer_relevance",
-    "judge_context_relevance",
-    "judge_context_precision",
-    "judge_context_recall",
-    "judge_answer_correctness",
-    "routing_summary",
-    "callback_metric",
-    "judge_metric",
-    "retrieve",
-    "aevaluate",
-    "estimate",
-    "calibrate",
-    "Calibrator",
-    "sample_size",
-    "__version__",
 ]
 
 # submodules and functions that need an optional extra: imported on first use, so that
@@ -158,7 +145,23 @@ _LAZY = {
 }
 
 
+#: The metric-name tuples of earlier releases: ``rf.list_metrics()`` says the same, and more.
+_DEPRECATED_TUPLES = {"HEURISTIC_METRICS": "heuristic", "RETRIEVAL_METRICS": "retrieval", "JUDGE_METRICS": "judge"}
+
+
 def __getattr__(name: str) -> object:  # PEP 562
+    if name in _DEPRECATED_TUPLES:
+        import warnings
+
+        family = _DEPRECATED_TUPLES[name]
+        warnings.warn(
+            f"rf.{name} is deprecated; use rf.list_metrics().filter(pl.col('family') == {family!r})['name']",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        from ragframe.metrics import registry
+
+        return tuple(m.name for m in registry.metrics(family) if registry.is_built_in(m.name))
     if name not in _LAZY:
         raise AttributeError(f"module 'ragframe' has no attribute {name!r}")
     import importlib

@@ -1,7 +1,9 @@
-"""The ``.rf`` namespace on polars frames: ``df.rf.evaluate(...)``, ``df.rf.summarize()``.
+"""The ``.rf`` namespace on polars frames: ``df.rf.evaluate(...)``, ``df.rf.judge_faithfulness(...)``, ...
 
-Registered when :mod:`ragframe` is imported. Every method delegates to the free function of
-the same name with the frame as its first argument; there is no second implementation.
+Registered when :mod:`ragframe` is imported. Every method is a real method (IDEs and ``dir()``
+list them) that calls the free function of the same name with the frame as its first
+argument; there is no second implementation, and ``help(df.rf.<method>)`` shows that
+function's signature and documentation.
 
 Examples
 --------
@@ -16,51 +18,164 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import polars as pl
 
-__all__ = ["RagframeNamespace"]
+from ragframe.retrieve import retrieve as _retrieve
+from ragframe.run import evaluate as _evaluate
+from ragframe.run import functions as _functions
+from ragframe.stats.agreement import agreement as _agreement
+from ragframe.stats.batch_summary import summarize_batch as _summarize_batch
+from ragframe.stats.compare import compare as _compare
+from ragframe.stats.estimate import estimate as _estimate
+from ragframe.stats.gate import gate as _gate
+from ragframe.stats.regressions import regressions as _regressions
+from ragframe.stats.summary import summarize as _summarize
 
-#: Free functions exposed as methods (frame first, same kind of frame or a summary out).
-_SCORING = (
-    "evaluate",
-    "score_retrieval",
-    "score_faithfulness",
-    "score_answer_relevance",
-    "score_context_precision",
-    "score_context_recall",
-    "score_context_relevance",
-    "score_answer_correctness",
-    "score_hallucination_rate",
-)
-_EAGER = ("summarize", "compare", "regressions", "gate")
+__all__ = ["RagframeNamespace", "methods", "register"]
+
+Method = TypeVar("Method", bound=Callable[..., Any])
+
+
+def _like(function: Callable[..., Any], frame: str | None = None) -> Callable[[Method], Method]:
+    """Give a method the documentation and the signature (less the frame) of the function it calls.
+
+    ``frame`` names the parameter the frame fills when it is not the first (``gate``'s keyword ``current``).
+    """
+
+    def decorate(method: Method) -> Method:
+        signature = inspect.signature(function)
+        params = list(signature.parameters.values())
+        if frame is not None:
+            params = [params[0], *(p for p in params if p.name != frame)]
+        self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+        method.__signature__ = signature.replace(parameters=[self_param, *params[1:]])  # type: ignore[attr-defined]
+        method.__doc__ = function.__doc__
+        return method
+
+    return decorate
 
 
 class RagframeNamespace:
-    """``frame.rf.<function>(...)`` is ``ragframe.<function>(frame, ...)``."""
+    """``frame.rf.<function>(...)`` is ``ragframe.<function>(frame, ...)``, for every public frame function."""
 
     def __init__(self, frame: pl.DataFrame | pl.LazyFrame) -> None:
         self._frame = frame
 
-    def __getattr__(self, name: str) -> Any:
-        if name not in _SCORING + _EAGER:
-            raise AttributeError(f"'.rf' has no method {name!r}; available: {sorted(_SCORING + _EAGER)}")
-        import ragframe
+    def __repr__(self) -> str:
+        return f"<ragframe namespace of a {type(self._frame).__name__}: {', '.join(methods())}>"
 
-        function = getattr(ragframe, name)
+    # ------------------------------------------------------------------ scoring
 
-        def method(*args: Any, **kwargs: Any) -> Any:
-            if name == "gate":  # the frame gated is current; the baseline is named: df.rf.gate(baseline=...)
-                return function(*args, current=self._frame, **kwargs)
-            return function(self._frame, *args, **kwargs)
+    @_like(_evaluate)
+    def evaluate(self, *args: Any, **options: Any) -> Any:
+        return _evaluate(self._frame, *args, **options)
 
-        method.__name__ = name
-        method.__doc__ = function.__doc__
-        return method
+    @_like(_functions.score_retrieval)
+    def score_retrieval(self, **options: Any) -> Any:
+        return _functions.score_retrieval(self._frame, **options)
 
-    def __dir__(self) -> list[str]:
-        return sorted(_SCORING + _EAGER)
+    @_like(_functions.score_faithfulness)
+    def score_faithfulness(self, **options: Any) -> Any:
+        return _functions.score_faithfulness(self._frame, **options)
+
+    @_like(_functions.score_answer_relevance)
+    def score_answer_relevance(self, **options: Any) -> Any:
+        return _functions.score_answer_relevance(self._frame, **options)
+
+    @_like(_functions.score_context_precision)
+    def score_context_precision(self, **options: Any) -> Any:
+        return _functions.score_context_precision(self._frame, **options)
+
+    @_like(_functions.score_context_recall)
+    def score_context_recall(self, **options: Any) -> Any:
+        return _functions.score_context_recall(self._frame, **options)
+
+    @_like(_functions.score_context_relevance)
+    def score_context_relevance(self, **options: Any) -> Any:
+        return _functions.score_context_relevance(self._frame, **options)
+
+    @_like(_functions.score_answer_correctness)
+    def score_answer_correctness(self, **options: Any) -> Any:
+        return _functions.score_answer_correctness(self._frame, **options)
+
+    @_like(_functions.score_hallucination_rate)
+    def score_hallucination_rate(self, **options: Any) -> Any:
+        return _functions.score_hallucination_rate(self._frame, **options)
+
+    # ------------------------------------------------------------------ judges
+
+    @_like(_functions.judge_faithfulness)
+    def judge_faithfulness(self, **options: Any) -> Any:
+        return _functions.judge_faithfulness(self._frame, **options)
+
+    @_like(_functions.judge_answer_relevance)
+    def judge_answer_relevance(self, **options: Any) -> Any:
+        return _functions.judge_answer_relevance(self._frame, **options)
+
+    @_like(_functions.judge_context_relevance)
+    def judge_context_relevance(self, **options: Any) -> Any:
+        return _functions.judge_context_relevance(self._frame, **options)
+
+    @_like(_functions.judge_context_precision)
+    def judge_context_precision(self, **options: Any) -> Any:
+        return _functions.judge_context_precision(self._frame, **options)
+
+    @_like(_functions.judge_context_recall)
+    def judge_context_recall(self, **options: Any) -> Any:
+        return _functions.judge_context_recall(self._frame, **options)
+
+    @_like(_functions.judge_answer_correctness)
+    def judge_answer_correctness(self, **options: Any) -> Any:
+        return _functions.judge_answer_correctness(self._frame, **options)
+
+    # ------------------------------------------------------------------ retrieval and statistics
+
+    @_like(_retrieve)
+    def retrieve(self, *args: Any, **options: Any) -> Any:
+        return _retrieve(self._frame, *args, **options)
+
+    @_like(_summarize)
+    def summarize(self, *args: Any, **options: Any) -> Any:
+        return _summarize(self._frame, *args, **options)
+
+    @_like(_summarize_batch)
+    def summarize_batch(self, *args: Any, **options: Any) -> Any:
+        return _summarize_batch(self._frame, *args, **options)
+
+    @_like(_estimate)
+    def estimate(self, *args: Any, **options: Any) -> Any:
+        return _estimate(self._frame, *args, **options)
+
+    @_like(_agreement)
+    def agreement(self, *args: Any, **options: Any) -> Any:
+        return _agreement(self._frame, *args, **options)
+
+    @_like(_compare)
+    def compare(self, *args: Any, **options: Any) -> Any:
+        return _compare(self._frame, *args, **options)
+
+    @_like(_regressions)
+    def regressions(self, *args: Any, **options: Any) -> Any:
+        return _regressions(self._frame, *args, **options)
+
+    @_like(_gate, frame="current")
+    def gate(self, **options: Any) -> Any:  # the frame gated is current: df.rf.gate(baseline=...)
+        return _gate(current=self._frame, **options)
+
+
+def methods() -> list[str]:
+    """The names of the ``.rf`` methods, sorted.
+
+    Examples
+    --------
+    >>> "judge_faithfulness" in methods() and "summarize" in methods()
+    True
+    """
+    return sorted(name for name in vars(RagframeNamespace) if not name.startswith("_"))
 
 
 def register() -> None:

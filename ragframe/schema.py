@@ -38,6 +38,7 @@ import pyarrow as pa
 from ragframe.exceptions import InvalidParameterError, SchemaError
 
 __all__ = [
+    "CONTRACT_DTYPES",
     "DEFAULT_COLUMNS",
     "column_names",
     "conform_text",
@@ -61,6 +62,13 @@ Frame = TypeVar("Frame")
 
 #: Canonical column names (docs/metrics.md says which metric reads which). Every function lets the caller
 #: rename them by keyword.
+#: The dtype each role has in the column contract (null-typed columns are cast to it).
+CONTRACT_DTYPES: dict[str, pl.DataType] = {
+    **{role: pl.String() for role in ("question", "answer", "ground_truth")},
+    **{role: pl.List(pl.String) for role in ("contexts", "retrieved_ids", "relevant_ids")},
+    "retrieved_scores": pl.List(pl.Float64),
+    "relevance": pl.List(pl.Struct({"id": pl.String, "grade": pl.Int64})),
+}
 DEFAULT_COLUMNS: dict[str, str] = {
     "id": "id",
     "question": "question",

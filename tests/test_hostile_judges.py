@@ -22,6 +22,7 @@ from ragframe.exceptions import InputFileError
 from ragframe.judges import FAILED_STATUSES, STATUSES, CallableJudge, JudgeCache, cache_key, judge_prompts
 from ragframe.judges.runner import REASK_REMINDER
 from ragframe.judges.templates import load_template
+from ragframe.metrics.judge import JUDGE_METRICS
 from ragframe.metrics.registry import get_metric
 
 HALF = "Claim: a\nClaim: b\nVerdict: yes (supported)"
@@ -112,7 +113,7 @@ def _format_lines(template: str) -> str:
     return template.split("Instructions:", 1)[1] if "Instructions:" in template else template
 
 
-@pytest.mark.parametrize("metric", rf.JUDGE_METRICS)
+@pytest.mark.parametrize("metric", JUDGE_METRICS)
 @pytest.mark.parametrize("part", ["format-lines", "whole-prompt"])
 def test_a_parroted_template_is_never_a_score(metric, part):
     template = get_metric(metric).kernel.template

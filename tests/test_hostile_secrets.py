@@ -111,7 +111,9 @@ def run(judge, toml: str | None, log: Path, out: Path, cache: Path, per_process:
     """One judged run into ``out``: ``ragframe eval --config`` for a TOML way, else rf.evaluate_parquet."""
     if toml is None:
         ev = rf.Evaluator([METRIC], judge=judge, cache=cache)
-        ev.evaluate_parquet(log, out, batch_rows=2, batches_per_process=per_process, progress=False, keep=["id"])
+        rf.evaluate_parquet(
+            log, out, evaluator=ev, batch_rows=2, batches_per_process=per_process, progress=False, keep=["id"]
+        )
         return 0
     config = tmp_path / "config" / "eval.toml"  # holds the key when the user wrote it there: not searched
     config.parent.mkdir(exist_ok=True)
@@ -223,7 +225,7 @@ def test_resume_with_a_redacted_manifest_and_the_key_passed_another_way(server, 
 
     def again(judge) -> int:
         ev = rf.Evaluator([METRIC], judge=judge, cache=cache)
-        return ev.evaluate_parquet(log, out, batch_rows=2, progress=False).resumed
+        return rf.evaluate_parquet(log, out, evaluator=ev, batch_rows=2, progress=False).resumed
 
     assert again({**judge_options(server), "api_key": KEY}) == 0
     requests = len(server.log)
@@ -249,7 +251,8 @@ def test_resuming_an_older_manifest_that_holds_the_key_rewrites_it(server, tmp_p
     report = tmp_path / "report.html"
     fresh_process_report(out, report, monkeypatch)
     assert KEY not in report.read_text(encoding="utf-8")  # the report redacts it by name
-    result = rf.Evaluator([METRIC], judge=judge, cache=cache).evaluate_parquet(log, out, batch_rows=2, progress=False)
+    ev = rf.Evaluator([METRIC], judge=judge, cache=cache)
+    result = rf.evaluate_parquet(log, out, evaluator=ev, batch_rows=2, progress=False)
     assert result.resumed == 2 and KEY not in (out / "manifest.json").read_text(encoding="utf-8")
 
 

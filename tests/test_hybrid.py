@@ -19,6 +19,7 @@ import ragframe as rf
 from ragframe.datasets import example_rag_log
 from ragframe.exceptions import InvalidParameterError
 from ragframe.metrics import registry
+from ragframe.metrics.heuristic import HEURISTIC_METRICS
 
 LOG = pl.read_parquet(example_rag_log()).select("id", "question", "answer", "contexts").head(60)
 TEXT = LOG.with_columns(
@@ -59,7 +60,7 @@ def test_default_mode_is_unchanged_and_never_calls_the_judge():
     assert judge.prompts == []
     # the same columns the families write themselves, with pass flags and the composite (nothing added)
     heuristic = registry.get_family("heuristic")
-    requests = [(registry.get_metric(m), None) for m in rf.HEURISTIC_METRICS]
+    requests = [(registry.get_metric(m), None) for m in HEURISTIC_METRICS]
     options = rf.Evaluator(explain=True)._checked("test")["_families"]["heuristic"]
     block = heuristic.score(TEXT, requests, options, "test")
     assert_frame_equal(plain.select(block.columns), block, check_exact=True)

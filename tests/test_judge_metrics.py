@@ -24,6 +24,7 @@ from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.judges import JudgeReply, JudgeTimeout
 from ragframe.judges.scoring import JudgeSpec, score_reply
 from ragframe.judges.templates import format_contexts, load_template
+from ragframe.metrics.judge import JUDGE_METRICS
 
 RAG = pl.DataFrame(
     {
@@ -376,7 +377,7 @@ def test_dry_run_calls_nothing():
 
 def test_judge_metrics_are_in_the_registry():
     table = rf.list_metrics().filter(pl.col("family") == "judge")
-    assert set(rf.JUDGE_METRICS) <= set(table["name"])
+    assert set(JUDGE_METRICS) <= set(table["name"])
     row = table.filter(pl.col("name") == "judge_context_recall").row(0, named=True)
     assert (row["inputs"], row["threshold"], row["lower"], row["upper"]) == (["ground_truth", "contexts"], 0.5, 0, 1)
     assert rf.score_columns(["judge_faithfulness", "v2_judge_faithfulness", "judge_faithfulness_reason"]) == [

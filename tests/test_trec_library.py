@@ -29,7 +29,7 @@ from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.io.trec_eval_format import DEFAULT_CUTOFFS, output_measures, parse_measures, summarize
 from ragframe.kernels.trec_measures import TrecOptions
 from ragframe.metrics.registry import get_metric, metric_for_column
-from ragframe.metrics.retrieval import trec_eval_run
+from ragframe.metrics.retrieval import RETRIEVAL_METRICS, trec_eval_run
 
 TE = LOCAL_DATA / "trec_eval"
 STANDARD = DEFAULT_CUTOFFS["P"]  # trec_eval's cutoffs 5 .. 1000
@@ -195,7 +195,7 @@ def _wide(run: pl.DataFrame, qrels: pl.DataFrame) -> pl.DataFrame:
 def test_score_retrieval_equals_evaluate_run(config):
     """Every library measure, default set and opt-in, on a wide frame equals the long tables' value."""
     run, qrels, options = _tables(config)
-    names = list(rf.RETRIEVAL_METRICS)
+    names = list(RETRIEVAL_METRICS)
     level = options.get("relevance_level", 1)
     long = rf.evaluate_run(run, qrels, k=[1, 5, 20], metrics=names, relevance_level=level)
     wide = rf.score_retrieval(_wide(run, qrels), k=[1, 5, 20], metrics=names, relevance_level=level)

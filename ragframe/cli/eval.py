@@ -19,11 +19,11 @@ from ragframe.cli.args import (
     unit_interval,
 )
 from ragframe.cli.format import format_frame
-from ragframe.evaluator import Evaluator
 from ragframe.exceptions import InvalidParameterError, RunFailedError, SkippedMetricWarning
 from ragframe.extras import require
 from ragframe.io.streaming import DEFAULT_BATCH_ROWS, DEFAULT_BATCHES_PER_PROCESS, status_lines
-from ragframe.routing import MODES
+from ragframe.run.evaluator import Evaluator
+from ragframe.run.routing import MODES
 
 __all__ = ["add_parser", "run"]
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from ragframe.schema import conform_text
+from ragframe.schema import CONTRACT_DTYPES, conform_text
 
 __all__ = [
     "CONTRACT_DTYPES",
@@ -44,13 +44,6 @@ __all__ = [
 
 _TEXT_ROLES = ("question", "answer", "ground_truth")
 _ID_LIST_ROLES = ("retrieved_ids", "relevant_ids")
-#: The dtype each role has in the column contract (null-typed columns are cast to it).
-CONTRACT_DTYPES: dict[str, pl.DataType] = {
-    **{role: pl.String() for role in _TEXT_ROLES},
-    **{role: pl.List(pl.String) for role in ("contexts", *_ID_LIST_ROLES)},
-    "retrieved_scores": pl.List(pl.Float64),
-    "relevance": pl.List(pl.Struct({"id": pl.String, "grade": pl.Int64})),
-}
 _FOUND_CHARS = 80
 
 

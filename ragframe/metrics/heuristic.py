@@ -17,57 +17,44 @@ passage). A null or empty ``ground_truth`` gives null ``context_recall`` and
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any
 
 import polars as pl
 
-from ragframe import validate
 from ragframe.exceptions import InvalidParameterError
 from ragframe.kernels.text import SEED_RULES, UNICODE_RULES
 from ragframe.metrics import text_engine
 from ragframe.metrics.heuristic_default import DEFAULT_KERNELS, DEFAULT_THRESHOLDS
-from ragframe.metrics.heuristic_kernels import HeuristicKernel, HeuristicMethods, Options
+from ragframe.metrics.heuristic_kernels import COMPAT, HeuristicKernel, HeuristicMethods, HeuristicOptions
 from ragframe.metrics.heuristic_seed import SEED_KERNELS, SEED_THRESHOLDS
-from ragframe.metrics.registry import Family, Metric, Requests, get_metric, register_family, register_metric
+from ragframe.metrics.registry import (
+    Family,
+    Metric,
+    Requests,
+    check_options,
+    declared_options,
+    register_family,
+    register_metric,
+)
 from ragframe.metrics.text_engine import RowSlice, Signals, TextBatch, pair_roles
 
-__all__ = [
-    "HEURISTIC_METRICS",
-    "COMPAT",
-    "score_faithfulness",
-    "score_answer_relevance",
-    "score_context_precision",
-    "score_context_recall",
-    "score_context_relevance",
-    "score_answer_correctness",
-    "score_hallucination_rate",
-]
+__all__ = ["HEURISTIC_METRICS", "COMPAT", "HeuristicOptions"]
 
-Frame = TypeVar("Frame")
 _TEXT_COLUMNS = ("question", "answer", "contexts", "ground_truth")
 
 
 # ----------------------------------------------------------------------------- the family runner
 
 
-#: The values of the ``compat`` option: None (ragframe's methods) or the seed's name.
-COMPAT = (None, "rag-eval-node-ts")
-#: Options read only by the seed's methods, with their defaults.
-_SEED_ONLY = {
-    "ngram_sizes": (1, 2),
-    "ngram_weights": (0.7, 0.3),
-    "claim_support_threshold": 0.15,
-    "chunk_relevance_threshold": 0.2,
-}
-
-
-def _kernel(metric: Metric, opts: Options, compat: str | None) -> HeuristicKernel:
+def _kernel(metric: Metric, opts: HeuristicOptions, compat: str | None) -> HeuristicKernel:
     return metric.kernel.seed if compat else metric.kernel.default
 
 
-def _needed(metrics: Sequence[Metric], opts: Options, compat: str | None) -> tuple[set[str], dict[int, set[str]]]:
+def _needed(
+    metrics: Sequence[Metric], opts: HeuristicOptions, compat: str | None
+) -> tuple[set[str], dict[int, set[str]]]:
     """The text roles to read (sentences included) and the roles each n-gram size indexes."""
     roles: set[str] = set()
     grams: dict[int, set[str]] = {}
@@ -81,7 +68,7 @@ def _needed(metrics: Sequence[Metric], opts: Options, compat: str | None) -> tup
 
 
 def _score_slice(
-    batch: RowSlice, metrics: Sequence[Metric], opts: Options, explain: bool, compat: str | None
+    batch: RowSlice, metrics: Sequence[Metric], opts: HeuristicOptions, explain: bool, compat: str | None
 ) -> pl.DataFrame:
     kernels = [_kernel(metric, opts, compat) for metric in metrics]
     for kernel in kernels:  # announce every pair list first: shared grams are found in one probe
@@ -101,7 +88,7 @@ def _score_chunk(
     view: pl.DataFrame, metrics: Sequence[Metric], options: Mapping[str, Any], function: str
 ) -> pl.DataFrame:
     """One text stage, then the pair stage in row slices on a thread per core."""
-    opts: Options = options["_opts"]
+    opts: HeuristicOptions = options["_opts"]
     compat = options["compat"]
     roles, grams = _needed(metrics, opts, compat)
     rules = SEED_RULES if compat else UNICODE_RULES
@@ -128,51 +115,18 @@ def _score(view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], f
 
 
 def _check(options: dict[str, Any], function: str) -> dict[str, Any]:
-    for role in _TEXT_COLUMNS:
-        validate.column_name(options[role], role, function)
-    sizes = options["ngram_sizes"]
-    if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__"):
-        raise validate.fail(function, "ngram_sizes", "a non-empty list of ints >= 1", sizes)
-    sizes = tuple(sizes)
-    if not sizes:
-        raise validate.fail(function, "ngram_sizes", "a non-empty list of ints >= 1", sizes)
-    weights = options["ngram_weights"]
-    if isinstance(weights, (str, bytes)) or not hasattr(weights, "__iter__"):
-        raise validate.fail(function, "ngram_weights", "a list of numbers >= 0", weights)
-    opts = Options(
-        ngram_sizes=tuple(validate.positive_int(n, "ngram_sizes", function) for n in sizes),
-        ngram_weights=tuple(validate.number(w, "ngram_weights", function, minimum=0.0) for w in weights),
-        claim_support_threshold=validate.number(
-            options["claim_support_threshold"], "claim_support_threshold", function
-        ),
-        chunk_relevance_threshold=validate.number(
-            options["chunk_relevance_threshold"], "chunk_relevance_threshold", function
-        ),
-    )
-    return {
-        **options,
-        "ngram_sizes": opts.ngram_sizes,
-        "ngram_weights": opts.ngram_weights,
-        "claim_support_threshold": opts.claim_support_threshold,
-        "chunk_relevance_threshold": opts.chunk_relevance_threshold,
-        "explain": validate.flag(options["explain"], "explain", function),
-        "slice_rows": validate.positive_int(options["slice_rows"], "slice_rows", function),
-        "compat": _check_compat(options, opts, function),
-        "_opts": opts,
-    }
-
-
-def _check_compat(options: Mapping[str, Any], opts: Options, function: str) -> str | None:
-    """The method choice; the seed's tuning options only mean something with the seed's methods."""
-    compat = validate.choice(options["compat"], "compat", function, COMPAT)
-    if compat is None:
-        changed = [name for name, default in _SEED_ONLY.items() if getattr(opts, name) != default]
+    """The declared checks of :class:`HeuristicOptions`, then the one rule across options (seed-only tuning)."""
+    checked = check_options(HeuristicOptions, options, function)
+    if checked["compat"] is None:
+        seed_only = [spec for spec in declared_options(HeuristicOptions) if spec.metadata.get("seed_only")]
+        changed = [spec.name for spec in seed_only if checked[spec.name] != spec.default]
         if changed:
             raise InvalidParameterError(
                 f"{function}: {changed[0]} tunes the rag-eval-node-ts methods only; pass "
                 f"compat='rag-eval-node-ts' to use them (ragframe's default methods do not read it)"
             )
-    return compat
+    names = [spec.name for spec in declared_options(HeuristicOptions)]
+    return {**checked, "_opts": HeuristicOptions(**{name: checked[name] for name in names})}
 
 
 def _threshold(metric: Metric, options: Mapping[str, Any]) -> float | None:
@@ -189,22 +143,11 @@ register_family(
     Family(
         name="heuristic",
         score=_score,
-        options={
-            "question": "question",
-            "answer": "answer",
-            "contexts": "contexts",
-            "ground_truth": "ground_truth",
-            "ngram_sizes": (1, 2),
-            "ngram_weights": (0.7, 0.3),
-            "claim_support_threshold": 0.15,
-            "chunk_relevance_threshold": 0.2,
-            "explain": False,
-            "slice_rows": 10_000,
-            "compat": None,
-        },
+        options=HeuristicOptions,
         check=_check,
         columns=_columns,
         threshold=_threshold,
+        per_metric="score_{name}",
     )
 )
 
@@ -242,57 +185,3 @@ for _name, _inputs in _INPUTS.items():
 
 #: The seven metrics, in rag-eval-node-ts's order (``metrics=None`` means all of them).
 HEURISTIC_METRICS: tuple[str, ...] = tuple(_INPUTS)
-
-
-# ----------------------------------------------------------------------------- one function per metric
-
-
-def _single(name: str) -> Callable[..., Any]:
-    metric = get_metric(name)
-
-    def score(df: Frame, /, *, threshold: float | None = None, prefix: str = "", **options: Any) -> Frame:
-        from ragframe.evaluator import Evaluator
-
-        thresholds = None if threshold is None else {name: threshold}
-        evaluator = Evaluator([name], composite=False, thresholds=thresholds, prefix=prefix, **options)
-        return evaluator.evaluate(df, function=f"score_{name}")
-
-    score.__name__ = score.__qualname__ = f"score_{name}"
-    score.__doc__ = f"""Append ``{name}`` and ``{name}_passed`` (and ``{name}_signals`` with ``explain=True``).
-
-    {metric.description}
-
-    Parameters
-    ----------
-    df : frame
-        Reads {", ".join(f"``{c}``" for c in metric.inputs)} (names overridable by keyword, e.g.
-        ``answer="response"``).
-    threshold : float, optional
-        Pass threshold of ``{name}_passed`` (default {metric.threshold}).
-    prefix : str
-        Prepended to the output columns (``""`` or ending with ``_ - . : /``).
-    **options
-        ``explain``, ``slice_rows``, ``ngram_sizes``, ``ngram_weights``, ``claim_support_threshold``,
-        ``chunk_relevance_threshold`` and the column names, as in :func:`ragframe.evaluate`.
-
-    Returns
-    -------
-    The same kind of frame with the new columns. Formula and null rules: ``docs/metrics.md``.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({{"question": ["q"], "answer": ["a"], "contexts": [["a"]], "ground_truth": ["a"]}})
-    >>> "{name}" in score_{name}(df).columns
-    True
-    """
-    return score
-
-
-score_faithfulness = _single("faithfulness")
-score_answer_relevance = _single("answer_relevance")
-score_context_precision = _single("context_precision")
-score_context_recall = _single("context_recall")
-score_context_relevance = _single("context_relevance")
-score_answer_correctness = _single("answer_correctness")
-score_hallucination_rate = _single("hallucination_rate")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from ragframe.metrics.heuristic_kernels import HeuristicKernel, Options
+from ragframe.metrics.heuristic_kernels import HeuristicKernel, HeuristicOptions
 from ragframe.metrics.heuristic_seed import SEED_KERNELS
 from ragframe.metrics.text_engine import (
     CONTENT,
@@ -129,11 +129,11 @@ def _best_support(batch: RowSlice, tag: str, role: str) -> tuple[np.ndarray, np.
     return group_max(values, per_sentence), tokens > 0
 
 
-def _sentence_pairs(opts: Options) -> dict[str, frozenset[int]]:
+def _sentence_pairs(opts: HeuristicOptions) -> dict[str, frozenset[int]]:
     return {_ANSWER_SENTENCES: frozenset({2}), SHORT + _ANSWER_SENTENCES: frozenset({1})}
 
 
-def _faithfulness(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.ndarray, Signals | None]:
+def _faithfulness(batch: RowSlice, opts: HeuristicOptions, explain: bool) -> tuple[np.ndarray, Signals | None]:
     best, real = _support(batch, _ANSWER_SENTENCES, "answer")
     rows = batch.sentences["answer"][0]
     mean, count = mean_by_row(rows[real], best[real], batch.n)
@@ -147,7 +147,7 @@ def _faithfulness(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.nda
     return values, _joined(_zero_signals(batch, count, "faithfulness", "warning"), sentences)
 
 
-def _hallucination_rate(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.ndarray, Signals | None]:
+def _hallucination_rate(batch: RowSlice, opts: HeuristicOptions, explain: bool) -> tuple[np.ndarray, Signals | None]:
     best, real = _support(batch, _ANSWER_SENTENCES, "answer")
     rows = batch.sentences["answer"][0]
     supported = (best >= SUPPORTED).astype(np.float64)
@@ -162,11 +162,11 @@ def _hallucination_rate(batch: RowSlice, opts: Options, explain: bool) -> tuple[
     return values, _joined(_zero_signals(batch, count, "hallucination", "critical"), signals)
 
 
-def _answer_relevance_pairs(opts: Options) -> dict[str, frozenset[int]]:
+def _answer_relevance_pairs(opts: HeuristicOptions) -> dict[str, frozenset[int]]:
     return {"answer-question": frozenset({CONTENT})}
 
 
-def _answer_relevance(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.ndarray, Signals | None]:
+def _answer_relevance(batch: RowSlice, opts: HeuristicOptions, explain: bool) -> tuple[np.ndarray, Signals | None]:
     words = batch.gram_count(CONTENT, batch.ids("answer")).astype(np.float64)
     echo = batch.values("containment", CONTENT, "answer-question")  # share of the answer's words in the question
     refused = _refusals(batch)
@@ -211,7 +211,7 @@ def _answer_relevance(batch: RowSlice, opts: Options, explain: bool) -> tuple[np
     return values, signals
 
 
-def _chunk_pairs(opts: Options) -> dict[str, frozenset[int]]:
+def _chunk_pairs(opts: HeuristicOptions) -> dict[str, frozenset[int]]:
     return {"question-contexts": frozenset({CONTENT})}
 
 
@@ -220,7 +220,7 @@ def _chunk_relevance(batch: RowSlice) -> np.ndarray:
     return batch.values("cosine", CONTENT, "question-contexts")
 
 
-def _context_relevance(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.ndarray, Signals | None]:
+def _context_relevance(batch: RowSlice, opts: HeuristicOptions, explain: bool) -> tuple[np.ndarray, Signals | None]:
     relevance = _chunk_relevance(batch)
     mean, _ = mean_by_row(batch.ctx_row, relevance, batch.n)
     values = np.where(batch.ctx_count > 0, mean, 0.0)
@@ -232,7 +232,7 @@ def _context_relevance(batch: RowSlice, opts: Options, explain: bool) -> tuple[n
     return values, _joined(_no_contexts(batch, "context-relevance"), chunks)
 
 
-def _context_precision(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.ndarray, Signals | None]:
+def _context_precision(batch: RowSlice, opts: HeuristicOptions, explain: bool) -> tuple[np.ndarray, Signals | None]:
     relevance = _chunk_relevance(batch)
     weight = 1.0 / np.log2(batch.ctx_index + 2.0)  # rank 1 weighs 1, rank 2 0.63, ... (DCG discounts)
     num = np.bincount(batch.ctx_row, weights=weight * relevance, minlength=batch.n)
@@ -245,11 +245,11 @@ def _context_precision(batch: RowSlice, opts: Options, explain: bool) -> tuple[n
     return values, _joined(_no_contexts(batch, "context-precision"), chunks)
 
 
-def _context_recall_pairs(opts: Options) -> dict[str, frozenset[int]]:
+def _context_recall_pairs(opts: HeuristicOptions) -> dict[str, frozenset[int]]:
     return {_TRUTH_SENTENCES: frozenset({2}), SHORT + _TRUTH_SENTENCES: frozenset({1})}
 
 
-def _context_recall(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.ndarray, Signals | None]:
+def _context_recall(batch: RowSlice, opts: HeuristicOptions, explain: bool) -> tuple[np.ndarray, Signals | None]:
     best, real = _support(batch, _TRUTH_SENTENCES, "ground_truth")
     rows = batch.sentences["ground_truth"][0]
     mean, count = mean_by_row(rows[real], best[real], batch.n)

@@ -4,22 +4,86 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from ragframe import validate
+from ragframe.metrics.registry import option
 from ragframe.metrics.text_engine import RowSlice, Signals
 
-__all__ = ["Options", "HeuristicKernel", "HeuristicMethods"]
+__all__ = ["COMPAT", "TextColumns", "HeuristicOptions", "HeuristicKernel", "HeuristicMethods"]
+
+#: The values of the ``compat`` option: None (ragframe's methods) or the seed's name.
+COMPAT = (None, "rag-eval-node-ts")
+
+
+def _sizes(value: Any, name: str, function: str) -> tuple[int, ...]:
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise validate.fail(function, name, "a non-empty list of ints >= 1", value)
+    sizes = tuple(value)
+    if not sizes:
+        raise validate.fail(function, name, "a non-empty list of ints >= 1", sizes)
+    return tuple(validate.positive_int(n, name, function) for n in sizes)
+
+
+def _weights(value: Any, name: str, function: str) -> tuple[float, ...]:
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise validate.fail(function, name, "a list of numbers >= 0", value)
+    return tuple(validate.number(w, name, function, minimum=0.0) for w in value)
+
+
+def _compat(value: Any, name: str, function: str) -> str | None:
+    return validate.choice(value, name, function, COMPAT)
 
 
 @dataclass(frozen=True)
-class Options:
-    """Tunable options of the heuristic metrics (rag-eval-node-ts defaults)."""
+class TextColumns:
+    """The text roles' column names, shared by the heuristic and judge families."""
 
-    ngram_sizes: tuple[int, ...] = (1, 2)
-    ngram_weights: tuple[float, ...] = (0.7, 0.3)
-    claim_support_threshold: float = 0.15
-    chunk_relevance_threshold: float = 0.2
+    question: str = option("question", "Column of the question (str).", check=validate.column_name)
+    answer: str = option("answer", "Column of the answer (str).", check=validate.column_name)
+    contexts: str = option("contexts", "Column of the retrieved passages (list of str).", check=validate.column_name)
+    ground_truth: str = option("ground_truth", "Column of the reference answer (str).", check=validate.column_name)
+
+
+@dataclass(frozen=True)
+class HeuristicOptions(TextColumns):
+    """The heuristic family's options: each one's default, check and documentation, declared once.
+
+    The kernels read the four tuning options from an instance (rag-eval-node-ts defaults);
+    ``seed_only`` marks those only the seed's methods read (``compat="rag-eval-node-ts"``).
+    """
+
+    ngram_sizes: tuple[int, ...] = option(
+        (1, 2), "The seed's n-gram sizes (ints >= 1).", check=_sizes, seed_only=True, invalid=((), (0,))
+    )
+    ngram_weights: tuple[float, ...] = option(
+        (0.7, 0.3),
+        "The seed's weight per n-gram size (numbers >= 0).",
+        check=_weights,
+        seed_only=True,
+        invalid=((-1,),),
+    )
+    claim_support_threshold: float = option(
+        0.15, "The seed's least support of a supported claim.", check=validate.number, seed_only=True
+    )
+    chunk_relevance_threshold: float = option(
+        0.2, "The seed's least relevance of a relevant chunk.", check=validate.number, seed_only=True
+    )
+    explain: bool = option(False, "Add ``<metric>_signals`` (what each score is made of).", check=validate.flag)
+    slice_rows: int = option(
+        10_000,
+        "Rows per pair-stage slice: bounds memory, never changes a score.",
+        check=validate.positive_int,
+        invalid=(0,),
+    )
+    compat: str | None = option(
+        None,
+        "None (ragframe's calibrated methods) or ``'rag-eval-node-ts'`` (the seed's, reproduced exactly).",
+        check=_compat,
+        invalid=("ragas",),
+    )
 
 
 @dataclass(frozen=True)
@@ -36,8 +100,8 @@ class HeuristicKernel:
         (NaN for a null score).
     """
 
-    pairs: Callable[[Options], Mapping[str, frozenset[int]]]
-    score: Callable[[RowSlice, Options, bool], tuple[np.ndarray, Signals | None]]
+    pairs: Callable[[HeuristicOptions], Mapping[str, frozenset[int]]]
+    score: Callable[[RowSlice, HeuristicOptions, bool], tuple[np.ndarray, Signals | None]]
 
 
 @dataclass(frozen=True)

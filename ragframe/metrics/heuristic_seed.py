@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragframe.metrics.heuristic_kernels import HeuristicKernel, Options
+from ragframe.metrics.heuristic_kernels import HeuristicKernel, HeuristicOptions
 from ragframe.metrics.text_engine import (
     RowSlice,
     Signals,
@@ -24,11 +24,11 @@ from ragframe.metrics.text_engine import (
 __all__ = ["SEED_KERNELS", "SEED_THRESHOLDS"]
 
 
-def _faithfulness_pairs(opts: Options) -> dict[str, frozenset[int]]:
+def _faithfulness_pairs(opts: HeuristicOptions) -> dict[str, frozenset[int]]:
     return {"answer_sentences-contexts": frozenset(opts.ngram_sizes)}
 
 
-def _faithfulness(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.ndarray, Signals | None]:
+def _faithfulness(batch: RowSlice, opts: HeuristicOptions, explain: bool) -> tuple[np.ndarray, Signals | None]:
     tag = "answer_sentences-contexts"
     s_rows = batch.sentences["answer"][0]
     best = group_max(batch.weighted_values(tag, opts), batch.pair_list(tag)[2])
@@ -44,11 +44,11 @@ def _faithfulness(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.nda
     )
 
 
-def _hallucination_pairs(opts: Options) -> dict[str, frozenset[int]]:
+def _hallucination_pairs(opts: HeuristicOptions) -> dict[str, frozenset[int]]:
     return {"answer_sentences-contexts": frozenset({1})}
 
 
-def _hallucination_rate(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.ndarray, Signals | None]:
+def _hallucination_rate(batch: RowSlice, opts: HeuristicOptions, explain: bool) -> tuple[np.ndarray, Signals | None]:
     tag = "answer_sentences-contexts"
     s_rows = batch.sentences["answer"][0]
     best = group_max(batch.values("overlap", 1, tag), batch.pair_list(tag)[2])
@@ -65,11 +65,11 @@ def _hallucination_rate(batch: RowSlice, opts: Options, explain: bool) -> tuple[
     )
 
 
-def _answer_relevance_pairs(opts: Options) -> dict[str, frozenset[int]]:
+def _answer_relevance_pairs(opts: HeuristicOptions) -> dict[str, frozenset[int]]:
     return {"question-answer": frozenset({1})}
 
 
-def _answer_relevance(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.ndarray, Signals | None]:
+def _answer_relevance(batch: RowSlice, opts: HeuristicOptions, explain: bool) -> tuple[np.ndarray, Signals | None]:
     tag = "question-answer"
     values = (batch.values("tfidf", 1, tag) + batch.values("overlap", 1, tag)) / 2
     if not explain:
@@ -79,11 +79,11 @@ def _answer_relevance(batch: RowSlice, opts: Options, explain: bool) -> tuple[np
     return values, row_warnings(low, "answer-relevance-low", template, values[low])
 
 
-def _context_precision_pairs(opts: Options) -> dict[str, frozenset[int]]:
+def _context_precision_pairs(opts: HeuristicOptions) -> dict[str, frozenset[int]]:
     return {"question-contexts": frozenset({1})}
 
 
-def _context_precision(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.ndarray, Signals | None]:
+def _context_precision(batch: RowSlice, opts: HeuristicOptions, explain: bool) -> tuple[np.ndarray, Signals | None]:
     sim = batch.values("tfidf", 1, "question-contexts")
     mean, _ = mean_by_row(batch.ctx_row, sim, batch.n)
     values = np.where(batch.ctx_count > 0, mean, 0.0)
@@ -92,11 +92,11 @@ def _context_precision(batch: RowSlice, opts: Options, explain: bool) -> tuple[n
     return values, chunk_signals(batch, sim < 0.3, "Context chunk(s) with low relevance (< 0.3): indices")
 
 
-def _context_relevance_pairs(opts: Options) -> dict[str, frozenset[int]]:
+def _context_relevance_pairs(opts: HeuristicOptions) -> dict[str, frozenset[int]]:
     return {"question-contexts": frozenset(opts.ngram_sizes)}
 
 
-def _context_relevance(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.ndarray, Signals | None]:
+def _context_relevance(batch: RowSlice, opts: HeuristicOptions, explain: bool) -> tuple[np.ndarray, Signals | None]:
     relevant = batch.weighted_values("question-contexts", opts) >= opts.chunk_relevance_threshold
     share, _ = mean_by_row(batch.ctx_row, relevant.astype(np.float64), batch.n)
     return np.where(batch.ctx_count > 0, share, 0.0), None
@@ -107,11 +107,11 @@ def _missing_ground_truth(batch: RowSlice) -> np.ndarray:
     return (gt.is_null() | (gt == "")).to_numpy()
 
 
-def _context_recall_pairs(opts: Options) -> dict[str, frozenset[int]]:
+def _context_recall_pairs(opts: HeuristicOptions) -> dict[str, frozenset[int]]:
     return {"ground_truth_sentences-contexts": frozenset({1})}
 
 
-def _context_recall(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.ndarray, Signals | None]:
+def _context_recall(batch: RowSlice, opts: HeuristicOptions, explain: bool) -> tuple[np.ndarray, Signals | None]:
     tag = "ground_truth_sentences-contexts"
     g_rows = batch.sentences["ground_truth"][0]
     best = group_max(batch.values("overlap", 1, tag), batch.pair_list(tag)[2])
@@ -120,11 +120,11 @@ def _context_recall(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.n
     return np.where(_missing_ground_truth(batch), np.nan, value), None
 
 
-def _answer_correctness_pairs(opts: Options) -> dict[str, frozenset[int]]:
+def _answer_correctness_pairs(opts: HeuristicOptions) -> dict[str, frozenset[int]]:
     return {"ground_truth-answer": frozenset({1})}
 
 
-def _answer_correctness(batch: RowSlice, opts: Options, explain: bool) -> tuple[np.ndarray, Signals | None]:
+def _answer_correctness(batch: RowSlice, opts: HeuristicOptions, explain: bool) -> tuple[np.ndarray, Signals | None]:
     tag = "ground_truth-answer"
     score = 0.7 * batch.values("f1", 1, tag) + 0.3 * batch.values("overlap", 1, tag)
     missing = _missing_ground_truth(batch)

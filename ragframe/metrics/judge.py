@@ -35,9 +35,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Any
 
 import polars as pl
 
@@ -53,7 +53,18 @@ from ragframe.judges.templates import (
     template_placeholders,
 )
 from ragframe.metrics.callback import check_inputs
-from ragframe.metrics.registry import Family, Metric, Requests, get_metric, metrics, register_family, register_metric
+from ragframe.metrics.heuristic_kernels import TextColumns
+from ragframe.metrics.registry import (
+    Family,
+    Metric,
+    Requests,
+    check_options,
+    get_metric,
+    metrics,
+    option,
+    register_family,
+    register_metric,
+)
 from ragframe.metrics.text_engine import contexts_column, string_column
 
 __all__ = [
@@ -65,15 +76,9 @@ __all__ = [
     "load_template",
     "render",
     "template_placeholders",
-    "judge_faithfulness",
-    "judge_answer_relevance",
-    "judge_context_relevance",
-    "judge_context_precision",
-    "judge_context_recall",
-    "judge_answer_correctness",
+    "JudgeOptions",
 ]
 
-Frame = TypeVar("Frame")
 logger = logging.getLogger("ragframe.judge")
 
 #: Default pass threshold of the built-in judge metrics (not calibrated: see docs/judges.md).
@@ -295,40 +300,74 @@ def _check_prompt(prompt: Any, function: str) -> dict[str, str]:
     return out
 
 
+def _judge_option(value: Any, name: str, function: str) -> Any:
+    return None if value is None else check_judge(value, function)
+
+
+def _cache_option(value: Any, name: str, function: str) -> Any:
+    return _check_cache(value, function)
+
+
+def _prompt_option(value: Any, name: str, function: str) -> dict[str, str]:
+    return _check_prompt(value, function)
+
+
+@dataclass(frozen=True)
+class JudgeOptions(TextColumns):
+    """The judge family's options: each one's default, check and documentation, declared once."""
+
+    judge: Any = option(
+        None,
+        "A callable ``prompt -> str`` (sync or async), a Judge such as ``rf.OpenAIJudge``, a model name or "
+        "``rf.OpenAIJudge``'s keywords as a dict.",
+        check=_judge_option,
+    )
+    cache: Any = option(
+        True,
+        "The persistent reply cache: True (the user cache folder), False, a file path or a JudgeCache.",
+        check=_cache_option,
+    )
+    n_samples: int = option(
+        1,
+        "Judge each row this many times; the score is their mean and ``<name>_std`` their spread.",
+        check=validate.positive_int,
+        invalid=(0,),
+    )
+    prompt: Any = option(
+        None, "Replaces the packaged template (a str, or a dict of metric -> template).", check=_prompt_option
+    )
+    dry_run: bool = option(
+        False,
+        "Call nothing: every row ``skipped``; the runner's usage shows the estimated tokens.",
+        check=validate.flag,
+    )
+    parse_retries: int = option(
+        2,
+        "An unreadable reply is asked again up to this many times, with a format reminder.",
+        check=lambda value, name, function: validate.integer(value, name, function, minimum=0),
+        invalid=(-1,),
+    )
+    retry_parse_errors: bool = option(
+        True, "A rerun asks again the rows whose cached reply was unreadable (False: it stands).", check=validate.flag
+    )
+
+
 def _check(options: dict[str, Any], function: str) -> dict[str, Any]:
-    for role in TEXT_ROLES:
-        validate.column_name(options[role], role, function)
-    judge = options["judge"]
-    return {
-        **options,
-        "judge": None if judge is None else check_judge(judge, function),
-        "n_samples": validate.positive_int(options["n_samples"], "n_samples", function),
-        "dry_run": validate.flag(options["dry_run"], "dry_run", function),
-        "cache": _check_cache(options["cache"], function),
-        "prompt": _check_prompt(options["prompt"], function),
-        "parse_retries": validate.integer(options["parse_retries"], "parse_retries", function, minimum=0),
-        "retry_parse_errors": validate.flag(options["retry_parse_errors"], "retry_parse_errors", function),
-        # one evaluate call (one LazyFrame plan): each (prompt, sample) judged once, however often it is collected
-        "_memo": {},
-    }
+    # one evaluate call (one LazyFrame plan): each (prompt, sample) judged once, however often it is collected
+    return {**check_options(JudgeOptions, options, function), "_memo": {}}
 
 
-#: The judge family's options and their defaults (column names shared with the heuristics).
-JUDGE_OPTIONS: dict[str, Any] = {
-    "question": "question",
-    "answer": "answer",
-    "contexts": "contexts",
-    "ground_truth": "ground_truth",
-    "judge": None,
-    "cache": True,
-    "n_samples": 1,
-    "prompt": None,
-    "dry_run": False,
-    "parse_retries": 2,
-    "retry_parse_errors": True,
-}
-
-register_family(Family(name="judge", score=_score, options=JUDGE_OPTIONS, check=_check, columns=_columns))
+register_family(
+    Family(
+        name="judge",
+        score=_score,
+        options=JudgeOptions,
+        check=_check,
+        columns=_columns,
+        per_metric="{name}",
+        run_options=("budget", "budget_seed", "by"),
+    )
+)
 
 
 def counterpart_name(name: Any) -> str | None:
@@ -507,111 +546,11 @@ def judge_metric(
     return register_metric(metric, replace=replace)
 
 
-# ----------------------------------------------------------------------------- one function per metric
-
-
-#: A reply each scoring reads (the docstring examples).
-_EXAMPLE_REPLY = {
+#: A reply each scoring reads (the generated judge_* functions' docstring examples).
+EXAMPLE_REPLY = {
     "score": "Score: 1",
     "share": "Claim: a\nVerdict: yes",
     "passages": "Verdict 1: yes",
     "ranked": "Verdict 1: yes",
     "f1": "Answer claim: a\nVerdict: yes\nReference claim: a\nCovered: yes",
 }
-
-
-def _single(name: str) -> Callable[..., Any]:
-    metric = get_metric(name)
-
-    def score(
-        df: Frame,
-        /,
-        *,
-        judge: Any = None,
-        cache: Any = True,
-        n_samples: int = 1,
-        prompt: str | None = None,
-        dry_run: bool = False,
-        parse_retries: int = 2,
-        retry_parse_errors: bool = True,
-        threshold: float | None = None,
-        prefix: str = "",
-        **options: Any,
-    ) -> Frame:
-        from ragframe.evaluator import Evaluator
-
-        thresholds = None if threshold is None else {name: threshold}
-        evaluator = Evaluator(
-            [name],
-            composite=False,
-            thresholds=thresholds,
-            prefix=prefix,
-            judge=judge,
-            cache=cache,
-            n_samples=n_samples,
-            prompt=prompt,
-            dry_run=dry_run,
-            parse_retries=parse_retries,
-            retry_parse_errors=retry_parse_errors,
-            **options,
-        )
-        return evaluator.evaluate(df, function=name)
-
-    score.__name__ = score.__qualname__ = name
-    placeholders = ", ".join(f"``{{{role}}}``" for role in metric.inputs)
-    score.__doc__ = f"""Append ``{name}`` and its ``_passed``, ``_reason``, ``_status``, ``_error`` (and ``_std``).
-
-    {metric.description}
-
-    Parameters
-    ----------
-    df : frame
-        Reads {", ".join(f"``{c}``" for c in metric.inputs)} (names overridable by keyword, e.g.
-        ``answer="response"``). A row with a null input is ``skipped`` (no call).
-    judge : callable or Judge
-        A callable ``prompt -> str`` (sync or async) or a Judge such as ``rf.OpenAIJudge``.
-    cache : bool, path or JudgeCache
-        The persistent reply cache (True: the user cache folder; False: none).
-    n_samples : int
-        Judge each row this many times; the score is the mean of the samples read and
-        ``{name}_std`` their standard deviation.
-    prompt : str, optional
-        Replaces the packaged template (placeholders {placeholders}).
-    dry_run : bool
-        Call nothing: every row ``skipped``; the runner's usage shows the estimated tokens.
-    parse_retries : int
-        An unreadable reply is asked again up to this many times in a run, with a format
-        reminder appended (each attempt cached under its own key).
-    retry_parse_errors : bool
-        A rerun asks again the rows whose cached reply was unreadable (False: the cached
-        ``parse_error`` stands, no call).
-    threshold : float, optional
-        Pass threshold of ``{name}_passed`` (default {metric.threshold}).
-    prefix : str
-        Prepended to the output columns (``""`` or ending with ``_ - . : /``).
-    **options
-        Column names, as in :func:`ragframe.evaluate`, and a judge budget: ``budget`` (a hard
-        cap: ``N`` calls or ``{{"cost": x}}``; rows drawn at random, the others ``skipped``),
-        ``budget_seed`` and ``by`` (strata) (:mod:`ragframe.judges.budget`).
-
-    Returns
-    -------
-    The same kind of frame with the new columns (docs/judges.md).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({{"question": ["q"], "answer": ["a"], "contexts": [["a"]], "ground_truth": ["a"]}})
-    >>> reply = {_EXAMPLE_REPLY[metric.kernel.scoring]!r}
-    >>> {name}(df, judge=lambda prompt: reply, cache=False)["{name}_status"].to_list()
-    ['ok']
-    """
-    return score
-
-
-judge_faithfulness = _single("judge_faithfulness")
-judge_answer_relevance = _single("judge_answer_relevance")
-judge_context_relevance = _single("judge_context_relevance")
-judge_context_precision = _single("judge_context_precision")
-judge_context_recall = _single("judge_context_recall")
-judge_answer_correctness = _single("judge_answer_correctness")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import MISSING, Field, dataclass, field, fields, is_dataclass
 from typing import Any, NamedTuple
 
 import polars as pl
@@ -28,6 +28,11 @@ __all__ = [
     "Metric",
     "Family",
     "Requests",
+    "option",
+    "declared_options",
+    "option_defaults",
+    "check_options",
+    "is_built_in",
     "ScoreColumn",
     "COMPOSITE",
     "SEPARATORS",
@@ -51,7 +56,62 @@ __all__ = [
 SEPARATORS = "_-.:/"
 #: The derived per-row score of :func:`ragframe.evaluate` (weighted mean of the thresholded metrics).
 COMPOSITE = "composite_score"
-_FAMILY_NAMES = ("retrieval", "heuristic", "judge", "custom")
+
+
+def option(default: Any, doc: str, *, check: Callable[[Any, str, str], Any] | None = None, **facts: Any) -> Any:
+    """Declare one option of a family's options dataclass: its default, its check and its documentation at once.
+
+    Parameters
+    ----------
+    default : object
+        The default value (immutable: a tuple, not a list).
+    doc : str
+        One or two sentences for the generated docstrings and ``docs/metrics.md``.
+    check : callable, optional
+        ``check(value, name, function) -> value``: the canonical value, or a typed error naming
+        ``function`` and ``name`` (see :mod:`ragframe.validate`).
+    **facts
+        Further facts other parts read (``seed_only=True``: tunes the seed's methods only;
+        ``invalid=(...)``: values a test must see refused).
+
+    Returns
+    -------
+    dataclasses.Field
+        For the class body of a frozen dataclass.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> from ragframe import validate
+    >>> @dataclass(frozen=True)
+    ... class ToyOptions:
+    ...     size: int = option(3, "How many.", check=validate.positive_int, invalid=(0,))
+    >>> option_defaults(ToyOptions), check_options(ToyOptions, {"size": 5}, "toy")
+    ({'size': 3}, {'size': 5})
+    """
+    return field(default=default, metadata={"doc": doc, "check": check, **facts})
+
+
+def declared_options(declaration: Any) -> tuple[Field, ...]:
+    """The declared options (dataclass fields) of a family's options class; () for a plain mapping."""
+    return fields(declaration) if is_dataclass(declaration) else ()
+
+
+def option_defaults(declaration: Any) -> dict[str, Any]:
+    """Option name -> default of an options dataclass (or a copy of a plain mapping of defaults)."""
+    if not is_dataclass(declaration):
+        return dict(declaration)
+    return {f.name: f.default for f in fields(declaration) if f.default is not MISSING}
+
+
+def check_options(declaration: Any, options: Mapping[str, Any], function: str) -> dict[str, Any]:
+    """``options`` with each declared option passed through its declared check (in declaration order)."""
+    out = dict(options)
+    for spec in declared_options(declaration):
+        check = spec.metadata.get("check")
+        if check is not None and spec.name in out:
+            out[spec.name] = check(out[spec.name], spec.name, function)
+    return out
 
 
 @dataclass(frozen=True)
@@ -154,8 +214,10 @@ class Family:
         input columns, ``requests`` is a list of ``(Metric, k or None)``, ``options`` the
         family's checked options; returns one Float64 column per request named
         ``metric.column(k)``, plus optional companion columns (``<column>_signals``).
-    options : dict
-        The family's option names and their defaults (column names included).
+    options : type or mapping
+        The family's options: a frozen dataclass whose fields are declared with :func:`option`
+        (the default, the check and the documentation of each; column names included), or a
+        plain mapping of names to defaults for a family without documented options.
     check : callable
         ``check(options, function) -> options``: validated, canonical option values.
     columns : callable
@@ -163,14 +225,31 @@ class Family:
     threshold : callable, optional
         ``threshold(metric, options) -> float or None``: the default pass threshold under these
         options, when it depends on them (a family with several methods); else ``metric.threshold``.
+    function : str, optional
+        The name of one public function for the whole family (``"score_retrieval"``), generated
+        by the run floor (:mod:`ragframe.run.factory`) with the family's options as its signature.
+    per_metric : str, optional
+        A pattern naming one public function per metric (``"score_{name}"``; ``"{name}"`` for
+        the judge metrics, whose names start with ``judge_``), generated likewise.
+    run_options : tuple of str
+        The run's options (:class:`ragframe.run.RunOptions`) these functions also take (the judge
+        family's: ``budget``, ``budget_seed``, ``by``).
     """
 
     name: str
     score: Callable[..., pl.DataFrame]
-    options: Mapping[str, Any]
+    options: Any
     check: Callable[[dict[str, Any], str], dict[str, Any]]
     columns: Callable[..., dict[str, str]]
     threshold: Callable[[Metric, Mapping[str, Any]], float | None] | None = None
+    function: str | None = None
+    per_metric: str | None = None
+    run_options: tuple[str, ...] = ()
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        """Option name -> default (a new dict on each call)."""
+        return option_defaults(self.options)
 
 
 #: What a family is asked to compute: (metric, cutoff k or None) pairs.
@@ -183,7 +262,27 @@ _FAMILIES: dict[str, Family] = {}
 
 
 def register_family(family: Family) -> Family:
-    """Add a metric family (the built-in ones register themselves on import)."""
+    """Add a metric family (the built-in ones register themselves on import).
+
+    Parameters
+    ----------
+    family : Family
+        Its name must be new, lower_snake_case and not a metric's name.
+
+    Returns
+    -------
+    Family
+        The registered family; :func:`register_metric` then accepts metrics of it.
+
+    Examples
+    --------
+    >>> get_family("heuristic").defaults["slice_rows"]
+    10000
+    """
+    if not isinstance(family, Family):
+        raise InvalidParameterError(f"register_family: expected a Family, found {type(family).__name__}")
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", family.name) or family.name in _METRICS or family.name == COMPOSITE:
+        raise InvalidParameterError(f"register_family: {family.name!r} is not a free lower_snake_case name")
     if family.name in _FAMILIES:
         raise InvalidParameterError(f"register_family: family {family.name!r} is already registered")
     _FAMILIES[family.name] = family
@@ -218,11 +317,11 @@ def register_metric(metric: Metric, *, replace: bool = False) -> Metric:
         raise InvalidParameterError(f"register_metric: expected a Metric, found {type(metric).__name__}")
     if not re.fullmatch(r"[a-z][a-z0-9_]*", metric.name):
         raise InvalidParameterError(f"register_metric: metric names are lower_snake_case, found {metric.name!r}")
-    if metric.family not in _FAMILY_NAMES:
+    if metric.family not in _FAMILIES:
         raise InvalidParameterError(
-            f"register_metric: family must be one of {list(_FAMILY_NAMES)}, found {metric.family!r}"
+            f"register_metric: family must be one of {list(_FAMILIES)}, found {metric.family!r}"
         )
-    if metric.name in _FAMILY_NAMES or metric.name == COMPOSITE or metric.name.endswith("_passed"):
+    if metric.name in _FAMILIES or metric.name == COMPOSITE or metric.name.endswith("_passed"):
         raise InvalidParameterError(f"register_metric: {metric.name!r} is a reserved name")
     if metric.name in _METRICS and not replace:
         raise InvalidParameterError(f"register_metric: metric {metric.name!r} is already registered")
@@ -258,6 +357,11 @@ def unregister_metric(name: str) -> None:
         raise InvalidParameterError(f"unregister_metric: {name!r} is built in")
     del _METRICS[name]
     _PATTERN.cache_clear()
+
+
+def is_built_in(name: str) -> bool:
+    """True for the metrics ragframe registers itself (they travel with no pickle and cannot be unregistered)."""
+    return name in _BUILT_IN
 
 
 def get_metric(name: str) -> Metric:

@@ -55,7 +55,7 @@ __all__ = [
     "RETRIEVAL_METRICS",
     "TrecKernel",
     "judgment_column",
-    "score_retrieval",
+    "RetrievalOptions",
     "evaluate_run",
     "run_summary",
     "retrieval_metrics",
@@ -209,115 +209,77 @@ def _check_scores(series: pl.Series, column: str, function: str) -> pl.Series:
 # ----------------------------------------------------------------------------- wide frames
 
 
-def score_retrieval(
-    df: Frame,
-    /,
-    *,
-    k: int | Iterable[int] = (1, 5, 10),
-    metrics: Iterable[str] | str | None = None,
-    relevance_level: int = 1,
-    match: Literal["id", "contains"] = "id",
-    retrieved_ids: str | None = None,
-    retrieved_scores: str | None = "retrieved_scores",
-    relevant_ids: str | None = None,
-    relevance: str | None = "relevance",
-    rbp_persistence: float = 0.9,
-    err_max_grade: int = 4,
-    prefix: str = "",
-) -> Frame:
-    """Append ranking metrics to a frame with one row per query.
-
-    Parameters
-    ----------
-    df : polars/pyarrow/pandas frame
-        One row per query.
-    k : int or list of int
-        Cutoffs for the ``*_at_k`` metrics.
-    metrics : list of str, optional
-        Ranking metric names (``"ndcg_at_k"``, ``"mrr"``, ``"bpref"``, ...; any of
-        :data:`RETRIEVAL_METRICS`) or output names (``"ndcg_at_10"``); by default the
-        family's default set (``rf.list_metrics()``, ``by_default``). Measures of judged
-        and unjudged documents (``bpref``, ``infap``, ``judged_at_k``, ``unjudged_at_k``,
-        ``rbp_residual``) need graded judgments (``relevance``: grade 0 = judged
-        non-relevant); binary ``relevant_ids`` cannot say what was judged.
-    relevance_level : int
-        Minimum grade of a relevant document (trec_eval ``-l``).
-    match : {"id", "contains"}
-        ``"id"`` compares ids; ``"contains"`` matches retrieved chunk texts against
-        gold document texts (see :mod:`ragframe.kernels.matching`).
-    retrieved_ids : str, optional
-        Column of retrieved ids in rank order (list[str]); defaults to
-        ``retrieved_ids`` (or ``contexts`` when ``match="contains"``).
-    retrieved_scores : str or None
-        Column of scores (list[f64]); when the column exists, rows are ranked by
-        score descending, then id descending (trec_eval). ``None`` ignores scores.
-    relevant_ids : str, optional
-        Binary judgments (list[str]); defaults to ``relevant_ids`` (or
-        ``gold_documents`` when ``match="contains"``).
-    relevance : str or None
-        Graded judgments, list[struct{id, grade}]; used when the column exists.
-    rbp_persistence : float
-        ``rbp`` and ``rbp_residual``'s persistence p, strictly between 0 and 1 (trec_eval's 0.9).
-    err_max_grade : int
-        ``err_at_k``'s highest grade (gdeval's 4): a document of grade g stops the user with
-        probability (2^g - 1) / 2^err_max_grade; a higher grade is an error.
-    prefix : str
-        Prepended to every output column name (``""`` or ending with ``_ - . : /``).
-
-    Returns
-    -------
-    The same kind of frame with one Float64 column per metric and cutoff.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"retrieved_ids": [["a", "b", "c"]], "relevant_ids": [["b"]]})
-    >>> score_retrieval(df, k=2, metrics=["precision_at_k", "mrr"]).row(0)
-    (['a', 'b', 'c'], ['b'], 0.5, 0.5)
-    """
-    from ragframe.evaluator import Evaluator
-
-    function = "score_retrieval"
-    options = {
-        "k": k,
-        "relevance_level": relevance_level,
-        "match": match,
-        "retrieved_ids": retrieved_ids,
-        "retrieved_scores": retrieved_scores,
-        "relevant_ids": relevant_ids,
-        "relevance": relevance,
-        "rbp_persistence": rbp_persistence,
-        "err_max_grade": err_max_grade,
-        "prefix": prefix,
-    }
-    evaluator = Evaluator._make("retrieval" if metrics is None else metrics, {**options, "composite": False}, function)
-    for metric, _ in evaluator.requests(function=function):
-        if metric.family != "retrieval":
-            raise InvalidParameterError(f"{function}: {metric.name!r} is not a ranking metric; use rf.evaluate")
-    return evaluator.evaluate(df, function=function)
-
-
 # ----------------------------------------------------------------------------- the retrieval family
 
 
 def _family_check(options: dict[str, Any], function: str) -> dict[str, Any]:
-    def column(name: str) -> str | None:
-        value = options[name]
-        return None if value is None else validate.column_name(value, name, function)
+    names = [spec.name for spec in registry.declared_options(RetrievalOptions)]
+    checked = registry.check_options(RetrievalOptions, {name: options[name] for name in names}, function)
+    return {**checked, "contexts": options["contexts"], "_function": function}
 
-    return {
-        "k": _check_ks(options["k"], function),
-        "relevance_level": _check_level(options["relevance_level"], function),
-        "match": validate.choice(options["match"], "match", function, ["id", "contains"]),
-        "retrieved_ids": column("retrieved_ids"),
-        "retrieved_scores": column("retrieved_scores"),
-        "relevant_ids": column("relevant_ids"),
-        "relevance": column("relevance"),
-        "rbp_persistence": _check_persistence(options["rbp_persistence"], function),
-        "err_max_grade": validate.positive_int(options["err_max_grade"], "err_max_grade", function),
-        "contexts": options["contexts"],
-        "_function": function,
-    }
+
+def _column_option(value: Any, name: str, function: str) -> str | None:
+    return None if value is None else validate.column_name(value, name, function)
+
+
+@dataclass(frozen=True)
+class RetrievalOptions:
+    """The retrieval family's options: each one's default, check and documentation, declared once."""
+
+    k: tuple[int, ...] = registry.option(
+        (1, 5, 10),
+        "Cutoffs of the ``*_at_k`` metrics: an int or a list of ints >= 1.",
+        check=lambda value, name, function: _check_ks(value, function),
+        invalid=(0, (5, 0), ()),
+    )
+    relevance_level: int = registry.option(
+        1,
+        "Minimum grade of a relevant document (trec_eval ``-l``), an int >= 0.",
+        check=lambda value, name, function: _check_level(value, function),
+        invalid=(-1,),
+    )
+    match: str = registry.option(
+        "id",
+        "``'id'`` compares ids; ``'contains'`` matches retrieved chunk texts against gold document texts "
+        "(:mod:`ragframe.kernels.matching`).",
+        check=lambda value, name, function: validate.choice(value, name, function, ["id", "contains"]),
+        invalid=("ids",),
+    )
+    retrieved_ids: str | None = registry.option(
+        None,
+        "Column of the retrieved ids in rank order; defaults to ``retrieved_ids`` (``contexts`` with "
+        "``match='contains'``).",
+        check=_column_option,
+    )
+    retrieved_scores: str | None = registry.option(
+        "retrieved_scores",
+        "Column of the retrieval scores (list of floats); when it exists, rows are ranked by score descending, "
+        "then id descending (trec_eval). None ignores scores.",
+        check=_column_option,
+    )
+    relevant_ids: str | None = registry.option(
+        None,
+        "Column of the binary judgments (list of ids); defaults to ``relevant_ids`` (``gold_documents`` with "
+        "``match='contains'``).",
+        check=_column_option,
+    )
+    relevance: str | None = registry.option(
+        "relevance",
+        "Column of the graded judgments, list of struct{id, grade}; used when it exists.",
+        check=_column_option,
+    )
+    rbp_persistence: float = registry.option(
+        0.9,
+        "``rbp``'s persistence p, strictly between 0 and 1 (trec_eval's 0.9).",
+        check=lambda value, name, function: _check_persistence(value, function),
+        invalid=(0.0, 1.0),
+    )
+    err_max_grade: int = registry.option(
+        4,
+        "``err_at_k``'s highest grade (gdeval's 4); a higher grade is an error.",
+        check=validate.positive_int,
+        invalid=(0,),
+    )
 
 
 def _check_persistence(value: Any, function: str) -> float:
@@ -380,19 +342,10 @@ register_family(
     Family(
         name="retrieval",
         score=_family_score,
-        options={
-            "k": (1, 5, 10),
-            "relevance_level": 1,
-            "match": "id",
-            "retrieved_ids": None,
-            "retrieved_scores": "retrieved_scores",
-            "relevant_ids": None,
-            "relevance": "relevance",
-            "rbp_persistence": 0.9,
-            "err_max_grade": 4,
-        },
+        options=RetrievalOptions,
         check=_family_check,
         columns=_family_columns,
+        function="score_retrieval",
     )
 )
 
@@ -1471,8 +1424,10 @@ def retrieval_metrics(
         data["relevant_ids"] = pl.Series([judged], dtype=pl.List(dtype))
     if scores is not None:
         data["retrieved_scores"] = pl.Series([_score_list(scores, len(ids), function)], dtype=pl.List(pl.Float64))
-    scored = score_retrieval(pl.DataFrame(data), k=ks, relevance_level=level)
-    return {name: scored[name][0] for name in scored.columns if name not in data}
+    options = {**registry.option_defaults(RetrievalOptions), "k": ks, "relevance_level": level, "contexts": "contexts"}
+    requests = _chosen_requests(None, ks, function)
+    scored = _family_score(pl.DataFrame(data), requests, _family_check(options, function), function)
+    return {name: scored[name][0] for name in scored.columns}
 
 
 def _id_list(value: Any, name: str, function: str) -> tuple[list[Any], pl.DataType]:

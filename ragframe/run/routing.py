@@ -16,7 +16,7 @@ Examples
 >>> import ragframe as rf
 >>> df = pl.DataFrame({"answer": ["Paris is in France.", "Lyon is in Peru."],
 ...                    "contexts": [["Paris is in France."], ["Lyon is a city in France."]]})
->>> out = rf.evaluate(df, ["faithfulness"], mode="llm", judge=lambda prompt: "Score: 1", cache=False)
+>>> out = rf.evaluate(df, ["faithfulness"], mode="llm", judge=lambda prompt: "Claim: x\\nVerdict: yes", cache=False)
 >>> out.select("faithfulness", "faithfulness_source").rows()
 [(1.0, 'judge'), (1.0, 'judge')]
 """
@@ -32,8 +32,9 @@ import polars as pl
 
 from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.judges.templates import check_template
 from ragframe.metrics import registry
-from ragframe.metrics.judge import TEXT_ROLES, counterpart, template_placeholders
+from ragframe.metrics.judge import counterpart
 from ragframe.metrics.registry import Metric
 from ragframe.schema import to_polars
 
@@ -167,19 +168,6 @@ def check_judging(requests: list[tuple[Metric, int | None]], checked: Mapping[st
         from ragframe.judges.budget import check_cost_judge
 
         check_cost_judge(options["judge"], budget, function)
-
-
-def check_template(template: str, inputs: tuple[str, ...], where: str) -> None:
-    """Every input has its ``{placeholder}``; no text-role placeholder the metric does not read."""
-    used = template_placeholders(template)
-    missing = [role for role in inputs if role not in used]
-    if missing:
-        raise InvalidParameterError(f"{where}: the template never uses {{{missing[0]}}}; inputs are {list(inputs)}")
-    foreign = sorted((used & set(TEXT_ROLES)) - set(inputs))
-    if foreign:
-        raise InvalidParameterError(
-            f"{where}: the template uses {{{foreign[0]}}}, which is not among its inputs {list(inputs)}"
-        )
 
 
 # ----------------------------------------------------------------------------- scoring

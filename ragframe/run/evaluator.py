@@ -18,13 +18,15 @@ from typing import Any, TypeVar
 import numpy as np
 import polars as pl
 
-from ragframe import routing, secrets, validate
+from ragframe import secrets, validate
 from ragframe.exceptions import InvalidParameterError, SchemaError, SkippedMetricWarning
 from ragframe.judges.budget import check_budget
 from ragframe.metrics import registry
 from ragframe.metrics.judge import counterpart
 from ragframe.metrics.registry import COMPOSITE, Metric
-from ragframe.schema import DEFAULT_COLUMNS, apply_to_frame, column_names, conform_text
+from ragframe.run import routing
+from ragframe.run.options import RunOptions
+from ragframe.schema import CONTRACT_DTYPES, DEFAULT_COLUMNS, apply_to_frame, column_names, conform_text
 
 __all__ = ["Evaluator", "evaluate", "aevaluate", "AUTO"]
 
@@ -34,20 +36,8 @@ Request = tuple[Metric, "int | None"]
 AUTO = "auto"
 #: Roles of the ``by`` columns of a judge budget in :meth:`Evaluator.input_columns` (``"by:topic"``).
 BY_ROLE = "by:"
-#: Options of the run itself (the families add theirs: column names, k, explain, ...).
-GENERAL_OPTIONS: dict[str, Any] = {
-    "prefix": "",
-    "thresholds": None,
-    "weights": None,
-    "composite_threshold": 0.6,
-    "composite": True,
-    "mode": "heuristic",
-    "metric_modes": None,
-    "hybrid_band": None,
-    "budget": None,
-    "budget_seed": 0,
-    "by": None,
-}
+#: Options of the run itself (the families add theirs: column names, k, explain, ...), from :class:`RunOptions`.
+GENERAL_OPTIONS: dict[str, Any] = registry.option_defaults(RunOptions)
 #: Options whose value may be a dict (frozen as sorted (key, value) pairs, thawed back to a dict).
 _DICT_OPTIONS = ("metric_modes", "hybrid_band", "prompt", "judge", "budget")
 #: What to do when the input already has some of the columns a run writes (see ragframe.schema).
@@ -69,7 +59,7 @@ def _freeze(value: Any) -> Any:
 def _all_options() -> dict[str, Any]:
     merged = dict(GENERAL_OPTIONS)
     for name in registry.families():
-        merged.update(registry.get_family(name).options)
+        merged.update(registry.get_family(name).defaults)
     return merged
 
 
@@ -201,7 +191,7 @@ class Evaluator:
         if self.metrics == AUTO:
             return []
         requests = _resolve(self.metrics, self._checked("Evaluator"), "Evaluator")
-        return list({m.name: m for m, _ in requests if m.name not in _BUILTIN_NAMES}.values())
+        return list({m.name: m for m, _ in requests if not registry.is_built_in(m.name)}.values())
 
     # ------------------------------------------------------------------ options
 
@@ -554,8 +544,6 @@ class Evaluator:
         >>> Evaluator(["mrr", "ndcg_at_10"]).written_columns(schema)
         ['ndcg_at_10', 'mrr']
         """
-        from ragframe.io.row_checks import CONTRACT_DTYPES
-
         checked = self._checked(function)
         requests, roles = self._plan(checked, list(schema), function, warn=False)
         dtypes = {name: CONTRACT_DTYPES.get(role, schema[name]) for role, name in roles.items()}
@@ -607,52 +595,6 @@ class Evaluator:
         if self.metrics is None:
             return _default(checked, available, function)[0]
         return _resolve(self.metrics, checked, function)
-
-    def evaluate_parquet(self, source: Any, out: Any, /, **run_options: Any) -> Any:
-        """Score a Parquet file, folder or glob in batches into ``out`` (see :func:`ragframe.evaluate_parquet`).
-
-        Parameters
-        ----------
-        source : path, folder, glob, or a list of them
-            The log.
-        out : path
-            Output folder (created).
-        **run_options
-            :func:`ragframe.evaluate_parquet`'s run options (``batch_rows``, ``keep``,
-            ``resume``, ``overwrite``, ``progress``, ...), not metric options.
-
-        Returns
-        -------
-        ParquetEvaluation
-            What the run did; the scores are in ``out / "scores"``.
-
-        Examples
-        --------
-        >>> import pathlib, tempfile
-        >>> import polars as pl
-        >>> log = pl.DataFrame({"id": [1], "retrieved_ids": [["a", "b"]], "relevant_ids": [["b"]]})
-        >>> with tempfile.TemporaryDirectory() as tmp:
-        ...     log.write_parquet(pathlib.Path(tmp) / "log.parquet")
-        ...     result = Evaluator(["mrr"], prefix="v1_").evaluate_parquet(
-        ...         pathlib.Path(tmp) / "log.parquet", pathlib.Path(tmp) / "out", progress=False
-        ...     )
-        ...     pl.read_parquet(result.out / "scores").select("id", "v1_mrr").row(0)
-        (1, 0.5)
-        """
-        from ragframe.io.streaming import evaluate_parquet
-
-        return evaluate_parquet(source, out, evaluator=self, **run_options)
-
-
-def _builtin_names() -> frozenset[str]:
-    from ragframe.metrics.heuristic import HEURISTIC_METRICS
-    from ragframe.metrics.judge import JUDGE_METRICS
-    from ragframe.metrics.retrieval import RETRIEVAL_METRICS
-
-    return frozenset((*HEURISTIC_METRICS, *RETRIEVAL_METRICS, *JUDGE_METRICS))
-
-
-_BUILTIN_NAMES = _builtin_names()
 
 
 def _thaw(name: str, value: Any) -> Any:
