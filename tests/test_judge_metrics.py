@@ -7,6 +7,7 @@ Expected values are hand arithmetic, scikit-learn (average precision) or ``stati
 
 from __future__ import annotations
 
+import json
 import pickle
 import statistics
 import threading
@@ -510,3 +511,57 @@ def test_aevaluate_keeps_the_event_loop_free():
     assert ticks >= 5  # the loop ran the ticker while the judge slept
     with pytest.raises(InvalidParameterError, match="aevaluate: unknown option"):
         asyncio.run(rf.aevaluate(RAG, ["faithfulness"], bogus=1))
+
+
+# ----------------------------------------------------------------------------- usage returned with the run
+
+
+def _calls(usage: pl.DataFrame) -> dict[str, int]:
+    return dict(usage.select("metric", "calls").iter_rows())
+
+
+def test_recording_usage_is_one_runs_usage_nested_blocks_and_aevaluate_included():
+    import asyncio
+
+    from ragframe.judges import recording_usage
+
+    before = _calls(rf.judge_usage()).get("judge_answer_relevance", 0)
+    with recording_usage() as outer:
+        rf.judge_answer_relevance(RAG.head(2), judge=fixed("Score: 1"), cache=False)
+        with recording_usage() as inner:
+            rf.judge_answer_relevance(RAG.head(1), judge=fixed("Score: 0.5"), cache=False)
+            asyncio.run(rf.aevaluate(RAG.head(2), ["judge_answer_relevance"], judge=fixed("Score: 0"), cache=False))
+        elsewhere = threading.Thread(
+            target=lambda: rf.judge_answer_relevance(RAG.head(1), judge=fixed("Score: 0.2"), cache=False)
+        )
+        elsewhere.start()
+        elsewhere.join()  # another thread's run is not this block's
+    rf.judge_answer_relevance(RAG.head(1), judge=fixed("Score: 1"), cache=False)  # after the block
+    assert _calls(outer.frame()) == {"judge_answer_relevance": 2 + 1 + 2}
+    assert _calls(inner.frame()) == {"judge_answer_relevance": 1 + 2}
+    # the process-wide view still counts everything
+    assert _calls(rf.judge_usage())["judge_answer_relevance"] - before == 2 + 1 + 2 + 1 + 1
+
+
+def test_usage_is_returned_with_a_parquet_run_child_processes_and_resumes_included(tmp_path):
+    pytest.importorskip("httpx")
+    from judge_server import FakeJudgeServer
+
+    log = tmp_path / "log.parquet"
+    rows = pl.concat([RAG.head(2)] * 6).with_columns(pl.int_range(pl.len()).alias("id"))
+    rows.with_columns(pl.format("{} ({})", "answer", "id").alias("answer")).write_parquet(log)  # 12 distinct prompts
+    options = {"metrics": ["judge_answer_relevance"], "batch_rows": 3, "progress": False}
+    with FakeJudgeServer() as server:
+        judge = rf.OpenAIJudge("fake", base_url=server.base_url, api_key="sk-x", max_retries=3)
+        first = rf.evaluate_parquet(log, tmp_path / "out", judge=judge, cache=False, batches_per_process=2, **options)
+        prompts = {r.prompt for r in server.log if r.status == 200}
+        again = rf.evaluate_parquet(log, tmp_path / "out", judge=judge, cache=False, **options)  # all 4 batches done
+        assert len(prompts) == 12 and again.resumed == 4
+    row = first.usage.row(0, named=True)
+    assert first.usage.height == 1 and row["metric"] == "judge_answer_relevance"
+    # counted in the 2 child processes that judged, which the parent's rf.judge_usage() never sees
+    assert (row["calls"], row["cache_hits"], row["failures"], row["dry_run"]) == (12, 0, 0, False)
+    assert row["input_tokens"] == sum(len(p.split()) for p in prompts)  # the server's count (words)
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["judge_usage"] == first.usage.to_dicts()
+    assert_frame_equal(again.usage, first.usage)  # read back from the finished batches

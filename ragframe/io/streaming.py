@@ -73,6 +73,7 @@ from ragframe.io.row_checks import (
     value_text,
 )
 from ragframe.judges.base import NOT_FAILED_STATUSES
+from ragframe.judges.usage import recording_usage, usage_frame
 from ragframe.run.evaluator import BY_ROLE, CLASH_HINT, Evaluator
 from ragframe.schema import check_output_columns
 from ragframe.stats.summary import SummaryState, merge_summary_states, summary_state
@@ -134,6 +135,11 @@ class ParquetEvaluation:
         ``planned_cost``, ``candidates`` and ``chosen`` rows per judge metric) and what the
         run spent (``calls``, ``cost``: the requests sent and the cost the replies report,
         over every batch). Also in the manifest.
+    usage : polars.DataFrame, optional
+        The judge usage of the run's batches (those of an earlier, resumed run included),
+        summed per metric: the columns of :func:`ragframe.judge_usage` (calls, cache hits,
+        retries, failures, tokens, cost), also from child processes; empty when nothing was
+        judged. Also in the manifest (``judge_usage``). None from the ``ray`` engine.
 
     Examples
     --------
@@ -166,6 +172,7 @@ class ParquetEvaluation:
     statuses: dict[str, dict[str, int]] = field(default_factory=dict)
     errors: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
     budget: dict[str, Any] | None = field(default=None, repr=False)
+    usage: pl.DataFrame | None = field(default=None, repr=False)
 
     def failures(self) -> dict[str, int]:
         """Per judge score column, the rows whose status is a failure (not ``ok`` or ``skipped``).
@@ -398,7 +405,8 @@ class _BatchJob:
         """Read, score and write one batch (rejects, summary state, then the scores part)."""
         frame = self.read_batch(batch)
         before = self.budget.gate().snapshot() if self.budget is not None else None
-        good, scores, rejects = _score_batch(frame, batch, self.score, self.checked)
+        with recording_usage() as usage:  # the batch's judge calls, returned with it (child processes too)
+            good, scores, rejects = _score_batch(frame, batch, self.score, self.checked)
         kept = frame.select(self.kept)
         part = (kept.filter(good) if rejects.height else kept).hstack(scores) if self.kept else scores
         name = f"part-{batch.index:05d}.parquet"
@@ -417,6 +425,8 @@ class _BatchJob:
             "rejected": rejects.height,
             "judge": judge_outcomes(scores),
         }
+        if usage.records():
+            entry["usage"] = usage.records()
         if before is not None:
             entry["budget"] = _spent_between(before, self.budget.gate().snapshot())
         del frame, good, scores, kept, part
@@ -887,6 +897,8 @@ def _finish(
     budget = _budget_totals(manifest)
     if budget is not None:
         manifest["budget"] = budget
+    usage = usage_frame(v.get("usage", []) for v in finished)
+    manifest["judge_usage"] = usage.to_dicts()
     _write_json_atomic(manifest, out / MANIFEST)
     return ParquetEvaluation(
         out=out,
@@ -900,6 +912,7 @@ def _finish(
         statuses=statuses,
         errors=errors,
         budget=budget,
+        usage=usage,
     )
 
 

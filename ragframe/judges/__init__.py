@@ -18,7 +18,7 @@ from ragframe.judges.client import OpenAIJudge
 from ragframe.judges.limits import RateLimiter
 from ragframe.judges.parse import ParsedReply, parse_replies, parse_reply, read_score
 from ragframe.judges.runner import ajudge_prompts, judge_prompts
-from ragframe.judges.usage import JudgeUsage, judge_usage
+from ragframe.judges.usage import JudgeUsage, judge_usage, recording_usage
 
 __all__ = [
     "STATUSES",
@@ -45,4 +45,5 @@ __all__ = [
     "judge_prompts",
     "JudgeUsage",
     "judge_usage",
+    "recording_usage",
 ]

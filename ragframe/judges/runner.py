@@ -37,7 +37,8 @@ Concurrency
 
 Accounting
     Usage is recorded call by call into the judge's ledger (``judge.usage()``, when the judge
-    has one) and the process-wide one (:func:`ragframe.judges.judge_usage`). Token counts
+    has one), the run's (every :func:`ragframe.judges.recording_usage` block the call is made
+    in) and the process-wide one (:func:`ragframe.judges.judge_usage`). Token counts
     the judge does not report are estimated as characters / 4 (rounded up).
 
 ``dry_run=True`` calls nothing: every row is ``skipped`` with the estimated tokens (prompt
@@ -72,7 +73,7 @@ from ragframe.judges.base import CallableJudge, Judge, JudgeCallError, JudgeRepl
 from ragframe.judges.budget import BudgetGate, cost_bound, estimated_cost
 from ragframe.judges.cache import JudgeCache, cache_key, resolve_cache
 from ragframe.judges.progress import JudgeProgress
-from ragframe.judges.usage import GLOBAL_USAGE, JudgeUsage, price_of, token_estimate
+from ragframe.judges.usage import GLOBAL_USAGE, JudgeUsage, active_ledgers, price_of, token_estimate
 from ragframe.secrets import scrub
 from ragframe.validate import flag, integer, positive_int
 
@@ -326,7 +327,7 @@ def _plan(
             stacklevel=3,
         )
     keys = [cache_key(identity, p, s) if p is not None else None for p in texts for s in range(n_samples)]
-    ledgers = [GLOBAL_USAGE]
+    ledgers = [GLOBAL_USAGE, *active_ledgers()]  # the process's view and the runs' (recording_usage blocks)
     own = getattr(judge, "usage_ledger", None)
     if isinstance(own, JudgeUsage):
         ledgers.append(own)

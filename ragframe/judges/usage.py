@@ -1,9 +1,12 @@
 """What judge calls cost: calls, cache hits, retries, failures, tokens and money, per metric.
 
-Every run of :func:`ragframe.judges.runner.judge_prompts` records into two ledgers: the
-judge's own (``judge.usage()``, for :class:`~ragframe.judges.OpenAIJudge` and wrapped
-callables) and the process-wide one (:func:`judge_usage`). Counts are recorded reply by
-reply, so an interrupted run still shows what it spent.
+Every run of :func:`ragframe.judges.runner.judge_prompts` records into the ledgers of its
+run: the ledger of every :func:`recording_usage` block it runs inside (what a run returns:
+``rf.evaluate_parquet(...).usage`` and its manifest's ``judge_usage`` are the ledgers of its
+batches, summed), the judge's own (``judge.usage()``, for :class:`~ragframe.judges.OpenAIJudge`
+and wrapped callables) and the process-wide one (:func:`judge_usage`, a convenience view of
+every run in this process, child processes and Ray workers excluded). Counts are recorded
+reply by reply, so an interrupted run still shows what it spent.
 
 Columns
     ``metric``; ``calls``: prompts sent to the judge (a prompt asked twice in one run is one
@@ -27,13 +30,25 @@ Examples
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import polars as pl
 
 from ragframe.validate import flag
 
-__all__ = ["JudgeUsage", "judge_usage", "token_estimate", "price_of", "USAGE_SCHEMA"]
+__all__ = [
+    "JudgeUsage",
+    "judge_usage",
+    "recording_usage",
+    "active_ledgers",
+    "usage_frame",
+    "token_estimate",
+    "price_of",
+    "USAGE_SCHEMA",
+]
 
 _COUNTS = ("calls", "cache_hits", "retries", "failures", "input_tokens", "output_tokens")
 
@@ -157,10 +172,104 @@ class JudgeUsage:
         """
         reset = flag(reset, "reset", "usage")
         with self._lock:
-            rows = [{"metric": m, **row, "dry_run": d} for (m, d), row in sorted(self._rows.items())]
+            rows = self._records()
             if reset:
                 self._rows.clear()
         return pl.DataFrame(rows, schema=USAGE_SCHEMA)
+
+    def records(self) -> list[dict[str, Any]]:
+        """The ledger as plain rows (JSON-ready: what a manifest stores), one per metric and dry run.
+
+        Examples
+        --------
+        >>> ledger = JudgeUsage()
+        >>> ledger.record("f", calls=1, input_tokens=7)
+        >>> ledger.records()[0]["calls"], ledger.records()[0]["cost"]
+        (1, None)
+        """
+        with self._lock:
+            return self._records()
+
+    def _records(self) -> list[dict[str, Any]]:
+        return [{"metric": m, **row, "dry_run": d} for (m, d), row in sorted(self._rows.items())]
+
+
+def usage_frame(parts: Iterable[Iterable[Mapping[str, Any]]]) -> pl.DataFrame:
+    """Ledger rows of several parts of a run (batches, processes) summed per metric and dry run.
+
+    Parameters
+    ----------
+    parts : iterable of iterables of mappings
+        Each part's :meth:`JudgeUsage.records`.
+
+    Returns
+    -------
+    polars.DataFrame
+        The columns of :func:`judge_usage`; a cost is null only when no part knew it.
+
+    Examples
+    --------
+    >>> a, b = JudgeUsage(), JudgeUsage()
+    >>> a.record("f", calls=2, cost=0.5)
+    >>> b.record("f", calls=1, cache_hits=4)
+    >>> usage_frame([a.records(), b.records()]).select("metric", "calls", "cache_hits", "cost").rows()
+    [('f', 3, 4, 0.5)]
+    """
+    total = JudgeUsage()
+    for part in parts:
+        for row in part:
+            counts = {name: int(row.get(name, 0)) for name in _COUNTS}
+            total.record(str(row["metric"]), **counts, cost=row.get("cost"), dry_run=bool(row.get("dry_run", False)))
+    return total.frame()
+
+
+#: The ledgers of the :func:`recording_usage` blocks the current thread (or task) runs inside.
+_RUN_LEDGERS: ContextVar[tuple[JudgeUsage, ...]] = ContextVar("ragframe_run_ledgers", default=())
+
+
+@contextmanager
+def recording_usage() -> Iterator[JudgeUsage]:
+    """A fresh ledger that every judge call made inside the block also records into: one run's usage.
+
+    The block is the current thread's or task's (``contextvars``): ``asyncio.to_thread`` and
+    ``rf.aevaluate`` carry it; calls in other threads or processes are not recorded.
+    Blocks nest (each records its own calls and those of the blocks inside it).
+
+    Yields
+    ------
+    JudgeUsage
+        Read it with ``.frame()`` (the columns of :func:`judge_usage`).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import ragframe as rf
+    >>> df = pl.DataFrame({"question": ["q"], "answer": ["a"]})
+    >>> with recording_usage() as usage:
+    ...     out = rf.judge_answer_relevance(df, judge=lambda p: "Score: 1", cache=False)
+    >>> usage.frame().select("metric", "calls").rows()
+    [('judge_answer_relevance', 1)]
+    """
+    ledger = JudgeUsage()
+    token = _RUN_LEDGERS.set((*_RUN_LEDGERS.get(), ledger))
+    try:
+        yield ledger
+    finally:
+        _RUN_LEDGERS.reset(token)
+
+
+def active_ledgers() -> tuple[JudgeUsage, ...]:
+    """The ledgers of the :func:`recording_usage` blocks around the caller (innermost last).
+
+    Examples
+    --------
+    >>> with recording_usage() as outer, recording_usage() as inner:
+    ...     active_ledgers() == (outer, inner)
+    True
+    >>> active_ledgers()
+    ()
+    """
+    return _RUN_LEDGERS.get()
 
 
 #: The process-wide ledger read by :func:`judge_usage`.
