@@ -54,6 +54,8 @@ def _like(function: Callable[..., Any], frame: str | None = None) -> Callable[[M
         self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
         method.__signature__ = signature.replace(parameters=[self_param, *params[1:]])  # type: ignore[attr-defined]
         method.__doc__ = function.__doc__
+        # the function's module: its examples run as doctests there, once (they name the free function)
+        method.__module__ = function.__module__
         return method
 
     return decorate

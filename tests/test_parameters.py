@@ -2,12 +2,19 @@
 
 The property: whatever value a caller passes, ragframe either accepts it or raises a
 :class:`~ragframe.exceptions.RagframeError` (never an IndexError, a TypeError from inside
-NumPy, a ZeroDivisionError, ...). Hypothesis draws the values; the table below names each
-function, a valid call and its numeric parameters.
+NumPy, a ZeroDivisionError, ...). Hypothesis draws the values.
+
+The metric families' options are not listed here: they are read from the families' options
+dataclasses (``registry.option`` declarations), so a new option is tested without editing
+this file: its numeric parameters get the property, its declared ``invalid`` values must be
+refused naming the option, its default must pass its own check, and every generated
+function must refuse the options of the other families naming itself. The statistics, which
+are no metric family, keep their table (``CALLS``).
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import polars as pl
@@ -17,6 +24,9 @@ from hypothesis import strategies as st
 
 import ragframe as rf
 from ragframe.exceptions import RagframeError
+from ragframe.metrics import registry
+from ragframe.run import RunOptions
+from ragframe.run.factory import public_functions
 
 RAG = pl.DataFrame(
     {
@@ -49,13 +59,49 @@ JUDGMENTS = pl.DataFrame(
     }
 )
 
+
+def _judge(prompt: str) -> str:
+    return "Score: 1"
+
+
+def _family_call(function: str):
+    """A valid call of a generated function, taking keyword overrides (judges get a local judge, no cache)."""
+    base = {"judge": _judge, "cache": False} if "judge" in inspect.signature(rf.__dict__[function]).parameters else {}
+    return lambda **kw: rf.__dict__[function](RAG, **{**base, **kw})
+
+
+def _is_numeric(value) -> bool:
+    values = value if isinstance(value, tuple) else (value,)
+    return bool(values) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+
+
+def _numeric_options(function: str) -> list[str]:
+    """The keyword parameters of a generated function whose default is a number (or numbers), and threshold."""
+    params = inspect.signature(rf.__dict__[function]).parameters.values()
+    numeric = [p.name for p in params if p.name == "threshold" or (p.default is not p.empty and _is_numeric(p.default))]
+    return [name for name in numeric if name not in COSTLY]
+
+
+FUNCTIONS = sorted(public_functions())
+#: One generated function per family (a family's functions share its options): the first of each.
+ONE_PER_FAMILY = sorted(
+    {tuple(inspect.signature(rf.__dict__[name]).parameters): name for name in reversed(FUNCTIONS)}.values()
+)
+
+#: Every option an rf.evaluate call takes, with every family's declaration (and the run's own).
+DECLARED = [
+    (family, spec)
+    for family in registry.families()
+    for spec in registry.declared_options(registry.get_family(family).options)
+] + [("run", spec) for spec in registry.declared_options(RunOptions)]
+#: Options whose large valid values mean large work (``n_samples=10**12`` judges each row 10**12 times).
+COSTLY = {spec.name for _, spec in DECLARED if spec.metadata.get("costly")}
+EVALUATE_NUMERIC = sorted({spec.name for _, spec in DECLARED if _is_numeric(spec.default)} - COSTLY)
+
 #: (name, call taking the keyword overrides, numeric parameter names)
 CALLS = [
-    ("evaluate", lambda **kw: rf.evaluate(RAG, ["faithfulness", "context_relevance", "mrr"], **kw),
-     ["composite_threshold", "slice_rows", "k", "relevance_level", "claim_support_threshold",
-      "chunk_relevance_threshold", "ngram_sizes", "ngram_weights"]),
-    ("score_faithfulness", lambda **kw: rf.score_faithfulness(RAG, **kw), ["threshold", "slice_rows"]),
-    ("score_retrieval", lambda **kw: rf.score_retrieval(RAG, **kw), ["k", "relevance_level"]),
+    ("evaluate", lambda **kw: rf.evaluate(RAG, ["faithfulness", "context_relevance", "mrr"], **kw), EVALUATE_NUMERIC),
+    *[(name, _family_call(name), _numeric_options(name)) for name in ONE_PER_FAMILY],
     ("evaluate_run", lambda **kw: rf.evaluate_run(RUN, QRELS, **kw), ["k", "relevance_level", "max_docs"]),
     ("retrieval_metrics", lambda **kw: rf.retrieval_metrics(retrieved=["a", "b"], relevant=["b"], **kw),
      ["k", "relevance_level"]),
@@ -109,3 +155,45 @@ def test_a_bad_numeric_parameter_is_a_ragframe_error(name, call, param, value):
 def test_the_reported_cases_are_invalid_parameter_errors(call, param, value):
     with pytest.raises(rf.InvalidParameterError, match=param):
         call(**{param: value})
+
+
+# ----------------------------------------------------------------------------- derived from the declarations
+
+INVALID = [(family, spec.name, value) for family, spec in DECLARED for value in spec.metadata.get("invalid", ())]
+
+
+def test_the_declarations_hold_invalid_values_to_test():
+    """So that the derived cases below cannot be empty: the families declare bad values."""
+    assert {family for family, _, _ in INVALID} >= {"heuristic", "retrieval", "judge"}
+
+
+@pytest.mark.parametrize(("family", "option", "value"), INVALID, ids=[f"{f}-{o}-{v!r}" for f, o, v in INVALID])
+def test_a_declared_invalid_value_is_refused_naming_the_option(family, option, value):
+    metrics = {"heuristic": ["faithfulness"], "retrieval": ["mrr"], "judge": ["judge_faithfulness"]}[family]
+    extra = {"judge": _judge, "cache": False} if family == "judge" and option != "judge" else {}
+    options = {**extra, option: value}
+    if family == "heuristic" and option in _SEED_ONLY:
+        options["compat"] = "rag-eval-node-ts"  # the seed's tuning options mean something only there
+    with pytest.raises(rf.InvalidParameterError, match=f"evaluate: {option}"):
+        rf.evaluate(RAG, metrics, **options)
+
+
+_SEED_ONLY = {spec.name for _, spec in DECLARED if spec.metadata.get("seed_only")}
+
+
+@pytest.mark.parametrize(("family", "spec"), DECLARED, ids=[f"{f}-{s.name}" for f, s in DECLARED])
+def test_a_declared_default_passes_its_own_check(family, spec):
+    check = spec.metadata.get("check")
+    if check is not None:
+        check(spec.default, spec.name, "test")  # no error
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_a_generated_function_shows_its_family_options_and_refuses_the_others(function):
+    own = set(inspect.signature(rf.__dict__[function]).parameters)
+    others = sorted({spec.name for _, spec in DECLARED} - own)
+    assert others, function
+    call = _family_call(function)
+    for option in others:
+        with pytest.raises(rf.InvalidParameterError, match=f"^{function}: unexpected option {option!r}"):
+            call(**{option: None})

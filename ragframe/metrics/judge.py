@@ -332,6 +332,7 @@ class JudgeOptions(TextColumns):
         "Judge each row this many times; the score is their mean and ``<name>_std`` their spread.",
         check=validate.positive_int,
         invalid=(0,),
+        costly=True,
     )
     prompt: Any = option(
         None, "Replaces the packaged template (a str, or a dict of metric -> template).", check=_prompt_option

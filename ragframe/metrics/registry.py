@@ -72,7 +72,8 @@ def option(default: Any, doc: str, *, check: Callable[[Any, str, str], Any] | No
         ``function`` and ``name`` (see :mod:`ragframe.validate`).
     **facts
         Further facts other parts read (``seed_only=True``: tunes the seed's methods only;
-        ``invalid=(...)``: values a test must see refused).
+        ``invalid=(...)``: values a test must see refused; ``costly=True``: a large valid value
+        means large work, so the bad-value property test does not draw it).
 
     Returns
     -------
