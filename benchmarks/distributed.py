@@ -1,50 +1,51 @@
-"""Ray Data (local, 2 workers) against the single-process streaming path, on a 1M-row RAG log.
+"""Ray Data at 1, 2, ... CPUs against the single-process streaming path, on the synthetic RAG log.
 
 What is measured
 ----------------
 The log is ``benchmarks/heuristics.py``'s synthetic RAG log (the generator is imported, and
-its cached Parquet file under ``benchmarks/_data/`` reused): ``id``, ``question``, ``answer``,
-5 ``contexts`` of about 100 words, ``ground_truth``. Every run scores the seven heuristic
-metrics (ragframe's default methods) with composite score and pass flags, keeps ``id``,
-and writes Parquet. Each engine runs in a fresh process of its own:
+its cached Parquet file under ``--data-dir`` reused): ``id``, ``question``, ``answer``, 5
+``contexts`` of about 100 words, ``ground_truth``; 100,000 rows a row group. Every run scores
+the seven heuristic metrics (ragframe's default methods) with composite score and pass flags,
+keeps ``id``, and writes Parquet and a summary. Each run is a fresh process:
 
-- ``streaming``: ``rf.evaluate_parquet(LOG, OUT, batch_rows=100_000, batches_per_process=None)``:
-  the single-process path (read a batch, score it, write a part and its summary state,
-  then the merged summary).
-- ``ray``: ``ray.init(num_cpus=2)`` (a local Ray: the driver plus 2 worker processes), then
-  ``ray.data.read_parquet(LOG)`` -> ``rf.distributed.score_dataset(..., keep=["id"],
-  batch_size=--ray-batch-rows, concurrency=2)`` -> ``write_parquet(OUT)``, then
-  ``rf.distributed.summarize_dataset`` over the written scores. ``ray.init`` is timed apart.
+- ``streaming``: ``rf.evaluate_parquet(LOG, OUT, batch_rows=100_000, batches_per_process=None,
+  keep=["id"])``: read a batch, score it, write its part and summary state; the merged summary.
+- ``ray``: ``ray.init(num_cpus=N)`` (a local Ray; ``ray.init`` is not timed), then
+  ``rf.distributed.score_dataset(ray.data.read_parquet(LOG), keep=["id"])`` ->
+  ``write_parquet(OUT)`` -> ``rf.distributed.summarize_dataset(ray.data.read_parquet(OUT))``.
+- ``ray-files``: the same with ``score_dataset(LOG, ...)``: the workers read their slices of the
+  file themselves (100,000 rows a slice).
+- with ``--baseline-code PATH``: ``ray`` again with the ragframe found at PATH (an older
+  checkout), as that code was benchmarked (``batch_size=--baseline-batch-rows``,
+  ``concurrency=N``): a before/after table from one run.
 
-Seconds are wall clock (``time.perf_counter``) around the job, imports left out. "driver
-peak" is the measuring process's own ``VmHWM`` (peak resident memory): for streaming that is
-the whole job; for Ray it is the driver only (the workers and the object store are other
-processes: their memory is the cluster's, not the driver's). MB = 2**20 bytes.
+Rounds (``--repeat``) run every engine once each, in turn, so that the load of other jobs
+falls on all of them alike; the table gives the median over rounds of rows/s and of the ratio
+to the same round's streaming run. "scaling" is rows/s at N CPUs over N times rows/s at 1 CPU.
+"CPU s" is the user + system time of the run's whole process tree, imports included: for
+streaming its process's (``getrusage``); for Ray the driver's and every descendant's (raylet,
+workers, object store: ``psutil``, with the children they reaped), read just before
+``ray.shutdown()``. On a machine shared with other jobs this is the steadier figure of cost. Ray's workers run at the driver's niceness (``RAY_worker_niceness``; Ray's own
+default is 15, which on a busy machine measures the other jobs, not Ray). Seconds are wall
+clock (``time.perf_counter``) from the first read to the written summary.
 
-Scaling projection
-------------------
-Before the runs, one block of ``--ray-batch-rows`` rows is scored in a fresh process by the
-same batch function (:class:`ragframe.distributed.BatchScorer`) three times; the median is
-the per-block cost (the heuristic kernels tokenise on a thread per core, so this one
-process may use both cores). The projection takes the rate local Ray measured end to end
-(reading, scoring, Arrow hand-offs, writing, the summary, and whatever else ran on the
-machine) per core, ``r = rows/s / 2``, and gives N machines of K cores ``N * K * r``: an
-**estimate**, assuming rows spread evenly over blocks (many more blocks than cores),
-cores as fast as these, object storage that keeps up with reading and writing, and no cost
-that grows with N (scoring is a map; a summary is one small state per block; the driver
-only schedules). Judge metrics scale with the model endpoint's rate limit, not with N.
+After the runs, every engine's scores (first round) are compared with streaming's, sorted by
+``id``: bit for bit (polars ``equals``). Exit status 1 when any differs or a run failed.
 
-Usage, from the repository root (about 10 minutes on 2 busy cores)::
+Usage, from the repository root (about 2 minutes a run at 200,000 rows on 2 busy cores)::
 
-    nice python benchmarks/distributed.py --rows 1000000
-    python benchmarks/distributed.py --rows 100000 --machines 1 4 16 64
+    python benchmarks/distributed.py --rows 200000 --cpus 1 2
+    python benchmarks/distributed.py --rows 600000 --cpus 1 2 4 8 16 --repeat 3
+    python benchmarks/distributed.py --rows 200000 --cpus 1 2 --baseline-code ../old-checkout
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -61,6 +62,7 @@ import heuristics  # noqa: E402  (the log generator, shared with heuristics.py a
 from procstat import status_mb  # noqa: E402
 
 RESULT_PREFIX = "BENCH-RESULT "
+_PR_SET_CHILD_SUBREAPER = 36
 
 
 def work_streaming(path: Path, out: Path) -> dict[str, Any]:
@@ -68,122 +70,202 @@ def work_streaming(path: Path, out: Path) -> dict[str, Any]:
 
     start = time.perf_counter()
     result = rf.evaluate_parquet(path, out, batch_rows=100_000, batches_per_process=None, keep=["id"], progress=False)
-    return {"rows": result.scored, "seconds": time.perf_counter() - start}
+    return {"rows": result.rows, "seconds": time.perf_counter() - start}
 
 
-def work_ray(path: Path, out: Path, batch_rows: int) -> dict[str, Any]:
+def work_ray(path: Path, out: Path, cpus: int, files: bool, batch_rows: int | None, cap: bool) -> dict[str, Any]:
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    os.environ["RAY_worker_niceness"] = str(os.nice(0))  # Ray's workers compete as the streaming process does
+    import pyarrow.parquet as pq
     import ray
 
     import ragframe as rf
 
-    start = time.perf_counter()
-    ray.init(num_cpus=2, object_store_memory=1_000_000_000, include_dashboard=False, log_to_driver=False)
+    ray.init(num_cpus=cpus, object_store_memory=1_000_000_000, include_dashboard=False, log_to_driver=False)
     from ray.data import DataContext, read_parquet
 
     DataContext.get_current().enable_progress_bars = False
-    started = time.perf_counter()
-    init = started - start
-    scored = rf.distributed.score_dataset(
-        read_parquet(str(path)), rf.Evaluator(), keep=["id"], batch_size=batch_rows, concurrency=2
-    )
-    scored.write_parquet(str(out))
-    scoring = time.perf_counter() - started
-    summary = rf.distributed.summarize_dataset(read_parquet(str(out)))
-    seconds = time.perf_counter() - started
-    rows = int(summary.filter(summary["metric"] == "faithfulness")["count"][0] + 0)
-    nulls = int(summary.filter(summary["metric"] == "faithfulness")["null_count"][0])
+    options: dict[str, Any] = {"keep": ["id"]}
+    if batch_rows is not None:
+        options["batch_size"] = batch_rows
+    if cap:
+        options["concurrency"] = cpus
+    start = time.perf_counter()
+    source = str(path) if files else read_parquet(str(path))
+    rf.distributed.score_dataset(source, rf.Evaluator(), **options).write_parquet(str(out))
+    scored = time.perf_counter() - start
+    rf.distributed.summarize_dataset(read_parquet(str(out)))
+    seconds = time.perf_counter() - start
+    cpu = tree_cpu_seconds()
     ray.shutdown()
-    return {"rows": rows + nulls, "seconds": seconds, "scoring_seconds": scoring, "init_seconds": init}
+    rows = sum(pq.ParquetFile(p).metadata.num_rows for p in out.glob("*.parquet"))
+    return {"rows": rows, "seconds": seconds, "scoring_seconds": scored, "cpu_seconds": cpu}
 
 
-def block_cost(path: Path, batch_rows: int) -> dict[str, Any]:
-    """Median seconds of the batch function on one block of ``batch_rows`` rows, in this process."""
-    import pyarrow.parquet as pq
+def tree_cpu_seconds() -> float:
+    """CPU time of this process and every descendant (Ray's raylet, workers, ...), those they reaped included."""
+    import psutil
 
-    import ragframe as rf
+    total = 0.0
+    me = psutil.Process()
+    for process in [me, *me.children(recursive=True)]:
+        try:
+            times = process.cpu_times()
+        except psutil.Error:  # exited meanwhile
+            continue
+        total += times.user + times.system + times.children_user + times.children_system
+    return total
 
-    table = pq.ParquetFile(path).iter_batches(batch_size=batch_rows).__next__()
-    scorer = rf.distributed.BatchScorer(rf.Evaluator(), keep=("id",))
-    times = []
-    for _ in range(3):
-        start = time.perf_counter()
-        scorer(table)
-        times.append(time.perf_counter() - start)
-    return {"block_rows": table.num_rows, "block_seconds": statistics.median(times)}
+
+def _adopt_orphans() -> None:
+    """Make this process the reaper of its orphaned descendants (Ray's workers), so their CPU time counts."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _reap(timeout: float = 30.0) -> None:
+    """Wait for every descendant left (Ray's processes exit after ray.shutdown) so their CPU time is ours."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.1)
 
 
 def worker_main(args: argparse.Namespace) -> int:
+    _adopt_orphans()
     try:
         if args.worker == "streaming":
             result = work_streaming(args.data_file, args.out)
-        elif args.worker == "ray":
-            result = work_ray(args.data_file, args.out, args.ray_batch_rows)
         else:
-            result = block_cost(args.data_file, args.ray_batch_rows)
+            result = work_ray(
+                args.data_file, args.out, args.ray_cpus, args.worker == "ray-files", args.ray_batch_rows, args.cap
+            )
     except Exception as exc:  # reported in the table, not a traceback in the middle of it
         result = {"error": f"{type(exc).__name__}: {exc}"}
+    _reap()
     result["driver_peak_mb"] = status_mb("VmHWM")
     print(RESULT_PREFIX + json.dumps(result), flush=True)
     return 1 if "error" in result else 0
 
 
-def run_worker(role: str, args: argparse.Namespace, data: Path, out: Path) -> dict[str, Any]:
-    command = [sys.executable, __file__, "--worker", role, "--data-file", str(data), "--out", str(out)]
-    command += ["--ray-batch-rows", str(args.ray_batch_rows)]
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_worker(run: dict[str, Any], data: Path, out: Path) -> dict[str, Any]:
+    """One run in a fresh process (its own PYTHONPATH for baseline code); its result, CPU time and the load."""
+    command = [sys.executable, __file__, "--worker", run["engine"], "--data-file", str(data), "--out", str(out)]
+    command += ["--ray-cpus", str(run.get("cpus") or 1)]
+    if run.get("batch_rows") is not None:
+        command += ["--ray-batch-rows", str(run["batch_rows"])]
+    if run.get("cap"):
+        command += ["--cap"]
+    env = dict(os.environ)
+    if run.get("code"):
+        env["PYTHONPATH"] = os.pathsep.join([run["code"], env.get("PYTHONPATH", "")])
     load = os.getloadavg()[0]
-    proc = subprocess.run(command, capture_output=True, text=True, check=False)
+    cpu = _children_cpu()
+    proc = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+    cpu = _children_cpu() - cpu
     lines = [line for line in proc.stdout.splitlines() if line.startswith(RESULT_PREFIX)]
     if not lines:
         return {"error": f"exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:]}", "load": load}
-    return {**json.loads(lines[-1][len(RESULT_PREFIX) :]), "load": load}
+    result = json.loads(lines[-1][len(RESULT_PREFIX) :])
+    return {"cpu_seconds": cpu, **result, "load": load}  # a Ray run's own count of its process tree wins
 
 
-def report(rows: int, results: dict[str, dict[str, Any]], machines: list[int], cores: int) -> None:
-    print(f"\n{rows:,} rows, seven heuristic metrics (default methods), id kept, Parquet in and out\n")
-    print(f"{'engine':<34} {'seconds':>9} {'rows/s':>9} {'driver peak MB':>15} {'load':>5}")
-    for name, label in (("streaming", "rf.evaluate_parquet (1 process)"), ("ray", "Ray Data, local, 2 workers")):
-        r = results[name]
-        if "error" in r:
-            print(f"{label:<34} failed: {r['error']}")
+def plan(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The runs of one round: streaming, then each Ray engine at each CPU count."""
+    runs: list[dict[str, Any]] = [{"label": "streaming", "engine": "streaming", "cpus": None}]
+    for cpus in args.cpus:
+        if args.baseline_code:
+            runs.append(
+                {
+                    "label": "ray (baseline code)",
+                    "engine": "ray",
+                    "cpus": cpus,
+                    "code": str(args.baseline_code),
+                    "batch_rows": args.baseline_batch_rows,
+                    "cap": True,
+                }
+            )
+        for engine in args.engines:
+            runs.append({"label": engine, "engine": engine, "cpus": cpus, "batch_rows": args.ray_batch_rows})
+    return runs
+
+
+def scores_equal(reference: Path, other: Path) -> bool:
+    """The two runs' scores, sorted by id, equal bit for bit (the same columns, dtypes and values)."""
+    import polars as pl
+
+    def read(folder: Path) -> pl.DataFrame:
+        files = sorted(folder.glob("scores/*.parquet")) or sorted(folder.glob("*.parquet"))
+        return pl.read_parquet(files).sort("id")
+
+    want, got = read(reference), read(other)
+    return want.columns == got.columns and want.equals(got.select(want.columns))
+
+
+def report(
+    args: argparse.Namespace, runs: list[dict[str, Any]], rounds: list[list[dict[str, Any]]], equal: dict[str, bool]
+) -> None:
+    print(f"\n{args.rows:,} rows, seven heuristic metrics (default methods), id kept, Parquet in and out, ", end="")
+    print(f"{os.cpu_count()} cores, {len(rounds)} round(s): medians\n")
+    header = f"{'engine':<22} {'CPUs':>4} {'rows/s':>8} {'vs streaming':>12} {'scaling':>8} {'CPU s':>7}"
+    print(header + f" {'load':>10} {'scores equal':>12}")
+    streaming = [r[0] for r in rounds]
+    one_cpu: dict[str, float] = {}
+    for index, run in enumerate(runs):
+        results = [r[index] for r in rounds]
+        if any("error" in r for r in results):
+            print(f"{run['label']:<22} failed: {next(r['error'] for r in results if 'error' in r)}")
             continue
-        rate = r["rows"] / r["seconds"]
-        print(f"{label:<34} {r['seconds']:>9.1f} {rate:>9,.0f} {r['driver_peak_mb']:>15,.0f} {r['load']:>5.1f}")
-    ray_result, cost = results["ray"], results["block"]
-    if "error" in ray_result or "error" in cost:
-        return
-    print(
-        f"\nray.init: {ray_result['init_seconds']:.1f} s (not counted); scoring and writing alone: "
-        f"{ray_result['scoring_seconds']:.1f} s, summarize_dataset after it: "
-        f"{ray_result['seconds'] - ray_result['scoring_seconds']:.1f} s"
-    )
-    one_process = cost["block_rows"] / cost["block_seconds"]
-    measured = ray_result["rows"] / ray_result["seconds"]
-    per_core = measured / 2
-    print(
-        f"per-block cost: {cost['block_seconds']:.2f} s for {cost['block_rows']:,} rows in one process "
-        f"({one_process:,.0f} rows/s; its tokeniser threads may use both cores); local Ray with 2 workers: "
-        f"{measured:,.0f} rows/s end to end = {per_core:,.0f} rows/s a core ({measured / one_process:.0%} of one "
-        "process scoring blocks back to back)"
-    )
-    print(f"\nprojection (an estimate: see the module doc for the assumptions), {cores} cores a machine:")
-    print(f"{'machines':>9} {'rows/s':>12} {'1B rows':>10}")
-    for n in machines:
-        rate = n * cores * per_core
-        print(f"{n:>9} {rate:>12,.0f} {1e9 / rate / 3600:>8.1f} h")
+        rates = [r["rows"] / r["seconds"] for r in results]
+        ratios = [rate / (s["rows"] / s["seconds"]) for rate, s in zip(rates, streaming) if "error" not in s]
+        rate = statistics.median(rates)
+        cpus = run["cpus"]
+        if cpus == 1:
+            one_cpu[run["label"]] = rate
+        base = one_cpu.get(run["label"])
+        scaling = f"{rate / (cpus * base):.0%}" if cpus and base else ""
+        loads = [r["load"] for r in results]
+        load = f"{min(loads):.1f}-{max(loads):.1f}" if len(loads) > 1 else f"{loads[0]:.1f}"
+        ratio = f"{statistics.median(ratios):.2f}" if ratios else ""
+        same = "reference" if index == 0 else {True: "yes", False: "NO", None: ""}[equal.get(_key(run))]
+        print(
+            f"{run['label']:<22} {cpus or '':>4} {rate:>8,.0f} {ratio:>12} {scaling:>8} "
+            f"{statistics.median(r['cpu_seconds'] for r in results):>7.0f} {load:>10} {same:>12}"
+        )
+    print("\nload: the 1-minute load average when each run started (min-max over rounds)")
+
+
+def _key(run: dict[str, Any]) -> str:
+    return f"{run['label']}-{run['cpus']}".replace(" ", "_").replace("(", "").replace(")", "")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--ray-batch-rows", type=int, default=20_000, help="score_dataset batch_size")
-    parser.add_argument("--machines", type=int, nargs="+", default=[1, 4, 16, 64])
-    parser.add_argument("--cores", type=int, default=16, help="cores a machine in the projection")
+    parser.add_argument("--rows", type=int, default=600_000)
+    parser.add_argument("--cpus", type=int, nargs="+", default=[1, 2], help="Ray's num_cpus, one run each")
+    parser.add_argument("--engines", nargs="+", default=["ray", "ray-files"], choices=["ray", "ray-files"])
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of every run")
+    parser.add_argument("--ray-batch-rows", type=int, help="score_dataset batch_size (default: its own)")
+    parser.add_argument("--baseline-code", type=Path, help="an older checkout to run Ray with too")
+    parser.add_argument("--baseline-batch-rows", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data-dir", type=Path, default=HERE / "_data")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--data-file", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--ray-cpus", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument("--cap", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         return worker_main(args)
@@ -191,12 +273,26 @@ def main(argv: list[str] | None = None) -> int:
     if not data.exists():
         args.data_dir.mkdir(parents=True, exist_ok=True)
         heuristics.generate(data, args.rows, args.seed, 100_000, 0.9)
+    runs = plan(args)
+    rounds: list[list[dict[str, Any]]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        results = {"block": run_worker("block", args, data, Path(tmp) / "none")}
-        for name in ("streaming", "ray"):
-            results[name] = run_worker(name, args, data, Path(tmp) / name)
-    report(args.rows, results, args.machines, args.cores)
-    return 0 if all("error" not in r for r in results.values()) else 1
+        for number in range(args.repeat):
+            results = []
+            for run in runs:
+                out = Path(tmp) / f"{_key(run)}-{number}"
+                result = run_worker(run, data, out)
+                print(f"round {number + 1}: {_key(run)}: {json.dumps(result)}", file=sys.stderr, flush=True)
+                results.append(result)
+            rounds.append(results)
+        reference = Path(tmp) / f"{_key(runs[0])}-0"
+        equal = {
+            _key(run): scores_equal(reference, Path(tmp) / f"{_key(run)}-0")
+            for run, result in zip(runs[1:], rounds[0][1:])
+            if "error" not in result and "error" not in rounds[0][0]
+        }
+    report(args, runs, rounds, equal)
+    failed = any("error" in r for results in rounds for r in results)
+    return 0 if all(equal.values()) and not failed else 1
 
 
 if __name__ == "__main__":

@@ -124,6 +124,52 @@ def test_generated_log_in_many_blocks(cluster, custom_metric):
     assert_same_scores(kept, want.select("id", *kept.columns[1:]))
 
 
+def test_parquet_files_read_inside_the_workers_equal_local(cluster, tmp_path):
+    frame = helpers.generated_log(300)
+    frame.head(170).write_parquet(tmp_path / "a.parquet")
+    frame.tail(130).write_parquet(tmp_path / "b.parquet")
+    evaluator = rf.Evaluator(["heuristic", "retrieval"], k=[1, 5])
+    want = evaluator.evaluate(frame)
+    got = collect(rf.distributed.score_dataset(tmp_path, evaluator, batch_size=40))  # a folder, 8 slices
+    assert_same_scores(got, want)
+    paths = [tmp_path / "a.parquet", str(tmp_path / "b.parquet")]
+    kept = collect(rf.distributed.score_dataset(paths, evaluator, keep=["id"]))  # whole files, one slice each
+    assert kept.columns[0] == "id" and "contexts" not in kept.columns
+    assert_same_scores(kept, want.select("id", *kept.columns[1:]))
+
+
+def test_parquet_slices_cut_each_file_and_refuse_other_columns(tmp_path):
+    from ragframe.distributed.scoring import parquet_slices
+    from ragframe.exceptions import InputFileError
+
+    pl.DataFrame({"id": range(5)}).write_parquet(tmp_path / "a.parquet")
+    pl.DataFrame({"id": range(3)}).write_parquet(tmp_path / "b.parquet")
+    slices, empty = parquet_slices(tmp_path, 2, "score_dataset")
+    assert [(Path(s["file"]).name, s["offset"], s["rows"]) for s in slices] == [
+        ("a.parquet", 0, 2),
+        ("a.parquet", 2, 2),
+        ("a.parquet", 4, 1),
+        ("b.parquet", 0, 2),
+        ("b.parquet", 2, 1),
+    ]
+    assert empty.height == 0 and empty.schema == pl.Schema({"id": pl.Int64})
+    pl.DataFrame({"id": ["x"]}).write_parquet(tmp_path / "c.parquet")
+    with pytest.raises(InputFileError, match=r"c\.parquet.*first file's columns and dtypes"):
+        parquet_slices(tmp_path, 2, "score_dataset")
+
+
+def test_a_parquet_dataset_is_read_and_scored_in_one_task(cluster, tmp_path):
+    from ray.data import read_parquet
+
+    helpers.generated_log(30).write_parquet(tmp_path / "log.parquet")
+    scored = rf.distributed.score_dataset(read_parquet(str(tmp_path / "log.parquet")), ["mrr"], keep=["id"])
+    from ray.data._internal.util import explain_plan  # what Dataset.explain prints
+
+    physical = explain_plan(scored._logical_plan).split("Physical Plan (Optimized)")[1]
+    assert "->MapBatches(BatchScorer)" in physical  # fused with the read: the block never enters the object store
+    assert collect(scored).height == 30
+
+
 def test_contract_checked_on_the_schema_before_any_block(cluster):
     frame = helpers.generated_log(20)
     with pytest.raises(SchemaError, match="needs the contexts column"):
@@ -148,6 +194,24 @@ def test_bad_rows_raise_naming_the_id_or_are_rejected(cluster):
     assert bad["id"].to_list() == [41] and bad["faithfulness"].to_list() == [None]
     good = frame.filter(pl.col("id") != 41)
     want = rf.evaluate(good, ["faithfulness"])
+    assert_same_scores(rejected.filter(pl.col("id") != 41).drop("reject_reason"), want)
+
+
+def test_parquet_files_bad_rows_named_by_their_row_in_the_file(cluster, tmp_path):
+    frame = helpers.generated_log(60).with_columns(
+        pl.when(pl.col("id") == 41).then(pl.lit(["ok", None])).otherwise(pl.col("contexts")).alias("contexts")
+    )
+    frame.write_parquet(tmp_path / "log.parquet")
+    with pytest.raises(SchemaError, match=r"the row with id=41 breaks the column contract: .*row 41.*log\.parquet"):
+        collect(rf.distributed.score_dataset(tmp_path / "log.parquet", ["faithfulness"], batch_size=25))
+    rejected = collect(
+        rf.distributed.score_dataset(tmp_path / "log.parquet", ["faithfulness"], on_bad_rows="reject", batch_size=25)
+    )
+    assert rejected.height == 60
+    bad = rejected.filter(pl.col("reject_reason").is_not_null())
+    assert bad["id"].to_list() == [41] and bad["faithfulness"].to_list() == [None]
+    assert "row 41" in bad["reject_reason"][0]  # the row of the file, not of its slice (16 in the slice from 25)
+    want = rf.evaluate(frame.filter(pl.col("id") != 41), ["faithfulness"])
     assert_same_scores(rejected.filter(pl.col("id") != 41).drop("reject_reason"), want)
 
 

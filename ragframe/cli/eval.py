@@ -222,7 +222,7 @@ def _run_on_ray(args: argparse.Namespace, evaluator: Evaluator, config: dict[str
             args.out,
             evaluator,
             keep=keep,
-            batch_size=batch_rows or 4096,
+            batch_size=batch_rows,  # None: 100,000-row slices of local files, whole blocks of URLs
             overwrite=args.overwrite,
             max_failure_rate=_max_failure_rate(args, config),
         )

@@ -1,4 +1,8 @@
-"""``ragframe eval --engine ray``: read Parquet through Ray Data, score on the cluster, write the local layout.
+"""``ragframe eval --engine ray``: score Parquet logs on the cluster, write the local layout.
+
+Local (or shared) files are read inside the workers, a slice of ``batch_size`` rows (default
+100,000) a task (:func:`ragframe.distributed.score_dataset` on paths); URLs (``s3://...``) are
+read by ``ray.data.read_parquet``.
 
 :func:`evaluate_parquet_ray` writes, like :func:`ragframe.evaluate_parquet`::
 
@@ -37,10 +41,11 @@ import pyarrow.parquet as pq
 
 from ragframe import validate
 from ragframe.distributed.runtime import empty_frame, original_errors, prepared, require_ray
-from ragframe.distributed.scoring import REJECT_COLUMN, score_dataset
+from ragframe.distributed.scoring import REJECT_COLUMN, parquet_slices, score_dataset
 from ragframe.distributed.summary import summarize_dataset
 from ragframe.exceptions import InvalidParameterError, ResumeError, SchemaError
 from ragframe.io.streaming import (
+    DEFAULT_BATCH_ROWS,
     MANIFEST,
     ParquetEvaluation,
     check_outcome,
@@ -117,7 +122,7 @@ def evaluate_parquet_ray(
     evaluator: Evaluator,
     *,
     keep: Iterable[str] | None = None,
-    batch_size: int | None = 4096,
+    batch_size: int | None = None,
     concurrency: int | None = None,
     overwrite: bool = False,
     max_failure_rate: float | None = None,
@@ -170,9 +175,13 @@ def evaluate_parquet_ray(
     limit = failure_limit(max_failure_rate, function)
     out = Path(out)
     paths = _paths(source)
-    ds = ray.data.read_parquet(paths)
-    with original_errors():
-        columns = empty_frame(ds, function).columns
+    if any("://" in p for p in paths):  # object storage: Ray Data reads it
+        ds: Any = ray.data.read_parquet(paths)
+        with original_errors():
+            empty = empty_frame(ds, function)
+    else:  # local or shared files: each worker reads its slices (only the scores travel through Ray)
+        ds, empty = paths, parquet_slices(paths, batch_size or DEFAULT_BATCH_ROWS, function)[1]
+    columns = empty.columns
     _, roles = evaluator.plan(columns, function=function)
     kept = list(keep) if keep is not None else [c for c in columns if c not in set(roles.values())]
     for name in kept:
@@ -187,7 +196,7 @@ def evaluate_parquet_ray(
         scored.write_parquet(str(temporary))
     counts = _counts(temporary) if temporary.is_dir() else (0, 0)  # no rows: Ray may write no file at all
     if counts[0] == 0:
-        _write_empty_part(out / "scores", evaluator, empty_frame(ds, function), kept)
+        _write_empty_part(out / "scores", evaluator, empty, kept)
     result = _split(ray, out, evaluator, kept, counts, started)
     check_outcome(result, limit, [p for p in paths if "://" not in p])
     return result

@@ -9,6 +9,7 @@ depends on the other rows of its batch.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,16 +17,18 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ragframe import validate
 from ragframe.distributed.ratelimit import install_limiter, start_limiter
 from ragframe.distributed.runtime import compute_strategy, empty_frame, original_errors, prepared, require_ray
-from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.exceptions import InputFileError, InvalidParameterError, SchemaError
 from ragframe.io.row_checks import CONTRACT_DTYPES, conform_null_types, row_problems
+from ragframe.io.streaming import DEFAULT_BATCH_ROWS, score_with_rejects, source_files
 from ragframe.run.evaluator import CLASH_HINT, Evaluator
-from ragframe.schema import check_output_columns
+from ragframe.schema import check_output_columns, conform_text, to_polars
 
-__all__ = ["score_dataset", "BatchScorer", "REJECT_COLUMN", "ON_BAD_ROWS"]
+__all__ = ["score_dataset", "BatchScorer", "SliceScorer", "parquet_slices", "REJECT_COLUMN", "ON_BAD_ROWS"]
 
 #: In ``on_bad_rows="reject"`` output: why the row was not scored (null on scored rows).
 REJECT_COLUMN = "reject_reason"
@@ -124,54 +127,78 @@ class BatchScorer:
         install_limiter(self.evaluator, self.limiter, self.function)
         table = pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
         roles = contract_roles(self.evaluator, table.column_names, self.function)
-        frame = conform_null_types(pl.from_arrow(table), roles)  # type: ignore[arg-type]
-        problems = row_problems(frame, roles)
-        if problems.height and self.on_bad_rows == "raise":
-            raise self._row_error(frame, problems)
+        # only the metrics' inputs become polars (the long texts are converted once, nothing else is)
+        frame = to_polars(table, self._inputs(table.column_names), self.function)
+        return self.score_frame(frame, table, roles)
+
+    def score_frame(
+        self, frame: pl.DataFrame, table: pa.Table, roles: dict[str, str], source: str | None = None, offset: int = 0
+    ) -> pa.Table:
+        """Score ``frame`` (the metrics' input columns of ``table``) and attach the scores to the kept columns.
+
+        ``source`` and ``offset`` name the file and its first row when the batch is a slice of
+        a file (rows are then numbered in the file); None: rows count within the batch.
+        """
         if self.on_bad_rows == "reject":
-            return self._with_rejects(frame, table, problems, roles)
-        scored = self.evaluator.evaluate(table, function=self.function, warn=False)
-        return scored if self.keep is None else scored.drop_columns(self._dropped(table.column_names))
+            return self._with_rejects(frame, table, roles, source, offset)
+        frame = conform_null_types(frame, roles)  # type: ignore[arg-type]
+        problems = row_problems(frame, roles, offset=offset)
+        if problems.height:
+            raise self._row_error(table, problems, offset, source)
+        return self._attach(table, self.evaluator.scores(frame, function=self.function))
 
-    def _dropped(self, columns: Sequence[str]) -> list[str]:
-        return [c for c in columns if c not in (self.keep or ())]
+    def _inputs(self, columns: Sequence[str]) -> list[str]:
+        _, roles = self.evaluator.plan(list(columns), function=self.function, warn=False)
+        return list(dict.fromkeys(roles.values()))
 
-    def _row_error(self, frame: pl.DataFrame, problems: pl.DataFrame) -> SchemaError:
-        row = int(problems["row"][0])
+    def _attach(self, table: pa.Table, scores: pl.DataFrame) -> pa.Table:
+        """The kept columns of ``table`` (Arrow, as given) and the score columns, by evaluate's rule for names
+        already in the input (all replaced in place, some refused)."""
+        replaced = check_output_columns(table.column_names, scores.columns, self.function, hint=CLASH_HINT)
+        kept = [c for c in table.column_names if self.keep is None or c in self.keep or c in replaced]
+        arrays = dict(zip(kept, table.select(kept).columns))
+        arrays.update(zip(scores.columns, scores.to_arrow().columns))
+        return pa.Table.from_arrays(list(arrays.values()), names=list(arrays))
+
+    def _row_error(self, table: pa.Table, problems: pl.DataFrame, offset: int, source: str | None) -> SchemaError:
+        row = int(problems["row"][0]) - offset
+        counted = f"row numbers count in {source}" if source else "row numbers count within the Ray batch"
         where = (
-            f"the row with {self.id_column}={frame[self.id_column][row]!r}"
-            if self.id_column in frame.columns
+            f"the row with {self.id_column}={table.column(self.id_column)[row].as_py()!r}"
+            if self.id_column in table.column_names
             else "a row (no id column to name it)"
         )
         return SchemaError(
-            f"{where} breaks the column contract: {problems['reason'][0]} (row numbers count within the Ray batch); "
+            f"{where} breaks the column contract: {problems['reason'][0]} ({counted}); "
             "pass on_bad_rows='reject' to score the other rows",
             function=self.function,
         )
 
     def _with_rejects(
-        self, frame: pl.DataFrame, table: pa.Table, problems: pl.DataFrame, roles: dict[str, str]
+        self, frame: pl.DataFrame, table: pa.Table, roles: dict[str, str], source: str | None, offset: int
     ) -> pa.Table:
         """Scores of the good rows, null scores and the reason on the bad ones, rows in input order."""
-        from ragframe.io.streaming import _Batch, _score_batch  # the local engine's reject loop, reused
-
-        info = _Batch(0, "<ray batch>", 0, frame.height)
-        good, scores, rejects = _score_batch(
-            frame, info, lambda df: self.evaluator.scores(df, function=self.function), roles
+        good, scores, rejects = score_with_rejects(
+            frame,
+            lambda df: self.evaluator.scores(df, function=self.function),
+            roles,
+            source=source or "<ray batch>",
+            offset=offset,
         )
-        positions = np.flatnonzero(good.to_numpy())
+        if rejects.height:  # the scored rows back in their places, null scores on the rejected ones
+            positions = pl.Series("_row", np.flatnonzero(good.to_numpy()))
+            scores = (
+                pl.DataFrame({"_row": np.arange(frame.height)})
+                .join(scores.with_columns(positions), on="_row", how="left", maintain_order="left")
+                .drop("_row")
+            )
         reasons = pl.Series(REJECT_COLUMN, [None] * frame.height, pl.String)
         if rejects.height:
-            bad_rows = rejects["source_row"].to_numpy()
-            reasons = reasons.scatter(bad_rows, rejects["reason"])
-        full = pl.DataFrame({"_row": np.arange(frame.height)}).join(
-            scores.with_columns(pl.Series("_row", positions)), on="_row", how="left", maintain_order="left"
-        )
-        # the rule of evaluate for output names already in the input: all replaced, some refused
-        replaced = check_output_columns(table.column_names, scores.columns, self.function, hint=CLASH_HINT)
-        kept = [c for c in table.column_names if (self.keep is None or c in self.keep) and c not in replaced]
-        out = frame.select(kept).hstack(full.drop("_row")).with_columns(reasons)
-        return out.to_arrow()
+            reasons = reasons.scatter(rejects["source_row"].to_numpy() - offset, rejects["reason"])
+        out = self._attach(table, scores)
+        if REJECT_COLUMN in out.column_names:  # an input column of that name is replaced
+            return out.set_column(out.column_names.index(REJECT_COLUMN), REJECT_COLUMN, reasons.to_arrow())
+        return out.append_column(REJECT_COLUMN, reasons.to_arrow())
 
     def map_batches(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """The generator Spark's ``mapInArrow`` calls: each Arrow batch scored, as record batches.
@@ -219,6 +246,94 @@ class BatchScorer:
         return self(schema.empty_table()).schema
 
 
+@dataclass(frozen=True)
+class SliceScorer:
+    """The batch function of :func:`score_dataset` on Parquet files: read a slice of a file, score it (picklable).
+
+    Each input row names a slice (``file``, ``offset``, ``rows``); the worker reads it with
+    polars (``pl.scan_parquet(file).select(columns).slice(offset, rows)``, as
+    :func:`ragframe.evaluate_parquet` reads its batches) and scores it with ``scorer``. The
+    log's texts are read where they are scored: only the slice names and the kept columns
+    with the scores pass through Ray's object store.
+
+    Parameters
+    ----------
+    scorer : BatchScorer
+        Scores each slice.
+    columns : tuple of str
+        The columns read: the metrics' inputs, the kept columns and the id column.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import polars as pl, pyarrow as pa
+    >>> import ragframe as rf
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "log.parquet"
+    >>> log = pl.DataFrame({"id": [1, 2], "retrieved_ids": [["a", "b"], ["b"]], "relevant_ids": [["b"], ["b"]]})
+    >>> log.write_parquet(path)
+    >>> reader = SliceScorer(BatchScorer(rf.Evaluator(["mrr"]), keep=("id",)), ("id", "retrieved_ids", "relevant_ids"))
+    >>> reader(pa.table({"file": [str(path)], "offset": [1], "rows": [1]})).to_pydict()
+    {'id': [2], 'mrr': [1.0]}
+    """
+
+    scorer: BatchScorer
+    columns: tuple[str, ...]
+
+    def __call__(self, slices: pa.Table) -> pa.Table:
+        """Read and score each slice named in ``slices``; their outputs in order."""
+        install_limiter(self.scorer.evaluator, self.scorer.limiter, self.scorer.function)
+        parts = [self._one(*row) for row in zip(*(slices.column(c).to_pylist() for c in ("file", "offset", "rows")))]
+        return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+
+    def _one(self, file: str, offset: int, rows: int) -> pa.Table:
+        try:
+            frame = pl.scan_parquet(file).select(self.columns).slice(offset, rows).collect()
+        except Exception as exc:  # a damaged page, a file changed since the plan: name the file
+            raise InputFileError(f"{self.scorer.function}: cannot read rows {offset}.. of {file!r}: {exc}") from exc
+        scorer = self.scorer
+        roles = contract_roles(scorer.evaluator, frame.columns, scorer.function)
+        inputs = scorer._inputs(frame.columns)
+        carried = [c for c in frame.columns if scorer.keep is None or c in scorer.keep or c == scorer.id_column]
+        table = frame.select(carried).to_arrow() if carried else pa.table({})
+        return scorer.score_frame(conform_text(frame.select(inputs)), table, roles, source=file, offset=offset)
+
+
+def parquet_slices(source: Any, rows: int, function: str) -> tuple[list[dict[str, Any]], pl.DataFrame]:
+    """The slices of at most ``rows`` rows of every Parquet file of ``source``, and the log's schema (no rows).
+
+    Every file is found as :func:`ragframe.evaluate_parquet` finds them and must have the
+    first file's columns and dtypes (checked on the footers, before any row is read).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import polars as pl
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "log.parquet"
+    >>> pl.DataFrame({"id": [1, 2, 3]}).write_parquet(path)
+    >>> slices, empty = parquet_slices(path, 2, "score_dataset")
+    >>> [(s["offset"], s["rows"]) for s in slices], empty.columns
+    ([(0, 2), (2, 1)], ['id'])
+    """
+    files = source_files(source)
+    slices: list[dict[str, Any]] = []
+    first: pl.Schema | None = None
+    for path in files:
+        try:
+            count = pq.ParquetFile(path).metadata.num_rows
+            schema = pl.Schema(pl.read_parquet_schema(path))
+        except Exception as exc:  # any reader failure is reported with the file's name
+            raise InputFileError(f"{function}: cannot read Parquet file {str(path)!r}: {exc}") from exc
+        first = first or schema
+        if schema != first:
+            raise InputFileError(
+                f"{function}: {str(path)!r} has columns {dict(schema)} but {str(files[0])!r} has {dict(first)}; "
+                "every file read inside the workers needs the first file's columns and dtypes "
+                "(read them with ray.data.read_parquet instead)"
+            )
+        slices += [{"file": str(path), "offset": o, "rows": min(rows, count - o)} for o in range(0, count, rows)]
+    return slices, pl.DataFrame(schema=first)
+
+
 def score_dataset(
     ds: Any,
     evaluator_or_metrics: Evaluator | str | Iterable[str] | None = None,
@@ -227,17 +342,24 @@ def score_dataset(
     keep: Iterable[str] | None = None,
     on_bad_rows: str = "raise",
     id_column: str | None = "id",
-    batch_size: int | None = 4096,
+    batch_size: int | None = None,
     concurrency: int | None = None,
     num_cpus: float | None = None,
     **options: Any,
 ) -> Any:
-    """Score a Ray Dataset with the local kernels, on the cluster (lazy: nothing runs until it is consumed).
+    """Score a Ray Dataset (or Parquet files, read inside the workers) with the local kernels, on the cluster.
+
+    Lazy: nothing runs until the result is consumed.
 
     Parameters
     ----------
-    ds : ray.data.Dataset
-        The log, with the input columns of the metrics (``ray.data.read_parquet(...)``).
+    ds : ray.data.Dataset, or a Parquet path, folder, glob or list of them
+        The log, with the input columns of the metrics. A dataset (``ray.data.read_parquet(...)``)
+        is scored block by block, in the task that reads the block where Ray fuses the two
+        (no ``concurrency``). Local Parquet files (every node must see the same paths) are
+        read inside the workers, ``batch_size`` rows (default 100,000) a slice, with
+        polars as :func:`ragframe.evaluate_parquet` reads them: only the kept columns and
+        the scores go through Ray's object store. The fastest way for large logs.
     evaluator_or_metrics : ragframe.Evaluator, str or list of str, optional
         A run configuration, or metric names as in :func:`ragframe.evaluate` (with ``**options``).
     keep : list of str, optional
@@ -250,9 +372,12 @@ def score_dataset(
     id_column : str, optional
         The column that names a bad row in errors.
     batch_size : int or None
-        Rows per call of the batch function (None: whole blocks). Scores do not depend on it.
+        Rows per call of the batch function. None (default): whole blocks of a dataset,
+        100,000-row slices of files. Scores do not depend on it; larger batches tokenise a
+        repeated text once for more rows (faster) and hold more memory per task.
     concurrency : int, optional
-        Batch tasks running at once (default: as many as Ray schedules).
+        Batch tasks running at once (default: as many as Ray schedules; a cap keeps Ray from
+        fusing reading and scoring into one task).
     num_cpus : float, optional
         CPUs reserved per batch task (Ray's default is 1).
     **options
@@ -268,16 +393,20 @@ def score_dataset(
     --------
     >>> import ray  # doctest: +SKIP
     >>> ds = ray.data.read_parquet("s3://bucket/logs/")  # doctest: +SKIP
-    >>> scored = score_dataset(ds, ["faithfulness", "mrr"], batch_size=4096)  # doctest: +SKIP
+    >>> scored = score_dataset(ds, ["faithfulness", "mrr"], keep=["id"])  # doctest: +SKIP
     >>> scored.write_parquet("s3://bucket/scores/")  # doctest: +SKIP
+    >>> score_dataset("/mnt/logs/", keep=["id"]).write_parquet("/mnt/scores/")  # doctest: +SKIP
     """
     function = "score_dataset"
     ray = require_ray(function)
-    if not isinstance(ds, ray.data.Dataset):
+    files = isinstance(ds, (str, os.PathLike)) or (
+        isinstance(ds, (list, tuple)) and bool(ds) and all(isinstance(p, (str, os.PathLike)) for p in ds)
+    )
+    if not files and not isinstance(ds, ray.data.Dataset):
         kind = f"{type(ds).__module__}.{type(ds).__name__}"
         raise InvalidParameterError(
-            f"{function}: ds must be a ray.data.Dataset (ray.data.read_parquet(...), ray.data.from_arrow(...)), "
-            f"found a {kind}; score a frame in this process with rf.evaluate"
+            f"{function}: ds must be a ray.data.Dataset (ray.data.read_parquet(...), ray.data.from_arrow(...)) "
+            f"or Parquet paths, found a {kind}; score a frame in this process with rf.evaluate"
         )
     evaluator = make_evaluator(evaluator_or_metrics, options, function)
     validate.choice(on_bad_rows, "on_bad_rows", function, ON_BAD_ROWS)
@@ -290,16 +419,21 @@ def score_dataset(
         num_cpus = validate.number(num_cpus, "num_cpus", function, minimum=0.0)
     if id_column is not None:
         id_column = validate.column_name(id_column, "id_column", function)
-    with original_errors():
-        check_schema(empty_frame(ds, function), evaluator, kept, function)
+    if files:
+        slices, empty = parquet_slices(ds, batch_size or DEFAULT_BATCH_ROWS, function)
+    else:
+        with original_errors():
+            empty = empty_frame(ds, function)
+    check_schema(empty, evaluator, kept, function)
     scorer = BatchScorer(evaluator, kept, on_bad_rows, id_column, start_limiter(evaluator, function), function)
-    extra = {"num_cpus": num_cpus} if num_cpus is not None else {}
-    out = ds.map_batches(
-        scorer,
-        batch_format="pyarrow",
-        batch_size=batch_size,
-        zero_copy_batch=True,
-        **compute_strategy(concurrency),
-        **extra,
-    )
-    return prepared(out)
+    map_options: dict[str, Any] = {"batch_format": "pyarrow", **compute_strategy(concurrency)}
+    if num_cpus is not None:
+        map_options["num_cpus"] = num_cpus
+    if files and not slices:  # a log without rows: its schema, as a dataset of no rows
+        files, ds = False, ray.data.from_arrow(empty.to_arrow())
+    if files:  # one slice a task: the worker reads it (only slice names travel to it)
+        inputs = scorer._inputs(empty.columns)
+        wanted = [c for c in empty.columns if c in inputs or kept is None or c in kept or c == id_column]
+        source = ray.data.from_items(slices, override_num_blocks=max(1, len(slices)))
+        return prepared(source.map_batches(SliceScorer(scorer, tuple(wanted)), batch_size=1, **map_options))
+    return prepared(ds.map_batches(scorer, batch_size=batch_size, zero_copy_batch=True, **map_options))

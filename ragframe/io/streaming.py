@@ -85,6 +85,9 @@ __all__ = [
     "RunFailedError",
     "NOT_FAILED",
     "source_files",
+    "score_with_rejects",
+    "manifest_options",
+    "manifest_value",
     "DEFAULT_BATCH_ROWS",
     "DEFAULT_BATCHES_PER_PROCESS",
 ]
@@ -397,7 +400,9 @@ class _BatchJob:
         def find(good: pl.DataFrame) -> Any:
             return self.evaluator._budget_candidates(good, "evaluate_parquet")
 
-        _, found, _ = _score_batch(self.read_batch(batch), batch, find, self.checked)
+        _, found, _ = score_with_rejects(
+            self.read_batch(batch), find, self.checked, source=batch.file, offset=batch.offset
+        )
         trim_heap()
         return found
 
@@ -406,7 +411,9 @@ class _BatchJob:
         frame = self.read_batch(batch)
         before = self.budget.gate().snapshot() if self.budget is not None else None
         with recording_usage() as usage:  # the batch's judge calls, returned with it (child processes too)
-            good, scores, rejects = _score_batch(frame, batch, self.score, self.checked)
+            good, scores, rejects = score_with_rejects(
+                frame, self.score, self.checked, source=batch.file, offset=batch.offset
+            )
         kept = frame.select(self.kept)
         part = (kept.filter(good) if rejects.height else kept).hstack(scores) if self.kept else scores
         name = f"part-{batch.index:05d}.parquet"
@@ -444,17 +451,54 @@ def _spent_between(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[
     }
 
 
-def _score_batch(
-    df: pl.DataFrame, batch: _Batch, score: Callable[[pl.DataFrame], Any], checked: Mapping[str, str]
+def score_with_rejects(
+    frame: pl.DataFrame,
+    score: Callable[[pl.DataFrame], Any],
+    checked: Mapping[str, str],
+    *,
+    source: str = "<batch>",
+    offset: int = 0,
 ) -> tuple[pl.Series, Any, pl.DataFrame]:
-    """(mask of the rows scored, their scores, rejects), scoring once.
+    """Score a batch's good rows once and name its bad ones: (mask of the rows scored, their scores, rejects).
 
-    Rows breaking the contract are found in one vectorised pass (:mod:`ragframe.io.row_checks`).
-    Should a kernel still refuse a row (a check missing there), that row is rejected and the
-    rest scored again: correct, only slower.
+    The batch-with-rejects step every engine shares (:func:`evaluate_parquet`'s batches,
+    :class:`ragframe.distributed.BatchScorer` on Ray). Rows breaking the column contract are
+    found in one vectorised pass (:mod:`ragframe.io.row_checks`); should a kernel still refuse
+    a row (a check missing there), that row is rejected and the rest scored again: correct,
+    only slower. A row's scores never depend on the other rows, so scoring the good rows alone
+    gives them the scores of the whole batch.
+
+    Parameters
+    ----------
+    frame : polars.DataFrame
+        The batch.
+    score : callable
+        Scores a frame of good rows (an Evaluator's score columns, or anything else).
+    checked : mapping of str to str
+        Role -> column of the inputs whose rows the contract checks.
+    source : str
+        Named in each reject's ``source_file``.
+    offset : int
+        Row number of the batch's first row in ``source`` (rejects give ``source_row``).
+
+    Returns
+    -------
+    tuple
+        A boolean Series (True: scored), what ``score`` returned for those rows, and the rejects
+        (``source_file``, ``source_row``, ``reason``), sorted by row.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import ragframe as rf
+    >>> frame = pl.DataFrame({"retrieved_ids": [["a", "b"], ["a", None]], "relevant_ids": [["b"], ["a"]]})
+    >>> checked = {"retrieved_ids": "retrieved_ids", "relevant_ids": "relevant_ids"}
+    >>> good, scores, rejects = score_with_rejects(frame, rf.Evaluator(["mrr"]).scores, checked, offset=10)
+    >>> good.to_list(), scores["mrr"].to_list(), rejects["source_row"].to_list()
+    ([True, False], [0.5], [11])
     """
-    df = conform_null_types(df, checked)
-    bad = row_problems(df, checked, offset=batch.offset)
+    df = conform_null_types(frame, checked)
+    bad = row_problems(df, checked, offset=offset)
     rows, reasons = bad["row"].to_numpy(), bad["reason"].to_list()
     for _ in range(10_000):  # bounded: each round rejects one more row
         mask = np.ones(df.height, dtype=bool)
@@ -472,19 +516,19 @@ def _score_batch(
         except SchemaError as exc:
             if exc.row is None:
                 raise
-            source = int(np.flatnonzero(mask)[exc.row])
-            rows = np.append(rows, source)
+            row = int(np.flatnonzero(mask)[exc.row])
+            rows = np.append(rows, row)
             message = getattr(exc, "_message", str(exc))
             what = f"{exc.function}: {message}" if exc.function else message
             found = value_text(good, exc.column, exc.row) if exc.column in good.columns else exc.found
-            reasons.append(one_line_reason(what, exc.column, batch.offset + source, exc.expected, found))
+            reasons.append(one_line_reason(what, exc.column, offset + row, exc.expected, found))
     else:  # pragma: no cover - a kernel rejecting 10,000 rows one by one
-        raise RagframeError(f"evaluate_parquet: too many bad rows in {batch.file} at row {batch.offset}")
+        raise RagframeError(f"evaluate_parquet: too many bad rows in {source} at row {offset}")
     order = np.argsort(rows, kind="stable")
     rejects = pl.DataFrame(
         {
-            "source_file": [batch.file] * rows.size,
-            "source_row": batch.offset + rows[order].astype(np.int64),
+            "source_file": [source] * rows.size,
+            "source_row": offset + rows[order].astype(np.int64),
             "reason": [reasons[i] for i in order],
         },
         schema={"source_file": pl.String, "source_row": pl.Int64, "reason": pl.String},
@@ -815,7 +859,7 @@ def _plan_run(
 
 
 def manifest_options(settings: dict[str, Any]) -> Any:
-    """The JSON form of a run's settings for its manifest: objects by :func:`_manifest_value`, no secret left.
+    """The JSON form of a run's settings for its manifest: objects by :func:`manifest_value`, no secret left.
 
     Keys are ``'***'`` (or named by their ``api_key_env`` variable): :func:`ragframe.secrets.redact`.
 
@@ -824,11 +868,21 @@ def manifest_options(settings: dict[str, Any]) -> Any:
     >>> manifest_options({"evaluator": {"judge": {"model": "m", "api_key": "sk-0123456789"}}, "keep": ["id"]})
     {'evaluator': {'judge': {'model': 'm', 'api_key': '***'}}, 'keep': ['id']}
     """
-    return secrets.redact(json.loads(json.dumps(secrets.redact(settings), default=_manifest_value)))
+    return secrets.redact(json.loads(json.dumps(secrets.redact(settings), default=manifest_value)))
 
 
-def _manifest_value(value: Any) -> Any:
-    """A JSON form of an option that is an object: a judge by its identity (stable across runs)."""
+def manifest_value(value: Any) -> Any:
+    """A JSON form of an option that is an object: a judge by its identity (stable across runs), else its text.
+
+    The ``default=`` of the manifest's ``json.dumps`` (:func:`manifest_options`); every engine's
+    manifest uses it.
+
+    Examples
+    --------
+    >>> from pathlib import PurePosixPath
+    >>> manifest_value(PurePosixPath("cache.sqlite"))
+    'cache.sqlite'
+    """
     from ragframe.judges import as_judge
 
     if callable(value) or hasattr(value, "identity"):
