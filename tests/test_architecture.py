@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent / "ragframe"
 
 #: The floors, lowest first: a module may import its own floor and the floors below.
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("exceptions", "secrets", "validate", "schema", "concurrency"),  # base: errors, keys, checks, the frame contract
+    ("exceptions", "secrets", "validate", "schema", "concurrency", "extras", "display"),  # base: errors, keys, checks, the frame contract, optional imports, cell text
     ("kernels",),  # whole-column computations
     ("judges",),  # the judge transport: clients, cache, usage, budget, reply parsing
     ("metrics",),  # metric definitions and the registry
