@@ -86,13 +86,13 @@ def _ray_client(tmp_path):
     [
         (_report, "jinja2", "report needs jinja2: pip install 'ragframe[report]'"),
         (_report, "matplotlib", "report needs matplotlib: pip install 'ragframe[report]'"),
-        (_plot, "matplotlib", "ragframe.plot.distributions needs matplotlib: pip install 'ragframe[plot]'"),
+        (_plot, "matplotlib.figure", "ragframe.plot.distributions needs matplotlib: pip install 'ragframe[plot]'"),
         (
             _judge,
             "httpx",
             "rf.OpenAIJudge needs httpx: pip install 'ragframe[judge]' (or pass any callable prompt -> str as judge=)",
         ),
-        (_ray, "ray", "score_dataset needs ray[data]: pip install 'ragframe[ray]'"),
+        (_ray, "ray.data", "score_dataset needs ray[data]: pip install 'ragframe[ray]'"),
         (_toml, "tomli", "reading a TOML config on Python 3.10 needs tomli: pip install 'ragframe[cli]'"),
         (
             _ray_client,
@@ -104,7 +104,8 @@ def _ray_client(tmp_path):
     ids=["report-jinja2", "report-matplotlib", "plot", "judge", "ray", "toml", "ray-client"],
 )
 def test_every_guard_names_the_package_and_its_extra(tmp_path, monkeypatch, call, absent, message):
-    monkeypatch.setitem(sys.modules, absent, None)  # importing it raises ImportError
+    for module in (absent, absent.partition(".")[0]):  # a module imported earlier is in sys.modules: block it too
+        monkeypatch.setitem(sys.modules, module, None)  # importing it raises ImportError
     if absent == "tomli":
         monkeypatch.setitem(sys.modules, "tomllib", None)  # as on Python 3.10
     with pytest.raises(rf.MissingDependencyError) as info:
