@@ -565,3 +565,25 @@ def test_usage_is_returned_with_a_parquet_run_child_processes_and_resumes_includ
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["judge_usage"] == first.usage.to_dicts()
     assert_frame_equal(again.usage, first.usage)  # read back from the finished batches
+
+
+# ----------------------------------------------------------------------------- the judge in one place
+
+
+def test_judges_is_a_lower_floor_than_metrics():
+    """ragframe/judges/ (transport, templates, reply scoring) imports nothing of metrics/ or any floor above it."""
+    import ast
+    from pathlib import Path
+
+    allowed = ("ragframe.judges", "ragframe.kernels", "ragframe.exceptions", "ragframe.validate")
+    allowed += ("ragframe.secrets", "ragframe.concurrency")
+    found = {}
+    for path in sorted(Path(rf.__file__).parent.joinpath("judges").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:  # from ragframe import secrets: ragframe.secrets
+                names += [f"ragframe.{a.name}" for a in node.names] if node.module == "ragframe" else [node.module]
+            found[path.name] = found.get(path.name, set()) | {n for n in names if n.startswith("ragframe")}
+    upward = {name: sorted(m for m in mods if not m.startswith(allowed)) for name, mods in found.items()}
+    assert {name: mods for name, mods in upward.items() if mods} == {}
+    assert "ragframe.kernels.ranking" in found["scoring.py"]  # the one average-precision kernel

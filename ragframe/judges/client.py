@@ -68,6 +68,7 @@ import threading
 import time
 import weakref
 from collections.abc import AsyncIterator, Mapping
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -76,12 +77,19 @@ import polars as pl
 from ragframe import secrets
 from ragframe.exceptions import InvalidParameterError
 from ragframe.extras import require
-from ragframe.judges.base import JudgeCallError, JudgeHTTPError, JudgeRateLimited, JudgeReply, JudgeTimeout
+from ragframe.judges.base import (
+    JudgeCallError,
+    JudgeHTTPError,
+    JudgeRateLimited,
+    JudgeReply,
+    JudgeTimeout,
+    as_judge,
+)
 from ragframe.judges.limits import AdaptiveLimits, RateLimiter, Sent
 from ragframe.judges.usage import JudgeUsage, token_estimate
 from ragframe.validate import fail, flag, integer, number, positive_int
 
-__all__ = ["OpenAIJudge", "retry_after_seconds", "MAX_RETRY_AFTER", "DEFAULT_BASE_URL"]
+__all__ = ["OpenAIJudge", "judge_from", "retry_after_seconds", "MAX_RETRY_AFTER", "DEFAULT_BASE_URL"]
 
 logger = logging.getLogger("ragframe.judges")
 
@@ -670,3 +678,46 @@ class OpenAIJudge:
         usage = data.get("usage")
         text = self._redact(text)  # a gateway that echoes the key in a reply: masked before it is parsed or stored
         return JudgeReply(text, _count(usage, "prompt_tokens"), _count(usage, "completion_tokens"))
+
+
+# ----------------------------------------------------------------------------- a judge from plain data
+
+
+def judge_from(judge: Any, function: str) -> Any:
+    """A :class:`~ragframe.judges.base.Judge` from a callable, a Judge, a model name or OpenAIJudge options.
+
+    Parameters
+    ----------
+    judge : callable, Judge, str or mapping
+        A callable ``prompt -> str`` (sync or async), an object with ``complete`` and
+        ``identity`` (``rf.OpenAIJudge``), a model name (``rf.OpenAIJudge(model)``) or a mapping
+        of ``rf.OpenAIJudge`` keywords (``{"model": ..., "base_url": ...}``: what a TOML config holds).
+    function : str
+        The public function named in errors.
+
+    Returns
+    -------
+    Judge
+
+    Examples
+    --------
+    >>> judge_from(str.upper, "evaluate").identity()
+    {'callable': 'str.upper'}
+    """
+    if isinstance(judge, (str, Mapping)):
+        config = (("model", judge),) if isinstance(judge, str) else tuple(sorted(dict(judge).items()))
+        try:
+            hash(config)
+        except TypeError:  # a nested value (extra_body={...}): a judge of its own
+            return _openai_judge.__wrapped__(config)
+        return _openai_judge(config)
+    try:
+        return as_judge(judge)
+    except InvalidParameterError as error:
+        raise InvalidParameterError(f"{function}: {error}") from None
+
+
+@lru_cache(maxsize=16)
+def _openai_judge(config: tuple[tuple[str, Any], ...]) -> Any:
+    """One ``rf.OpenAIJudge`` per configuration, so that a run's calls share its rate limits and ledger."""
+    return OpenAIJudge(**dict(config))

@@ -36,13 +36,13 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
 
 import polars as pl
 
 from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.judges.client import judge_from
 from ragframe.judges.scoring import JudgeSpec, ScoredReply, aggregate_replies, reply_check
 from ragframe.judges.templates import (
     TEXT_ROLES,
@@ -223,50 +223,6 @@ def _columns(requests: Requests, options: Mapping[str, Any], available: Sequence
     return {role: role_column(role, options) for metric, _ in requests for role in metric.inputs}
 
 
-def check_judge(judge: Any, function: str) -> Any:
-    """A :class:`~ragframe.judges.base.Judge` from a callable, a Judge, a model name or OpenAIJudge options.
-
-    Parameters
-    ----------
-    judge : callable, Judge, str or mapping
-        A callable ``prompt -> str`` (sync or async), an object with ``complete`` and
-        ``identity`` (``rf.OpenAIJudge``), a model name (``rf.OpenAIJudge(model)``) or a mapping
-        of ``rf.OpenAIJudge`` keywords (``{"model": ..., "base_url": ...}``: what a TOML config holds).
-    function : str
-        The public function named in errors.
-
-    Returns
-    -------
-    Judge
-
-    Examples
-    --------
-    >>> check_judge(str.upper, "evaluate").identity()
-    {'callable': 'str.upper'}
-    """
-    from ragframe.judges.base import as_judge
-
-    if isinstance(judge, (str, Mapping)):
-        config = (("model", judge),) if isinstance(judge, str) else tuple(sorted(dict(judge).items()))
-        try:
-            hash(config)
-        except TypeError:  # a nested value (extra_body={...}): a judge of its own
-            return _openai_judge.__wrapped__(config)
-        return _openai_judge(config)
-    try:
-        return as_judge(judge)
-    except InvalidParameterError as error:
-        raise InvalidParameterError(f"{function}: {error}") from None
-
-
-@lru_cache(maxsize=16)
-def _openai_judge(config: tuple[tuple[str, Any], ...]) -> Any:
-    """One ``rf.OpenAIJudge`` per configuration, so that a run's calls share its rate limits and ledger."""
-    from ragframe.judges import OpenAIJudge
-
-    return OpenAIJudge(**dict(config))
-
-
 def _check_cache(cache: Any, function: str) -> Any:
     import os
 
@@ -301,7 +257,7 @@ def _check_prompt(prompt: Any, function: str) -> dict[str, str]:
 
 
 def _judge_option(value: Any, name: str, function: str) -> Any:
-    return None if value is None else check_judge(value, function)
+    return None if value is None else judge_from(value, function)
 
 
 def _cache_option(value: Any, name: str, function: str) -> Any:
