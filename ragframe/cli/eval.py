@@ -19,9 +19,9 @@ from ragframe.cli.args import (
     unit_interval,
 )
 from ragframe.cli.format import format_frame
-from ragframe.run.evaluator import Evaluator
 from ragframe.exceptions import InvalidParameterError, MissingDependencyError, RunFailedError, SkippedMetricWarning
 from ragframe.io.streaming import DEFAULT_BATCH_ROWS, DEFAULT_BATCHES_PER_PROCESS, status_lines
+from ragframe.run.evaluator import Evaluator
 from ragframe.run.routing import MODES
 
 __all__ = ["add_parser", "run"]

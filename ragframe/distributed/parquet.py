@@ -39,7 +39,6 @@ from ragframe import validate
 from ragframe.distributed.runtime import empty_frame, original_errors, prepared, require_ray
 from ragframe.distributed.scoring import REJECT_COLUMN, score_dataset
 from ragframe.distributed.summary import summarize_dataset
-from ragframe.run.evaluator import Evaluator
 from ragframe.exceptions import InvalidParameterError, ResumeError, SchemaError
 from ragframe.io.streaming import (
     MANIFEST,
@@ -51,6 +50,7 @@ from ragframe.io.streaming import (
     remove_output,
     source_files,
 )
+from ragframe.run.evaluator import Evaluator
 
 __all__ = ["evaluate_parquet_ray"]
 

@@ -20,9 +20,9 @@ import pyarrow as pa
 from ragframe import validate
 from ragframe.distributed.ratelimit import install_limiter, start_limiter
 from ragframe.distributed.runtime import compute_strategy, empty_frame, original_errors, prepared, require_ray
-from ragframe.run.evaluator import CLASH_HINT, Evaluator
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.io.row_checks import CONTRACT_DTYPES, conform_null_types, row_problems
+from ragframe.run.evaluator import CLASH_HINT, Evaluator
 from ragframe.schema import check_output_columns
 
 __all__ = ["score_dataset", "BatchScorer", "REJECT_COLUMN", "ON_BAD_ROWS"]

@@ -54,7 +54,6 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from ragframe import secrets, validate
-from ragframe.run.evaluator import BY_ROLE, CLASH_HINT, Evaluator
 from ragframe.exceptions import (
     InputFileError,
     InvalidParameterError,
@@ -74,6 +73,7 @@ from ragframe.io.row_checks import (
     value_text,
 )
 from ragframe.judges.base import NOT_FAILED_STATUSES
+from ragframe.run.evaluator import BY_ROLE, CLASH_HINT, Evaluator
 from ragframe.schema import check_output_columns
 from ragframe.stats.summary import SummaryState, merge_summary_states, summary_state
 
