@@ -22,17 +22,14 @@ keeps ``id``, and writes Parquet and a summary. Each run is a fresh process:
 Rounds (``--repeat``) run every engine once each, in turn, so that the load of other jobs
 falls on all of them alike; the table gives the median over rounds of rows/s and of the ratio
 to the same round's streaming run. "scaling" is rows/s at N CPUs over N times rows/s at 1 CPU.
-"CPU s" is the user + system time of the run's whole process tree, imports included: for
-streaming its process's (``getrusage``); for Ray the driver's and every descendant's (raylet,
-workers, object store: ``psutil``, with the children they reaped), read just before
-``ray.shutdown()``. On a machine shared with other jobs this is the steadier figure of cost. Ray's workers run at the driver's niceness (``RAY_worker_niceness``; Ray's own
-default is 15, which on a busy machine measures the other jobs, not Ray). Seconds are wall
+Ray's workers run at the driver's niceness (``RAY_worker_niceness``; Ray's own default is
+15, which on a busy machine measures the other jobs, not Ray). Seconds are wall
 clock (``time.perf_counter``) from the first read to the written summary.
 
 After the runs, every engine's scores (first round) are compared with streaming's, sorted by
 ``id``: bit for bit (polars ``equals``). Exit status 1 when any differs or a run failed.
 
-Usage, from the repository root (about 2 minutes a run at 200,000 rows on 2 busy cores)::
+Usage, from the repository root (2 to 7 minutes a run at 200,000 rows on 2 cores at load 20 to 40)::
 
     python benchmarks/distributed.py --rows 200000 --cpus 1 2
     python benchmarks/distributed.py --rows 600000 --cpus 1 2 4 8 16 --repeat 3
@@ -42,10 +39,8 @@ Usage, from the repository root (about 2 minutes a run at 200,000 rows on 2 busy
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -62,7 +57,6 @@ import heuristics  # noqa: E402  (the log generator, shared with heuristics.py a
 from procstat import status_mb  # noqa: E402
 
 RESULT_PREFIX = "BENCH-RESULT "
-_PR_SET_CHILD_SUBREAPER = 36
 
 
 def work_streaming(path: Path, out: Path) -> dict[str, Any]:
@@ -96,49 +90,12 @@ def work_ray(path: Path, out: Path, cpus: int, files: bool, batch_rows: int | No
     scored = time.perf_counter() - start
     rf.distributed.summarize_dataset(read_parquet(str(out)))
     seconds = time.perf_counter() - start
-    cpu = tree_cpu_seconds()
     ray.shutdown()
     rows = sum(pq.ParquetFile(p).metadata.num_rows for p in out.glob("*.parquet"))
-    return {"rows": rows, "seconds": seconds, "scoring_seconds": scored, "cpu_seconds": cpu}
-
-
-def tree_cpu_seconds() -> float:
-    """CPU time of this process and every descendant (Ray's raylet, workers, ...), those they reaped included."""
-    import psutil
-
-    total = 0.0
-    me = psutil.Process()
-    for process in [me, *me.children(recursive=True)]:
-        try:
-            times = process.cpu_times()
-        except psutil.Error:  # exited meanwhile
-            continue
-        total += times.user + times.system + times.children_user + times.children_system
-    return total
-
-
-def _adopt_orphans() -> None:
-    """Make this process the reaper of its orphaned descendants (Ray's workers), so their CPU time counts."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-
-
-def _reap(timeout: float = 30.0) -> None:
-    """Wait for every descendant left (Ray's processes exit after ray.shutdown) so their CPU time is ours."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            time.sleep(0.1)
+    return {"rows": rows, "seconds": seconds, "scoring_seconds": scored}
 
 
 def worker_main(args: argparse.Namespace) -> int:
-    _adopt_orphans()
     try:
         if args.worker == "streaming":
             result = work_streaming(args.data_file, args.out)
@@ -148,15 +105,9 @@ def worker_main(args: argparse.Namespace) -> int:
             )
     except Exception as exc:  # reported in the table, not a traceback in the middle of it
         result = {"error": f"{type(exc).__name__}: {exc}"}
-    _reap()
     result["driver_peak_mb"] = status_mb("VmHWM")
     print(RESULT_PREFIX + json.dumps(result), flush=True)
     return 1 if "error" in result else 0
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def run_worker(run: dict[str, Any], data: Path, out: Path) -> dict[str, Any]:
@@ -171,14 +122,11 @@ def run_worker(run: dict[str, Any], data: Path, out: Path) -> dict[str, Any]:
     if run.get("code"):
         env["PYTHONPATH"] = os.pathsep.join([run["code"], env.get("PYTHONPATH", "")])
     load = os.getloadavg()[0]
-    cpu = _children_cpu()
     proc = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
-    cpu = _children_cpu() - cpu
     lines = [line for line in proc.stdout.splitlines() if line.startswith(RESULT_PREFIX)]
     if not lines:
         return {"error": f"exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:]}", "load": load}
-    result = json.loads(lines[-1][len(RESULT_PREFIX) :])
-    return {"cpu_seconds": cpu, **result, "load": load}  # a Ray run's own count of its process tree wins
+    return {**json.loads(lines[-1][len(RESULT_PREFIX) :]), "load": load}
 
 
 def plan(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -218,7 +166,7 @@ def report(
 ) -> None:
     print(f"\n{args.rows:,} rows, seven heuristic metrics (default methods), id kept, Parquet in and out, ", end="")
     print(f"{os.cpu_count()} cores, {len(rounds)} round(s): medians\n")
-    header = f"{'engine':<22} {'CPUs':>4} {'rows/s':>8} {'vs streaming':>12} {'scaling':>8} {'CPU s':>7}"
+    header = f"{'engine':<22} {'CPUs':>4} {'rows/s':>8} {'vs streaming':>12} {'scaling':>8}"
     print(header + f" {'load':>10} {'scores equal':>12}")
     streaming = [r[0] for r in rounds]
     one_cpu: dict[str, float] = {}
@@ -239,10 +187,7 @@ def report(
         load = f"{min(loads):.1f}-{max(loads):.1f}" if len(loads) > 1 else f"{loads[0]:.1f}"
         ratio = f"{statistics.median(ratios):.2f}" if ratios else ""
         same = "reference" if index == 0 else {True: "yes", False: "NO", None: ""}[equal.get(_key(run))]
-        print(
-            f"{run['label']:<22} {cpus or '':>4} {rate:>8,.0f} {ratio:>12} {scaling:>8} "
-            f"{statistics.median(r['cpu_seconds'] for r in results):>7.0f} {load:>10} {same:>12}"
-        )
+        print(f"{run['label']:<22} {cpus or '':>4} {rate:>8,.0f} {ratio:>12} {scaling:>8} {load:>10} {same:>12}")
     print("\nload: the 1-minute load average when each run started (min-max over rounds)")
 
 
