@@ -38,6 +38,8 @@ import pyarrow as pa
 from ragframe.exceptions import InvalidParameterError, SchemaError
 
 __all__ = [
+    "list_text",
+    "value_text",
     "CONTRACT_DTYPES",
     "DEFAULT_COLUMNS",
     "column_names",
@@ -542,3 +544,37 @@ def check_id_list_column(df: pl.DataFrame, column: str, function: str) -> pl.Ser
         series = series.cast(pl.List(pl.String))
     check_no_null_inside(series, column, function, what="null id inside a list")
     return series
+
+
+def list_text(column: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """A short text of each list, as reasons and errors show it: ``['a', null]``, ``[{id: d1, grade: 2}]``."""
+    inner = dtype.inner if isinstance(dtype, pl.List) else pl.Null
+    if inner == pl.String:
+        element = pl.concat_str(pl.lit("'"), pl.element(), pl.lit("'"))
+    elif isinstance(inner, pl.Struct):
+        parts = [pl.lit("{")]
+        for i, field in enumerate(inner.fields):
+            text = pl.element().struct.field(field.name).cast(pl.String).fill_null("null")
+            parts += [pl.lit(f"{', ' if i else ''}{field.name}: "), text]
+        element = pl.concat_str(*parts, pl.lit("}"))
+    else:
+        element = pl.element().cast(pl.String)
+    joined = column.list.eval(element.fill_null("null")).list.join(", ")
+    return pl.concat_str(pl.lit("["), joined, pl.lit("]"))
+
+
+def value_text(df: pl.DataFrame, column: str, row: int) -> str:
+    """A short text of one value of ``df``, as reasons show it: ``['a', null]``, ``[0.5, NaN]``, ``'text'``.
+
+    Examples
+    --------
+    >>> value_text(pl.DataFrame({"s": [[0.5, float("nan")]]}), "s", 0)
+    '[0.5, NaN]'
+    """
+    dtype = df.schema[column]
+    if isinstance(dtype, pl.List):
+        text = df.slice(row, 1).select(list_text(pl.col(column), dtype)).item()
+    else:
+        value = df.get_column(column)[row]
+        text = repr(value) if isinstance(value, str) else str(value)
+    return "null" if text is None else text

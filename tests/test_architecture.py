@@ -23,13 +23,14 @@ ROOT = Path(__file__).resolve().parent.parent / "ragframe"
 
 #: The floors, lowest first: a module may import its own floor and the floors below.
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("exceptions", "secrets", "validate", "schema", "concurrency", "extras", "display"),  # base: errors, keys, checks, the frame contract, optional imports, cell text
+    # base: errors, keys, checks, the frame contract, optional imports, the text of a cell
+    ("exceptions", "secrets", "validate", "schema", "concurrency", "extras", "display"),
     ("kernels",),  # whole-column computations
     ("judges",),  # the judge transport: clients, cache, usage, budget, reply parsing
     ("metrics",),  # metric definitions and the registry
     ("run", "budgeting", "retrieve"),  # executing metrics over frames: Evaluator, modes, generated functions
-    ("stats",),  # statistics over scored frames
-    ("io", "datasets"),  # files: streaming runs, score files, trec files
+    ("stats", "io.scores"),  # statistics over scored frames; reading score files (base imports only)
+    ("io", "datasets"),  # files: streaming runs, trec files
     ("distributed", "reporting", "plot"),  # Ray, HTML reports, figures
     ("ragframe", "namespace"),  # the public facade: ragframe/__init__.py and df.rf
     ("cli",),  # the command line
@@ -37,39 +38,9 @@ FLOORS: tuple[tuple[str, ...], ...] = (
 FLOOR = {package: level for level, packages in enumerate(FLOORS) for package in packages}
 
 #: Imports from a lower floor to a higher one that are known: (importer, imported module) -> why, and the way out.
-KNOWN_UPWARD: dict[tuple[str, str], str] = {
-    ("ragframe.metrics.retrieval", "ragframe.io.row_checks"): (
-        "value_text (how a reason shows a value): io/row_checks.py is pure column checks, no I/O; "
-        "move value_text (or row_checks) to a base module"
-    ),
-    ("ragframe.metrics.retrieval", "ragframe.io.trec_eval_format"): (
-        "MEASURES (trec_eval's measure table, for 11pt_avg's recall points): io/trec_eval_format.py holds no I/O "
-        "and imports only kernels; move it to kernels/"
-    ),
-    ("ragframe.stats.gate", "ragframe.io.scores"): (
-        "gate() reads a score folder given as a path (function-local): the path reading belongs to io or the CLI "
-        "(issue 21 item 3 changes gate)"
-    ),
-}
+KNOWN_UPWARD: dict[tuple[str, str], str] = {}
 #: Private names imported across packages that are known: (importer, imported module, name) -> why.
-#: Other helpers replace these with public pieces (issue 21 item 2); the lead empties this list after merging.
-_PAIRED = "the paired-test kernel (segments, t test) shared by stats/compare.py and distributed/compare.py (item 2)"
-_BATCH = "the batch-with-rejects function that streaming and Ray both call (item 2)"
-_SCAN = "io.scores.scan_scores(), which the report uses instead of rebuilding read_scores (item 2)"
-KNOWN_PRIVATE: dict[tuple[str, str, str], str] = {
-    ("ragframe.distributed.compare", "ragframe.stats.compare", "_Segments"): _PAIRED,
-    ("ragframe.distributed.compare", "ragframe.stats.compare", "_check_ids"): _PAIRED,
-    ("ragframe.distributed.compare", "ragframe.stats.compare", "_compared_metrics"): _PAIRED,
-    ("ragframe.distributed.compare", "ragframe.stats.compare", "_result_frame"): _PAIRED,
-    ("ragframe.distributed.compare", "ragframe.stats.compare", "_same_id_types"): _PAIRED,
-    ("ragframe.distributed.compare", "ragframe.stats.compare", "_t_test"): _PAIRED,
-    ("ragframe.distributed.scoring", "ragframe.io.streaming", "_Batch"): _BATCH,
-    ("ragframe.distributed.scoring", "ragframe.io.streaming", "_score_batch"): _BATCH,
-    ("ragframe.distributed.summary", "ragframe.stats.summary", "_check_stats"): "a public check of summary options",
-    ("ragframe.reporting.inputs", "ragframe.io.scores", "_GLOB_CHARACTERS"): _SCAN,
-    ("ragframe.reporting.inputs", "ragframe.io.scores", "_common_schema"): _SCAN,
-    ("ragframe.reporting.inputs", "ragframe.io.scores", "_folder_files"): _SCAN,
-}
+KNOWN_PRIVATE: dict[tuple[str, str, str], str] = {}
 
 
 class Import(NamedTuple):
@@ -150,12 +121,18 @@ def package(module: str) -> str:
 
 def group(module: str) -> str:
     """The unit of the cycle rule: a package; the base floor's modules (which import each other) are one unit."""
-    name = package(module)
+    name = unit(module)
     return "base" if FLOOR[name] == 0 else name
 
 
+def unit(module: str) -> str:
+    """The module's entry in FLOORS: the module itself when it is named there (``io.scores``), else its package."""
+    name = module.removeprefix("ragframe.")
+    return name if name in FLOOR and name != package(module) else package(module)
+
+
 def floor(module: str) -> int:
-    return FLOOR[package(module)]
+    return FLOOR[unit(module)]
 
 
 ALL_IMPORTS = [imp for module in MODULES for imp in imports_of(module)]
@@ -233,8 +210,8 @@ def test_every_package_and_top_level_module_has_a_floor():
 
 def test_the_reader_finds_function_level_imports():
     """``Evaluator.written_columns`` once imported io inside a method: such imports are read too."""
-    lines = {imp.imported for imp in imports_of("ragframe.metrics.callback")}
-    assert "ragframe.metrics.judge" in lines
+    lines = {imp.imported for imp in imports_of("ragframe.io.trec_eval_format")}
+    assert "ragframe.io.trec" in lines  # read_prefs imports the trec reader inside the function
     found = imports_of("ragframe.run.evaluator")
     assert any(imp.imported == "ragframe.budgeting" for imp in found)  # a function-level import in _routed_scores
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from ragframe.schema import CONTRACT_DTYPES, conform_text
+from ragframe.schema import CONTRACT_DTYPES, conform_text, list_text, value_text
 
 __all__ = [
     "CONTRACT_DTYPES",
@@ -138,23 +138,6 @@ def one_line_reason(what: str, column: str | None, row: int | None, expected: st
     return text
 
 
-def value_text(df: pl.DataFrame, column: str, row: int) -> str:
-    """A short text of one value of ``df``, as reasons show it: ``['a', null]``, ``[0.5, NaN]``, ``'text'``.
-
-    Examples
-    --------
-    >>> value_text(pl.DataFrame({"s": [[0.5, float("nan")]]}), "s", 0)
-    '[0.5, NaN]'
-    """
-    dtype = df.schema[column]
-    if isinstance(dtype, pl.List):
-        text = df.slice(row, 1).select(_list_repr(pl.col(column), dtype)).item()
-    else:
-        value = df.get_column(column)[row]
-        text = repr(value) if isinstance(value, str) else str(value)
-    return "null" if text is None else text
-
-
 def conform_null_types(df: pl.DataFrame, roles: Mapping[str, str]) -> pl.DataFrame:
     """``df`` with its role columns in the contract's types: text as String, null-typed columns cast.
 
@@ -241,7 +224,7 @@ def _checks(df: pl.DataFrame, role: str, name: str, roles: Mapping[str, str]) ->
     column = pl.col(name)
     if role in ("contexts", *_ID_LIST_ROLES):
         null_inside = column.list.eval(pl.element().is_null()).list.any()
-        return [_Check(name, "null inside the list", "no null elements", null_inside, _list_repr(column, dtype))]
+        return [_Check(name, "null inside the list", "no null elements", null_inside, list_text(column, dtype))]
     if role == "retrieved_scores":
         return _score_checks(df, name, roles.get("retrieved_ids", "retrieved_ids"))
     if role == "relevance":
@@ -251,7 +234,7 @@ def _checks(df: pl.DataFrame, role: str, name: str, roles: Mapping[str, str]) ->
 
 def _score_checks(df: pl.DataFrame, name: str, ids: str) -> list[_Check]:
     column = pl.col(name)
-    found = _list_repr(column, df.schema[name])
+    found = list_text(column, df.schema[name])
     checks = []
     if ids in df.columns and isinstance(df.schema[ids], pl.List):
         lengths = column.list.len() != pl.col(ids).list.len()
@@ -270,7 +253,7 @@ def _relevance_checks(name: str, dtype: pl.DataType) -> list[_Check]:
     missing = column.list.eval(pl.element().is_null() | judgment_id.is_null() | grade.is_null()).list.any()
     pairs = column.list.eval(pl.struct(judgment_id, grade)).list.n_unique()
     conflict = column.list.eval(judgment_id).list.n_unique() < pairs
-    found = _list_repr(column, dtype)
+    found = list_text(column, dtype)
     checks = [_Check(name, "null judgment, id or grade", "non-null id and grade", missing, found)]
     if _field_dtypes(dtype)[grade_field].is_float():
         # as ragframe.schema.integer_grades: a float grade must be a finite whole number (2.0 is grade 2)
@@ -314,23 +297,6 @@ def _field_dtypes(dtype: pl.DataType) -> dict[str, pl.DataType]:
 def _judgment_fields(dtype: pl.DataType) -> tuple[str, str]:
     names = [f.name for f in dtype.inner.fields]  # type: ignore[attr-defined]
     return ("id" if "id" in names else "key"), ("grade" if "grade" in names else "value")
-
-
-def _list_repr(column: pl.Expr, dtype: pl.DataType) -> pl.Expr:
-    """A short text of each list: ``['a', null]``, ``[0.5, NaN]``, ``[{id: d1, grade: 2}]``."""
-    inner = dtype.inner if isinstance(dtype, pl.List) else pl.Null
-    if inner == pl.String:
-        element = pl.concat_str(pl.lit("'"), pl.element(), pl.lit("'"))
-    elif isinstance(inner, pl.Struct):
-        parts = [pl.lit("{")]
-        for i, field in enumerate(inner.fields):
-            text = pl.element().struct.field(field.name).cast(pl.String).fill_null("null")
-            parts += [pl.lit(f"{', ' if i else ''}{field.name}: "), text]
-        element = pl.concat_str(*parts, pl.lit("}"))
-    else:
-        element = pl.element().cast(pl.String)
-    joined = column.list.eval(element.fill_null("null")).list.join(", ")
-    return pl.concat_str(pl.lit("["), joined, pl.lit("]"))
 
 
 def _is_id(dtype: pl.DataType) -> bool:

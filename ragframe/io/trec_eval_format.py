@@ -29,7 +29,13 @@ import numpy as np
 import polars as pl
 
 from ragframe.exceptions import RagframeError, UnsupportedMeasureError
-from ragframe.kernels.trec_measures import TrecMeasure, geometric_logs
+from ragframe.kernels.trec_measures import (
+    R_MULTIPLES,
+    RECALL_POINTS,
+    UTILITY_COEFFICIENTS,
+    TrecMeasure,
+    geometric_logs,
+)
 
 __all__ = [
     "MEASURES",
@@ -47,8 +53,6 @@ __all__ = [
 ]
 
 _STANDARD_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-_RECALL_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-_R_MULTIPLES = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 
 
 class _Kind(NamedTuple):
@@ -78,15 +82,15 @@ MEASURES: dict[str, _Kind] = {
     "Rprec": _Kind("none", "float"),
     "bpref": _Kind("none", "float"),
     "recip_rank": _Kind("none", "float"),
-    "iprec_at_recall": _Kind("double_cut", "float", _RECALL_POINTS),
+    "iprec_at_recall": _Kind("double_cut", "float", RECALL_POINTS),
     "P": _Kind("long_cut", "float", _STANDARD_CUTOFFS),
     "relstring": _Kind("numbers", "string", (10.0,)),
     "recall": _Kind("long_cut", "float", _STANDARD_CUTOFFS),
     "infAP": _Kind("none", "float"),
     "gm_bpref": _Kind("none", "gm"),
-    "Rprec_mult": _Kind("double_cut", "float", _R_MULTIPLES),
-    "utility": _Kind("numbers", "float", (1.0, -1.0, 0.0, 0.0)),
-    "11pt_avg": _Kind("numbers", "float", _RECALL_POINTS),
+    "Rprec_mult": _Kind("double_cut", "float", R_MULTIPLES),
+    "utility": _Kind("numbers", "float", UTILITY_COEFFICIENTS),
+    "11pt_avg": _Kind("numbers", "float", RECALL_POINTS),
     "binG": _Kind("none", "float"),
     "G": _Kind("pairs", "float"),
     "dcg": _Kind("pairs", "float"),
@@ -122,7 +126,7 @@ MEASURES: dict[str, _Kind] = {
     # the judge-group measures (-R qrels_jg): the measure of each judgment group, averaged over the query's groups
     "map_avgjg": _Kind("none", "float"),
     "P_avgjg": _Kind("long_cut", "float", _STANDARD_CUTOFFS),
-    "Rprec_mult_avgjg": _Kind("double_cut", "float", _R_MULTIPLES),
+    "Rprec_mult_avgjg": _Kind("double_cut", "float", R_MULTIPLES),
     "rbp": _Kind("pairs", "float"),
     "rbp_resid": _Kind("pairs", "float"),
     "unj": _Kind("long_cut", "float", (5, 10, 20)),

@@ -25,9 +25,25 @@ import polars as pl
 
 from ragframe.exceptions import InvalidParameterError
 
-__all__ = ["MIN_GEO_MEAN", "INFAP_EPSILON", "TrecMeasure", "TrecOptions", "trec_measures", "TREC_KERNELS"]
+__all__ = [
+    "RECALL_POINTS",
+    "R_MULTIPLES",
+    "UTILITY_COEFFICIENTS",
+    "MIN_GEO_MEAN",
+    "INFAP_EPSILON",
+    "TrecMeasure",
+    "TrecOptions",
+    "trec_measures",
+    "TREC_KERNELS",
+]
 
 #: trec_eval's floor before the logarithm of the geometric means (gm_map, gm_bpref).
+#: trec_eval's default recall levels (iprec_at_recall, 11pt_avg).
+RECALL_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+#: trec_eval's default multiples of R (Rprec_mult).
+R_MULTIPLES = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+#: trec_eval's default utility coefficients (relevant and non-relevant retrieved, relevant and non-relevant missed).
+UTILITY_COEFFICIENTS = (1.0, -1.0, 0.0, 0.0)
 MIN_GEO_MEAN = 0.00001
 
 

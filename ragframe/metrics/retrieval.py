@@ -28,8 +28,6 @@ import polars as pl
 
 from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
-from ragframe.io.row_checks import value_text
-from ragframe.io.trec_eval_format import MEASURES as TREC_MEASURES
 from ragframe.kernels.ranking import (
     COUNT_MEASURES,
     CUT_MEASURES,
@@ -39,7 +37,14 @@ from ragframe.kernels.ranking import (
     maybe_repeated,
     rank_measures,
 )
-from ragframe.kernels.trec_measures import MIN_GEO_MEAN, TrecMeasure, TrecOptions
+from ragframe.kernels.trec_measures import (
+    MIN_GEO_MEAN,
+    R_MULTIPLES,
+    RECALL_POINTS,
+    UTILITY_COEFFICIENTS,
+    TrecMeasure,
+    TrecOptions,
+)
 from ragframe.metrics import registry
 from ragframe.metrics.registry import Family, Metric, Requests, register_family, register_metric
 from ragframe.schema import (
@@ -49,6 +54,7 @@ from ragframe.schema import (
     id_dtype_ok,
     integer_grades,
     to_polars,
+    value_text,
 )
 
 __all__ = [
@@ -490,7 +496,7 @@ _OPT_IN: tuple[tuple[str, TrecKernel, tuple[str, ...], bool, str], ...] = (
     ),
     (
         "interpolated_precision_11pt",
-        TrecKernel("11pt_avg", fixed=TREC_MEASURES["11pt_avg"].default),
+        TrecKernel("11pt_avg", fixed=RECALL_POINTS),
         _IDS,
         True,
         "Interpolated precision averaged over the recall points 0, 0.1, ..., 1 (trec_eval 11pt_avg).",
@@ -604,7 +610,7 @@ _PARAMETERISED: tuple[tuple[str, float, str], ...] = (
             f"Interpolated precision at recall {level:3.2f}: the highest precision at or below the rank "
             f"where recall reaches {level:3.2f} (trec_eval iprec_at_recall_{level:3.2f}).",
         )
-        for level in TREC_MEASURES["iprec_at_recall"].default
+        for level in RECALL_POINTS
     ),
     *(
         (
@@ -613,7 +619,7 @@ _PARAMETERISED: tuple[tuple[str, float, str], ...] = (
             f"Precision at {multiple:3.2f} R (R relevant documents), the cutoff floor({multiple:3.2f} R + 0.9) "
             f"(trec_eval Rprec_mult_{multiple:3.2f}).",
         )
-        for multiple in TREC_MEASURES["Rprec_mult"].default
+        for multiple in R_MULTIPLES
     ),
 )
 for _root, _value, _description in _PARAMETERISED:
@@ -636,7 +642,7 @@ register_metric(
             "Relevant retrieved minus non-relevant retrieved, a - (N - a); unbounded "
             "(trec_eval utility at its default coefficients 1, -1, 0, 0)."
         ),
-        kernel=TrecKernel("utility", fixed=TREC_MEASURES["utility"].default),
+        kernel=TrecKernel("utility", fixed=UTILITY_COEFFICIENTS),
         bounds=None,
         by_default=False,
     )
