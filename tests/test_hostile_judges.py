@@ -465,3 +465,28 @@ def test_a_score_only_reply_is_asked_again_with_the_reminder_naming_the_missing_
     assert out.select("judge_faithfulness", "judge_faithfulness_status").row(0) == (0.5, "ok")
     error = NOT_DECOMPOSED["judge_faithfulness"]
     assert judge.prompts == [faithfulness_prompt(), faithfulness_prompt() + reminder(error)]
+
+
+
+@pytest.mark.parametrize("metric", ["faithfulness", "context_recall", "answer_correctness", "context_precision",
+                                    "context_relevance"])  # fmt: skip
+def test_a_json_mode_judge_with_a_packaged_decomposed_template_is_refused_before_any_call(metric):
+    judge = rf.OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", api_key="x", json_mode=True)  # never called
+    df = pl.DataFrame({"question": ["q"], "answer": ["a"], "contexts": [["a"]], "ground_truth": ["a"]})
+    with pytest.raises(rf.InvalidParameterError, match=f"judge_{metric}.*json_mode=True"):
+        rf.evaluate(df, [f"judge_{metric}"], judge=judge, cache=False)
+
+
+def test_a_json_mode_judge_reads_its_own_json_template_and_answer_relevance():
+    from judge_server import FakeJudgeServer, expected_score
+
+    df = pl.DataFrame({"question": ["q"], "answer": ["a"], "contexts": [["a"]]})
+    template = 'Is {answer} supported by {contexts}? Reply {"score": x, "reason": y}.'
+    with FakeJudgeServer() as server:
+        judge = rf.OpenAIJudge("m", base_url=server.base_url, api_key="x", json_mode=True)
+        own = rf.evaluate(df, ["judge_faithfulness"], judge=judge, cache=False, prompt=template)
+        relevance = rf.evaluate(df, ["judge_answer_relevance"], judge=judge, cache=False)
+        prompts = [request.prompt for request in server.log]
+    assert own["judge_faithfulness"].to_list() == [expected_score(prompts[0])]
+    assert relevance["judge_answer_relevance"].to_list() == [expected_score(prompts[1])]
+    assert own["judge_faithfulness_status"].to_list() == relevance["judge_answer_relevance_status"].to_list() == ["ok"]

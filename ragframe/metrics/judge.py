@@ -191,6 +191,12 @@ def _score_metric(view: pl.DataFrame, metric: Metric, options: Mapping[str, Any]
     _leave_out_unchosen(prompts, skipped, metric.name, options)
     name = metric.name
     json_mode = bool(getattr(options["judge"], "json_mode", False))
+    if json_mode and spec.scoring != "score" and not spec.score_fallback:  # every row a parse_error: say so first
+        raise InvalidParameterError(
+            f"{function}: {name!r} reads one verdict line per claim or passage, and a judge with json_mode=True "
+            "answers a JSON object without them; pass prompt= with a template that asks for "
+            '{"score": ..., "reason": ...}, or a judge without json_mode'
+        )
     if view.height and any(p is not None for p in prompts):
         judge = options["judge"]
         if judge is None:
