@@ -467,7 +467,6 @@ def test_a_score_only_reply_is_asked_again_with_the_reminder_naming_the_missing_
     assert judge.prompts == [faithfulness_prompt(), faithfulness_prompt() + reminder(error)]
 
 
-
 @pytest.mark.parametrize("metric", ["faithfulness", "context_recall", "answer_correctness", "context_precision",
                                     "context_relevance"])  # fmt: skip
 def test_a_json_mode_judge_with_a_packaged_decomposed_template_is_refused_before_any_call(metric):
