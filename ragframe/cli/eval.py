@@ -67,19 +67,21 @@ sent on purpose: a null input, a row hybrid routing left to the heuristic) are
 not failures; every other status is. stderr gets one line per judge metric
 with its rows by status."""
 
-_CONFIG_HELP = (
-    "A TOML config holds rf.Evaluator's options under their own names (metrics, k, relevance_level, thresholds and "
-    "weights tables, composite_threshold, prefix, explain, ngram_sizes, ngram_weights, claim_support_threshold, "
-    "chunk_relevance_threshold, mode, metric_modes, hybrid_band, a [judge] table of rf.OpenAIJudge keywords "
-    "(model, base_url, temperature, max_tokens, ...; name the key's environment variable, api_key_env = 'MY_KEY', "
-    "never the key: a key is shown as *** in the manifest and reports; default OPENAI_API_KEY), cache, n_samples, "
-    "budget (a number of calls, or a [budget] table of calls and/or cost), budget_seed, by (the budget's strata), "
-    "and the column names question, answer, contexts, ground_truth, retrieved_ids, "
-    "retrieved_scores, relevant_ids, relevance, also accepted grouped in a [columns] table), plus the run's own "
-    "batch_rows, batches_per_process, keep and max_failure_rate. Flags given on the command line override the "
-    "config (--judge-model and --judge-base-url override the [judge] table's model and base_url)."
-)
 _RUN_KEYS = ("batch_rows", "batches_per_process", "keep", "max_failure_rate")
+
+
+def _config_help() -> str:
+    """The --config help: the option names come from the registry's declarations (never a hand-kept list)."""
+    options = ", ".join(name for name in Evaluator.option_defaults() if name != "judge")
+    return (
+        "A TOML config holds rf.Evaluator's options under their own names (metrics, " + options + ", the column "
+        "names also accepted grouped in a [columns] table), a [judge] table of rf.OpenAIJudge keywords (model, "
+        "base_url, temperature, max_tokens, ...; name the key's environment variable, api_key_env = 'MY_KEY', never "
+        "the key: a key is shown as *** in the manifest and reports; default OPENAI_API_KEY), budget as a number of "
+        "calls or a [budget] table of calls and/or cost, plus the run's own " + ", ".join(_RUN_KEYS) + ". Flags "
+        "given on the command line override the config (--judge-model and --judge-base-url override the [judge] "
+        "table's model and base_url)."
+    )
 
 
 def _load_config(path: str | None) -> dict[str, Any]:
@@ -347,7 +349,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "eval",
         help="score Parquet logs in batches into a Parquet dataset (resumable)",
         description=_EVAL_DESCRIPTION,
-        epilog=epilog(_CONFIG_HELP, EXIT_CODES),
+        epilog=epilog(_config_help(), EXIT_CODES),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     evaluate.add_argument(
