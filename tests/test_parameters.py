@@ -61,7 +61,7 @@ JUDGMENTS = pl.DataFrame(
 
 
 def _judge(prompt: str) -> str:
-    return "Score: 1"
+    return "Claim: a\nVerdict: yes\nScore: 1"  # read by every built-in judge template
 
 
 def _family_call(function: str):

@@ -309,6 +309,7 @@ class JudgeOptions(TextColumns):
         "An unreadable reply is asked again up to this many times, with a format reminder.",
         check=lambda value, name, function: validate.integer(value, name, function, minimum=0),
         invalid=(-1,),
+        costly=True,
     )
     retry_parse_errors: bool = option(
         True, "A rerun asks again the rows whose cached reply was unreadable (False: it stands).", check=validate.flag
