@@ -165,8 +165,8 @@ class RagframeNamespace:
         return _regressions(self._frame, *args, **options)
 
     @_like(_gate, frame="current")
-    def gate(self, **options: Any) -> Any:  # the frame gated is current: df.rf.gate(baseline=...)
-        return _gate(current=self._frame, **options)
+    def gate(self, *args: Any, **options: Any) -> Any:  # the frame gated is current: df.rf.gate(baseline=...)
+        return _gate(*args, current=self._frame, **options)  # a positional frame: rf.gate's clear refusal
 
 
 def methods() -> list[str]:

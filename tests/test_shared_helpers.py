@@ -69,7 +69,7 @@ def test_to_polars_of_a_lazy_frame_reads_only_the_columns_asked_and_conforms_tex
         lambda f: rf.summarize(f, metrics=["mrr"]),
         lambda f: rf.compare(f, f, on="id", metrics=["mrr"]),
         lambda f: rf.regressions(rf.summarize(f), rf.summarize(f)),
-        lambda f: rf.gate(f, f, on="id"),
+        lambda f: rf.gate(baseline=f, current=f, on="id"),
     ],
     ids=["summarize", "compare", "regressions", "gate"],
 )
