@@ -10,7 +10,8 @@ Examples
 >>> import polars as pl
 >>> import ragframe as rf
 >>> df = pl.DataFrame({"answer": [f"Claim {i}." for i in range(10)], "contexts": [["Claim."]] * 10})
->>> out = rf.evaluate(df, ["faithfulness"], mode="llm", judge=lambda p: "Claim: x\\nVerdict: yes", budget=3, cache=False)
+>>> judge = lambda p: "Claim: x\\nVerdict: yes"
+>>> out = rf.evaluate(df, ["faithfulness"], mode="llm", judge=judge, budget=3, cache=False)
 >>> out["faithfulness_status"].value_counts(sort=True).rows()
 [('skipped', 7), ('ok', 3)]
 >>> budget_summary(out).select("metric", "candidates", "chosen", "judged").row(0)
