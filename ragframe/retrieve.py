@@ -189,6 +189,7 @@ def _columns(rows: list[_Row], names: dict[str, str], scores: bool, texts: bool,
 
 def _id_dtype(rows: list[_Row]) -> Any:
     """Int64 when every returned id is an int (ids of another kind in a row make that row an error), else String."""
+    # one look per retriever reply (see the note above _columns): not a hot path
     kinds = Counter(type(r.ids[0]) for r in rows if r.status == "ok" and r.ids)
     if not kinds:
         return pl.String
