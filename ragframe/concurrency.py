@@ -1,6 +1,11 @@
-"""Run user callables (sync or async) over many rows: bounded concurrency, from sync code or a running loop.
+"""Concurrency: user callables (sync or async) over many rows, and the kernels' thread budget.
 
-Used by :func:`ragframe.retrieve`, :func:`ragframe.callback_metric` and
+:func:`thread_count` is how many threads a kernel may start (every core, or fewer under
+:func:`thread_limit`: a Ray task holding one CPU runs its kernels on one thread, so N tasks on
+a node use N cores, not N times N threads).
+
+:func:`run_sync` and :func:`gather_limited` run user callables with bounded concurrency, from
+sync code or a running loop. Used by :func:`ragframe.retrieve`, :func:`ragframe.callback_metric` and
 :func:`ragframe.judges.judge_prompts`. Inside a running event loop (a Jupyter cell) the work
 runs on a private event loop in a worker thread, so the caller's loop is never patched (no
 ``nest_asyncio``).
@@ -16,14 +21,76 @@ Examples
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import inspect
+import os
 import threading
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["run_sync", "gather_limited", "is_async_callable"]
+__all__ = ["run_sync", "gather_limited", "is_async_callable", "thread_count", "thread_limit"]
 
 T = TypeVar("T")
+
+_THREAD_LIMIT: contextvars.ContextVar[int | None] = contextvars.ContextVar("ragframe_thread_limit", default=None)
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform has one, else ``os.cpu_count()``).
+
+    Examples
+    --------
+    >>> available_cores() >= 1
+    True
+    """
+    affinity = getattr(os, "sched_getaffinity", None)
+    return max(1, len(affinity(0)) if affinity is not None else (os.cpu_count() or 1))
+
+
+def thread_count() -> int:
+    """How many threads a kernel may run at once here: every available core, or the :func:`thread_limit` in force.
+
+    The kernels that split their work over threads (tokenising, the heuristic metrics' pair
+    stage, ranking chunks) size their pools with this. It is a count of threads, not a
+    change to any result: scores never depend on it.
+
+    Examples
+    --------
+    >>> with thread_limit(1):
+    ...     thread_count()
+    1
+    """
+    limit = _THREAD_LIMIT.get()
+    cores = available_cores()
+    return cores if limit is None else max(1, min(limit, cores))
+
+
+@contextlib.contextmanager
+def thread_limit(threads: int | None) -> Iterator[None]:
+    """Run the block with the kernels' thread pools capped at ``threads`` (None: no cap).
+
+    What a task that holds part of a machine uses (a Ray task with one CPU): its kernels then
+    start as many threads as it holds CPUs. Scoped to the calling thread and its context.
+
+    Parameters
+    ----------
+    threads : int or None
+        The most threads a kernel starts inside the block.
+
+    Examples
+    --------
+    >>> with thread_limit(1):
+    ...     thread_count()
+    1
+    >>> thread_count() == available_cores()
+    True
+    """
+    token = _THREAD_LIMIT.set(None if threads is None else max(1, int(threads)))
+    try:
+        yield
+    finally:
+        _THREAD_LIMIT.reset(token)
 
 
 def is_async_callable(function: Any) -> bool:

@@ -39,6 +39,19 @@ class KillOnce:
         os._exit(1)  # the worker dies mid-batch, as an out-of-memory kill would
 
 
+@dataclass(frozen=True)
+class RefuseAnswer:
+    """A custom metric kernel that raises a ragframe error on a batch holding ``answer`` while ``marker`` exists."""
+
+    answer: str
+    marker: str
+
+    def __call__(self, view: pl.DataFrame) -> pl.Series:
+        if os.path.exists(self.marker) and (view["answer"] == self.answer).any():
+            raise rf.exceptions.InvalidParameterError(f"refuse: a batch holds the answer {self.answer!r}")
+        return answer_words(view)
+
+
 def rag_log() -> pl.DataFrame:
     """The bundled ARES log (200 real answers), id, question, answer, contexts."""
     return pl.read_parquet(example_rag_log()).select("id", "question", "answer", "contexts")

@@ -9,6 +9,7 @@ folder is on their PYTHONPATH).
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -360,6 +361,8 @@ def test_cli_engine_ray_writes_what_the_local_engine_writes(cluster, tmp_path, c
                 str(tmp_path / "day2.parquet"),
                 "-o",
                 str(tmp_path / "local"),
+                "--batch-rows",
+                "40",
                 *flags,
             ]
         )
@@ -368,8 +371,11 @@ def test_cli_engine_ray_writes_what_the_local_engine_writes(cluster, tmp_path, c
     sources = [str(tmp_path / "day1.parquet"), str(tmp_path / "day2.parquet")]
     assert main(["eval", *sources, "-o", str(tmp_path / "ray"), "--engine", "ray", "--batch-rows", "40", *flags]) == 0
     assert_same_scores(rf.read_scores(tmp_path / "ray"), rf.read_scores(tmp_path / "local"))  # row order may differ
-    rejects = pl.read_parquet(tmp_path / "ray" / "rejects")
-    assert rejects["id"].to_list() == [7] and "null inside the list" in rejects["reason"][0]
+    rejects = pl.read_parquet(tmp_path / "ray" / "rejects")  # the local layout: file, row in the file, reason
+    assert rejects.equals(pl.read_parquet(tmp_path / "local" / "rejects"))
+    assert rejects["source_row"].to_list() == [7] and "null inside the list" in rejects["reason"][0]
+    for part in ("scores/part-00000.parquet", "scores/part-00007.parquet", "state/part-00003.parquet"):
+        assert pl.read_parquet(tmp_path / "ray" / part).equals(pl.read_parquet(tmp_path / "local" / part))
     local_summary = pl.read_parquet(tmp_path / "local" / "summary.parquet")
     ray_summary = pl.read_parquet(tmp_path / "ray" / "summary.parquet")
     assert ray_summary.select("metric", "count", "min", "max", "pass_rate").equals(
@@ -381,7 +387,11 @@ def test_cli_engine_ray_writes_what_the_local_engine_writes(cluster, tmp_path, c
     assert main(["summary", str(tmp_path / "ray"), "--format", "csv"]) == 0
     assert "faithfulness" in capsys.readouterr().out
     assert main(["gate", str(tmp_path / "ray"), "--baseline", str(tmp_path / "local")]) == 0
-    assert main(["eval", *sources, "-o", str(tmp_path / "ray"), "--engine", "ray", *flags]) == 3  # no resume
+    assert main(["eval", *sources, "-o", str(tmp_path / "ray"), "--engine", "ray", "--batch-rows", "40", *flags]) == 0
+    assert json.loads((tmp_path / "ray" / "manifest.json").read_text())["finished"].keys() == {
+        str(i) for i in range(8)
+    }  # resumed: every part was finished, nothing scored again
+    assert main(["eval", *sources, "-o", str(tmp_path / "ray"), "--engine", "ray", *flags]) == 3  # other batches
     assert main(["eval", *sources, "-o", str(tmp_path / "x"), "--address", "auto", *flags]) == 2
 
 
@@ -393,3 +403,119 @@ def test_batch_scorer_schema_for_spark(cluster):
     assert all(b.schema == schema for b in batches) and sum(b.num_rows for b in batches) == 10
     got = pl.from_arrow(pa.Table.from_batches(batches))
     assert_same_scores(got, rf.evaluate(frame, ["mrr", "faithfulness"]).select(got.columns))
+
+
+# ----------------------------------------------------------------------------- the Ray runner of evaluate_parquet
+
+
+def test_the_ray_runner_writes_the_local_output_file_for_file(cluster, tmp_path):
+    from ragframe.distributed import RayRunner
+
+    helpers.generated_log(250).write_parquet(tmp_path / "log.parquet")
+    ev = rf.Evaluator(["faithfulness", "context_relevance", "mrr"])
+    local = rf.evaluate_parquet(tmp_path / "log.parquet", tmp_path / "local", ev, batch_rows=60, progress=False)
+    ray_run = rf.evaluate_parquet(
+        tmp_path / "log.parquet", tmp_path / "ray", ev, batch_rows=60, progress=False, runner=RayRunner(concurrency=2)
+    )
+    assert (ray_run.rows, ray_run.batches) == (local.rows, local.batches) == (250, 5)
+    for folder in ("scores", "state"):
+        names = sorted(p.name for p in (tmp_path / "local" / folder).iterdir())
+        assert names == sorted(p.name for p in (tmp_path / "ray" / folder).iterdir()) and len(names) == 5
+        for name in names:
+            assert pl.read_parquet(tmp_path / "ray" / folder / name).equals(
+                pl.read_parquet(tmp_path / "local" / folder / name)
+            )
+    assert ray_run.summary.equals(local.summary)  # states merged in batch order, whatever order tasks finished in
+    stored = json.loads((tmp_path / "ray" / "manifest.json").read_text())
+    assert stored["engine"] == "ray" and stored["complete"] is True
+    assert json.loads((tmp_path / "local" / "manifest.json").read_text())["engine"] == "local"
+
+
+def test_a_run_stopped_on_one_engine_resumes_on_the_other(cluster, tmp_path, monkeypatch):
+    from ragframe.distributed import RayRunner
+    from ragframe.io import streaming
+
+    helpers.generated_log(200).write_parquet(tmp_path / "log.parquet")
+    ev = rf.Evaluator(["faithfulness", "mrr"])
+    real_run = streaming.BatchJob.run
+
+    def stop_at_third(job, batch):
+        if batch.index == 2:
+            raise KeyboardInterrupt
+        return real_run(job, batch)
+
+    monkeypatch.setattr(streaming.BatchJob, "run", stop_at_third)
+    with pytest.raises(KeyboardInterrupt):
+        rf.evaluate_parquet(tmp_path / "log.parquet", tmp_path / "out", ev, batch_rows=50, progress=False)
+    monkeypatch.setattr(streaming.BatchJob, "run", real_run)
+    assert set(json.loads((tmp_path / "out" / "manifest.json").read_text())["finished"]) == {"0", "1"}
+    result = rf.evaluate_parquet(
+        tmp_path / "log.parquet", tmp_path / "out", ev, batch_rows=50, progress=False, runner=RayRunner()
+    )
+    assert (result.resumed, result.rows) == (2, 200)
+    got = rf.read_scores(tmp_path / "out")
+    assert_same_scores(got, ev(helpers.generated_log(200)).select(got.columns))
+
+
+def test_a_batch_that_fails_on_a_worker_raises_its_own_error_and_the_run_resumes(cluster, tmp_path):
+    from ragframe.distributed import RayRunner
+
+    log = helpers.generated_log(120)
+    log.write_parquet(tmp_path / "log.parquet")
+    refused, marker = log["answer"][100], tmp_path / "refuse"  # in the third batch of 50
+    marker.touch()
+    kernel = helpers.RefuseAnswer(refused, str(marker))
+    rf.register_metric(rf.Metric("refuser", "custom", ("answer",), "Refuses.", kernel=kernel))
+    try:
+        ev = rf.Evaluator(["refuser", "faithfulness"])
+        with pytest.raises(rf.exceptions.InvalidParameterError, match="refuse: a batch holds the answer"):
+            rf.evaluate_parquet(
+                tmp_path / "log.parquet",
+                tmp_path / "o",
+                ev,
+                batch_rows=50,
+                progress=False,
+                runner=RayRunner(concurrency=1),
+            )
+        stored = json.loads((tmp_path / "o" / "manifest.json").read_text())
+        assert set(stored["finished"]) == {"0", "1"} and stored["complete"] is False
+        marker.unlink()  # the same run (same options) resumes and scores the third batch only
+        result = rf.evaluate_parquet(
+            tmp_path / "log.parquet", tmp_path / "o", ev, batch_rows=50, progress=False, runner=RayRunner()
+        )
+    finally:
+        rf.unregister_metric("refuser")
+    assert (result.resumed, result.rows) == (2, 120)
+
+
+def test_the_ray_runner_survives_a_killed_worker(cluster, tmp_path):
+    from ragframe.distributed import RayRunner
+
+    marker = tmp_path / "kill-once"
+    marker.touch()
+    rf.register_metric(rf.Metric("killer", "custom", ("answer",), "Kills once.", kernel=helpers.KillOnce(str(marker))))
+    try:
+        log = helpers.generated_log(120)
+        log.write_parquet(tmp_path / "log.parquet")
+        ev = rf.Evaluator(["killer", "faithfulness"])
+        result = rf.evaluate_parquet(
+            tmp_path / "log.parquet", tmp_path / "o", ev, batch_rows=40, progress=False, runner=RayRunner()
+        )
+    finally:
+        rf.unregister_metric("killer")
+    assert not marker.exists() and result.rows == 120  # a worker died; Ray ran its batch again
+    want = rf.evaluate(log, ["faithfulness"]).with_columns(killer=helpers.answer_words(log))
+    got = rf.read_scores(tmp_path / "o")
+    assert_same_scores(got, want.select(got.columns))
+
+
+def test_ray_runner_options_are_checked():
+    from ragframe.distributed import RayRunner
+
+    with pytest.raises(rf.RagframeError, match="concurrency"):
+        RayRunner(concurrency=0)
+    with pytest.raises(rf.RagframeError, match="num_cpus"):
+        RayRunner(num_cpus=-1)
+    budgeted = rf.Evaluator(["judge_faithfulness"], judge=lambda p: "Score: 1", budget=5)
+    with pytest.raises(rf.RagframeError, match=r"a judge budget .* needs the default runner"):
+        rf.evaluate_parquet("none.parquet", "out", budgeted, runner=RayRunner())

@@ -429,7 +429,7 @@ def test_a_resumed_run_counts_the_statuses_of_every_batch(log_file, tmp_path, mo
     options = {"metrics": ["judge_faithfulness"], "judge": judge, "cache": False, "progress": False, "batch_rows": 3}
     fresh = rf.evaluate_parquet(log_file, tmp_path / "fresh", **options)
     assert sum(fresh.statuses["judge_faithfulness"].values()) == 12 and fresh.statuses["judge_faithfulness"]["ok"] > 0
-    real_run, done = streaming._BatchJob.run, []
+    real_run, done = streaming.BatchJob.run, []
 
     def run_then_stop(self, batch):
         if len(done) == 2:
@@ -437,10 +437,10 @@ def test_a_resumed_run_counts_the_statuses_of_every_batch(log_file, tmp_path, mo
         done.append(batch.index)
         return real_run(self, batch)
 
-    monkeypatch.setattr(streaming._BatchJob, "run", run_then_stop)
+    monkeypatch.setattr(streaming.BatchJob, "run", run_then_stop)
     with pytest.raises(KeyboardInterrupt):
         rf.evaluate_parquet(log_file, tmp_path / "killed", **options)
-    monkeypatch.setattr(streaming._BatchJob, "run", real_run)
+    monkeypatch.setattr(streaming.BatchJob, "run", real_run)
     resumed = rf.evaluate_parquet(log_file, tmp_path / "killed", **options)
     assert resumed.resumed == 2 and resumed.statuses == fresh.statuses and resumed.errors == fresh.errors
     assert manifest(tmp_path / "killed")["statuses"] == fresh.statuses

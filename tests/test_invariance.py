@@ -134,3 +134,17 @@ def test_empty_frame_gives_empty_outputs(spec):
     out = _score(spec, frame)
     assert out.height == 0
     assert out.columns == [*frame.columns, *_outputs(spec)]
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def test_the_number_of_threads_does_not_change_a_score(spec):
+    """One thread (a Ray task holding one CPU) and every core give the same scores, bit for bit."""
+    from ragframe.concurrency import thread_limit
+
+    frame = make_frame(spec.inputs, 300, 5)
+    with thread_limit(1):
+        one = _score(spec, frame)
+    with thread_limit(4):  # more threads than a 2-core machine has: capped at its cores
+        many = _score(spec, frame)
+    assert_frame_equal(one, many)
+    assert_frame_equal(one, _score(spec, frame))

@@ -364,8 +364,8 @@ def test_rows_a_kernel_refuses_are_rejected_in_one_pass(tmp_path, monkeypatch):
     log = _set(log, 26, "retrieved_ids", ["d1", None, "d2"])
     log.write_parquet(tmp_path / "log.parquet")
     calls = []
-    score = streaming._BatchJob.score
-    monkeypatch.setattr(streaming._BatchJob, "score", lambda job, df: calls.append(df.height) or score(job, df))
+    score = streaming.BatchJob.score
+    monkeypatch.setattr(streaming.BatchJob, "score", lambda job, df: calls.append(df.height) or score(job, df))
     result = rf.evaluate_parquet(
         tmp_path / "log.parquet",
         tmp_path / "out",
@@ -500,8 +500,8 @@ def test_float_grades_and_id_kinds_follow_the_kernels(tmp_path, monkeypatch):
     log = _set(log, 4, "relevance", [{"id": "d4", "grade": 1.5}])
     log.write_parquet(tmp_path / "grades.parquet")
     calls = []
-    score = streaming._BatchJob.score
-    monkeypatch.setattr(streaming._BatchJob, "score", lambda job, df: calls.append(df.height) or score(job, df))
+    score = streaming.BatchJob.score
+    monkeypatch.setattr(streaming.BatchJob, "score", lambda job, df: calls.append(df.height) or score(job, df))
     result = rf.evaluate_parquet(
         tmp_path / "grades.parquet", tmp_path / "g", k=[1], progress=False, metrics="retrieval"
     )

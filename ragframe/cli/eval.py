@@ -227,6 +227,7 @@ def _run_on_ray(args: argparse.Namespace, evaluator: Evaluator, config: dict[str
             batch_size=batch_rows,  # None: 100,000-row slices of local files, whole blocks of URLs
             overwrite=args.overwrite,
             max_failure_rate=_max_failure_rate(args, config),
+            progress=not args.no_progress,
         )
     except InvalidParameterError as exc:
         raise UsageError(str(exc)) from exc

@@ -1,10 +1,13 @@
 """``ragframe eval --engine ray``: score Parquet logs on the cluster, write the local layout.
 
-Local (or shared) files are read inside the workers, a slice of ``batch_size`` rows (default
-100,000) a task (:func:`ragframe.distributed.score_dataset` on paths); URLs (``s3://...``) are
-read by ``ray.data.read_parquet``.
+Local (or shared) files: :func:`ragframe.evaluate_parquet` itself, its batches run as Ray
+tasks by a :class:`~ragframe.distributed.RayRunner` (each task reads its rows, scores them and
+writes its part where the local engine would). The output is the local engine's, file for
+file (``OUT/scores/part-00000.parquet``, ``rejects/``, ``state/``, ``summary.parquet``,
+``manifest.json`` with ``engine: "ray"``), and a stopped run resumes, on either engine.
 
-:func:`evaluate_parquet_ray` writes, like :func:`ragframe.evaluate_parquet`::
+URLs (``s3://...``) are read by ``ray.data.read_parquet`` and scored with
+:func:`~ragframe.distributed.score_dataset`; that path writes::
 
     OUT/scores/*.parquet     kept columns + scores (Ray's part names; row order as Ray finishes blocks)
     OUT/rejects/*.parquet    rows that broke the column contract: the kept columns and a one-line
@@ -13,15 +16,13 @@ read by ``ray.data.read_parquet``.
     OUT/manifest.json        engine "ray", options, the files written, row, reject and judge
                              status counts, complete: true
 
-so ``ragframe summary/compare/gate OUT`` and :func:`ragframe.read_scores` read it as the local
-engine's output. The scored rows are written once, to ``OUT/_ray_scored/`` (read_scores skips
-``_`` folders), then split into ``scores/`` and ``rejects/`` by reading that back (the
-scoring runs once) and the temporary folder is removed. A Ray run does not resume: a
-folder holding an earlier run needs ``overwrite=True`` (which removes only ragframe's files).
-The run's outcome is checked as the local engine's is (:func:`ragframe.evaluate_parquet`): a
-log without rows (an empty part is written), every row rejected, a judge column without an
-``ok`` row or above ``max_failure_rate`` raise :class:`~ragframe.exceptions.RunFailedError`
-once the output is complete.
+The scored rows are written once, to ``OUT/_ray_scored/`` (read_scores skips ``_`` folders),
+then split into ``scores/`` and ``rejects/`` by reading that back (the scoring runs once) and
+the temporary folder is removed. That path does not resume: a folder holding an earlier run
+needs ``overwrite=True`` (which removes only ragframe's files). Either way, the run's outcome
+is checked as the local engine's is: a log without rows, every row rejected, a judge column
+without an ``ok`` row or above ``max_failure_rate`` raise
+:class:`~ragframe.exceptions.RunFailedError` once the output is complete.
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ragframe import validate
+from ragframe.distributed.runner import RayRunner
 from ragframe.distributed.runtime import empty_frame, original_errors, prepared, require_ray
-from ragframe.distributed.scoring import REJECT_COLUMN, parquet_slices, score_dataset
+from ragframe.distributed.scoring import REJECT_COLUMN, score_dataset
 from ragframe.distributed.summary import summarize_dataset
 from ragframe.exceptions import InvalidParameterError, ResumeError, SchemaError
 from ragframe.io.streaming import (
@@ -49,6 +51,7 @@ from ragframe.io.streaming import (
     MANIFEST,
     ParquetEvaluation,
     check_outcome,
+    evaluate_parquet,
     failure_limit,
     judge_outcomes,
     manifest_options,
@@ -126,6 +129,7 @@ def evaluate_parquet_ray(
     concurrency: int | None = None,
     overwrite: bool = False,
     max_failure_rate: float | None = None,
+    progress: bool = False,
 ) -> ParquetEvaluation:
     """Score Parquet logs on the connected Ray cluster into ``out`` (see the module doc).
 
@@ -146,6 +150,8 @@ def evaluate_parquet_ray(
         file in its part folders is an error naming it).
     max_failure_rate : float, optional
         As in :func:`ragframe.evaluate_parquet`.
+    progress : bool
+        A progress bar on a terminal (local files: one step per finished batch).
 
     Returns
     -------
@@ -173,14 +179,24 @@ def evaluate_parquet_ray(
     started = time.perf_counter()
     overwrite = validate.flag(overwrite, "overwrite", function)
     limit = failure_limit(max_failure_rate, function)
-    out = Path(out)
     paths = _paths(source)
-    if any("://" in p for p in paths):  # object storage: Ray Data reads it
-        ds: Any = ray.data.read_parquet(paths)
-        with original_errors():
-            empty = empty_frame(ds, function)
-    else:  # local or shared files: each worker reads its slices (only the scores travel through Ray)
-        ds, empty = paths, parquet_slices(paths, batch_size or DEFAULT_BATCH_ROWS, function)[1]
+    if not any("://" in p for p in paths):  # local or shared files: the streaming run, its batches as Ray tasks
+        return evaluate_parquet(
+            paths,
+            out,
+            evaluator,
+            keep=keep,
+            batch_rows=batch_size or DEFAULT_BATCH_ROWS,
+            overwrite=overwrite,
+            progress=progress,
+            batches_per_process=None,
+            max_failure_rate=max_failure_rate,
+            runner=RayRunner(concurrency=concurrency),
+        )
+    out = Path(out)
+    ds: Any = ray.data.read_parquet(paths)  # object storage: Ray Data reads it
+    with original_errors():
+        empty = empty_frame(ds, function)
     columns = empty.columns
     _, roles = evaluator.plan(columns, function=function)
     kept = list(keep) if keep is not None else [c for c in columns if c not in set(roles.values())]

@@ -21,6 +21,12 @@ ends with byte-identical files. Memory is bounded by the batch size, not the fil
 the heap is trimmed after every batch (:func:`ragframe.io.memory.trim_heap`). Every part has
 one schema (see ``source`` in :func:`evaluate_parquet`).
 
+Where the batches run is the ``runner``'s business (:class:`BatchRunner`): by default in this
+process, or in child processes ``batches_per_process`` at a time; a runner such as
+:class:`ragframe.distributed.RayRunner` runs each batch (:meth:`BatchJob.run`: read, score,
+write its part) as a task on a cluster, and the plan, the manifest, resuming and the merged
+summary stay the ones described here.
+
 A judge budget (``budget=``, :mod:`ragframe.judges.budget`) caps the whole run: a first pass
 over the batches finds every candidate row and draws the run's rows from all of them (the
 manifest's ``budget_plan``, so the rows chosen do not depend on the batches), then the
@@ -47,7 +53,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import polars as pl
@@ -90,6 +96,9 @@ __all__ = [
     "manifest_value",
     "DEFAULT_BATCH_ROWS",
     "DEFAULT_BATCHES_PER_PROCESS",
+    "Batch",
+    "BatchJob",
+    "BatchRunner",
 ]
 
 DEFAULT_BATCH_ROWS = 100_000
@@ -212,7 +221,9 @@ class ParquetEvaluation:
 
 
 @dataclass(frozen=True)
-class _Batch:
+class Batch:
+    """Rows ``offset`` .. ``offset + rows - 1`` of the Parquet file ``file``: the run's part number ``index``."""
+
     index: int
     file: str
     offset: int
@@ -302,9 +313,9 @@ def _glob_outside_outputs(pattern: str, outputs: dict[Path, bool]) -> list[Path]
     return sorted(found)
 
 
-def _plan(files: list[Path], batch_rows: int) -> tuple[list[_Batch], list[dict[str, Any]], list[pl.Schema]]:
+def _plan(files: list[Path], batch_rows: int) -> tuple[list[Batch], list[dict[str, Any]], list[pl.Schema]]:
     """Batches of at most ``batch_rows`` rows within each file, the source fingerprint and each file's schema."""
-    batches: list[_Batch] = []
+    batches: list[Batch] = []
     fingerprint = []
     schemas: list[pl.Schema] = []
     for path in files:
@@ -318,7 +329,7 @@ def _plan(files: list[Path], batch_rows: int) -> tuple[list[_Batch], list[dict[s
             {"path": str(path.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "rows": rows}
         )
         for offset in range(0, rows, batch_rows):
-            batches.append(_Batch(len(batches), str(path), offset, min(batch_rows, rows - offset)))
+            batches.append(Batch(len(batches), str(path), offset, min(batch_rows, rows - offset)))
     return batches, fingerprint, schemas
 
 
@@ -369,8 +380,8 @@ def _output_schema(
 
 
 @dataclass(frozen=True)
-class _BatchJob:
-    """How to score a batch and where to write it; picklable, so a child process can run it."""
+class BatchJob:
+    """How to score a batch and where to write it; picklable, so a child process or a Ray task can run it."""
 
     out: Path
     read: list[str]
@@ -384,7 +395,7 @@ class _BatchJob:
         """The score columns of one batch (the run configuration's, composite included)."""
         return self.evaluator._scores(df, "evaluate_parquet", self.budget)
 
-    def read_batch(self, batch: _Batch) -> pl.DataFrame:
+    def read_batch(self, batch: Batch) -> pl.DataFrame:
         """The batch's rows, cast to the output's dtypes."""
         try:
             frame = pl.scan_parquet(batch.file).select(self.read).slice(batch.offset, batch.rows).collect()
@@ -394,7 +405,7 @@ class _BatchJob:
             pl.col(name).cast(dtype) for name, dtype in self.schema.items() if frame.schema[name] != dtype
         )
 
-    def candidates(self, batch: _Batch) -> Any:
+    def candidates(self, batch: Batch) -> Any:
         """A judge budget's candidates in the batch's rows that are not rejected (the plan's first pass)."""
 
         def find(good: pl.DataFrame) -> Any:
@@ -406,7 +417,7 @@ class _BatchJob:
         trim_heap()
         return found
 
-    def run(self, batch: _Batch) -> dict[str, int]:
+    def run(self, batch: Batch) -> dict[str, int]:
         """Read, score and write one batch (rejects, summary state, then the scores part)."""
         frame = self.read_batch(batch)
         before = self.budget.gate().snapshot() if self.budget is not None else None
@@ -439,6 +450,21 @@ class _BatchJob:
         del frame, good, scores, kept, part
         trim_heap()  # keeps the peak flat from batch to batch (see ragframe.io.memory)
         return entry
+
+
+class BatchRunner(Protocol):
+    """Runs a Parquet run's batches somewhere else than this process (a cluster): ``runner(job, batches, record)``.
+
+    It calls ``job.run(batch)`` for every batch (in any order, at once or not) where the
+    files of ``job.out`` can be written, and ``record(batch.index, entry)`` here with what
+    each returned, as each finishes; an error stops the run (finished batches stay recorded:
+    the run resumes). ``engine`` names it in the manifest.
+    """
+
+    engine: str
+
+    def __call__(self, job: BatchJob, batches: Sequence[Batch], record: Callable[[int, dict[str, Any]], None]) -> None:
+        """Run ``job.run(batch)`` for every batch and record each result."""
 
 
 def _spent_between(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
@@ -712,6 +738,7 @@ def evaluate_parquet(
     batches_per_process: int | None = DEFAULT_BATCHES_PER_PROCESS,
     on_start: Callable[[list[str]], None] | None = None,
     max_failure_rate: float | None = None,
+    runner: BatchRunner | None = None,
     **options: Any,
 ) -> ParquetEvaluation:
     """Score a Parquet log in batches and write the scores as a Parquet dataset (see the module doc).
@@ -784,6 +811,14 @@ def evaluate_parquet(
         message names it and its commonest error), or a column's failure rate is above
         ``max_failure_rate``. The error's ``result`` is the :class:`ParquetEvaluation`.
 
+    Other Parameters
+    ----------------
+    runner : BatchRunner, optional
+        Runs the batches elsewhere: :class:`ragframe.distributed.RayRunner` runs each as a
+        Ray task (what ``ragframe eval --engine ray`` does for local files). The output,
+        its manifest (``engine`` names the runner) and resuming are the same; a judge
+        budget needs the default (the batches share one hard stop in one process).
+
     Examples
     --------
     >>> import polars as pl, tempfile, pathlib
@@ -809,13 +844,18 @@ def evaluate_parquet(
         raise validate.fail(function, "evaluator", "an rf.Evaluator", evaluator)
     elif metrics is not None or options:
         raise InvalidParameterError(f"{function}: pass an Evaluator or metrics and options, not both")
+    if runner is not None and evaluator.option("budget") is not None:
+        raise InvalidParameterError(
+            f"{function}: a judge budget (budget=) needs the default runner, which scores the batches in turn and "
+            f"stops at the budget; the {runner.engine} runner scores them at once"
+        )
     batches, job, expected = _plan_run(source, Path(out), evaluator, batch_rows, keep)
     limit = failure_limit(max_failure_rate, function)
-    manifest = _start_output(job.out, expected, resume, overwrite)
+    manifest = _start_output(job.out, expected, resume, overwrite, runner.engine if runner else "local")
     _plan_budget(job, batches, manifest)
     if on_start is not None:
         on_start(job.evaluator.outputs(job.read))
-    resumed = _run_batches(job, batches, manifest, progress, batches_per_process)
+    resumed = _run_batches(job, batches, manifest, progress, batches_per_process, runner)
     result = _finish(job.out, batches, manifest, resumed, time.perf_counter() - started)
     check_outcome(result, limit, [b.file for b in batches])
     return result
@@ -827,7 +867,7 @@ def _plan_run(
     evaluator: Evaluator,
     batch_rows: int,
     keep: Iterable[str] | None,
-) -> tuple[list[_Batch], _BatchJob, dict[str, Any]]:
+) -> tuple[list[Batch], BatchJob, dict[str, Any]]:
     """The batches, the job that scores each one, and what the manifest must hold (source, options, format).
 
     Every file is read (its footer) and checked here, before anything is written.
@@ -837,7 +877,7 @@ def _plan_run(
     files = source_files(source)
     batches, fingerprint, schemas = _plan(files, batch_rows)
     if not batches:  # a log without rows: one empty batch writes a valid empty output (scores with their dtypes)
-        batches = [_Batch(0, str(files[0]), 0, 0)]
+        batches = [Batch(0, str(files[0]), 0, 0)]
     schema = schemas[0]
     _, roles = evaluator.plan(schema.names(), function=function)
     written = evaluator.written_columns(schema, function=function)
@@ -854,7 +894,7 @@ def _plan_run(
     settings = {"evaluator": evaluator.to_dict(), "batch_rows": batch_rows, "keep": kept}
     expected = {"source": fingerprint, "options": manifest_options(settings), "format": _FORMAT_VERSION}
     checked = {role: name for role, name in roles.items() if role in CONTRACT_DTYPES}
-    job = _BatchJob(out, read, kept, evaluator, output_schema, checked)
+    job = BatchJob(out, read, kept, evaluator, output_schema, checked)
     return batches, job, expected
 
 
@@ -893,19 +933,28 @@ def manifest_value(value: Any) -> Any:
     return str(value)
 
 
-def _start_output(out: Path, expected: dict[str, Any], resume: bool, overwrite: bool) -> dict[str, Any]:
-    """Create ``out`` and write the manifest to continue from (before any part: a kill leaves it resumable)."""
+def _start_output(out: Path, expected: dict[str, Any], resume: bool, overwrite: bool, engine: str) -> dict[str, Any]:
+    """Create ``out`` and write the manifest to continue from (before any part: a kill leaves it resumable).
+
+    ``engine`` (the runner) is recorded, not compared: a run resumes on another engine (the parts are the same).
+    """
     if out.exists() and not out.is_dir():
         raise InputFileError(f"evaluate_parquet: the output folder {str(out)!r} is a file")
     out.mkdir(parents=True, exist_ok=True)
     manifest = _open_output(out, expected, resume, overwrite)
     manifest["complete"] = False
+    manifest["engine"] = engine
     _write_json_atomic(manifest, out / MANIFEST)
     return manifest
 
 
 def _run_batches(
-    job: _BatchJob, batches: list[_Batch], manifest: dict[str, Any], progress: bool, per_process: int | None
+    job: BatchJob,
+    batches: list[Batch],
+    manifest: dict[str, Any],
+    progress: bool,
+    per_process: int | None,
+    runner: BatchRunner | None = None,
 ) -> int:
     """Score the batches the manifest does not list as finished, recording each; the number already finished."""
     finished: dict[str, Any] = manifest["finished"]
@@ -919,7 +968,9 @@ def _run_batches(
         bar.update(entry["rows"])
 
     try:
-        if per_process is None or len(pending) <= per_process:
+        if runner is not None:
+            runner(job, pending, record)
+        elif per_process is None or len(pending) <= per_process:
             job = _with_budget_state(job, manifest)  # one gate for every batch of this process
             for batch in pending:
                 record(batch.index, job.run(batch))  # job.run trims the heap after each batch
@@ -931,7 +982,7 @@ def _run_batches(
 
 
 def _finish(
-    out: Path, batches: list[_Batch], manifest: dict[str, Any], resumed: int, seconds: float
+    out: Path, batches: list[Batch], manifest: dict[str, Any], resumed: int, seconds: float
 ) -> ParquetEvaluation:
     """Merge the batches' summary states into ``summary.parquet`` and mark the manifest complete."""
     states = [
@@ -973,7 +1024,7 @@ def _finish(
 # ----------------------------------------------------------------------------- judge budgets
 
 
-def _plan_budget(job: _BatchJob, batches: list[_Batch], manifest: dict[str, Any]) -> None:
+def _plan_budget(job: BatchJob, batches: list[Batch], manifest: dict[str, Any]) -> None:
     """A judge budget's plan for the whole run, in the manifest before the first batch (a first pass over the log).
 
     Each batch's candidates are found as its scoring finds them (the heuristic of a hybrid
@@ -990,7 +1041,7 @@ def _plan_budget(job: _BatchJob, batches: list[_Batch], manifest: dict[str, Any]
     _write_json_atomic(manifest, job.out / MANIFEST)
 
 
-def _with_budget_state(job: _BatchJob, manifest: dict[str, Any]) -> _BatchJob:
+def _with_budget_state(job: BatchJob, manifest: dict[str, Any]) -> BatchJob:
     """``job`` with its budget's state as the next batches start: the plan, and what the finished batches spent."""
     if "budget_plan" not in manifest:
         return job
@@ -1186,8 +1237,8 @@ def _first_reject(out: Path) -> str:
 
 
 def _run_in_child_processes(
-    make_job: Callable[[], _BatchJob],
-    pending: list[_Batch],
+    make_job: Callable[[], BatchJob],
+    pending: list[Batch],
     per_process: int,
     record: Callable[[int, dict[str, int]], None],
 ) -> None:

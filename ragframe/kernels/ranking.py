@@ -20,7 +20,6 @@ position.
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from ragframe.concurrency import thread_count
 from ragframe.exceptions import SchemaError
 from ragframe.kernels.trec_measures import TrecOptions, trec_measures
 
@@ -310,7 +310,7 @@ def rank_measures(
     result is ``None`` when it does not hold (the caller then dedupes and calls again: the
     usual input, unique judgments, is checked without a pass of its own).
     """
-    cores = os.cpu_count() or 1
+    cores = thread_count()
     # chunks of ~600k rows: their hash tables stay in cache (measured on 10M rows, 2 cores: 16 chunks
     # 0.35-0.39 s, 8 chunks 0.39-0.42 s, 4 chunks 0.41-0.46 s, 64 chunks 0.43-0.48 s)
     n_rows = int(counts.sum())

@@ -16,13 +16,13 @@ passage). A null or empty ``ground_truth`` gives null ``context_recall`` and
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import polars as pl
 
+from ragframe.concurrency import thread_count
 from ragframe.exceptions import InvalidParameterError
 from ragframe.kernels.text import SEED_RULES, UNICODE_RULES
 from ragframe.metrics import text_engine
@@ -99,10 +99,11 @@ def _score_chunk(
         return _score_slice(batch.rows(*bounds), metrics, opts, options["explain"], compat)
 
     pieces = [(start, min(start + slice_rows, view.height)) for start in range(0, view.height, slice_rows)]
-    if len(pieces) <= 1:
-        return one((0, view.height))
+    threads = min(len(pieces), thread_count())
+    if threads <= 1:
+        return pl.concat([one(piece) for piece in pieces]) if len(pieces) > 1 else one((0, view.height))
     # rows are independent: the slices bound the pair stage's memory and run on a thread per core
-    with ThreadPoolExecutor(max_workers=min(len(pieces), os.cpu_count() or 1)) as pool:
+    with ThreadPoolExecutor(max_workers=threads) as pool:
         return pl.concat(list(pool.map(one, pieces)))
 
 

@@ -20,7 +20,6 @@ computation.
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
@@ -30,6 +29,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from ragframe.concurrency import thread_count
 from ragframe.exceptions import SchemaError
 from ragframe.kernels.text import (
     SEED_RULES,
@@ -229,7 +229,7 @@ class TextBatch:
         del pool
         if rules.clean is not None:  # once per distinct text (NFC, zero-width characters)
             distinct = rules.clean(distinct)
-        cores = os.cpu_count() or 1
+        cores = thread_count()
         self.tokens, self.token_count, self.vocabulary, words = tokenize_vocabulary(
             distinct, parts=cores, tokens=rules.tokens
         )
