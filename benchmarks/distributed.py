@@ -10,14 +10,17 @@ keeps ``id``, and writes Parquet and a summary. Each run is a fresh process:
 
 - ``streaming``: ``rf.evaluate_parquet(LOG, OUT, batch_rows=100_000, batches_per_process=None,
   keep=["id"])``: read a batch, score it, write its part and summary state; the merged summary.
-- ``ray``: ``ray.init(num_cpus=N)`` (a local Ray; ``ray.init`` is not timed), then
+- ``ray-engine``: ``ray.init(num_cpus=N)`` (a local Ray; ``ray.init`` is not timed), then
+  ``rf.distributed.evaluate_parquet_ray(LOG, OUT, rf.Evaluator(), keep=["id"])``: what
+  ``ragframe eval --engine ray`` runs, the streaming run with each 100,000-row batch a Ray task
+  (``RayRunner``) that reads, scores and writes its part; the same output as streaming.
+- ``ray``: ``ray.init(num_cpus=N)``, then
   ``rf.distributed.score_dataset(ray.data.read_parquet(LOG), keep=["id"])`` ->
   ``write_parquet(OUT)`` -> ``rf.distributed.summarize_dataset(ray.data.read_parquet(OUT))``.
 - ``ray-files``: the same with ``score_dataset(LOG, ...)``: the workers read their slices of the
   file themselves (100,000 rows a slice).
-- with ``--baseline-code PATH``: ``ray`` again with the ragframe found at PATH (an older
-  checkout), as that code was benchmarked (``batch_size=--baseline-batch-rows``,
-  ``concurrency=N``): a before/after table from one run.
+- with ``--baseline-code PATH``: every Ray engine again with the ragframe found at PATH (an
+  older checkout), labelled ``(baseline)``: a before/after table from one run.
 
 Rounds (``--repeat``) run every engine once each, in turn, so that the load of other jobs
 falls on all of them alike; the table gives the median over rounds of rows/s and of the ratio
@@ -33,7 +36,7 @@ Usage, from the repository root (2 to 7 minutes a run at 200,000 rows on 2 cores
 
     python benchmarks/distributed.py --rows 200000 --cpus 1 2
     python benchmarks/distributed.py --rows 600000 --cpus 1 2 4 8 16 --repeat 3
-    python benchmarks/distributed.py --rows 200000 --cpus 1 2 --baseline-code ../old-checkout
+    python benchmarks/distributed.py --rows 200000 --cpus 1 2 --engines ray-engine --baseline-code ../old-checkout
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ def work_streaming(path: Path, out: Path) -> dict[str, Any]:
     return {"rows": result.rows, "seconds": time.perf_counter() - start}
 
 
-def work_ray(path: Path, out: Path, cpus: int, files: bool, batch_rows: int | None, cap: bool) -> dict[str, Any]:
+def work_ray(path: Path, out: Path, cpus: int, engine: str, batch_rows: int | None, cap: bool) -> dict[str, Any]:
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     os.environ["RAY_worker_niceness"] = str(os.nice(0))  # Ray's workers compete as the streaming process does
     import pyarrow.parquet as pq
@@ -85,7 +88,14 @@ def work_ray(path: Path, out: Path, cpus: int, files: bool, batch_rows: int | No
     if cap:
         options["concurrency"] = cpus
     start = time.perf_counter()
-    source = str(path) if files else read_parquet(str(path))
+    if engine == "ray-engine":
+        result = rf.distributed.evaluate_parquet_ray(
+            str(path), str(out), rf.Evaluator(), keep=["id"], batch_size=batch_rows
+        )
+        seconds = time.perf_counter() - start
+        ray.shutdown()
+        return {"rows": result.rows, "seconds": seconds, "scoring_seconds": seconds}
+    source = str(path) if engine == "ray-files" else read_parquet(str(path))
     rf.distributed.score_dataset(source, rf.Evaluator(), **options).write_parquet(str(out))
     scored = time.perf_counter() - start
     rf.distributed.summarize_dataset(read_parquet(str(out)))
@@ -100,9 +110,7 @@ def worker_main(args: argparse.Namespace) -> int:
         if args.worker == "streaming":
             result = work_streaming(args.data_file, args.out)
         else:
-            result = work_ray(
-                args.data_file, args.out, args.ray_cpus, args.worker == "ray-files", args.ray_batch_rows, args.cap
-            )
+            result = work_ray(args.data_file, args.out, args.ray_cpus, args.worker, args.ray_batch_rows, args.cap)
     except Exception as exc:  # reported in the table, not a traceback in the middle of it
         result = {"error": f"{type(exc).__name__}: {exc}"}
     result["driver_peak_mb"] = status_mb("VmHWM")
@@ -133,18 +141,17 @@ def plan(args: argparse.Namespace) -> list[dict[str, Any]]:
     """The runs of one round: streaming, then each Ray engine at each CPU count."""
     runs: list[dict[str, Any]] = [{"label": "streaming", "engine": "streaming", "cpus": None}]
     for cpus in args.cpus:
-        if args.baseline_code:
-            runs.append(
-                {
-                    "label": "ray (baseline code)",
-                    "engine": "ray",
-                    "cpus": cpus,
-                    "code": str(args.baseline_code),
-                    "batch_rows": args.baseline_batch_rows,
-                    "cap": True,
-                }
-            )
         for engine in args.engines:
+            if args.baseline_code:
+                runs.append(
+                    {
+                        "label": f"{engine} (baseline)",
+                        "engine": engine,
+                        "cpus": cpus,
+                        "code": str(args.baseline_code),
+                        "batch_rows": args.baseline_batch_rows,
+                    }
+                )
             runs.append({"label": engine, "engine": engine, "cpus": cpus, "batch_rows": args.ray_batch_rows})
     return runs
 
@@ -199,11 +206,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=600_000)
     parser.add_argument("--cpus", type=int, nargs="+", default=[1, 2], help="Ray's num_cpus, one run each")
-    parser.add_argument("--engines", nargs="+", default=["ray", "ray-files"], choices=["ray", "ray-files"])
+    parser.add_argument(
+        "--engines", nargs="+", default=["ray-engine", "ray", "ray-files"], choices=["ray-engine", "ray", "ray-files"]
+    )
     parser.add_argument("--repeat", type=int, default=1, help="rounds of every run")
     parser.add_argument("--ray-batch-rows", type=int, help="score_dataset batch_size (default: its own)")
     parser.add_argument("--baseline-code", type=Path, help="an older checkout to run Ray with too")
-    parser.add_argument("--baseline-batch-rows", type=int, default=20_000)
+    parser.add_argument("--baseline-batch-rows", type=int, help="the baseline's batch_size (default: its own)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data-dir", type=Path, default=HERE / "_data")
     parser.add_argument("--worker", help=argparse.SUPPRESS)

@@ -208,7 +208,7 @@ def _budget_line(result: Any) -> str | None:
 
 
 def _run_on_ray(args: argparse.Namespace, evaluator: Evaluator, config: dict[str, Any]) -> Any:
-    """``--engine ray``: connect (``--address``, else a local Ray), then score through Ray Data."""
+    """``--engine ray``: connect (``--address``, else a local Ray), then run the batches as Ray tasks."""
     from ragframe.distributed.parquet import evaluate_parquet_ray
     from ragframe.distributed.runtime import require_ray
 
@@ -457,8 +457,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--engine",
         choices=["local", "ray"],
         default="local",
-        help="local: this machine, in batches (default); ray: Ray Data on the cluster of --address (or a local "
-        "Ray), same scores and the same output folder layout (needs pip install 'ragframe[ray]'; no resume)",
+        help="local: this machine, in batches (default); ray: each batch a Ray task on the cluster of --address "
+        "(or a local Ray), the same output files and resume (needs pip install 'ragframe[ray]')",
     )
     evaluate.add_argument(
         "--address", metavar="ADDR", help="the Ray cluster to join with --engine ray (ray://host:10001, auto, ...)"
