@@ -63,6 +63,8 @@ from ragframe.run.evaluator import Evaluator
 __all__ = ["evaluate_parquet_ray"]
 
 _TEMPORARY = "_ray_scored"
+#: The smallest default batch of a Ray run (a task's fixed cost stays small beside its scoring).
+MIN_RAY_BATCH_ROWS = 10_000
 
 
 def _paths(source: str | os.PathLike | Sequence[str | os.PathLike]) -> list[str]:
@@ -90,6 +92,36 @@ def _open(out: Path, overwrite: bool) -> None:
             )
         remove_output(out)
     out.mkdir(parents=True, exist_ok=True)
+
+
+def ray_batch_rows(paths: Sequence[str], out: Path, ray: Any, overwrite: bool) -> int:
+    """The default batch of a Ray run of local files: a batch per CPU of the cluster, 10,000 to 100,000 rows.
+
+    Fewer batches than CPUs would leave CPUs idle; larger batches tokenise a repeated text
+    once for more rows. A run resuming in ``out`` keeps the batches it started with (its
+    manifest's ``batch_rows``), whatever the cluster's size now.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import polars as pl
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "log.parquet"
+    >>> pl.DataFrame({"id": range(120_000)}).write_parquet(path)
+    >>> class Cluster:
+    ...     def cluster_resources(self):
+    ...         return {"CPU": 4.0}
+    >>> ray_batch_rows([str(path)], path.parent / "out", Cluster(), overwrite=False)
+    30000
+    """
+    stored = out / MANIFEST
+    if stored.is_file() and not overwrite:
+        try:
+            return int(json.loads(stored.read_text(encoding="utf-8"))["options"]["batch_rows"])
+        except (ValueError, KeyError, TypeError):  # not a local-layout manifest: the run itself will say so
+            pass
+    total = sum(pq.ParquetFile(path).metadata.num_rows for path in source_files(list(paths)))
+    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    return min(DEFAULT_BATCH_ROWS, max(MIN_RAY_BATCH_ROWS, -(-total // cpus)))
 
 
 def _good(batch: pa.Table) -> pa.Table:
@@ -143,8 +175,12 @@ def evaluate_parquet_ray(
         The run configuration.
     keep : list of str, optional
         Input columns copied to the output; default every column that is not a metric input.
-    batch_size, concurrency
-        As in :func:`score_dataset`.
+    batch_size : int, optional
+        Rows per batch (a task) of local files; default one batch per CPU of the cluster,
+        10,000 to 100,000 rows (:func:`ray_batch_rows`; a resumed run keeps its own). URLs:
+        as in :func:`score_dataset`.
+    concurrency : int, optional
+        Tasks in flight at once (default: as many as the cluster has CPUs for).
     overwrite : bool
         Replace an earlier run's output in ``out`` (only the files ragframe wrote; another
         file in its part folders is an error naming it).
@@ -186,7 +222,7 @@ def evaluate_parquet_ray(
             out,
             evaluator,
             keep=keep,
-            batch_rows=batch_size or DEFAULT_BATCH_ROWS,
+            batch_rows=batch_size or ray_batch_rows(paths, Path(out), ray, overwrite),
             overwrite=overwrite,
             progress=progress,
             batches_per_process=None,
