@@ -391,7 +391,8 @@ def test_cli_engine_ray_writes_what_the_local_engine_writes(cluster, tmp_path, c
     assert json.loads((tmp_path / "ray" / "manifest.json").read_text())["finished"].keys() == {
         str(i) for i in range(8)
     }  # resumed: every part was finished, nothing scored again
-    assert main(["eval", *sources, "-o", str(tmp_path / "ray"), "--engine", "ray", *flags]) == 3  # other batches
+    assert main(["eval", *sources, "-o", str(tmp_path / "ray"), "--engine", "ray", *flags]) == 0  # its own batches
+    assert main(["eval", *sources, "-o", str(tmp_path / "ray"), "--engine", "ray", "--batch-rows", "50", *flags]) == 3
     assert main(["eval", *sources, "-o", str(tmp_path / "x"), "--address", "auto", *flags]) == 2
 
 
