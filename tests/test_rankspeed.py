@@ -109,6 +109,74 @@ def test_evaluate_run_names_the_repeated_row_of_a_large_run(grouped):
     assert error.value.found == f"{repeat_of['doc_id']!r} again for query {repeat_of['query_id']!r}"
 
 
+@settings(max_examples=300, deadline=None)
+@given(groups=groups, equal=st.booleans(), empty=st.integers(0, 3))
+def test_repeated_in_groups_equals_an_exact_search(groups, equal, empty):
+    """Groups of one length (a row each) and of many (windows), with empty groups anywhere."""
+    if equal and groups:
+        groups = [(g * 12)[:5] for g in groups]  # every group 5 long
+    sizes = [len(g) for g in groups]
+    lengths = [0] * empty + sizes if empty % 2 else sizes + [0] * empty  # empty groups first or last
+    docs = [d for g in groups for d in g]
+    keys = ranking.pair_keys(np.repeat(np.arange(len(groups)), sizes), pl.Series(docs, dtype=pl.String))
+    assert ranking.repeated_in_groups(keys, np.array(lengths, dtype=np.int64)) == exact_repeat(lengths, docs)
+
+
+def _run_with_a_repeat(n_queries: int = 30, depth: int = 10, row: int = 123) -> pl.DataFrame:
+    qid = [f"q{q:03d}" for q in range(n_queries) for _ in range(depth)]
+    doc = [f"d{r}" for _ in range(n_queries) for r in range(depth)]
+    doc[row] = doc[row - 1]
+    score = [float(depth - r) for _ in range(n_queries) for r in range(depth)]
+    return pl.DataFrame({"query_id": qid, "doc_id": doc, "score": score})
+
+
+@pytest.mark.parametrize("max_docs", [None, 3, 100], ids=["scored-check", "cut-run", "uncut-run"])
+@pytest.mark.parametrize("chunks", [None, 4])
+def test_a_repeat_is_named_whether_checked_while_scoring_or_before(monkeypatch, max_docs, chunks):
+    """Without -M the repeat is found by the scoring threads, with it before the cut: one error, one row."""
+    if chunks is not None:
+        monkeypatch.setattr(ranking, "rank_measures", _forcing_chunks(ranking.rank_measures, chunks))
+        from ragframe.metrics import retrieval
+
+        monkeypatch.setattr(retrieval, "rank_measures", ranking.rank_measures)
+    qrels = pl.DataFrame({"query_id": ["q000", "q012"], "doc_id": ["d0", "d3"], "relevance": [1, 2]})
+    with pytest.raises(rf.SchemaError, match="a document listed twice for one query") as error:
+        rf.evaluate_run(_run_with_a_repeat(), qrels, k=[5], max_docs=max_docs)
+    assert (error.value.column, error.value.row) == ("doc_id", 123)
+
+
+def _forcing_chunks(function, chunks):
+    def forced(*args, **kwargs):
+        return function(*args, **{**kwargs, "chunks": chunks})
+
+    return forced
+
+
+def test_a_repeat_is_named_before_an_err_grade_or_a_conflicting_judgment():
+    """The repeated document is refused first, as when the run was checked before anything else."""
+    from ragframe.kernels.trec_measures import TrecMeasure, TrecOptions
+    from ragframe.metrics.retrieval import trec_eval_run
+
+    run = _run_with_a_repeat()
+    high = pl.DataFrame({"query_id": ["q000"], "doc_id": ["d0"], "relevance": [9]})
+    conflicting = pl.DataFrame({"query_id": ["q000", "q000"], "doc_id": ["d0", "d0"], "relevance": [1, 2]})
+    calls = [
+        lambda: rf.evaluate_run(run, high, metrics=["err_at_k"], k=[5], err_max_grade=4),
+        lambda: rf.evaluate_run(run, conflicting, k=[5]),
+        # no err check before the scoring here: the kernel's own error, after the repeat
+        lambda: trec_eval_run(run, high, TrecOptions((TrecMeasure("err", (4, (5,)), ("err_at_5",)),))),
+    ]
+    for call in calls:
+        with pytest.raises(rf.SchemaError, match="a document listed twice for one query") as error:
+            call()
+        assert error.value.row == 123
+    fixed = run.with_columns(pl.Series("doc_id", [f"d{r % 10}" for r in range(run.height)]))
+    with pytest.raises(rf.SchemaError, match="err_max_grade"):
+        rf.evaluate_run(fixed, high, metrics=["err_at_k"], k=[5], err_max_grade=4)
+    with pytest.raises(rf.InvalidParameterError, match="err_max_grade"):
+        trec_eval_run(fixed, high, TrecOptions((TrecMeasure("err", (4, (5,)), ("err_at_5",)),)))
+
+
 @settings(max_examples=200, deadline=None)
 @given(judgments=st.lists(st.tuples(st.integers(0, 5), st.sampled_from([-1, 0, 1, 2, 3, 64, 65, 1000])), max_size=40))
 def test_top_level_is_each_querys_highest_judged_grade(judgments):

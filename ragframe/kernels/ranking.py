@@ -38,6 +38,7 @@ __all__ = [
     "Judgments",
     "pair_keys",
     "maybe_repeated",
+    "repeated_in_groups",
     "dedupe_judgments",
     "match_judgments",
     "rank_measures",
@@ -153,6 +154,30 @@ def _window_repeats(keys: Callable[[int, int], np.ndarray], n: int, width: int, 
         if bool((tail[1:] == tail[:-1]).any()):
             return True
     return False
+
+
+def repeated_in_groups(keys: np.ndarray, lengths: np.ndarray) -> bool:
+    """Whether two of ``keys`` are equal within one group of consecutive rows (``False`` is exact).
+
+    Group ``g`` is the next ``lengths[g]`` keys. When every non-empty group has one length
+    (a run cut at a fixed depth, the usual TREC run), each group is sorted in a row of its
+    own; otherwise windows are sorted as in :func:`maybe_repeated`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> repeated_in_groups(np.array([1, 2, 2, 3], dtype=np.uint64), np.array([2, 2]))
+    False
+    >>> repeated_in_groups(np.array([1, 2, 3, 1], dtype=np.uint64), np.array([4, 0]))
+    True
+    """
+    longest = int(lengths.max()) if lengths.size else 0
+    if longest < 2:
+        return False
+    if int(lengths[lengths > 0].min()) == longest:  # one sort per group, each group a row
+        rows = np.sort(keys.reshape(-1, longest), axis=1)
+        return bool((rows[:, 1:] == rows[:, :-1]).any())
+    return _repeated_keys(lambda start, stop: keys[start:stop], keys.size, longest)
 
 
 def _judged_twice(q: np.ndarray, keys: np.ndarray) -> bool:
@@ -288,6 +313,7 @@ def rank_measures(
     relevance_level: int = 1,
     chunks: int | None = None,
     check_unique: bool = False,
+    check_repeats: bool = False,
     trec: TrecOptions | None = None,
     virtual: np.ndarray | None = None,
 ) -> dict[str, np.ndarray] | None:
@@ -308,7 +334,10 @@ def rank_measures(
     The judgments must have one grade per (query, document) (:func:`dedupe_judgments`). With
     ``check_unique=True`` that is checked here, a chunk at a time on the threads, and the
     result is ``None`` when it does not hold (the caller then dedupes and calls again: the
-    usual input, unique judgments, is checked without a pass of its own).
+    usual input, unique judgments, is checked without a pass of its own). With
+    ``check_repeats=True`` the result is also ``None`` when a document may be listed twice
+    for one query (:func:`repeated_in_groups` on the keys the matching hashes anyway: the
+    caller then looks for the repeat exactly).
     """
     cores = os.cpu_count() or 1
     # chunks of ~600k rows: their hash tables stay in cache (measured on 10M rows, 2 cores: 16 chunks
@@ -355,6 +384,8 @@ def rank_measures(
         run_q = np.repeat(np.arange(q1 - q0, dtype=np.int32), counts[q0:q1])  # the chunk's query codes
         run_keys = np.repeat(mixed[: q1 - q0], counts[q0:q1])  # pair_keys(run_q, docs), one pass fewer
         run_keys ^= docs.hash(_SEED).to_numpy()
+        if check_repeats and repeated_in_groups(run_keys, counts[q0:q1]):
+            return None  # a document may be retrieved twice for one query: the caller looks exactly
         rows, grade = match_judgments(run_q, docs, part, keys, run_keys)
         hit_q = run_q[rows].astype(np.int64)
         hit_rank = rows - (starts[q0:q1][hit_q] - r0)
