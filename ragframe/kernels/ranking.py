@@ -24,6 +24,7 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -352,8 +353,6 @@ def rank_measures(
     n_chunks = max(1, min(n_chunks, nq))
     bounds = np.linspace(0, nq, n_chunks + 1).astype(np.int64)
 
-    mixed = np.arange(int(np.diff(bounds).max()) if nq else 0, dtype=np.uint64)
-    mixed *= _MIX  # a chunk's query codes as pair_keys mixes them
     # judgments grouped by query (the usual qrels layout): each chunk's are one slice, no filter
     grouped = n_chunks > 1 and bool(np.all(judgments.q[1:] >= judgments.q[:-1]))
 
@@ -375,20 +374,13 @@ def rank_measures(
                 grade=judgments.grade[keep],
                 judged=judgments.judged[q0:q1],
             )
-        keys = pair_keys(part.q, part.doc)
-        if check_unique and _judged_twice(part.q, keys):
-            return None  # some (query, document) is judged twice: the caller dedupes
         docs = run_doc.slice(r0, r1 - r0)
         if docs.n_chunks() > 1:  # gathering from one chunk is several times faster (matches are gathered)
             docs = docs.rechunk()
-        run_q = np.repeat(np.arange(q1 - q0, dtype=np.int32), counts[q0:q1])  # the chunk's query codes
-        run_keys = np.repeat(mixed[: q1 - q0], counts[q0:q1])  # pair_keys(run_q, docs), one pass fewer
-        run_keys ^= docs.hash(_SEED).to_numpy()
-        if check_repeats and repeated_in_groups(run_keys, counts[q0:q1]):
-            return None  # a document may be retrieved twice for one query: the caller looks exactly
-        rows, grade = match_judgments(run_q, docs, part, keys, run_keys)
-        hit_q = run_q[rows].astype(np.int64)
-        hit_rank = rows - (starts[q0:q1][hit_q] - r0)
+        hits = _hits(docs, counts[q0:q1], part, check_unique=check_unique, check_repeats=check_repeats)
+        if hits is None:
+            return None  # a (query, document) judged twice, or retrieved twice: the caller looks exactly
+        hit_q, hit_rank, grade = hits
         out: dict[str, np.ndarray] = {}
         if trec is None or measures:
             out = compute_measures(
@@ -423,6 +415,128 @@ def rank_measures(
     if any(part is None for part in parts):
         return None
     return {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}  # type: ignore[index]
+
+
+def _hits(
+    docs: pl.Series, lengths: np.ndarray, part: Judgments, *, check_unique: bool, check_repeats: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Query, 0-based rank and grade of the judged retrieved rows of one range of queries.
+
+    ``docs`` holds the range's retrieved documents (``lengths[q]`` rows of query ``q``, in rank
+    order) and ``part`` its judgments. The matching sorts each query's keys in a row
+    (:func:`_pairs_in_rows`); when that does not suit the input or meets a case it does not
+    settle (a key twice in one query, padding, a chance collision), a hash join on (query,
+    document) keys (:func:`match_judgments`) decides. ``None``: a check asked for failed (a
+    (query, document) may be judged twice, or retrieved twice).
+    """
+    run_hash = docs.hash(_SEED).to_numpy()
+    found = _pairs_in_rows(lengths, run_hash, part.q, part.doc.hash(_SEED).to_numpy())
+    if found is not None:
+        if (check_unique and found.judged_twice) or (check_repeats and found.retrieved_twice):
+            return None
+        if not (found.judged_twice or found.retrieved_twice or found.unsettled):
+            same = (docs.gather(found.row) == part.doc.gather(found.j)).to_numpy()  # keys verified
+            return found.q[same], found.rank[same], part.grade[found.j[same]]
+    keys = pair_keys(part.q, part.doc)
+    if check_unique and _judged_twice(part.q, keys):
+        return None
+    run_q = np.repeat(np.arange(lengths.size, dtype=np.int32), lengths)
+    run_keys = np.repeat(np.arange(lengths.size, dtype=np.uint64) * _MIX, lengths)  # pair_keys(run_q, docs)
+    run_keys ^= run_hash
+    if check_repeats and repeated_in_groups(run_keys, lengths):
+        return None
+    rows, grade = match_judgments(run_q, docs, part, keys, run_keys)
+    hit_q = run_q[rows].astype(np.int64)
+    return hit_q, rows - (np.cumsum(lengths) - lengths)[hit_q], grade
+
+
+class _RowPairs(NamedTuple):
+    """Candidate (retrieved row, judgment) pairs of :func:`_pairs_in_rows`, by query then rank."""
+
+    q: np.ndarray  # the query of each pair
+    rank: np.ndarray  # the 0-based rank of its retrieved row
+    row: np.ndarray  # that row (among all the retrieved rows)
+    j: np.ndarray  # its judgment
+    retrieved_twice: bool  # two retrieved rows of a query share a key
+    judged_twice: bool  # two judgments of a query share a key
+    unsettled: bool  # a case left to the hash join: three equal keys, padding met, rows not split
+
+
+def _pairs_in_rows(lengths: np.ndarray, run_hash: np.ndarray, jq: np.ndarray, jhash: np.ndarray) -> _RowPairs | None:
+    """Pairs of a retrieved row and a judgment of one query whose document hashes agree.
+
+    Each query's keys (retrieved rows first, then judgments) fill a row of a matrix, padded to
+    the longest query: its document hash with the low bits replaced by the key's position in
+    the row. Each row is sorted (small, in cache) and equal neighbours (same hash bits) are the
+    pairs; their positions tell which rows they came from. ``None`` when the judgments are not
+    grouped by query or the padding would be large.
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> h = pl.Series(["a", "b", "c", "b"]).hash(1).to_numpy()  # query 0: a, b; query 1: c; judged: b
+    >>> found = _pairs_in_rows(np.array([2, 1]), h[:3], np.array([0]), h[3:])
+    >>> found.q, found.rank, found.j, found.unsettled
+    (array([0]), array([1]), array([0]), False)
+    """
+    nq = lengths.size
+    if nq == 0 or jq.size == 0 or not bool(np.all(jq[1:] >= jq[:-1])):
+        return None
+    jcount = np.bincount(jq, minlength=nq)
+    used = lengths + jcount  # keys in each row; the rest is padding
+    width = int(used.max())
+    if width < 2 or width >= 1 << 20 or nq * width > 2 * (run_hash.size + jq.size) + 4096:
+        return None
+    rows = _keys_in_rows(lengths, run_hash, jq, jhash, jcount, width)
+    low = np.uint64((1 << (width - 1).bit_length()) - 1)
+    flat = rows.reshape(-1)
+    at = np.flatnonzero((flat[1:] ^ flat[:-1]) <= low)  # equal hash bits in flat[at], flat[at + 1]
+    q = at // width
+    left, right = (flat[at] & low).astype(np.int64), (flat[at + 1] & low).astype(np.int64)
+    depth = lengths[q]
+    retrieved, judged = left < depth, (right >= depth) & (right < used[q])
+    match = retrieved & judged
+    unsettled = bool((at % width == width - 1).any() or (np.diff(at) == 1).any())
+    unsettled |= bool((~match & ~(retrieved & (right < depth)) & ~(~retrieved & judged)).any())
+    q, rank, j = q[match], left[match], (np.cumsum(jcount) - jcount)[q[match]] + right[match] - depth[match]
+    order = np.argsort(q * width + rank)
+    q, rank, j = q[order], rank[order], j[order]
+    return _RowPairs(
+        q=q,
+        rank=rank,
+        row=(np.cumsum(lengths) - lengths)[q] + rank,
+        j=j,
+        retrieved_twice=bool((retrieved & (right < depth)).any()),
+        judged_twice=bool((~retrieved & judged).any()),
+        unsettled=unsettled,
+    )
+
+
+def _keys_in_rows(
+    lengths: np.ndarray, run_hash: np.ndarray, jq: np.ndarray, jhash: np.ndarray, jcount: np.ndarray, width: int
+) -> np.ndarray:
+    """The sorted rows of :func:`_pairs_in_rows`: a query's retrieved keys, its judged keys, padding.
+
+    Padding keys are distinct (their hash bits count down from all ones), so two never pair.
+    """
+    bits = (width - 1).bit_length()
+    low = np.uint64((1 << bits) - 1)
+    slot = np.arange(width, dtype=np.uint64)
+    rows = np.empty((lengths.size, width), dtype=np.uint64)
+    rows[:] = ((np.uint64((1 << (64 - bits)) - 1) - slot) << np.uint64(bits)) | slot
+    depth = int(lengths.max())
+    if depth and bool((lengths == depth).all()):  # a run cut at one depth: the retrieved keys are one block
+        block = rows[:, :depth]
+        np.bitwise_and(run_hash.reshape(-1, depth), ~low, out=block)
+        block |= slot[:depth]
+    else:
+        run_q = np.repeat(np.arange(lengths.size), lengths)
+        pos = np.arange(run_q.size) - (np.cumsum(lengths) - lengths)[run_q]
+        rows[run_q, pos] = (run_hash & ~low) | pos.astype(np.uint64)
+    jpos = np.arange(jq.size) - (np.cumsum(jcount) - jcount)[jq] + lengths[jq]
+    rows[jq, jpos] = (jhash & ~low) | jpos.astype(np.uint64)
+    rows.sort(axis=1)
+    return rows
 
 
 def compute_measures(
