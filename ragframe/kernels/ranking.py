@@ -499,8 +499,13 @@ def _pairs_in_rows(lengths: np.ndarray, run_hash: np.ndarray, jq: np.ndarray, jh
     unsettled = bool((at % width == width - 1).any() or (np.diff(at) == 1).any())
     unsettled |= bool((~match & ~(retrieved & (right < depth)) & ~(~retrieved & judged)).any())
     q, rank, j = q[match], left[match], (np.cumsum(jcount) - jcount)[q[match]] + right[match] - depth[match]
-    order = np.argsort(q * width + rank)
-    q, rank, j = q[order], rank[order], j[order]
+    # by query then rank: one sort of (q, rank, j) packed in an int64 (q * width + rank < 2**40, j < 2**23)
+    if q.size and int(q[-1]) * width < 1 << 40 and jq.size < 1 << 23:
+        packed = np.sort(((q * width + rank) << 23) | j)
+        q, rank, j = (packed >> 23) // width, (packed >> 23) % width, packed & ((1 << 23) - 1)
+    else:
+        order = np.argsort(q * width + rank)
+        q, rank, j = q[order], rank[order], j[order]
     return _RowPairs(
         q=q,
         rank=rank,
@@ -522,19 +527,21 @@ def _keys_in_rows(
     bits = (width - 1).bit_length()
     low = np.uint64((1 << bits) - 1)
     slot = np.arange(width, dtype=np.uint64)
+    pad = ((np.uint64((1 << (64 - bits)) - 1) - slot) << np.uint64(bits)) | slot
     rows = np.empty((lengths.size, width), dtype=np.uint64)
-    rows[:] = ((np.uint64((1 << (64 - bits)) - 1) - slot) << np.uint64(bits)) | slot
     depth = int(lengths.max())
     if depth and bool((lengths == depth).all()):  # a run cut at one depth: the retrieved keys are one block
+        rows[:, depth:] = pad[depth:]
         block = rows[:, :depth]
         np.bitwise_and(run_hash.reshape(-1, depth), ~low, out=block)
         block |= slot[:depth]
     else:
+        rows[:] = pad
         run_q = np.repeat(np.arange(lengths.size), lengths)
         pos = np.arange(run_q.size) - (np.cumsum(lengths) - lengths)[run_q]
-        rows[run_q, pos] = (run_hash & ~low) | pos.astype(np.uint64)
+        rows.reshape(-1)[run_q * width + pos] = (run_hash & ~low) | pos.astype(np.uint64)
     jpos = np.arange(jq.size) - (np.cumsum(jcount) - jcount)[jq] + lengths[jq]
-    rows[jq, jpos] = (jhash & ~low) | jpos.astype(np.uint64)
+    rows.reshape(-1)[jq * width + jpos] = (jhash & ~low) | jpos.astype(np.uint64)
     rows.sort(axis=1)
     return rows
 
