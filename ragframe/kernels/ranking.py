@@ -6,8 +6,9 @@ id and ``counts`` the number of rows of each query (query codes 0 .. n_queries-1
 where a kernel needs each row's query code it is ``run_q`` (non-decreasing). The
 *judgments* are flat arrays too (:class:`Judgments`): query code, document id, grade.
 No function here loops over queries in Python: matching a ranking to its
-judgments is a hash join on 64-bit keys verified by exact string comparison, and
-every measure is a ``bincount``/``cumsum`` over the flat arrays.
+judgments sorts each query's document hashes in a row of a matrix (or, where that
+does not suit, is a hash join on 64-bit keys), every match verified by exact string
+comparison, and every measure is a ``bincount``/``cumsum`` over the flat arrays.
 
 Semantics are trec_eval's (``docs/metrics.md``): a judged document is relevant when
 its grade >= ``relevance_level`` (the level is >= 0, checked by the callers; unjudged
