@@ -437,7 +437,7 @@ def _hits(
             return None
         if not (found.judged_twice or found.retrieved_twice or found.unsettled):
             same = (docs.gather(found.row) == part.doc.gather(found.j)).to_numpy()  # keys verified
-            return found.q[same], found.rank[same], part.grade[found.j[same]]
+            return found.q.compress(same), found.rank.compress(same), part.grade[found.j.compress(same)]
     keys = pair_keys(part.q, part.doc)
     if check_unique and _judged_twice(part.q, keys):
         return None
@@ -499,7 +499,8 @@ def _pairs_in_rows(lengths: np.ndarray, run_hash: np.ndarray, jq: np.ndarray, jh
     match = retrieved & judged
     unsettled = bool((at % width == width - 1).any() or (np.diff(at) == 1).any())
     unsettled |= bool((~match & ~(retrieved & (right < depth)) & ~(~retrieved & judged)).any())
-    q, rank, j = q[match], left[match], (np.cumsum(jcount) - jcount)[q[match]] + right[match] - depth[match]
+    q, rank = q.compress(match), left.compress(match)  # compress: several times faster than a[mask]
+    j = (np.cumsum(jcount) - jcount)[q] + right.compress(match) - depth.compress(match)
     # by query then rank: one sort of (q, rank, j) packed in an int64 (q * width + rank < 2**40, j < 2**23)
     if q.size and int(q[-1]) * width < 1 << 40 and jq.size < 1 << 23:
         packed = np.sort(((q * width + rank) << 23) | j)
@@ -592,10 +593,10 @@ def compute_measures(
     """
     nq = counts.size
     rel = hit_grade >= relevance_level
-    rq, rrank = hit_q[rel], hit_rank[rel]
+    rq, rrank = hit_q.compress(rel), hit_rank.compress(rel)  # compress: several times faster than a[mask]
 
     jq, jg = judgments.q, judgments.grade
-    num_rel = np.bincount(jq[jg >= relevance_level], minlength=nq).astype(np.int64)
+    num_rel = np.bincount(jq.compress(jg >= relevance_level), minlength=nq).astype(np.int64)
     num_rel_ret = np.bincount(rq, minlength=nq).astype(np.int64)
     has_rel = num_rel > 0
     safe_r = np.where(has_rel, num_rel, 1).astype(np.float64)
@@ -606,17 +607,17 @@ def compute_measures(
     np.cumsum(num_rel_ret, out=starts_rel[1:])
     nth = np.arange(rq.size, dtype=np.int64) - starts_rel[rq]
     first_rank = np.full(nq, np.iinfo(np.int64).max)
-    first_rank[rq[nth == 0]] = rrank[nth == 0]
+    first_rank[rq.compress(nth == 0)] = rrank.compress(nth == 0)
 
     gain = hit_grade > 0
-    gain_q, gain_rank = hit_q[gain], hit_rank[gain]
-    gain_disc = hit_grade[gain] / np.log2(gain_rank + 2.0)
+    gain_q, gain_rank = hit_q.compress(gain), hit_rank.compress(gain)
+    gain_disc = hit_grade.compress(gain) / np.log2(gain_rank + 2.0)
     ideal_dcg = _ideal_dcg(jq, jg, nq)
 
     def top(depth: np.ndarray | int) -> np.ndarray:
         """Relevant rows among the first ``depth`` of each query."""
         limit = depth[rq] if isinstance(depth, np.ndarray) else depth
-        return np.bincount(rq[rrank < limit], minlength=nq)
+        return np.bincount(rq.compress(rrank < limit), minlength=nq)
 
     def dcg(q: np.ndarray, rank: np.ndarray, disc: np.ndarray, k: int | None) -> np.ndarray:
         w = disc if k is None else np.where(rank < k, disc, 0.0)
@@ -709,7 +710,7 @@ def _ideal_dcg(jq: np.ndarray, jg: np.ndarray, nq: int) -> Callable[[int | None]
     ``grade * (D[block end] - D[block start])``, D being the prefix sums of the discounts.
     """
     keep = jg > 0
-    q, g = jq[keep], jg[keep]
+    q, g = jq.compress(keep), jg.compress(keep)
     if q.size == 0:
         return lambda k: np.zeros(nq)
     g_max = int(g.max())
@@ -739,7 +740,7 @@ def _ideal_dcg(jq: np.ndarray, jg: np.ndarray, nq: int) -> Callable[[int | None]
 def _ideal(jq: np.ndarray, jg: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Query code, 0-based rank and discounted gain of each document of the ideal rankings."""
     keep = jg > 0
-    q, g = jq[keep], jg[keep]
+    q, g = jq.compress(keep), jg.compress(keep)
     if q.size == 0:
         return q, q.copy(), np.zeros(0)
     g_max, g_min = int(g.max()), int(g.min())
