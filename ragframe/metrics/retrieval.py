@@ -161,8 +161,10 @@ def _score_steps(score: np.ndarray | pl.Series) -> tuple[np.ndarray, np.ndarray]
     for part in _pieces(score):
         if last is not None and part[0] >= last:
             (rises if part[0] > last else ties).append(np.array([offset]))
-        rises.append(np.flatnonzero(part[1:] > part[:-1]) + (offset + 1))
-        ties.append(np.flatnonzero(part[1:] == part[:-1]) + (offset + 1))
+        steps = np.flatnonzero(part[1:] >= part[:-1])  # one pass: >= is > or == (NaN is neither)
+        up = part[steps + 1] > part[steps]
+        rises.append(steps.compress(up) + (offset + 1))
+        ties.append(steps.compress(~up) + (offset + 1))
         offset, last = offset + part.size, part[-1]
     return np.concatenate(rises), np.concatenate(ties)
 
