@@ -1011,7 +1011,8 @@ def evaluate_run(
     trec = _trec_options(requests, family_options)
     refuse_repeats = partial(_refuse_repeats_exactly, tables, names["doc_id"], function) if fused else None
     try:
-        _check_err_grades(trec, judgments.grade, lambda at: int(jrows[at]), names["relevance"], function)
+        row_of = (lambda at: at) if jrows is None else (lambda at: int(jrows[at]))
+        _check_err_grades(trec, judgments.grade, row_of, names["relevance"], function)
     except SchemaError:
         if refuse_repeats is not None:  # a repeated document is named first, as when it is checked first
             refuse_repeats()
@@ -1188,12 +1189,12 @@ def _truncated(run_doc: pl.Series, run_counts: np.ndarray, max_docs: int) -> tup
 
 def _coded_judgments(
     qids: pl.Series, run_counts: np.ndarray, qrels_runs: pl.DataFrame, tables: _LongTables, complete: bool
-) -> tuple[pl.Series, np.ndarray, Judgments, np.ndarray]:
+) -> tuple[pl.Series, np.ndarray, Judgments, np.ndarray | None]:
     """Query codes for the judgments: the run's queries first, then (``complete``) judged-only ones.
 
     Returns the query ids in code order, the number of retrieved rows of each, the judgments of
     the coded queries (judgments of queries the run does not have are left out unless
-    ``complete``) and each judgment's row in the qrels.
+    ``complete``) and each judgment's row in the qrels (``None`` when judgment ``i`` is row ``i``).
     """
     qrels_firsts = qrels_runs.get_column("value")
     codes = pl.DataFrame({"qid": qids, "code": np.arange(qids.len(), dtype=np.int64)})
@@ -1215,7 +1216,7 @@ def _coded_judgments(
     j_code = np.repeat(first_codes, qrels_runs.get_column("len").to_numpy())  # -1: a query the run does not have
     if extra.len() == 0 or complete:  # every judged query has a code: nothing to drop
         jq, jdoc, jgrade = j_code, tables.qrels_doc, tables.grades.to_numpy()
-        jrows = np.arange(jq.size)
+        jrows = None  # judgment i is qrels row i
     else:  # judgments of queries the run does not have are left out
         known = j_code >= 0
         jq = j_code[known]
@@ -1224,7 +1225,7 @@ def _coded_judgments(
         jrows = np.flatnonzero(known)
     n_queries = codes.height
     judged = np.zeros(n_queries, dtype=bool)
-    judged[jq] = True
+    judged[first_codes[first_codes >= 0]] = True  # a code per run of equal query ids, not per judgment
     judged[qids.len() :] = True
     counts = np.zeros(n_queries, dtype=np.int64)
     counts[: run_counts.size] = run_counts
@@ -1235,7 +1236,7 @@ def _measures(
     run_doc: pl.Series,
     counts: np.ndarray,
     judgments: Judgments,
-    jrows: np.ndarray,
+    jrows: np.ndarray | None,
     *,
     ks: list[int],
     measures: list[str],
@@ -1249,10 +1250,10 @@ def _measures(
 
     The usual input, one grade per (query, document), is checked on the scoring threads; only
     when that check fails are the repeats dropped (if they agree) or the first conflicting qrels
-    row named (``jrows`` maps judgments to qrels rows), and the measures computed again. With
-    ``refuse_repeats`` (the exact search for a document listed twice in the run, which raises),
-    the run is checked for repeats on the scoring threads too, and that search runs when they
-    may have found one.
+    row named (``jrows`` maps judgments to qrels rows, ``None``: row i is judgment i), and the
+    measures computed again. With ``refuse_repeats`` (the exact search for a document listed
+    twice in the run, which raises), the run is checked for repeats on the scoring threads too,
+    and that search runs when they may have found one.
     """
     options: dict[str, Any] = {"ks": ks, "measures": measures, "relevance_level": level, "trec": trec}
     options["virtual"] = virtual
