@@ -2,7 +2,9 @@
 
 Each shortcut taken for speed is checked against a plain reference: the windowed check for a
 document listed twice in one query (:func:`ragframe.kernels.ranking.maybe_repeated`) against an
-exact search, on random groups and on the window edges it must not miss.
+exact search, on random groups and on the window edges it must not miss; the matching of retrieved rows to
+judgments by sorting each query's keys in a row (:func:`ragframe.kernels.ranking._pairs_in_rows`) against the
+hash join, with a hash that collides on purpose.
 """
 
 from __future__ import annotations
@@ -109,6 +111,74 @@ def test_evaluate_run_names_the_repeated_row_of_a_large_run(grouped):
     assert error.value.found == f"{repeat_of['doc_id']!r} again for query {repeat_of['query_id']!r}"
 
 
+@settings(max_examples=300, deadline=None)
+@given(groups=groups, equal=st.booleans(), empty=st.integers(0, 3))
+def test_repeated_in_groups_equals_an_exact_search(groups, equal, empty):
+    """Groups of one length (a row each) and of many (windows), with empty groups anywhere."""
+    if equal and groups:
+        groups = [(g * 12)[:5] for g in groups]  # every group 5 long
+    sizes = [len(g) for g in groups]
+    lengths = [0] * empty + sizes if empty % 2 else sizes + [0] * empty  # empty groups first or last
+    docs = [d for g in groups for d in g]
+    keys = ranking.pair_keys(np.repeat(np.arange(len(groups)), sizes), pl.Series(docs, dtype=pl.String))
+    assert ranking.repeated_in_groups(keys, np.array(lengths, dtype=np.int64)) == exact_repeat(lengths, docs)
+
+
+def _run_with_a_repeat(n_queries: int = 30, depth: int = 10, row: int = 123) -> pl.DataFrame:
+    qid = [f"q{q:03d}" for q in range(n_queries) for _ in range(depth)]
+    doc = [f"d{r}" for _ in range(n_queries) for r in range(depth)]
+    doc[row] = doc[row - 1]
+    score = [float(depth - r) for _ in range(n_queries) for r in range(depth)]
+    return pl.DataFrame({"query_id": qid, "doc_id": doc, "score": score})
+
+
+@pytest.mark.parametrize("max_docs", [None, 3, 100], ids=["scored-check", "cut-run", "uncut-run"])
+@pytest.mark.parametrize("chunks", [None, 4])
+def test_a_repeat_is_named_whether_checked_while_scoring_or_before(monkeypatch, max_docs, chunks):
+    """Without -M the repeat is found by the scoring threads, with it before the cut: one error, one row."""
+    if chunks is not None:
+        monkeypatch.setattr(ranking, "rank_measures", _forcing_chunks(ranking.rank_measures, chunks))
+        from ragframe.metrics import retrieval
+
+        monkeypatch.setattr(retrieval, "rank_measures", ranking.rank_measures)
+    qrels = pl.DataFrame({"query_id": ["q000", "q012"], "doc_id": ["d0", "d3"], "relevance": [1, 2]})
+    with pytest.raises(rf.SchemaError, match="a document listed twice for one query") as error:
+        rf.evaluate_run(_run_with_a_repeat(), qrels, k=[5], max_docs=max_docs)
+    assert (error.value.column, error.value.row) == ("doc_id", 123)
+
+
+def _forcing_chunks(function, chunks):
+    def forced(*args, **kwargs):
+        return function(*args, **{**kwargs, "chunks": chunks})
+
+    return forced
+
+
+def test_a_repeat_is_named_before_an_err_grade_or_a_conflicting_judgment():
+    """The repeated document is refused first, as when the run was checked before anything else."""
+    from ragframe.kernels.trec_measures import TrecMeasure, TrecOptions
+    from ragframe.metrics.retrieval import trec_eval_run
+
+    run = _run_with_a_repeat()
+    high = pl.DataFrame({"query_id": ["q000"], "doc_id": ["d0"], "relevance": [9]})
+    conflicting = pl.DataFrame({"query_id": ["q000", "q000"], "doc_id": ["d0", "d0"], "relevance": [1, 2]})
+    calls = [
+        lambda: rf.evaluate_run(run, high, metrics=["err_at_k"], k=[5], err_max_grade=4),
+        lambda: rf.evaluate_run(run, conflicting, k=[5]),
+        # no err check before the scoring here: the kernel's own error, after the repeat
+        lambda: trec_eval_run(run, high, TrecOptions((TrecMeasure("err", (4, (5,)), ("err_at_5",)),))),
+    ]
+    for call in calls:
+        with pytest.raises(rf.SchemaError, match="a document listed twice for one query") as error:
+            call()
+        assert error.value.row == 123
+    fixed = run.with_columns(pl.Series("doc_id", [f"d{r % 10}" for r in range(run.height)]))
+    with pytest.raises(rf.SchemaError, match="err_max_grade"):
+        rf.evaluate_run(fixed, high, metrics=["err_at_k"], k=[5], err_max_grade=4)
+    with pytest.raises(rf.InvalidParameterError, match="err_max_grade"):
+        trec_eval_run(fixed, high, TrecOptions((TrecMeasure("err", (4, (5,)), ("err_at_5",)),)))
+
+
 @settings(max_examples=200, deadline=None)
 @given(judgments=st.lists(st.tuples(st.integers(0, 5), st.sampled_from([-1, 0, 1, 2, 3, 64, 65, 1000])), max_size=40))
 def test_top_level_is_each_querys_highest_judged_grade(judgments):
@@ -123,3 +193,100 @@ def test_top_level_is_each_querys_highest_judged_grade(judgments):
     )
     expected = [max([g for q, g in judgments if q == query and g >= 0], default=-1) for query in range(6)]
     assert ctx.top_level.tolist() == expected
+
+
+def _coarse_hash(original):
+    """polars' hash with most bits dropped: documents collide often (exactness rests on the string check)."""
+
+    def coarse(self, *args, **kwargs):
+        return original(self, *args, **kwargs) & 0xE000_0000_0000_0000
+
+    return coarse
+
+
+rankings = st.lists(st.lists(st.sampled_from("abcdefghij"), min_size=0, max_size=9), min_size=1, max_size=12)
+qrel_lists = st.lists(st.lists(st.tuples(st.sampled_from("abcdefghijkl"), st.integers(-1, 3)), max_size=8), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ranked=rankings, qrel_lists=qrel_lists, depth=st.sampled_from([None, 4]), chunks=st.sampled_from([1, 3]))
+def test_matching_by_rows_and_by_join_agree_under_hash_collisions(ranked, qrel_lists, depth, chunks):
+    """The row sort, its fallbacks (three equal keys, padding met, repeats) and the join give one answer.
+
+    Documents may repeat in a ranking (wide rankings count the first), queries may be empty, judged
+    twice with one grade, or have a run of one depth; the hash keeps 3 bits, so most keys collide.
+    """
+    if depth is not None:
+        ranked = [(r * depth)[:depth] for r in ranked]
+    qrel_lists = (qrel_lists + [[]] * len(ranked))[: len(ranked)]
+    counts = np.array([len(r) for r in ranked], dtype=np.int64)
+    run_doc = pl.Series([d for r in ranked for d in r], dtype=pl.String)
+    jq = np.array([q for q, judged in enumerate(qrel_lists) for _ in judged], dtype=np.int64)
+    jdoc = pl.Series([d for judged in qrel_lists for d, _ in judged], dtype=pl.String)
+    grade = np.array([g for judged in qrel_lists for _, g in judged], dtype=np.int64)
+    keep = pl.DataFrame({"q": jq, "d": jdoc}).select(pl.struct("q", "d").is_first_distinct()).to_series().to_numpy()
+    judged = np.array([bool(j) for j in qrel_lists])
+    judgments = ranking.Judgments(jq[keep], jdoc.filter(pl.Series(keep)), grade[keep], judged)
+    names = [*ranking.CUT_MEASURES, *ranking.FULL_MEASURES, *ranking.COUNT_MEASURES]
+    options = {"ks": [1, 3], "measures": names, "chunks": chunks}
+    exact = ranking.rank_measures(run_doc, counts, judgments, **options)
+    original = pl.Series.hash
+    pl.Series.hash = _coarse_hash(original)
+    try:
+        coarse = ranking.rank_measures(run_doc, counts, judgments, **options)
+        checked = ranking.rank_measures(run_doc, counts, judgments, check_unique=True, check_repeats=True, **options)
+    finally:
+        pl.Series.hash = original
+    for name in exact:
+        np.testing.assert_array_equal(coarse[name], exact[name], err_msg=name)
+    repeats = any(len(set(r)) != len(r) for r in ranked)
+    assert (checked is None) or not repeats  # a repeat is always reported (collisions may report more)
+    if checked is not None:
+        for name in exact:
+            np.testing.assert_array_equal(checked[name], exact[name], err_msg=name)
+
+
+def test_matching_by_rows_falls_back_when_judgments_are_not_grouped():
+    """Judgments out of query order (one chunk takes them as given) are matched by the join: same values."""
+    run_doc = pl.Series(["a", "b", "c", "d"])
+    counts = np.array([2, 2])
+    grouped = ranking.Judgments(np.array([0, 1]), pl.Series(["b", "c"]), np.array([1, 2]), np.ones(2, dtype=bool))
+    shuffled = ranking.Judgments(np.array([1, 0]), pl.Series(["c", "b"]), np.array([2, 1]), np.ones(2, dtype=bool))
+    options = {"ks": [1], "measures": ["mrr", "ndcg"], "chunks": 1}
+    a = ranking.rank_measures(run_doc, counts, grouped, **options)
+    b = ranking.rank_measures(run_doc, counts, shuffled, **options)
+    assert a["mrr"].tolist() == b["mrr"].tolist() == [0.5, 1.0]
+    assert (
+        ranking._pairs_in_rows(counts, np.arange(4, dtype=np.uint64), shuffled.q, np.arange(2, dtype=np.uint64)) is None
+    )
+
+
+def _hashes(values: list[int], bits: int) -> np.ndarray:
+    """Document hashes whose bits above the low ``bits`` (the row sort's hash bits) are ``values``."""
+    return np.array(values, dtype=np.uint64) << np.uint64(bits)
+
+
+def test_rows_leave_a_key_equal_to_padding_to_the_join():
+    """Row 1 has a retrieved key and one pad; the key's hash bits equal the pad's: unsettled, no flag."""
+    lengths, jq = np.array([1, 1]), np.array([0])  # row 0: retrieved, judged; row 1: retrieved, pad
+    pad_bits = (1 << 63) - 1 - 1  # the pad at position 1 (width 2: 1 low bit)
+    found = ranking._pairs_in_rows(lengths, _hashes([5, pad_bits], 1), jq, _hashes([6], 1))
+    assert (found.unsettled, found.retrieved_twice, found.judged_twice, found.q.size) == (True, False, False, 0)
+
+
+def test_rows_leave_equal_keys_across_two_rows_to_the_join():
+    """The last key of query 0 and the first of query 1 agree: not a pair of one query, unsettled."""
+    lengths, jq = np.array([2, 2]), np.array([0, 1])  # width 3, 2 low bits
+    found = ranking._pairs_in_rows(lengths, _hashes([1, 2, 5, 7], 2), jq, _hashes([5, 8], 2))
+    assert found.unsettled and not (found.retrieved_twice or found.judged_twice)
+    settled = ranking._pairs_in_rows(lengths, _hashes([1, 2, 6, 7], 2), jq, _hashes([2, 8], 2))
+    assert not settled.unsettled
+    assert (settled.q.tolist(), settled.rank.tolist(), settled.row.tolist(), settled.j.tolist()) == ([0], [1], [1], [0])
+
+
+def test_rows_flag_keys_twice_in_one_query():
+    lengths, jq = np.array([3]), np.array([0, 0])
+    twice = ranking._pairs_in_rows(lengths, _hashes([1, 2, 1], 3), jq, _hashes([4, 5], 3))
+    assert twice.retrieved_twice and not twice.judged_twice
+    judged = ranking._pairs_in_rows(lengths, _hashes([1, 2, 3], 3), jq, _hashes([4, 4], 3))
+    assert judged.judged_twice and not judged.retrieved_twice

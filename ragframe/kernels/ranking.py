@@ -6,8 +6,9 @@ id and ``counts`` the number of rows of each query (query codes 0 .. n_queries-1
 where a kernel needs each row's query code it is ``run_q`` (non-decreasing). The
 *judgments* are flat arrays too (:class:`Judgments`): query code, document id, grade.
 No function here loops over queries in Python: matching a ranking to its
-judgments is a hash join on 64-bit keys verified by exact string comparison, and
-every measure is a ``bincount``/``cumsum`` over the flat arrays.
+judgments sorts each query's document hashes in a row of a matrix (or, where that
+does not suit, is a hash join on 64-bit keys), every match verified by exact string
+comparison, and every measure is a ``bincount``/``cumsum`` over the flat arrays.
 
 Semantics are trec_eval's (``docs/metrics.md``): a judged document is relevant when
 its grade >= ``relevance_level`` (the level is >= 0, checked by the callers; unjudged
@@ -23,6 +24,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -38,6 +40,7 @@ __all__ = [
     "Judgments",
     "pair_keys",
     "maybe_repeated",
+    "repeated_in_groups",
     "dedupe_judgments",
     "match_judgments",
     "rank_measures",
@@ -60,7 +63,7 @@ FULL_MEASURES: tuple[str, ...] = ("ndcg", "mrr", "average_precision", "r_precisi
 #: Integer counts trec_eval reports (summed, not averaged, over queries).
 COUNT_MEASURES: tuple[str, ...] = ("num_ret", "num_rel", "num_rel_ret")
 
-_CHUNK_ROWS = 625_000
+_CHUNK_ROWS = 312_500
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit constant: query code * _MIX is a bijection
 _SEED = 0x5EED
 _MAX_WINDOW = 4096  # longer groups: a hash set over all keys (sorting windows this wide costs more)
@@ -153,6 +156,30 @@ def _window_repeats(keys: Callable[[int, int], np.ndarray], n: int, width: int, 
         if bool((tail[1:] == tail[:-1]).any()):
             return True
     return False
+
+
+def repeated_in_groups(keys: np.ndarray, lengths: np.ndarray) -> bool:
+    """Whether two of ``keys`` are equal within one group of consecutive rows (``False`` is exact).
+
+    Group ``g`` is the next ``lengths[g]`` keys. When every non-empty group has one length
+    (a run cut at a fixed depth, the usual TREC run), each group is sorted in a row of its
+    own; otherwise windows are sorted as in :func:`maybe_repeated`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> repeated_in_groups(np.array([1, 2, 2, 3], dtype=np.uint64), np.array([2, 2]))
+    False
+    >>> repeated_in_groups(np.array([1, 2, 3, 1], dtype=np.uint64), np.array([4, 0]))
+    True
+    """
+    longest = int(lengths.max()) if lengths.size else 0
+    if longest < 2:
+        return False
+    if int(lengths[lengths > 0].min()) == longest:  # one sort per group, each group a row
+        rows = np.sort(keys.reshape(-1, longest), axis=1)
+        return bool((rows[:, 1:] == rows[:, :-1]).any())
+    return _repeated_keys(lambda start, stop: keys[start:stop], keys.size, longest)
 
 
 def _judged_twice(q: np.ndarray, keys: np.ndarray) -> bool:
@@ -288,6 +315,7 @@ def rank_measures(
     relevance_level: int = 1,
     chunks: int | None = None,
     check_unique: bool = False,
+    check_repeats: bool = False,
     trec: TrecOptions | None = None,
     virtual: np.ndarray | None = None,
 ) -> dict[str, np.ndarray] | None:
@@ -301,18 +329,21 @@ def rank_measures(
     query's in rank order, and ``counts`` the number of rows of each query: the rows of
     query ``q`` are ``counts[:q].sum()`` onwards. Queries are independent, so
     large inputs (a million rows or more) are split into ``chunks`` contiguous ranges of
-    queries (default: about 600,000 rows each, at least 2 per core) scored on a thread per
+    queries (default: about 300,000 rows each, at least 2 per core) scored on a thread per
     core; an explicit ``chunks`` forces that split whatever the size. The result does not
     depend on the split.
 
     The judgments must have one grade per (query, document) (:func:`dedupe_judgments`). With
     ``check_unique=True`` that is checked here, a chunk at a time on the threads, and the
     result is ``None`` when it does not hold (the caller then dedupes and calls again: the
-    usual input, unique judgments, is checked without a pass of its own).
+    usual input, unique judgments, is checked without a pass of its own). With
+    ``check_repeats=True`` the result is also ``None`` when a document may be listed twice
+    for one query (:func:`repeated_in_groups` on the keys the matching hashes anyway: the
+    caller then looks for the repeat exactly).
     """
     cores = thread_count()
-    # chunks of ~600k rows: their hash tables stay in cache (measured on 10M rows, 2 cores: 16 chunks
-    # 0.35-0.39 s, 8 chunks 0.39-0.42 s, 4 chunks 0.41-0.46 s, 64 chunks 0.43-0.48 s)
+    # chunks of ~300k rows: their sorted rows stay in cache (measured on 10M rows, CPU seconds, 2 cores:
+    # 32 chunks 0.33-0.35, 16 chunks 0.36-0.42, 64 chunks 0.35-0.38, 128 chunks 0.39-0.41)
     n_rows = int(counts.sum())
     n_chunks = chunks or max(2 * cores, -(-n_rows // _CHUNK_ROWS))
     if chunks is None and (n_rows < 1_000_000 or counts.size < 2 * n_chunks):
@@ -323,8 +354,6 @@ def rank_measures(
     n_chunks = max(1, min(n_chunks, nq))
     bounds = np.linspace(0, nq, n_chunks + 1).astype(np.int64)
 
-    mixed = np.arange(int(np.diff(bounds).max()) if nq else 0, dtype=np.uint64)
-    mixed *= _MIX  # a chunk's query codes as pair_keys mixes them
     # judgments grouped by query (the usual qrels layout): each chunk's are one slice, no filter
     grouped = n_chunks > 1 and bool(np.all(judgments.q[1:] >= judgments.q[:-1]))
 
@@ -346,18 +375,13 @@ def rank_measures(
                 grade=judgments.grade[keep],
                 judged=judgments.judged[q0:q1],
             )
-        keys = pair_keys(part.q, part.doc)
-        if check_unique and _judged_twice(part.q, keys):
-            return None  # some (query, document) is judged twice: the caller dedupes
         docs = run_doc.slice(r0, r1 - r0)
         if docs.n_chunks() > 1:  # gathering from one chunk is several times faster (matches are gathered)
             docs = docs.rechunk()
-        run_q = np.repeat(np.arange(q1 - q0, dtype=np.int32), counts[q0:q1])  # the chunk's query codes
-        run_keys = np.repeat(mixed[: q1 - q0], counts[q0:q1])  # pair_keys(run_q, docs), one pass fewer
-        run_keys ^= docs.hash(_SEED).to_numpy()
-        rows, grade = match_judgments(run_q, docs, part, keys, run_keys)
-        hit_q = run_q[rows].astype(np.int64)
-        hit_rank = rows - (starts[q0:q1][hit_q] - r0)
+        hits = _hits(docs, counts[q0:q1], part, check_unique=check_unique, check_repeats=check_repeats)
+        if hits is None:
+            return None  # a (query, document) judged twice, or retrieved twice: the caller looks exactly
+        hit_q, hit_rank, grade = hits
         out: dict[str, np.ndarray] = {}
         if trec is None or measures:
             out = compute_measures(
@@ -392,6 +416,136 @@ def rank_measures(
     if any(part is None for part in parts):
         return None
     return {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}  # type: ignore[index]
+
+
+def _hits(
+    docs: pl.Series, lengths: np.ndarray, part: Judgments, *, check_unique: bool, check_repeats: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Query, 0-based rank and grade of the judged retrieved rows of one range of queries.
+
+    ``docs`` holds the range's retrieved documents (``lengths[q]`` rows of query ``q``, in rank
+    order) and ``part`` its judgments. The matching sorts each query's keys in a row
+    (:func:`_pairs_in_rows`); when that does not suit the input or meets a case it does not
+    settle (a key twice in one query, padding, a chance collision), a hash join on (query,
+    document) keys (:func:`match_judgments`) decides. ``None``: a check asked for failed (a
+    (query, document) may be judged twice, or retrieved twice).
+    """
+    run_hash = docs.hash(_SEED).to_numpy()
+    found = _pairs_in_rows(lengths, run_hash, part.q, part.doc.hash(_SEED).to_numpy())
+    if found is not None:
+        if (check_unique and found.judged_twice) or (check_repeats and found.retrieved_twice):
+            return None
+        if not (found.judged_twice or found.retrieved_twice or found.unsettled):
+            same = (docs.gather(found.row) == part.doc.gather(found.j)).to_numpy()  # keys verified
+            return found.q.compress(same), found.rank.compress(same), part.grade[found.j.compress(same)]
+    keys = pair_keys(part.q, part.doc)
+    if check_unique and _judged_twice(part.q, keys):
+        return None
+    run_q = np.repeat(np.arange(lengths.size, dtype=np.int32), lengths)
+    run_keys = np.repeat(np.arange(lengths.size, dtype=np.uint64) * _MIX, lengths)  # pair_keys(run_q, docs)
+    run_keys ^= run_hash
+    if check_repeats and repeated_in_groups(run_keys, lengths):
+        return None
+    rows, grade = match_judgments(run_q, docs, part, keys, run_keys)
+    hit_q = run_q[rows].astype(np.int64)
+    return hit_q, rows - (np.cumsum(lengths) - lengths)[hit_q], grade
+
+
+class _RowPairs(NamedTuple):
+    """Candidate (retrieved row, judgment) pairs of :func:`_pairs_in_rows`, by query then rank."""
+
+    q: np.ndarray  # the query of each pair
+    rank: np.ndarray  # the 0-based rank of its retrieved row
+    row: np.ndarray  # that row (among all the retrieved rows)
+    j: np.ndarray  # its judgment
+    retrieved_twice: bool  # two retrieved rows of a query share a key
+    judged_twice: bool  # two judgments of a query share a key
+    unsettled: bool  # a case left to the hash join: three equal keys, padding met, rows not split
+
+
+def _pairs_in_rows(lengths: np.ndarray, run_hash: np.ndarray, jq: np.ndarray, jhash: np.ndarray) -> _RowPairs | None:
+    """Pairs of a retrieved row and a judgment of one query whose document hashes agree.
+
+    Each query's keys (retrieved rows first, then judgments) fill a row of a matrix, padded to
+    the longest query: its document hash with the low bits replaced by the key's position in
+    the row. Each row is sorted (small, in cache) and equal neighbours (same hash bits) are the
+    pairs; their positions tell which rows they came from. ``None`` when the judgments are not
+    grouped by query or the padding would be large.
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> h = pl.Series(["a", "b", "c", "b"]).hash(1).to_numpy()  # query 0: a, b; query 1: c; judged: b
+    >>> found = _pairs_in_rows(np.array([2, 1]), h[:3], np.array([0]), h[3:])
+    >>> found.q, found.rank, found.j, found.unsettled
+    (array([0]), array([1]), array([0]), False)
+    """
+    nq = lengths.size
+    if nq == 0 or jq.size == 0 or not bool(np.all(jq[1:] >= jq[:-1])):
+        return None
+    jcount = np.bincount(jq, minlength=nq)
+    used = lengths + jcount  # keys in each row; the rest is padding
+    width = int(used.max())
+    if width < 2 or width >= 1 << 20 or nq * width > 2 * (run_hash.size + jq.size) + 4096:
+        return None
+    rows = _keys_in_rows(lengths, run_hash, jq, jhash, jcount, width)
+    low = np.uint64((1 << (width - 1).bit_length()) - 1)
+    flat = rows.reshape(-1)
+    at = np.flatnonzero((flat[1:] ^ flat[:-1]) <= low)  # equal hash bits in flat[at], flat[at + 1]
+    q = at // width
+    left, right = (flat[at] & low).astype(np.int64), (flat[at + 1] & low).astype(np.int64)
+    depth = lengths[q]
+    retrieved, judged = left < depth, (right >= depth) & (right < used[q])
+    match = retrieved & judged
+    unsettled = bool((at % width == width - 1).any() or (np.diff(at) == 1).any())
+    unsettled |= bool((~match & ~(retrieved & (right < depth)) & ~(~retrieved & judged)).any())
+    q, rank = q.compress(match), left.compress(match)  # compress: several times faster than a[mask]
+    j = (np.cumsum(jcount) - jcount)[q] + right.compress(match) - depth.compress(match)
+    # by query then rank: one sort of (q, rank, j) packed in an int64 (q * width + rank < 2**40, j < 2**23)
+    if q.size and int(q[-1]) * width < 1 << 40 and jq.size < 1 << 23:
+        packed = np.sort(((q * width + rank) << 23) | j)
+        q, rank, j = (packed >> 23) // width, (packed >> 23) % width, packed & ((1 << 23) - 1)
+    else:
+        order = np.argsort(q * width + rank)
+        q, rank, j = q[order], rank[order], j[order]
+    return _RowPairs(
+        q=q,
+        rank=rank,
+        row=(np.cumsum(lengths) - lengths)[q] + rank,
+        j=j,
+        retrieved_twice=bool((retrieved & (right < depth)).any()),
+        judged_twice=bool((~retrieved & judged).any()),
+        unsettled=unsettled,
+    )
+
+
+def _keys_in_rows(
+    lengths: np.ndarray, run_hash: np.ndarray, jq: np.ndarray, jhash: np.ndarray, jcount: np.ndarray, width: int
+) -> np.ndarray:
+    """The sorted rows of :func:`_pairs_in_rows`: a query's retrieved keys, its judged keys, padding.
+
+    Padding keys are distinct (their hash bits count down from all ones), so two never pair.
+    """
+    bits = (width - 1).bit_length()
+    low = np.uint64((1 << bits) - 1)
+    slot = np.arange(width, dtype=np.uint64)
+    pad = ((np.uint64((1 << (64 - bits)) - 1) - slot) << np.uint64(bits)) | slot
+    rows = np.empty((lengths.size, width), dtype=np.uint64)
+    depth = int(lengths.max())
+    if depth and bool((lengths == depth).all()):  # a run cut at one depth: the retrieved keys are one block
+        rows[:, depth:] = pad[depth:]
+        block = rows[:, :depth]
+        np.bitwise_and(run_hash.reshape(-1, depth), ~low, out=block)
+        block |= slot[:depth]
+    else:
+        rows[:] = pad
+        run_q = np.repeat(np.arange(lengths.size), lengths)
+        pos = np.arange(run_q.size) - (np.cumsum(lengths) - lengths)[run_q]
+        rows.reshape(-1)[run_q * width + pos] = (run_hash & ~low) | pos.astype(np.uint64)
+    jpos = np.arange(jq.size) - (np.cumsum(jcount) - jcount)[jq] + lengths[jq]
+    rows.reshape(-1)[jq * width + jpos] = (jhash & ~low) | jpos.astype(np.uint64)
+    rows.sort(axis=1)
+    return rows
 
 
 def compute_measures(
@@ -439,10 +593,10 @@ def compute_measures(
     """
     nq = counts.size
     rel = hit_grade >= relevance_level
-    rq, rrank = hit_q[rel], hit_rank[rel]
+    rq, rrank = hit_q.compress(rel), hit_rank.compress(rel)  # compress: several times faster than a[mask]
 
     jq, jg = judgments.q, judgments.grade
-    num_rel = np.bincount(jq[jg >= relevance_level], minlength=nq).astype(np.int64)
+    num_rel = np.bincount(jq.compress(jg >= relevance_level), minlength=nq).astype(np.int64)
     num_rel_ret = np.bincount(rq, minlength=nq).astype(np.int64)
     has_rel = num_rel > 0
     safe_r = np.where(has_rel, num_rel, 1).astype(np.float64)
@@ -453,17 +607,17 @@ def compute_measures(
     np.cumsum(num_rel_ret, out=starts_rel[1:])
     nth = np.arange(rq.size, dtype=np.int64) - starts_rel[rq]
     first_rank = np.full(nq, np.iinfo(np.int64).max)
-    first_rank[rq[nth == 0]] = rrank[nth == 0]
+    first_rank[rq.compress(nth == 0)] = rrank.compress(nth == 0)
 
     gain = hit_grade > 0
-    gain_q, gain_rank = hit_q[gain], hit_rank[gain]
-    gain_disc = hit_grade[gain] / np.log2(gain_rank + 2.0)
+    gain_q, gain_rank = hit_q.compress(gain), hit_rank.compress(gain)
+    gain_disc = hit_grade.compress(gain) / np.log2(gain_rank + 2.0)
     ideal_dcg = _ideal_dcg(jq, jg, nq)
 
     def top(depth: np.ndarray | int) -> np.ndarray:
         """Relevant rows among the first ``depth`` of each query."""
         limit = depth[rq] if isinstance(depth, np.ndarray) else depth
-        return np.bincount(rq[rrank < limit], minlength=nq)
+        return np.bincount(rq.compress(rrank < limit), minlength=nq)
 
     def dcg(q: np.ndarray, rank: np.ndarray, disc: np.ndarray, k: int | None) -> np.ndarray:
         w = disc if k is None else np.where(rank < k, disc, 0.0)
@@ -556,7 +710,7 @@ def _ideal_dcg(jq: np.ndarray, jg: np.ndarray, nq: int) -> Callable[[int | None]
     ``grade * (D[block end] - D[block start])``, D being the prefix sums of the discounts.
     """
     keep = jg > 0
-    q, g = jq[keep], jg[keep]
+    q, g = jq.compress(keep), jg.compress(keep)
     if q.size == 0:
         return lambda k: np.zeros(nq)
     g_max = int(g.max())
@@ -586,7 +740,7 @@ def _ideal_dcg(jq: np.ndarray, jg: np.ndarray, nq: int) -> Callable[[int | None]
 def _ideal(jq: np.ndarray, jg: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Query code, 0-based rank and discounted gain of each document of the ideal rankings."""
     keep = jg > 0
-    q, g = jq[keep], jg[keep]
+    q, g = jq.compress(keep), jg.compress(keep)
     if q.size == 0:
         return q, q.copy(), np.zeros(0)
     g_max, g_min = int(g.max()), int(g.min())

@@ -189,7 +189,7 @@ class _Context:
         self.virtual = np.zeros(nq, dtype=bool) if virtual is None else virtual
         if options.judged_only:  # trec_eval -J: only judged documents remain, ranks close up
             keep = hit_grade >= 0
-            hit_q, hit_grade = hit_q[keep], hit_grade[keep]
+            hit_q, hit_grade = hit_q.compress(keep), hit_grade.compress(keep)
             hit_rank = _position_in_group(hit_q, nq)
             counts = np.bincount(hit_q, minlength=nq)
         self.hit_q, self.hit_rank, self.hit_grade = hit_q, hit_rank, hit_grade
@@ -206,21 +206,21 @@ class _Context:
     # ----------------------------------------------------------------- counts
     @cached_property
     def num_rel(self) -> np.ndarray:
-        return np.bincount(self.jq[self.jg >= self.level], minlength=self.nq).astype(np.int64)
+        return np.bincount(self.jq.compress(self.jg >= self.level), minlength=self.nq).astype(np.int64)
 
     @cached_property
     def num_nonrel(self) -> np.ndarray:
         """Judged documents below the relevance level (bpref's pool of non-relevant ones)."""
         keep = (self.jg >= 0) & (self.jg < self.level)
-        return np.bincount(self.jq[keep], minlength=self.nq).astype(np.int64)
+        return np.bincount(self.jq.compress(keep), minlength=self.nq).astype(np.int64)
 
     @cached_property
     def num_rel_ret(self) -> np.ndarray:
-        return np.bincount(self.hit_q[self.rel], minlength=self.nq).astype(np.int64)
+        return np.bincount(self.hit_q.compress(self.rel), minlength=self.nq).astype(np.int64)
 
     @cached_property
     def num_judged_ret(self) -> np.ndarray:
-        return np.bincount(self.hit_q[self.hit_grade >= 0], minlength=self.nq).astype(np.int64)
+        return np.bincount(self.hit_q.compress(self.hit_grade >= 0), minlength=self.nq).astype(np.int64)
 
     @cached_property
     def safe_r(self) -> np.ndarray:
@@ -229,11 +229,11 @@ class _Context:
     # ----------------------------------------------------------------- relevant retrieved rows
     @cached_property
     def rq(self) -> np.ndarray:
-        return self.hit_q[self.rel]
+        return self.hit_q.compress(self.rel)  # compress: several times faster than a[mask]
 
     @cached_property
     def rrank(self) -> np.ndarray:
-        return self.hit_rank[self.rel]
+        return self.hit_rank.compress(self.rel)
 
     @cached_property
     def nth(self) -> np.ndarray:
@@ -247,9 +247,9 @@ class _Context:
     def top(self, depth: np.ndarray | int) -> np.ndarray:
         """Relevant retrieved rows among the first ``depth`` of each query (a cutoff's counts are kept)."""
         if isinstance(depth, np.ndarray):
-            return np.bincount(self.rq[self.rrank < depth[self.rq]], minlength=self.nq)
+            return np.bincount(self.rq.compress(self.rrank < depth[self.rq]), minlength=self.nq)
         if depth not in self._top:  # P_k, recall_k, success_k, relative_P_k share the counts at k
-            self._top[depth] = np.bincount(self.rq[self.rrank < depth], minlength=self.nq)
+            self._top[depth] = np.bincount(self.rq.compress(self.rrank < depth), minlength=self.nq)
         return self._top[depth]
 
     @cached_property
@@ -263,7 +263,7 @@ class _Context:
 
     def before(self, mask: np.ndarray) -> np.ndarray:
         """For each relevant retrieved row, the judged rows with ``mask`` ranked above it."""
-        return _count_before(mask, self.hit_q, self.nq)[self.rel]
+        return _count_before(mask, self.hit_q, self.nq).compress(self.rel)
 
     @cached_property
     def nonrel_above(self) -> np.ndarray:
@@ -274,7 +274,7 @@ class _Context:
     def top_level(self) -> np.ndarray:
         """The highest judged grade (>= 0) of each query; -1 for a query without one."""
         judged = self.jg >= 0
-        q, grade = self.jq[judged], self.jg[judged]
+        q, grade = self.jq.compress(judged), self.jg.compress(judged)
         top = np.full(self.nq, -1, dtype=np.int64)
         if grade.size == 0:
             return top
@@ -282,7 +282,7 @@ class _Context:
             np.maximum.at(top, q, grade)
             return top
         for level in np.flatnonzero(np.bincount(grade)):  # ascending: a query's highest level is written last
-            top[q[grade == level]] = level
+            top[q.compress(grade == level)] = level
         return top
 
     # ----------------------------------------------------------------- gains (ndcg family)
@@ -331,7 +331,7 @@ class _Gains:
         """Query, rank, gain and inclusive per-query DCG of every retrieved row with a gain."""
         ctx = self.ctx
         keep = self.hit_gain != 0
-        q, rank, gain = ctx.hit_q[keep], ctx.hit_rank[keep], self.hit_gain[keep]
+        q, rank, gain = ctx.hit_q.compress(keep), ctx.hit_rank.compress(keep), self.hit_gain.compress(keep)
         return q, rank, gain, _group_cumsum(gain / np.log2(rank + 2.0), q)
 
     @cached_property
@@ -364,7 +364,7 @@ class _Gains:
         """
         ctx = self.ctx
         keep = (ctx.jg >= 0) & (self.judgment_gain > 0)
-        q, gain = ctx.jq[keep], self.judgment_gain[keep]
+        q, gain = ctx.jq.compress(keep), self.judgment_gain.compress(keep)
         order = _by_query_then_descending(q, gain)
         q, gain = q[order], gain[order]
         position = _position_in_group(q, ctx.nq)
@@ -437,14 +437,14 @@ def _num_rel_ret(ctx: _Context, params: tuple) -> list[np.ndarray]:
 
 
 def _num_nonrel_judged_ret(ctx: _Context, params: tuple) -> list[np.ndarray]:
-    return [np.bincount(ctx.hit_q[ctx.nonrel], minlength=ctx.nq).astype(np.int64)]
+    return [np.bincount(ctx.hit_q.compress(ctx.nonrel), minlength=ctx.nq).astype(np.int64)]
 
 
 def _average_precision(ctx: _Context, depth: int | None = None) -> np.ndarray:
     if depth is None:  # map and gm_map share it
         return ctx.average_precision
     keep = ctx.rrank < depth
-    return _per_query(ctx.rq[keep], ctx.precision_at_rel[keep], ctx.nq) / ctx.safe_r
+    return _per_query(ctx.rq.compress(keep), ctx.precision_at_rel.compress(keep), ctx.nq) / ctx.safe_r
 
 
 def _map(ctx: _Context, params: tuple) -> list[np.ndarray]:
@@ -462,7 +462,7 @@ def _rprec(ctx: _Context, params: tuple) -> list[np.ndarray]:
 def _recip_rank(ctx: _Context, params: tuple) -> list[np.ndarray]:
     first = ctx.nth == 0
     out = np.zeros(ctx.nq)
-    out[ctx.rq[first]] = 1.0 / (ctx.rrank[first] + 1.0)
+    out[ctx.rq.compress(first)] = 1.0 / (ctx.rrank.compress(first) + 1.0)
     return [out]
 
 
@@ -592,8 +592,8 @@ def _ndcg_rel(ctx: _Context, params: tuple) -> list[np.ndarray]:
     nq = ctx.nq
     gq, rank, gain, cum = gains._gain_hits
     positive = gain > 0
-    pq, prank = gq[positive], rank[positive]
-    at_rel = _ratio(cum[positive], gains.ideal_dcg_at(pq, prank + 1))
+    pq, prank = gq.compress(positive), rank.compress(positive)
+    at_rel = _ratio(cum.compress(positive), gains.ideal_dcg_at(pq, prank + 1))
     total = _per_query(pq, at_rel, nq)
     n_pos = gains.n_positive
     missed = (n_pos - np.bincount(pq, minlength=nq)).astype(np.float64)
@@ -687,7 +687,9 @@ def _rbp_resid(ctx: _Context, params: tuple) -> list[np.ndarray]:
     n = ctx.n_ret.astype(np.float64)
     everything = (1.0 - np.power(p, n)) / (1.0 - p) if p != 1.0 else n
     judged = ctx.hit_grade >= 0
-    judged_weight = _per_query(ctx.hit_q[judged], np.power(p, ctx.hit_rank[judged].astype(np.float64)), ctx.nq)
+    judged_weight = _per_query(
+        ctx.hit_q.compress(judged), np.power(p, ctx.hit_rank.compress(judged).astype(np.float64)), ctx.nq
+    )
     unjudged = ctx.n_ret - ctx.num_judged_ret
     value = np.power(p, n) + (1.0 - p) * (everything - judged_weight)
     return [np.where((unjudged > 0) & ~ctx.virtual, value, 0.0)]

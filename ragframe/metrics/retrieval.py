@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal, NamedTuple, TypeVar, cast
 
 import numpy as np
@@ -160,8 +161,10 @@ def _score_steps(score: np.ndarray | pl.Series) -> tuple[np.ndarray, np.ndarray]
     for part in _pieces(score):
         if last is not None and part[0] >= last:
             (rises if part[0] > last else ties).append(np.array([offset]))
-        rises.append(np.flatnonzero(part[1:] > part[:-1]) + (offset + 1))
-        ties.append(np.flatnonzero(part[1:] == part[:-1]) + (offset + 1))
+        steps = np.flatnonzero(part[1:] >= part[:-1])  # one pass: >= is > or == (NaN is neither)
+        up = part[steps + 1] > part[steps]
+        rises.append(steps.compress(up) + (offset + 1))
+        ties.append(steps.compress(~up) + (offset + 1))
         offset, last = offset + part.size, part[-1]
     return np.concatenate(rises), np.concatenate(ties)
 
@@ -996,12 +999,24 @@ def evaluate_run(
         for name, value in (("query_id", query_id), ("doc_id", doc_id), ("score", score), ("relevance", relevance))
     }
     tables = _long_tables(run, qrels, **names, function=function)
-    qids, run_doc, run_counts, qrels_runs = _ranked_run(tables, names["score"], names["doc_id"], function)
+    # the repeated-document check is fused with the scoring, which hashes the doc ids anyway,
+    # unless -M drops rows first (a repeat below the cut is still refused)
+    fused = max_docs is None
+    qids, run_doc, run_counts, qrels_runs = _ranked_run(
+        tables, names["score"], names["doc_id"], function, check_repeats=not fused
+    )
     if max_docs is not None:
         run_doc, run_counts = _truncated(run_doc, run_counts, max_docs)
     query_ids, counts, judgments, jrows = _coded_judgments(qids, run_counts, qrels_runs, tables, complete)
     trec = _trec_options(requests, family_options)
-    _check_err_grades(trec, judgments.grade, lambda at: int(jrows[at]), names["relevance"], function)
+    refuse_repeats = partial(_refuse_repeats_exactly, tables, names["doc_id"], function) if fused else None
+    try:
+        row_of = (lambda at: at) if jrows is None else (lambda at: int(jrows[at]))
+        _check_err_grades(trec, judgments.grade, row_of, names["relevance"], function)
+    except SchemaError:
+        if refuse_repeats is not None:  # a repeated document is named first, as when it is checked first
+            refuse_repeats()
+        raise
     measures = [*_classic(requests)[1], *COUNT_MEASURES]
     virtual = np.arange(counts.size) >= qids.len() if trec is not None else None
     values = _measures(
@@ -1015,6 +1030,7 @@ def evaluate_run(
         column=doc_id,
         trec=trec,
         virtual=virtual,
+        refuse_repeats=refuse_repeats,
     )
     return _per_query(query_ids, values, [metric.column(k) for metric, k in requests])
 
@@ -1066,7 +1082,8 @@ def trec_eval_run(
     max_docs = None if max_docs is None else validate.positive_int(max_docs, "max_docs", function)
     names = {"query_id": "query_id", "doc_id": "doc_id", "score": "score", "relevance": "relevance"}
     tables = _long_tables(run, qrels, **names, function=function)
-    qids, run_doc, run_counts, qrels_runs = _ranked_run(tables, "score", "doc_id", function)
+    fused = max_docs is None  # the repeated-document check is fused with the scoring (see evaluate_run)
+    qids, run_doc, run_counts, qrels_runs = _ranked_run(tables, "score", "doc_id", function, check_repeats=not fused)
     if max_docs is not None:
         run_doc, run_counts = _truncated(run_doc, run_counts, max_docs)
     query_ids, counts, judgments, jrows = _coded_judgments(qids, run_counts, qrels_runs, tables, complete)
@@ -1082,6 +1099,7 @@ def trec_eval_run(
         column="doc_id",
         trec=options,
         virtual=virtual,
+        refuse_repeats=partial(_refuse_repeats_exactly, tables, "doc_id", function) if fused else None,
     )
     columns = [query_ids.rename("query_id")]
     for name, array in values.items():
@@ -1133,11 +1151,12 @@ def _long_tables(
 
 
 def _ranked_run(
-    tables: _LongTables, column: str, doc_column: str, function: str
+    tables: _LongTables, column: str, doc_column: str, function: str, *, check_repeats: bool = True
 ) -> tuple[pl.Series, pl.Series, np.ndarray, pl.DataFrame]:
     """The run in trec_eval order (:func:`_group_run`) and the qrels' query-id run lengths.
 
-    The scores are checked, the (query, document) pairs checked for repeats, and the run
+    The scores are checked, the (query, document) pairs checked for repeats (unless
+    ``check_repeats`` is False: the caller has :func:`rank_measures` check them), and the run
     lengths of the query ids (both halves of the run, and the qrels') computed, on threads.
     """
     run_qid = tables.run_qid
@@ -1148,10 +1167,12 @@ def _ranked_run(
         # qrels come grouped by query: one code lookup per run of equal query ids
         qrels_coding = pool.submit(lambda: tables.qrels_qid.rle().struct.unnest())
         run_runs = _joined_runs(first_half, run_qid.slice(half).rle().struct.unnest())
-        repeats = pool.submit(_refuse_repeated_pairs, run_qid, tables.run_doc, run_runs, doc_column, function)
+        if check_repeats:
+            repeats = pool.submit(_refuse_repeated_pairs, run_qid, tables.run_doc, run_runs, doc_column, function)
         qrels_runs = qrels_coding.result()
         run_score, steps = checking.result()
-        repeats.result()
+        if check_repeats:
+            repeats.result()
     qids, run_doc, run_counts = _group_run(run_qid, tables.run_doc, run_score, run_runs, steps)
     return qids, run_doc, run_counts, qrels_runs
 
@@ -1168,12 +1189,12 @@ def _truncated(run_doc: pl.Series, run_counts: np.ndarray, max_docs: int) -> tup
 
 def _coded_judgments(
     qids: pl.Series, run_counts: np.ndarray, qrels_runs: pl.DataFrame, tables: _LongTables, complete: bool
-) -> tuple[pl.Series, np.ndarray, Judgments, np.ndarray]:
+) -> tuple[pl.Series, np.ndarray, Judgments, np.ndarray | None]:
     """Query codes for the judgments: the run's queries first, then (``complete``) judged-only ones.
 
     Returns the query ids in code order, the number of retrieved rows of each, the judgments of
     the coded queries (judgments of queries the run does not have are left out unless
-    ``complete``) and each judgment's row in the qrels.
+    ``complete``) and each judgment's row in the qrels (``None`` when judgment ``i`` is row ``i``).
     """
     qrels_firsts = qrels_runs.get_column("value")
     codes = pl.DataFrame({"qid": qids, "code": np.arange(qids.len(), dtype=np.int64)})
@@ -1195,7 +1216,7 @@ def _coded_judgments(
     j_code = np.repeat(first_codes, qrels_runs.get_column("len").to_numpy())  # -1: a query the run does not have
     if extra.len() == 0 or complete:  # every judged query has a code: nothing to drop
         jq, jdoc, jgrade = j_code, tables.qrels_doc, tables.grades.to_numpy()
-        jrows = np.arange(jq.size)
+        jrows = None  # judgment i is qrels row i
     else:  # judgments of queries the run does not have are left out
         known = j_code >= 0
         jq = j_code[known]
@@ -1204,7 +1225,7 @@ def _coded_judgments(
         jrows = np.flatnonzero(known)
     n_queries = codes.height
     judged = np.zeros(n_queries, dtype=bool)
-    judged[jq] = True
+    judged[first_codes[first_codes >= 0]] = True  # a code per run of equal query ids, not per judgment
     judged[qids.len() :] = True
     counts = np.zeros(n_queries, dtype=np.int64)
     counts[: run_counts.size] = run_counts
@@ -1215,7 +1236,7 @@ def _measures(
     run_doc: pl.Series,
     counts: np.ndarray,
     judgments: Judgments,
-    jrows: np.ndarray,
+    jrows: np.ndarray | None,
     *,
     ks: list[int],
     measures: list[str],
@@ -1223,18 +1244,31 @@ def _measures(
     column: str,
     trec: TrecOptions | None = None,
     virtual: np.ndarray | None = None,
+    refuse_repeats: Callable[[], None] | None = None,
 ) -> dict[str, np.ndarray]:
     """:func:`rank_measures`; judgments repeated for a (query, document) are deduped first.
 
     The usual input, one grade per (query, document), is checked on the scoring threads; only
     when that check fails are the repeats dropped (if they agree) or the first conflicting qrels
-    row named (``jrows`` maps judgments to qrels rows), and the measures computed again.
+    row named (``jrows`` maps judgments to qrels rows, ``None``: row i is judgment i), and the
+    measures computed again. With ``refuse_repeats`` (the exact search for a document listed
+    twice in the run, which raises), the run is checked for repeats on the scoring threads too,
+    and that search runs when they may have found one.
     """
     options: dict[str, Any] = {"ks": ks, "measures": measures, "relevance_level": level, "trec": trec}
     options["virtual"] = virtual
-    values = rank_measures(run_doc, counts, judgments, check_unique=True, **options)
+    try:
+        values = rank_measures(
+            run_doc, counts, judgments, check_unique=True, check_repeats=refuse_repeats is not None, **options
+        )
+    except Exception:
+        if refuse_repeats is not None:  # a repeated document is named first, as when it was checked first
+            refuse_repeats()
+        raise
     if values is not None:
         return values
+    if refuse_repeats is not None:
+        refuse_repeats()  # raises on a repeated document; else two keys met by chance, or repeated judgments
     q, doc, grade = dedupe_judgments(
         judgments.q, judgments.doc, judgments.grade, function="evaluate_run", column=column, row_of=jrows
     )
@@ -1260,6 +1294,11 @@ def _joined_runs(first: Future[pl.DataFrame], second: pl.DataFrame) -> pl.DataFr
         head = head.with_columns(pl.Series("len", lengths, dtype=head.schema["len"]))
         second = second.slice(1)
     return pl.concat([head, second])
+
+
+def _refuse_repeats_exactly(tables: _LongTables, column: str, function: str) -> None:
+    """:func:`_refuse_repeated_pairs` of the run as given (the rare path, after a possible repeat)."""
+    _refuse_repeated_pairs(tables.run_qid, tables.run_doc, tables.run_qid.rle().struct.unnest(), column, function)
 
 
 def _refuse_repeated_pairs(qid: pl.Series, doc: pl.Series, runs: pl.DataFrame, column: str, function: str) -> None:
