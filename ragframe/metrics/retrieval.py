@@ -936,7 +936,9 @@ def evaluate_run(
         Columns ``query_id, doc_id, relevance``: integer grades (a float column is accepted
         when every grade is a whole number, ``2.0``; ``1.5`` is an error naming the row).
         Query and doc ids are str or int, of the same kind as the run's: an int id never
-        equals a str id.
+        equals a str id. Categorical and Enum ids (Arrow dictionaries) are str ids and score
+        as the same strings. Either frame may be a LazyFrame (``pl.scan_parquet(path)``):
+        only the named columns are read.
     k : int or list of int
         Cutoffs for the ``*_at_k`` measures. The default, 5, 10 and 100, is not
         :func:`score_retrieval`'s 1, 5 and 10 on purpose: a TREC run ranks hundreds to
