@@ -30,6 +30,7 @@ import polars as pl
 
 __all__ = [
     "JS_WHITESPACE",
+    "SENTENCE_MARK",
     "tokenize_expr",
     "sentences_expr",
     "unicode_tokenize_expr",
@@ -79,6 +80,9 @@ _WS_CLASS = "\t-\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff
 _TOKEN = rf"[^\p{{P}}{_WS_CLASS}]+"
 _BOUNDARY = rf"([.!?])[{_WS_CLASS}]+([A-Z])"
 _MARK = "\x00"
+#: The character the sentence splitters cut at (they mark sentence ends with it): a text holding
+#: one is cut there too, so :attr:`TextRules.sentence_tokens` does not hold for it.
+SENTENCE_MARK = _MARK
 _IDF_ONE = 1.0 + float(np.log(1.5))  # idf of a term found in one of the two texts: ln(3 / 2) + 1
 
 
@@ -249,12 +253,20 @@ class TextRules:
         Polars expression builders, ``str -> list[str]``, over texts through ``clean``.
     clean : callable or None
         ``Series -> Series`` applied once to every row text before anything else.
+    sentence_tokens : bool
+        Whether the tokens of a text (without :data:`SENTENCE_MARK`) are those of its sentences,
+        end to end: the sentences are cut only where no token can cross (at whitespace, line
+        breaks or a sentence-ending mark that is no token character), and neither cleaning nor
+        lower-casing looks across such a cut (a space or a line break is neither cased nor
+        case-ignorable, so a final sigma stays one). The text engine then tokenises only the
+        sentences of answers and ground truths, not the texts again.
     """
 
     name: str
     tokens: Callable[[pl.Expr], pl.Expr]
     sentences: Callable[[pl.Expr], pl.Expr]
     clean: Callable[[pl.Series], pl.Series] | None = None
+    sentence_tokens: bool = False
 
 
 def tokenize(text: str | None) -> list[str]:
@@ -291,9 +303,9 @@ def ngrams(tokens: Sequence[str], n: int) -> list[str]:
 
 
 #: The rag-eval-node-ts rules (``compat="rag-eval-node-ts"``).
-SEED_RULES = TextRules("rag-eval-node-ts", tokenize_expr, sentences_expr)
+SEED_RULES = TextRules("rag-eval-node-ts", tokenize_expr, sentences_expr, sentence_tokens=True)
 #: The default rules of ragframe's own methods.
-UNICODE_RULES = TextRules("unicode", _unicode_words, _unicode_split, unicode_clean)
+UNICODE_RULES = TextRules("unicode", _unicode_words, _unicode_split, unicode_clean, sentence_tokens=True)
 
 
 # ----------------------------------------------------------------------------- term index

@@ -33,6 +33,7 @@ import polars as pl
 from ragframe.exceptions import SchemaError
 from ragframe.kernels.text import (
     SEED_RULES,
+    SENTENCE_MARK,
     Common,
     TermIndex,
     TextRules,
@@ -227,24 +228,71 @@ class TextBatch:
         codes = pool.cast(pl.Categorical(pl.Categories.random())).to_physical().to_numpy().astype(np.int64)
         distinct = pool.gather(first_positions(codes, int(codes.max()) + 1 if codes.size else 0))
         del pool
-        if rules.clean is not None:  # once per distinct text (NFC, zero-width characters)
-            distinct = rules.clean(distinct)
-        cores = os.cpu_count() or 1
-        self.tokens, self.token_count, self.vocabulary, words = tokenize_vocabulary(
-            distinct, parts=cores, tokens=rules.tokens
-        )
-        del distinct
-        # content-word index (CONTENT): which vocabulary entries are stop words
-        self.stop = words.is_in(stop_words().implode()).to_numpy() if CONTENT in gram_roles else None
-        self.token_start = _starts(self.token_count)
-        if CONTENT in gram_roles:  # the content-word index is cut from the unigram index
-            gram_roles = {**gram_roles, 1: set(gram_roles.get(1, set())) | set(gram_roles[CONTENT])}
-        self.gram_roles = gram_roles
         self._role_ids: dict[str, np.ndarray] = {}  # text ids of each role, in pool order
         at = 0
         for role, series in pools:
             self._role_ids[role] = codes[at : at + series.len()]
             at += series.len()
+        # answers and ground truths whose tokens are those of their sentences, end to end
+        built = self._sentence_built(distinct, rules)
+        direct = np.flatnonzero(~built)
+        distinct = distinct.gather(direct) if built.any() else distinct
+        if rules.clean is not None:  # once per distinct text (NFC, zero-width characters)
+            distinct = rules.clean(distinct)
+        cores = os.cpu_count() or 1
+        tokens, count, self.vocabulary, words = tokenize_vocabulary(distinct, parts=cores, tokens=rules.tokens)
+        del distinct
+        # content-word index (CONTENT): which vocabulary entries are stop words
+        self.stop = words.is_in(stop_words().implode()).to_numpy() if CONTENT in gram_roles else None
+        self.tokens, self.token_start, self.token_count = self._join_sentence_tokens(built, direct, tokens, count)
+        if CONTENT in gram_roles:  # the content-word index is cut from the unigram index
+            gram_roles = {**gram_roles, 1: set(gram_roles.get(1, set())) | set(gram_roles[CONTENT])}
+        self.gram_roles = gram_roles
+
+    def _sentence_built(self, distinct: pl.Series, rules: TextRules) -> np.ndarray:
+        """Which distinct texts get their tokens from their sentences' tokens instead of tokenising again.
+
+        The answers and ground truths whose sentences are in the pool (:attr:`TextRules.sentence_tokens`:
+        a text's tokens are its sentences', in order), but not those that are themselves a
+        sentence nor those holding the sentence splitter's mark (a NUL character). The row
+        that lists each one's sentences is kept in ``self._built_rows`` (role, text ids, rows).
+        """
+        built = np.zeros(distinct.len(), dtype=bool)
+        self._built_rows: list[tuple[str, np.ndarray, np.ndarray]] = []
+        if not rules.sentence_tokens or not self.sentences:
+            return built
+        for role in self.sentences:
+            built[self._role_ids[role]] = True
+        for role in self.sentences:
+            built[self._role_ids[f"{role}_sentences"]] = False
+        candidates = np.flatnonzero(built)
+        built[candidates[distinct.gather(candidates).str.contains(SENTENCE_MARK, literal=True).to_numpy()]] = False
+        todo = built.copy()
+        for role in self.sentences:  # the first row of each text names its sentences
+            ids, rows = np.unique(self._role_ids[role], return_index=True)
+            keep = todo[ids]
+            self._built_rows.append((role, ids[keep], rows[keep]))
+            todo[ids[keep]] = False
+        return built
+
+    def _join_sentence_tokens(
+        self, built: np.ndarray, direct: np.ndarray, tokens: np.ndarray, count: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """All texts' tokens (the tokenised ones', then the sentence-built ones'), start and count of each text."""
+        n = built.size
+        starts, counts = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        starts[direct], counts[direct] = _starts(count)[:-1], count
+        parts, at = [tokens], tokens.size
+        for role, ids, rows in self._built_rows:
+            row_start = self.sentences[role][0]
+            per_row = row_start[rows + 1] - row_start[rows]
+            sentence = self._role_ids[f"{role}_sentences"][concat_ranges(row_start[rows], per_row)]
+            length = counts[sentence]  # the sentences are tokenised texts
+            parts.append(tokens[concat_ranges(starts[sentence], length)])
+            counts[ids] = np.diff(_starts(length)[_starts(per_row)])
+            starts[ids] = at + _starts(counts[ids])[:-1]
+            at += parts[-1].size
+        return np.concatenate(parts) if len(parts) > 1 else tokens, starts, counts
 
     def rows(self, r0: int, r1: int) -> RowSlice:
         """The rows r0 .. r1 - 1, for the pair stage."""
