@@ -505,15 +505,21 @@ def drop_terms(index: TermIndex, dropped: np.ndarray) -> TermIndex:
     ([2, 0], [2.0, 0.0])
     """
     keys = index.keys.to_numpy()
-    texts = np.repeat(np.arange(index.sizes.size, dtype=np.int64), index.sizes)
-    keep = ~dropped[keys - texts * index.base]
+    keep = ~dropped[keys % index.base]  # a key is text * base + token
     counts = index.counts[keep]
-    starts = np.zeros(index.sizes.size + 1, dtype=np.int64)
-    np.cumsum(np.bincount(texts[keep], minlength=index.sizes.size), out=starts[1:])
-    n_tokens = np.bincount(texts[keep], weights=counts, minlength=index.sizes.size)
-    sum_sq = np.bincount(texts[keep], weights=counts**2, minlength=index.sizes.size)
+    starts = _cumulative(keep)[index.starts]  # kept entries before each text's first one
+    # per-text sums of integer counts as differences of running sums: exact below 2**53
+    n_tokens = np.diff(_cumulative(counts)[starts])
+    sum_sq = np.diff(_cumulative(counts**2)[starts])
     return TermIndex(starts=starts, counts=counts, n_tokens=n_tokens, base=index.base,
                      keys=pl.Series("k", keys[keep]), sum_sq=sum_sq)  # fmt: skip
+
+
+def _cumulative(values: np.ndarray) -> np.ndarray:
+    """Running sums of ``values`` from 0: ``values.size + 1`` of them (int64 for flags, float64 for floats)."""
+    out = np.zeros(values.size + 1, dtype=np.float64 if values.dtype.kind == "f" else np.int64)
+    np.cumsum(values, out=out[1:])
+    return out
 
 
 def _dense(values: np.ndarray) -> tuple[np.ndarray, int]:
