@@ -101,24 +101,9 @@ def _score_chunk(
     pieces = [(start, min(start + slice_rows, view.height)) for start in range(0, view.height, slice_rows)]
     if len(pieces) <= 1:
         return one((0, view.height))
-    # rows are independent: the slices bound the pair stage's memory and run on threads
-    with ThreadPoolExecutor(max_workers=min(len(pieces), _slice_threads())) as pool:
+    # rows are independent: the slices bound the pair stage's memory and run on a thread per core
+    with ThreadPoolExecutor(max_workers=min(len(pieces), os.cpu_count() or 1)) as pool:
         return pl.concat(list(pool.map(one, pieces)))
-
-
-def _slice_threads() -> int:
-    """Threads for the pair stage's slices: half the cores (at least one).
-
-    Each slice's polars calls already run on polars' pool, one thread per core; a slice thread
-    per core on top of it oversubscribed the cores (on 2 cores, one slice at a time took 10-12%
-    less CPU time and no more wall time than two at once).
-
-    Examples
-    --------
-    >>> _slice_threads() >= 1
-    True
-    """
-    return max(1, (os.cpu_count() or 1) // 2)
 
 
 def _score(view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], function: str):
