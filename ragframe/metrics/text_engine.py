@@ -282,17 +282,25 @@ class TextBatch:
         n = built.size
         starts, counts = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
         starts[direct], counts[direct] = _starts(count)[:-1], count
-        parts, at = [tokens], tokens.size
+        if not self._built_rows:
+            return tokens, starts, counts
+        picks, at = [], tokens.size
         for role, ids, rows in self._built_rows:
             row_start = self.sentences[role][0]
             per_row = row_start[rows + 1] - row_start[rows]
             sentence = self._role_ids[f"{role}_sentences"][concat_ranges(row_start[rows], per_row)]
             length = counts[sentence]  # the sentences are tokenised texts
-            parts.append(tokens[concat_ranges(starts[sentence], length)])
+            picks.append(concat_ranges(starts[sentence], length))
             counts[ids] = np.diff(_starts(length)[_starts(per_row)])
             starts[ids] = at + _starts(counts[ids])[:-1]
-            at += parts[-1].size
-        return np.concatenate(parts) if len(parts) > 1 else tokens, starts, counts
+            at += picks[-1].size
+        out = np.empty(at, dtype=tokens.dtype)  # filled in place: no copy of the built texts' tokens
+        out[: tokens.size] = tokens
+        at = tokens.size
+        for pick in picks:
+            np.take(tokens, pick, out=out[at : at + pick.size])
+            at += pick.size
+        return out, starts, counts
 
     def rows(self, r0: int, r1: int) -> RowSlice:
         """The rows r0 .. r1 - 1, for the pair stage."""
