@@ -39,7 +39,6 @@ from ragframe.kernels.text import (
     TextRules,
     common_entries_many,
     concat_ranges,
-    drop_terms,
     first_positions,
     pair_containment,
     pair_log_cosine,
@@ -201,8 +200,10 @@ class TextBatch:
         gram_roles: Mapping[int, set[str]],
         function: str,
         rules: TextRules = SEED_RULES,
+        gram_tags: Mapping[int, set[str]] | None = None,
     ) -> None:
         self.n = view.height
+        self.gram_tags = gram_tags or {}  # the pair lists compared with each n-gram size, when known
         pools: list[tuple[str, pl.Series]] = []
         self.row_text: dict[str, pl.Series] = {}
         for role in ("question", "answer", "ground_truth"):
@@ -245,8 +246,6 @@ class TextBatch:
         # content-word index (CONTENT): which vocabulary entries are stop words
         self.stop = words.is_in(stop_words().implode()).to_numpy() if CONTENT in gram_roles else None
         self.tokens, self.token_start, self.token_count = self._join_sentence_tokens(built, direct, tokens, count)
-        if CONTENT in gram_roles:  # the content-word index is cut from the unigram index
-            gram_roles = {**gram_roles, 1: set(gram_roles.get(1, set())) | set(gram_roles[CONTENT])}
         self.gram_roles = gram_roles
 
     def _sentence_built(self, distinct: pl.Series, rules: TextRules) -> np.ndarray:
@@ -342,19 +341,25 @@ class RowSlice(PairCache):
         self._lengths = lengths
         for role in batch.sentences:  # the sentences without a bigram
             self._role_ids[f"{SHORT}{role}_sentences"] = self._role_ids[f"{role}_sentences"][self._short(role)]
+        self._lists: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
         terms: dict[int, TermIndex] = {}
-        for n, roles in sorted(batch.gram_roles.items(), key=lambda item: item[0] == CONTENT):
-            if n == CONTENT:  # unigrams of the content words: the stop words left out
-                terms[n] = drop_terms(terms[1], batch.stop)
-                continue
+        for n, roles in batch.gram_roles.items():
             used = np.zeros(texts.size, dtype=bool)
-            for role in roles & set(self._role_ids):
-                used[self._role_ids[role]] = True
+            if n in batch.gram_tags:  # the texts of the pair lists compared with this size
+                for tag in batch.gram_tags[n]:
+                    for side in self.pair_list(tag)[:2]:
+                        used[side] = True
+            else:
+                for role in roles & set(self._role_ids):
+                    used[self._role_ids[role]] = True
             kept = np.where(used, lengths, 0)  # each size indexes only the texts compared with it
             tokens = batch.tokens[concat_ranges(batch.token_start[texts], kept)]
-            terms[n] = term_index(tokens, kept, batch.vocabulary, n)
+            if n == CONTENT:  # unigrams of the content words: the stop words left out
+                content = ~batch.stop[tokens]
+                kept = np.diff(_starts(content)[_starts(kept)])  # content words per text
+                tokens = tokens[content]
+            terms[n] = term_index(tokens, kept, batch.vocabulary, 1 if n == CONTENT else n)
         super().__init__(terms)
-        self._lists: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
 
     def ids(self, role: str) -> np.ndarray:
         """Slice-local text id of each text of a role (question, answer, ground_truth, contexts, ...)."""
