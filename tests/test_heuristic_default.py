@@ -168,3 +168,15 @@ def test_the_shipped_stop_words_are_scikit_learns():
     from ragframe.metrics.text_engine import stop_words
 
     assert set(stop_words().to_list()) == set(ENGLISH_STOP_WORDS) and stop_words().len() == 318
+
+
+def test_refusals_of_ascii_answers_match_as_case_insensitive_patterns():
+    """The lower-cased ASCII fast path finds exactly the answers the (?i) patterns find."""
+    import itertools
+
+    from ragframe.metrics.heuristic_default import _REFUSAL, _is_refusal
+
+    phrases = ["I don't know", "i AM Sorry", "CANNOT answer", "not Stated in the context", "As An AI", "no info"]
+    extras = ["", "\u00e9 ", "\u017f", "\u212a", "\u0130 ", "x", "_", "\u2160 don't know"]  # long s, Kelvin, ...
+    answers = pl.Series([a + p + b for p, a, b in itertools.product(phrases, extras, extras)])
+    assert _is_refusal(answers).tolist() == answers.str.contains(_REFUSAL).to_list()

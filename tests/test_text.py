@@ -246,3 +246,53 @@ def test_shared_grams_do_not_depend_on_the_probe_chunks(texts, n, chunk_keys, rn
         np.testing.assert_array_equal(a.pair, b.pair)
         np.testing.assert_array_equal(a.small_entry, b.small_entry)
         np.testing.assert_array_equal(a.hit_keys, b.hit_keys)
+
+
+_PIECES = [
+    *"aZb \u03a3\u03c3\u03c2\u0391\u039f.,'-_\n\t\u00a0\u0301",
+    *"\u200b\u200d\x00\u0130\u00df\u6771\u30bf$!?\u3002\u3000\u00e99",
+]
+#: Texts of sigmas, marks, zero-width characters, NULs, CJK and sentence ends, for the tokeniser's edge cases.
+_TRICKY = st.lists(st.sampled_from([*_PIECES, "Word", ". ", "? \u03a3"]), max_size=25).map("".join)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(_TRICKY, _TRICKY), min_size=1, max_size=30), st.sampled_from(["seed", "unicode"]))
+def test_answers_tokenised_through_their_sentences_get_their_own_tokens(rows, which):
+    """An answer's or ground truth's tokens built from its sentences' equal tokenising it (sentence_tokens)."""
+    import dataclasses
+
+    from ragframe.metrics import text_engine
+
+    rules = text.SEED_RULES if which == "seed" else text.UNICODE_RULES
+    answers, truths = [a for a, _ in rows], [g for _, g in rows]
+    df = pl.DataFrame({"question": ["q"] * len(rows), "answer": answers, "contexts": [[g] for g in truths]})
+    df = df.with_columns(ground_truth=pl.Series(truths))
+    roles = {"question", "answer", "contexts", "ground_truth", "answer_sentences", "ground_truth_sentences"}
+    columns = {role: role for role in ("question", "answer", "contexts", "ground_truth")}
+    sequences = []
+    for built in (False, True):
+        batch = text_engine.TextBatch(
+            df, columns, roles, {1: {"answer"}}, "test", dataclasses.replace(rules, sentence_tokens=built)
+        )
+        ends = batch.token_start + batch.token_count
+        sequences.append([batch.tokens[a:b].tolist() for a, b in zip(batch.token_start, ends)])
+    # the token ids differ (numbered in another order); compare the strings they stand for
+    assert [len(s) for s in sequences[0]] == [len(s) for s in sequences[1]]
+    flat = [[t for seq in sequences[i] for t in seq] for i in (0, 1)]
+    mapping = dict(zip(flat[1], flat[0]))
+    assert [mapping[t] for t in flat[1]] == flat[0] and len(set(mapping.values())) == len(mapping)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.sampled_from("abcdefg"), max_size=12).map(" ".join), min_size=1, max_size=20))
+def test_drop_terms_equals_indexing_the_kept_tokens(texts):
+    ids, lengths, size = text.tokenize_ids(pl.Series(texts))
+    dropped = np.arange(size) % 3 == 0
+    content = text.drop_terms(text.term_index(ids, lengths, size, 1), dropped)
+    kept = ~dropped[ids]
+    text_of = np.repeat(np.arange(lengths.size), lengths)
+    again = text.term_index(ids[kept], np.bincount(text_of[kept], minlength=lengths.size), size, 1)
+    for name in ("starts", "counts", "n_tokens", "sum_sq"):
+        np.testing.assert_array_equal(getattr(content, name), getattr(again, name))
+    assert content.keys.equals(again.keys) and content.base == again.base

@@ -30,6 +30,7 @@ import polars as pl
 
 __all__ = [
     "JS_WHITESPACE",
+    "SENTENCE_MARK",
     "tokenize_expr",
     "sentences_expr",
     "unicode_tokenize_expr",
@@ -79,6 +80,9 @@ _WS_CLASS = "\t-\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff
 _TOKEN = rf"[^\p{{P}}{_WS_CLASS}]+"
 _BOUNDARY = rf"([.!?])[{_WS_CLASS}]+([A-Z])"
 _MARK = "\x00"
+#: The character the sentence splitters cut at (they mark sentence ends with it): a text holding
+#: one is cut there too, so :attr:`TextRules.sentence_tokens` does not hold for it.
+SENTENCE_MARK = _MARK
 _IDF_ONE = 1.0 + float(np.log(1.5))  # idf of a term found in one of the two texts: ln(3 / 2) + 1
 
 
@@ -249,12 +253,20 @@ class TextRules:
         Polars expression builders, ``str -> list[str]``, over texts through ``clean``.
     clean : callable or None
         ``Series -> Series`` applied once to every row text before anything else.
+    sentence_tokens : bool
+        Whether the tokens of a text (without :data:`SENTENCE_MARK`) are those of its sentences,
+        end to end: the sentences are cut only where no token can cross (at whitespace, line
+        breaks or a sentence-ending mark that is no token character), and neither cleaning nor
+        lower-casing looks across such a cut (a space or a line break is neither cased nor
+        case-ignorable, so a final sigma stays one). The text engine then tokenises only the
+        sentences of answers and ground truths, not the texts again.
     """
 
     name: str
     tokens: Callable[[pl.Expr], pl.Expr]
     sentences: Callable[[pl.Expr], pl.Expr]
     clean: Callable[[pl.Series], pl.Series] | None = None
+    sentence_tokens: bool = False
 
 
 def tokenize(text: str | None) -> list[str]:
@@ -291,9 +303,9 @@ def ngrams(tokens: Sequence[str], n: int) -> list[str]:
 
 
 #: The rag-eval-node-ts rules (``compat="rag-eval-node-ts"``).
-SEED_RULES = TextRules("rag-eval-node-ts", tokenize_expr, sentences_expr)
+SEED_RULES = TextRules("rag-eval-node-ts", tokenize_expr, sentences_expr, sentence_tokens=True)
 #: The default rules of ragframe's own methods.
-UNICODE_RULES = TextRules("unicode", _unicode_words, _unicode_split, unicode_clean)
+UNICODE_RULES = TextRules("unicode", _unicode_words, _unicode_split, unicode_clean, sentence_tokens=True)
 
 
 # ----------------------------------------------------------------------------- term index
@@ -457,8 +469,8 @@ def term_index(ids: np.ndarray, lengths: np.ndarray, vocabulary: int, n: int) ->
         gram, span = _dense(gram)
     base = int(span) + 1
     gram += np.repeat(np.arange(n_texts, dtype=np.int64) * base, np.maximum(lengths - (n - 1), 0))
-    ordered = pl.Series("k", gram).sort().to_numpy()
-    del gram
+    gram.sort()  # in place (gram is this function's own array); NumPy's sort is faster than polars' here
+    ordered = gram
     if ordered.size:
         new = np.empty(ordered.size, dtype=bool)
         new[0] = True
@@ -493,15 +505,21 @@ def drop_terms(index: TermIndex, dropped: np.ndarray) -> TermIndex:
     ([2, 0], [2.0, 0.0])
     """
     keys = index.keys.to_numpy()
-    texts = np.repeat(np.arange(index.sizes.size, dtype=np.int64), index.sizes)
-    keep = ~dropped[keys - texts * index.base]
+    keep = ~dropped[keys % index.base]  # a key is text * base + token
     counts = index.counts[keep]
-    starts = np.zeros(index.sizes.size + 1, dtype=np.int64)
-    np.cumsum(np.bincount(texts[keep], minlength=index.sizes.size), out=starts[1:])
-    n_tokens = np.bincount(texts[keep], weights=counts, minlength=index.sizes.size)
-    sum_sq = np.bincount(texts[keep], weights=counts**2, minlength=index.sizes.size)
+    starts = _cumulative(keep)[index.starts]  # kept entries before each text's first one
+    # per-text sums of integer counts as differences of running sums: exact below 2**53
+    n_tokens = np.diff(_cumulative(counts)[starts])
+    sum_sq = np.diff(_cumulative(counts**2)[starts])
     return TermIndex(starts=starts, counts=counts, n_tokens=n_tokens, base=index.base,
                      keys=pl.Series("k", keys[keep]), sum_sq=sum_sq)  # fmt: skip
+
+
+def _cumulative(values: np.ndarray) -> np.ndarray:
+    """Running sums of ``values`` from 0: ``values.size + 1`` of them (int64 for flags, float64 for floats)."""
+    out = np.zeros(values.size + 1, dtype=np.float64 if values.dtype.kind == "f" else np.int64)
+    np.cumsum(values, out=out[1:])
+    return out
 
 
 def _dense(values: np.ndarray) -> tuple[np.ndarray, int]:

@@ -54,17 +54,19 @@ def _kernel(metric: Metric, opts: HeuristicOptions, compat: str | None) -> Heuri
 
 def _needed(
     metrics: Sequence[Metric], opts: HeuristicOptions, compat: str | None
-) -> tuple[set[str], dict[int, set[str]]]:
-    """The text roles to read (sentences included) and the roles each n-gram size indexes."""
+) -> tuple[set[str], dict[int, set[str]], dict[int, set[str]]]:
+    """The text roles to read (sentences included), the roles each n-gram size indexes and its pair lists."""
     roles: set[str] = set()
     grams: dict[int, set[str]] = {}
+    tags: dict[int, set[str]] = {}
     for metric in metrics:
         roles.update(metric.inputs)
         for tag, sizes in _kernel(metric, opts, compat).pairs(opts).items():
             roles.update(pair_roles(tag))
             for n in sizes:
                 grams.setdefault(n, set()).update(pair_roles(tag))
-    return roles, grams
+                tags.setdefault(n, set()).add(tag)
+    return roles, grams, tags
 
 
 def _score_slice(
@@ -90,9 +92,9 @@ def _score_chunk(
     """One text stage, then the pair stage in row slices on a thread per core."""
     opts: HeuristicOptions = options["_opts"]
     compat = options["compat"]
-    roles, grams = _needed(metrics, opts, compat)
+    roles, grams, tags = _needed(metrics, opts, compat)
     rules = SEED_RULES if compat else UNICODE_RULES
-    batch = TextBatch(view, {r: options[r] for r in _TEXT_COLUMNS}, roles, grams, function, rules)
+    batch = TextBatch(view, {r: options[r] for r in _TEXT_COLUMNS}, roles, grams, function, rules, gram_tags=tags)
     slice_rows = options["slice_rows"]
 
     def one(bounds: tuple[int, int]) -> pl.DataFrame:

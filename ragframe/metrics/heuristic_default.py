@@ -56,6 +56,7 @@ REFUSALS: tuple[str, ...] = (
     r"\bnot relevant to the question\b",
 )
 _REFUSAL = "(?i)" + "|".join(REFUSALS)
+_REFUSAL_LOWER = "|".join(REFUSALS)  # the same on lower-cased ASCII text (see _is_refusal)
 _REFUSAL_WORDS = "(?i)(" + "|".join(REFUSALS) + ")"
 _ANSWER_SENTENCES = "answer_sentences-contexts"
 _TRUTH_SENTENCES = "ground_truth_sentences-contexts"
@@ -68,7 +69,27 @@ def _answers(batch: RowSlice) -> pl.Series:
 
 def _refusals(batch: RowSlice) -> np.ndarray:
     """Rows whose answer is a refusal or a hedge."""
-    return batch.memo("refusals", lambda: _answers(batch).str.contains(_REFUSAL).to_numpy())
+    return batch.memo("refusals", lambda: _is_refusal(_answers(batch)))
+
+
+def _is_refusal(answers: pl.Series) -> np.ndarray:
+    """Whether each answer matches :data:`REFUSALS` (case-insensitively).
+
+    On ASCII text, matching case-insensitively is matching the lower-cased text with the
+    patterns as written (lower-case ASCII; lower-casing ASCII keeps every character's place and
+    word-ness, so ``\\b`` is unchanged), which the regex engine does about 5 times faster; the
+    other answers are matched as written, with ``(?i)``.
+
+    Examples
+    --------
+    >>> _is_refusal(pl.Series(["I DON'T KNOW.", "Paris.", "Désolé, I don't know"])).tolist()
+    [True, False, True]
+    """
+    found = answers.str.to_lowercase().str.contains(_REFUSAL_LOWER).to_numpy().copy()
+    wide = answers.str.contains(r"[^\x00-\x7F]").to_numpy()
+    if wide.any():
+        found[wide] = answers.filter(pl.Series(wide)).str.contains(_REFUSAL).to_numpy()
+    return found
 
 
 def _refusal_words(batch: RowSlice) -> pl.Series:

@@ -33,12 +33,12 @@ from ragframe.concurrency import thread_count
 from ragframe.exceptions import SchemaError
 from ragframe.kernels.text import (
     SEED_RULES,
+    SENTENCE_MARK,
     Common,
     TermIndex,
     TextRules,
     common_entries_many,
     concat_ranges,
-    drop_terms,
     first_positions,
     pair_containment,
     pair_log_cosine,
@@ -200,8 +200,10 @@ class TextBatch:
         gram_roles: Mapping[int, set[str]],
         function: str,
         rules: TextRules = SEED_RULES,
+        gram_tags: Mapping[int, set[str]] | None = None,
     ) -> None:
         self.n = view.height
+        self.gram_tags = gram_tags or {}  # the pair lists compared with each n-gram size, when known
         pools: list[tuple[str, pl.Series]] = []
         self.row_text: dict[str, pl.Series] = {}
         for role in ("question", "answer", "ground_truth"):
@@ -227,24 +229,77 @@ class TextBatch:
         codes = pool.cast(pl.Categorical(pl.Categories.random())).to_physical().to_numpy().astype(np.int64)
         distinct = pool.gather(first_positions(codes, int(codes.max()) + 1 if codes.size else 0))
         del pool
-        if rules.clean is not None:  # once per distinct text (NFC, zero-width characters)
-            distinct = rules.clean(distinct)
-        cores = thread_count()
-        self.tokens, self.token_count, self.vocabulary, words = tokenize_vocabulary(
-            distinct, parts=cores, tokens=rules.tokens
-        )
-        del distinct
-        # content-word index (CONTENT): which vocabulary entries are stop words
-        self.stop = words.is_in(stop_words().implode()).to_numpy() if CONTENT in gram_roles else None
-        self.token_start = _starts(self.token_count)
-        if CONTENT in gram_roles:  # the content-word index is cut from the unigram index
-            gram_roles = {**gram_roles, 1: set(gram_roles.get(1, set())) | set(gram_roles[CONTENT])}
-        self.gram_roles = gram_roles
         self._role_ids: dict[str, np.ndarray] = {}  # text ids of each role, in pool order
         at = 0
         for role, series in pools:
             self._role_ids[role] = codes[at : at + series.len()]
             at += series.len()
+        # answers and ground truths whose tokens are those of their sentences, end to end
+        built = self._sentence_built(distinct, rules)
+        direct = np.flatnonzero(~built)
+        distinct = distinct.gather(direct) if built.any() else distinct
+        if rules.clean is not None:  # once per distinct text (NFC, zero-width characters)
+            distinct = rules.clean(distinct)
+        cores = thread_count()
+        tokens, count, self.vocabulary, words = tokenize_vocabulary(distinct, parts=cores, tokens=rules.tokens)
+        del distinct
+        # content-word index (CONTENT): which vocabulary entries are stop words
+        self.stop = words.is_in(stop_words().implode()).to_numpy() if CONTENT in gram_roles else None
+        self.tokens, self.token_start, self.token_count = self._join_sentence_tokens(built, direct, tokens, count)
+        self.gram_roles = gram_roles
+
+    def _sentence_built(self, distinct: pl.Series, rules: TextRules) -> np.ndarray:
+        """Which distinct texts get their tokens from their sentences' tokens instead of tokenising again.
+
+        The answers and ground truths whose sentences are in the pool (:attr:`TextRules.sentence_tokens`:
+        a text's tokens are its sentences', in order), but not those that are themselves a
+        sentence nor those holding the sentence splitter's mark (a NUL character). The row
+        that lists each one's sentences is kept in ``self._built_rows`` (role, text ids, rows).
+        """
+        built = np.zeros(distinct.len(), dtype=bool)
+        self._built_rows: list[tuple[str, np.ndarray, np.ndarray]] = []
+        if not rules.sentence_tokens or not self.sentences:
+            return built
+        for role in self.sentences:
+            built[self._role_ids[role]] = True
+        for role in self.sentences:
+            built[self._role_ids[f"{role}_sentences"]] = False
+        candidates = np.flatnonzero(built)
+        built[candidates[distinct.gather(candidates).str.contains(SENTENCE_MARK, literal=True).to_numpy()]] = False
+        todo = built.copy()
+        for role in self.sentences:  # the first row of each text names its sentences
+            ids, rows = np.unique(self._role_ids[role], return_index=True)
+            keep = todo[ids]
+            self._built_rows.append((role, ids[keep], rows[keep]))
+            todo[ids[keep]] = False
+        return built
+
+    def _join_sentence_tokens(
+        self, built: np.ndarray, direct: np.ndarray, tokens: np.ndarray, count: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """All texts' tokens (the tokenised ones', then the sentence-built ones'), start and count of each text."""
+        n = built.size
+        starts, counts = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        starts[direct], counts[direct] = _starts(count)[:-1], count
+        if not self._built_rows:
+            return tokens, starts, counts
+        picks, at = [], tokens.size
+        for role, ids, rows in self._built_rows:
+            row_start = self.sentences[role][0]
+            per_row = row_start[rows + 1] - row_start[rows]
+            sentence = self._role_ids[f"{role}_sentences"][concat_ranges(row_start[rows], per_row)]
+            length = counts[sentence]  # the sentences are tokenised texts
+            picks.append(concat_ranges(starts[sentence], length))
+            counts[ids] = np.diff(_starts(length)[_starts(per_row)])
+            starts[ids] = at + _starts(counts[ids])[:-1]
+            at += picks[-1].size
+        out = np.empty(at, dtype=tokens.dtype)  # filled in place: no copy of the built texts' tokens
+        out[: tokens.size] = tokens
+        at = tokens.size
+        for pick in picks:
+            np.take(tokens, pick, out=out[at : at + pick.size])
+            at += pick.size
+        return out, starts, counts
 
     def rows(self, r0: int, r1: int) -> RowSlice:
         """The rows r0 .. r1 - 1, for the pair stage."""
@@ -286,19 +341,25 @@ class RowSlice(PairCache):
         self._lengths = lengths
         for role in batch.sentences:  # the sentences without a bigram
             self._role_ids[f"{SHORT}{role}_sentences"] = self._role_ids[f"{role}_sentences"][self._short(role)]
+        self._lists: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
         terms: dict[int, TermIndex] = {}
-        for n, roles in sorted(batch.gram_roles.items(), key=lambda item: item[0] == CONTENT):
-            if n == CONTENT:  # unigrams of the content words: the stop words left out
-                terms[n] = drop_terms(terms[1], batch.stop)
-                continue
+        for n, roles in batch.gram_roles.items():
             used = np.zeros(texts.size, dtype=bool)
-            for role in roles & set(self._role_ids):
-                used[self._role_ids[role]] = True
+            if n in batch.gram_tags:  # the texts of the pair lists compared with this size
+                for tag in batch.gram_tags[n]:
+                    for side in self.pair_list(tag)[:2]:
+                        used[side] = True
+            else:
+                for role in roles & set(self._role_ids):
+                    used[self._role_ids[role]] = True
             kept = np.where(used, lengths, 0)  # each size indexes only the texts compared with it
             tokens = batch.tokens[concat_ranges(batch.token_start[texts], kept)]
-            terms[n] = term_index(tokens, kept, batch.vocabulary, n)
+            if n == CONTENT:  # unigrams of the content words: the stop words left out
+                content = ~batch.stop[tokens]
+                kept = np.diff(_starts(content)[_starts(kept)])  # content words per text
+                tokens = tokens[content]
+            terms[n] = term_index(tokens, kept, batch.vocabulary, 1 if n == CONTENT else n)
         super().__init__(terms)
-        self._lists: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
 
     def ids(self, role: str) -> np.ndarray:
         """Slice-local text id of each text of a role (question, answer, ground_truth, contexts, ...)."""
