@@ -791,6 +791,11 @@ def evaluate_parquet(
         above it the run raises :class:`~ragframe.exceptions.RunFailedError` once its output
         is written. Default None: no limit, but a judge column with failed rows and no ``ok``
         row always fails the run.
+    runner : BatchRunner, optional
+        Runs the batches elsewhere: :class:`ragframe.distributed.RayRunner` runs each as a
+        Ray task (what ``ragframe eval --engine ray`` does for local files). The output,
+        its manifest (``engine`` names the runner) and resuming are the same; a judge
+        budget needs the default (the batches share one hard stop in one process).
     **options
         The :class:`~ragframe.Evaluator`'s options (column names such as
         ``answer="response"``, ``k``, ``thresholds``, ``relevance_level``, ...), when no
@@ -810,14 +815,6 @@ def evaluate_parquet(
         gives the first reason), a judge score column has failed rows and no ``ok`` row (the
         message names it and its commonest error), or a column's failure rate is above
         ``max_failure_rate``. The error's ``result`` is the :class:`ParquetEvaluation`.
-
-    Other Parameters
-    ----------------
-    runner : BatchRunner, optional
-        Runs the batches elsewhere: :class:`ragframe.distributed.RayRunner` runs each as a
-        Ray task (what ``ragframe eval --engine ray`` does for local files). The output,
-        its manifest (``engine`` names the runner) and resuming are the same; a judge
-        budget needs the default (the batches share one hard stop in one process).
 
     Examples
     --------
