@@ -9,9 +9,8 @@ the job (once, through the object store), the batch's name and the counts travel
 no row of the log or of the scores. The output is the local engine's, file for file.
 
 A task holds ``num_cpus`` CPUs (1 by default) and its kernels run on that many threads
-(:func:`ragframe.concurrency.thread_limit`, and ``POLARS_MAX_THREADS`` in the task's runtime
-environment): Ray runs as many tasks on a node as it has CPUs, so the node's cores are used
-once, not once per task.
+(:func:`ragframe.concurrency.thread_limit`): Ray runs as many tasks on a node as it has CPUs,
+so the node's cores are used once, not once per task.
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ from ragframe import validate
 from ragframe.concurrency import thread_limit
 from ragframe.distributed.ratelimit import install_limiter, start_limiter
 from ragframe.distributed.runtime import original_errors, require_ray
-from ragframe.distributed.scoring import task_options, task_threads
+from ragframe.distributed.scoring import task_threads
 from ragframe.io.streaming import Batch, BatchJob
 
 __all__ = ["RayRunner", "run_batch"]
@@ -100,7 +99,7 @@ class RayRunner:
             return
         ray = require_ray(FUNCTION)
         threads = task_threads(self.num_cpus)
-        task = ray.remote(run_batch).options(num_cpus=self.num_cpus, **task_options(threads))
+        task = ray.remote(run_batch).options(num_cpus=self.num_cpus)
         limiter = start_limiter(job.evaluator, FUNCTION)
         shared = ray.put(dataclasses.replace(job, out=Path(job.out).resolve()))
         waiting = [dataclasses.replace(b, file=str(Path(b.file).resolve())) for b in batches]

@@ -311,8 +311,10 @@ def task_threads(num_cpus: float | None) -> int:
     """The threads a batch task's kernels run on: the CPUs it holds (Ray's default, 1), rounded up.
 
     Ray schedules as many tasks on a node as it has CPUs; a task that also started a thread
-    per core would put N times N threads on N cores (measured: 2 tasks of 2 threads on 2
-    cores scored slower than 2 tasks of one thread).
+    per core would put N times N threads on N cores. Polars' own pool keeps its size (set
+    ``POLARS_MAX_THREADS`` in the job's runtime environment to change it): sizing it per task
+    would need a runtime environment per task, which keeps Ray from fusing a dataset's read
+    with the scoring, and measured no faster (benchmarks/distributed.py, 200,000 rows, 2 cores).
 
     Examples
     --------
@@ -320,24 +322,6 @@ def task_threads(num_cpus: float | None) -> int:
     (1, 2, 1)
     """
     return max(1, math.ceil(num_cpus)) if num_cpus else 1
-
-
-def task_options(threads: int) -> dict[str, Any]:
-    """``map_batches`` keywords that size polars' own thread pool in the workers to ``threads``.
-
-    Polars sizes its pool once, from ``POLARS_MAX_THREADS``, when a process first imports it,
-    so the variable travels in the tasks' runtime environment (merged with the job's). One
-    set in this process (or by the job) is left as it is.
-
-    Examples
-    --------
-    >>> import os
-    >>> task_options(1) if "POLARS_MAX_THREADS" not in os.environ else {}
-    {'runtime_env': {'env_vars': {'POLARS_MAX_THREADS': '1'}}}
-    """
-    if "POLARS_MAX_THREADS" in os.environ:
-        return {}
-    return {"runtime_env": {"env_vars": {"POLARS_MAX_THREADS": str(threads)}}}
 
 
 def parquet_slices(source: Any, rows: int, function: str) -> tuple[list[dict[str, Any]], pl.DataFrame]:
@@ -479,9 +463,5 @@ def score_dataset(
         inputs = scorer._inputs(empty.columns)
         wanted = [c for c in empty.columns if c in inputs or kept is None or c in kept or c == id_column]
         source = ray.data.from_items(slices, override_num_blocks=max(1, len(slices)))
-        # nothing to fuse with (the slices are names): the task's own runtime env sizes polars' pool too
-        reader = SliceScorer(scorer, tuple(wanted))
-        return prepared(source.map_batches(reader, batch_size=1, **map_options, **task_options(threads)))
-    # no runtime env here: it would keep Ray from fusing the read with the scoring (the block would go
-    # through the object store); the kernels' own pools still start ``threads`` threads
+        return prepared(source.map_batches(SliceScorer(scorer, tuple(wanted)), batch_size=1, **map_options))
     return prepared(ds.map_batches(scorer, batch_size=batch_size, zero_copy_batch=True, **map_options))
