@@ -269,6 +269,28 @@ def test_custom_judge_and_callback_metrics_pickle_into_an_evaluator(registered):
     assert_frame_equal(pickle.loads(pickle.dumps(ev)).evaluate(RAG), ev.evaluate(RAG))
 
 
+def test_the_definition_an_evaluator_carries_replaces_an_older_one_of_its_name(registered):
+    """A process that kept a user metric from an earlier run (a reused Ray worker) scores with the one carried."""
+    import pickle
+
+    rf.register_metric(rf.Metric("carried", "custom", ("answer",), "Answer characters.", kernel=_chars, bounds=None))
+    registered.append("carried")
+    sent = pickle.dumps(rf.Evaluator(["carried"]))
+    rf.register_metric(rf.Metric("carried", "custom", ("answer",), "Stale.", kernel=_zero, bounds=None), replace=True)
+    assert rf.evaluate(RAG.head(1), ["carried"])["carried"].to_list() == [0.0]  # this process's stale definition
+    received = pickle.loads(sent)
+    assert received.evaluate(RAG.head(1))["carried"].to_list() == [31.0]
+    assert rf.evaluate(RAG.head(1), ["carried"])["carried"].to_list() == [31.0]  # the registry now holds it
+
+
+def _chars(view: pl.DataFrame) -> pl.Series:
+    return view["answer"].str.len_chars().cast(pl.Float64)
+
+
+def _zero(view: pl.DataFrame) -> pl.Series:
+    return pl.Series([0.0] * view.height)
+
+
 def test_user_metrics_travel_with_the_evaluator_to_child_processes(registered, tmp_path):
     rf.callback_metric("answer_chars", len, ["answer"], bounds=None)  # len: importable in a fresh interpreter
     rf.judge_metric("politeness", "Is this polite? {answer}", ["answer"])

@@ -181,10 +181,14 @@ class Evaluator:
     def __setstate__(self, state: dict[str, Any]) -> None:
         object.__setattr__(self, "metrics", state["metrics"])
         object.__setattr__(self, "options", state["options"])
-        known = {m.name for m in registry.metrics()}
+        # the carried definition wins over an older one of the same name in this process (a Ray
+        # worker kept from an earlier run whose driver re-registered the metric); never a built-in
+        known = {m.name: m for m in registry.metrics()}
         for metric in state.get("user_metrics", ()):
             if metric.name not in known:
                 registry.register_metric(metric)
+            elif not registry.is_built_in(metric.name) and known[metric.name] != metric:
+                registry.register_metric(metric, replace=True)
 
     def _user_metrics(self) -> list[Metric]:
         """The metrics this run names that were registered by the user (not shipped with ragframe)."""
