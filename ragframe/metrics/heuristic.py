@@ -101,9 +101,11 @@ def _score_chunk(
         return _score_slice(batch.rows(*bounds), metrics, opts, options["explain"], compat)
 
     pieces = [(start, min(start + slice_rows, view.height)) for start in range(0, view.height, slice_rows)]
+    if len(pieces) <= 1:
+        return one((0, view.height))
     threads = min(len(pieces), thread_count())
-    if threads <= 1:
-        return pl.concat([one(piece) for piece in pieces]) if len(pieces) > 1 else one((0, view.height))
+    if threads == 1:  # a task holding one CPU (concurrency.thread_limit): the slices in turn
+        return pl.concat([one(piece) for piece in pieces])
     # rows are independent: the slices bound the pair stage's memory and run on a thread per core
     with ThreadPoolExecutor(max_workers=threads) as pool:
         return pl.concat(list(pool.map(one, pieces)))
