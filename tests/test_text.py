@@ -220,7 +220,7 @@ def test_unicode_clean_cases(source, cleaned):
     st.randoms(use_true_random=False),
 )
 def test_shared_grams_do_not_depend_on_the_probe_chunks(texts, n, chunk_keys, rnd):
-    """Probing the pairs in chunks of any size finds exactly the grams one probe of all finds."""
+    """Probing the pairs in chunks of any size, or by binary search, finds exactly the grams one probe of all finds."""
     ids, lengths, size = text.tokenize_ids(pl.Series(texts))
     index = text.term_index(ids, lengths, size, n)
     keys = index.keys.to_numpy()
@@ -246,6 +246,18 @@ def test_shared_grams_do_not_depend_on_the_probe_chunks(texts, n, chunk_keys, rn
         np.testing.assert_array_equal(a.pair, b.pair)
         np.testing.assert_array_equal(a.small_entry, b.small_entry)
         np.testing.assert_array_equal(a.hit_keys, b.hit_keys)
+    saved = text._SEARCH_RATIO, text._DENSE_SPAN
+    try:
+        text._SEARCH_RATIO, text._DENSE_SPAN = 0, 0  # binary search of every probe (no hash set)
+        searched = text.common_entries_many(index, pairs)
+    finally:
+        text._SEARCH_RATIO, text._DENSE_SPAN = saved
+    for a, b in zip(whole, searched):  # the same hits, each pair's in the same order (pairs grouped otherwise)
+        order = np.argsort(b.pair, kind="stable")
+        np.testing.assert_array_equal(a.pair, b.pair[order])
+        np.testing.assert_array_equal(a.small_entry, b.small_entry[order])
+        np.testing.assert_array_equal(a.hit_keys, b.hit_keys[order])
+        np.testing.assert_array_equal(a.large_entry(index), b.large_entry(index)[order])
 
 
 _PIECES = [

@@ -183,6 +183,21 @@ def _starts(lengths: np.ndarray) -> np.ndarray:
     return starts
 
 
+def _group_counts(flags: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Number of True ``flags`` in each consecutive group of ``lengths`` flags.
+
+    Examples
+    --------
+    >>> _group_counts(np.array([True, False, True, True]), np.array([2, 0, 2])).tolist()
+    [1, 0, 2]
+    """
+    counts = np.zeros(lengths.size, dtype=np.int64)
+    nonempty = lengths > 0
+    if flags.size:  # one pass of sums per group (faster than a running sum over the flags)
+        counts[nonempty] = np.add.reduceat(flags.view(np.uint8), _starts(lengths)[:-1][nonempty], dtype=np.int64)
+    return counts
+
+
 class TextBatch:
     """The text stage of a chunk of rows: distinct texts tokenised once, n-gram term tables.
 
@@ -334,14 +349,20 @@ class RowSlice(PairCache):
             index = np.arange(s1 - s0) - (starts[r0:r1] - s0)[rows]
             self.sentences[role] = (rows, index, flat.slice(s0, s1 - s0))
             global_ids[f"{role}_sentences"] = batch._role_ids[f"{role}_sentences"][s0:s1]
-        # the slice's own texts, renumbered 0 .. m-1
-        texts = np.unique(np.concatenate(list(global_ids.values()))) if global_ids else np.zeros(0, np.int64)
-        self._role_ids = {role: np.searchsorted(texts, ids) for role, ids in global_ids.items()}
+        # the slice's own texts, renumbered 0 .. m-1 in the batch's order (a lookup table, not a sort)
+        mine = np.zeros(batch.token_count.size, dtype=bool)
+        for ids in global_ids.values():
+            mine[ids] = True
+        texts = np.flatnonzero(mine)
+        local = np.zeros(mine.size, dtype=np.int64)
+        local[texts] = np.arange(texts.size)
+        self._role_ids = {role: local[ids] for role, ids in global_ids.items()}
         lengths = batch.token_count[texts]
         self._lengths = lengths
         for role in batch.sentences:  # the sentences without a bigram
             self._role_ids[f"{SHORT}{role}_sentences"] = self._role_ids[f"{role}_sentences"][self._short(role)]
         self._lists: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
+        every = batch.tokens[concat_ranges(batch.token_start[texts], lengths)]  # the slice's tokens, text by text
         terms: dict[int, TermIndex] = {}
         for n, roles in batch.gram_roles.items():
             used = np.zeros(texts.size, dtype=bool)
@@ -353,10 +374,10 @@ class RowSlice(PairCache):
                 for role in roles & set(self._role_ids):
                     used[self._role_ids[role]] = True
             kept = np.where(used, lengths, 0)  # each size indexes only the texts compared with it
-            tokens = batch.tokens[concat_ranges(batch.token_start[texts], kept)]
+            tokens = every if used.all() else every[np.repeat(used, lengths)]
             if n == CONTENT:  # unigrams of the content words: the stop words left out
                 content = ~batch.stop[tokens]
-                kept = np.diff(_starts(content)[_starts(kept)])  # content words per text
+                kept = _group_counts(content, kept)  # content words per text
                 tokens = tokens[content]
             terms[n] = term_index(tokens, kept, batch.vocabulary, 1 if n == CONTENT else n)
         super().__init__(terms)
