@@ -236,12 +236,12 @@ def test_shared_grams_do_not_depend_on_the_probe_chunks(texts, n, chunk_keys, rn
     for (left, right), common in zip(pairs, whole):  # shared grams by set arithmetic
         shared = np.bincount(common.pair, minlength=left.size).tolist()
         assert shared == [len(grams(a) & grams(b)) for a, b in zip(left, right)]
-    saved = text.PROBE_CHUNK_KEYS, text._DENSE_SPAN
-    try:
-        text.PROBE_CHUNK_KEYS, text._DENSE_SPAN = chunk_keys, 0  # chunks even where the keys are dense
+    saved = text.PROBE_CHUNK_KEYS, text._DENSE_SPAN, text._SEARCH_RATIO
+    try:  # hash sets in chunks, even where the keys are dense or the probes few
+        text.PROBE_CHUNK_KEYS, text._DENSE_SPAN, text._SEARCH_RATIO = chunk_keys, 0, 10**9
         chunked = text.common_entries_many(index, pairs)
     finally:
-        text.PROBE_CHUNK_KEYS, text._DENSE_SPAN = saved
+        text.PROBE_CHUNK_KEYS, text._DENSE_SPAN, text._SEARCH_RATIO = saved
     for a, b in zip(whole, chunked):
         np.testing.assert_array_equal(a.pair, b.pair)
         np.testing.assert_array_equal(a.small_entry, b.small_entry)

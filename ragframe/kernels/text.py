@@ -19,6 +19,7 @@ text of each pair against the other's, so a pair costs the size of its smaller t
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import unicodedata
@@ -427,8 +428,6 @@ class TermIndex:
         ``text * base + gram`` is the entry's unique key.
     keys : polars.Series
         That key for every entry (sorted), for membership probes.
-    sum_sq : numpy.ndarray
-        Sum of squared counts of each text (for TF-IDF norms).
     """
 
     starts: np.ndarray
@@ -436,12 +435,27 @@ class TermIndex:
     n_tokens: np.ndarray
     base: int
     keys: pl.Series
-    sum_sq: np.ndarray
 
-    @property
+    @functools.cached_property
     def sizes(self) -> np.ndarray:
         """Number of distinct grams of each text."""
         return np.diff(self.starts)
+
+    @functools.cached_property
+    def sum_sq(self) -> np.ndarray:
+        """Sum of squared counts of each text (for TF-IDF norms), computed on first use.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> term_index(*tokenize_ids(pl.Series(["a a b", ""])), 1).sum_sq.tolist()
+        [5.0, 0.0]
+        """
+        sum_sq = np.zeros(self.starts.size - 1)
+        nonempty = self.starts[1:] > self.starts[:-1]
+        if self.counts.size:
+            sum_sq[nonempty] = np.add.reduceat(self.counts**2, self.starts[:-1][nonempty])
+        return sum_sq
 
 
 def term_index(ids: np.ndarray, lengths: np.ndarray, vocabulary: int, n: int) -> TermIndex:
@@ -484,11 +498,7 @@ def term_index(ids: np.ndarray, lengths: np.ndarray, vocabulary: int, n: int) ->
         k, counts = ordered, np.zeros(0)
     starts = np.searchsorted(k, np.arange(n_texts + 1, dtype=np.int64) * base)
     n_tokens = np.maximum(lengths - (n - 1), 0).astype(np.float64)
-    sum_sq = np.zeros(n_texts)
-    nonempty = starts[1:] > starts[:-1]
-    if k.size:
-        sum_sq[nonempty] = np.add.reduceat(counts**2, starts[:-1][nonempty])
-    return TermIndex(starts=starts, counts=counts, n_tokens=n_tokens, base=base, keys=pl.Series("k", k), sum_sq=sum_sq)
+    return TermIndex(starts=starts, counts=counts, n_tokens=n_tokens, base=base, keys=pl.Series("k", k))
 
 
 def drop_terms(index: TermIndex, dropped: np.ndarray) -> TermIndex:
@@ -510,9 +520,7 @@ def drop_terms(index: TermIndex, dropped: np.ndarray) -> TermIndex:
     starts = _cumulative(keep)[index.starts]  # kept entries before each text's first one
     # per-text sums of integer counts as differences of running sums: exact below 2**53
     n_tokens = np.diff(_cumulative(counts)[starts])
-    sum_sq = np.diff(_cumulative(counts**2)[starts])
-    return TermIndex(starts=starts, counts=counts, n_tokens=n_tokens, base=index.base,
-                     keys=pl.Series("k", keys[keep]), sum_sq=sum_sq)  # fmt: skip
+    return TermIndex(starts=starts, counts=counts, n_tokens=n_tokens, base=index.base, keys=pl.Series("k", keys[keep]))
 
 
 def _cumulative(values: np.ndarray) -> np.ndarray:
@@ -593,7 +601,8 @@ def common_entries_many(index: TermIndex, pair_lists: Sequence[tuple[np.ndarray,
     The pairs are probed in chunks (the same share of every list at a time, so the chunks of
     lists in row order cover the same rows): each chunk's set holds only the grams of the texts
     its pairs probe, small enough to stay in the cache. A pair's shared grams are the same
-    whatever the chunk.
+    whatever the chunk. Few probes against many keys are binary-searched instead
+    (:data:`_SEARCH_RATIO`, :func:`_common_by_search`).
     """
     if not pair_lists:
         return []
@@ -611,43 +620,48 @@ def common_entries_many(index: TermIndex, pair_lists: Sequence[tuple[np.ndarray,
     dense = keys.size > 0 and int(keys[-1] - keys[0]) <= _DENSE_SPAN * keys.size
     if not dense and total * _SEARCH_RATIO < int(sizes[probed].sum()):
         return [_common_by_search(index, keys, *plan) for plan in plans]
-    probes = np.empty(total, dtype=np.int64)  # every list's probes, filled in place
-    parts = []
-    at = 0
-    for swap, small, large, reps in plans:
-        pair_dtype = np.int32 if small.size < 2**31 else np.int64
-        pair = np.repeat(np.arange(small.size, dtype=pair_dtype), reps)
-        entry = concat_ranges(starts[small], reps)
-        # the key of a gram in the other text: its key in the smaller one, moved to the other text
-        probe = probes[at : at + entry.size]
-        np.take((large.astype(np.int64) - small) * index.base, pair, out=probe)
-        probe += keys[entry]
-        parts.append((swap, pair, entry, probe))
-        at += entry.size
-    hits = np.zeros(total, dtype=bool)
     large_keys = sum(int(sizes[large].sum()) for _, _, large, _ in plans)
     chunks = 1 if dense else max(1, -(-large_keys // PROBE_CHUNK_KEYS))
-    offsets = [np.concatenate([[0], np.cumsum(reps)]) for *_, reps in plans]
-    list_at = np.cumsum([0] + [int(o[-1]) for o in offsets])
+    found: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in plans]
     for j in range(chunks):  # a few chunks per slice, each one vectorized probe
         bounds = [(small.size * j // chunks, small.size * (j + 1) // chunks) for _, small, _, _ in plans]
         # probe against the keys of the texts on the larger sides only: a smaller hash set
-        targets = np.unique(np.concatenate([plan[2][a:b] for plan, (a, b) in zip(plans, bounds)]))
+        targeted = np.zeros(sizes.size, dtype=bool)
+        for (_, _, large, _), (a, b) in zip(plans, bounds):
+            targeted[large[a:b]] = True
+        targets = np.flatnonzero(targeted)
         key_set = keys[concat_ranges(starts[targets], sizes[targets])] if targets.size < sizes.size else keys
-        spans = [(int(at + o[a]), int(at + o[b])) for at, o, (a, b) in zip(list_at, offsets, bounds)]
-        chunk = np.concatenate([probes[a:b] for a, b in spans])
-        found = pl.Series("k", chunk).is_in(pl.Series("k", key_set).implode()).to_numpy()
+        probes = [
+            _probes(index, keys, small, large, reps, a, b) for (_, small, large, reps), (a, b) in zip(plans, bounds)
+        ]
+        flat = probes[0][2] if len(probes) == 1 else np.concatenate([probe for *_, probe in probes])
+        hits = pl.Series("k", flat).is_in(pl.Series("k", key_set).implode()).to_numpy()
         at = 0
-        for a, b in spans:
-            hits[a:b] = found[at : at + b - a]
-            at += b - a
+        for pieces, (pair, entry, probe) in zip(found, probes):
+            hit = hits[at : at + probe.size]
+            at += probe.size
+            pieces.append((pair[hit], entry[hit], probe[hit]))
     out = []
-    at = 0
-    for swap, pair, entry, probe in parts:
-        hit = hits[at : at + probe.size]
-        at += probe.size
-        out.append(Common(pair=pair[hit], small_entry=entry[hit], hit_keys=probe[hit], swap=swap))
+    for (swap, *_), pieces in zip(plans, found):
+        pair, entry, probe = (np.concatenate(part) if len(part) > 1 else part[0] for part in zip(*pieces))
+        out.append(Common(pair=pair, small_entry=entry, hit_keys=probe, swap=swap))
     return out
+
+
+def _probes(
+    index: TermIndex, keys: np.ndarray, small: np.ndarray, large: np.ndarray, reps: np.ndarray, a: int, b: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The probes of the pairs a .. b - 1: each gram of the smaller text, keyed as if in the larger one.
+
+    Returns the pair (an index into the pair list), the gram's entry in the smaller text and
+    the probe key of each gram.
+    """
+    small, large, reps = small[a:b], large[a:b], reps[a:b]
+    pair = np.repeat(np.arange(a, b, dtype=np.int32 if b < 2**31 else np.int64), reps)
+    entry = concat_ranges(index.starts[small], reps)
+    probe = keys[entry]
+    probe += np.repeat((large.astype(np.int64) - small) * index.base, reps)
+    return pair, entry, probe
 
 
 def _common_by_search(
@@ -672,12 +686,8 @@ def _common_by_search(
     ([1], [4])
     """
     order = np.argsort(large, kind="stable")
-    small, large, reps = small[order], large[order], reps[order]
-    pair_dtype = np.int32 if small.size < 2**31 else np.int64
-    pair = np.repeat(order.astype(pair_dtype), reps)
-    entry = concat_ranges(index.starts[small], reps)
-    probe = keys[entry]
-    probe += np.repeat((large.astype(np.int64) - small) * index.base, reps)
+    pair, entry, probe = _probes(index, keys, small[order], large[order], reps[order], 0, small.size)
+    pair = order[pair]
     at = np.searchsorted(keys, probe)
     np.minimum(at, keys.size - 1, out=at)
     hit = keys[at] == probe
