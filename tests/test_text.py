@@ -308,3 +308,29 @@ def test_drop_terms_equals_indexing_the_kept_tokens(texts):
     for name in ("starts", "counts", "n_tokens", "sum_sq"):
         np.testing.assert_array_equal(getattr(content, name), getattr(again, name))
     assert content.keys.equals(again.keys) and content.base == again.base
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from("aabbbcd"), max_size=12).map(" ".join), min_size=1, max_size=12),
+    st.randoms(use_true_random=False),
+)
+def test_log_cosine_equals_the_formula_pair_by_pair(texts, rnd):
+    """pair_log_cosine is exactly sum(w_l * w_r) / sqrt(sum w_l^2 * sum w_r^2), w = rint((1 + ln count) * 2**10)."""
+    from collections import Counter
+
+    ids, lengths, size = text.tokenize_ids(pl.Series(texts))
+    index = text.term_index(ids, lengths, size, 1)
+    left = np.array([rnd.randrange(len(texts)) for _ in range(20)], dtype=np.int64)
+    right = np.array([rnd.randrange(len(texts)) for _ in range(20)], dtype=np.int64)
+
+    def weights(t):
+        return {w: round((1 + math.log(c)) * 1024) for w, c in Counter(texts[t].split()).items()}
+
+    expected = []
+    for a, b in zip(left, right):
+        wa, wb = weights(a), weights(b)
+        denom = math.sqrt(float(sum(v * v for v in wa.values())) * float(sum(v * v for v in wb.values())))
+        dot = float(sum(v * wb[w] for w, v in wa.items() if w in wb))
+        expected.append(min(dot / denom, 1.0) if denom > 0 else 0.0)
+    assert text.pair_log_cosine(index, left, right).tolist() == expected

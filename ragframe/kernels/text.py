@@ -744,6 +744,19 @@ def _log_tf_weights(counts: np.ndarray) -> np.ndarray:
     return np.rint((1.0 + np.log(np.maximum(counts, 1.0))) * _LOG_TF_SCALE).astype(np.int64)
 
 
+def _entry_log_tf_weights(counts: np.ndarray) -> np.ndarray:
+    """:func:`_log_tf_weights` of integer ``counts`` as floats, one logarithm per distinct count (a table).
+
+    Examples
+    --------
+    >>> _entry_log_tf_weights(np.array([1.0, 3.0, 1.0])).tolist() == _log_tf_weights(np.array([1.0, 3.0, 1.0])).tolist()
+    True
+    """
+    top = int(counts.max()) if counts.size else 0
+    table = _log_tf_weights(np.arange(top + 1, dtype=np.float64)).astype(np.float64)
+    return table[counts.astype(np.int64)]
+
+
 def pair_log_cosine(index: TermIndex, left: np.ndarray, right: np.ndarray, common: Common | None = None) -> np.ndarray:
     """Cosine of sublinear-tf vectors (weight 1 + ln count, no idf) of each (left[i], right[i]) pair.
 
@@ -759,10 +772,12 @@ def pair_log_cosine(index: TermIndex, left: np.ndarray, right: np.ndarray, commo
     [0.609, 0.0, 1.0]
     """
     common = common or common_entries(index, left, right)
-    weights = _log_tf_weights(index.counts).astype(np.float64)
+    weights = _entry_log_tf_weights(index.counts)
     dot = _sum_by(common.pair, weights[common.small_entry] * weights[common.large_entry(index)], left.size)
-    texts = np.repeat(np.arange(index.sizes.size), index.sizes)
-    norms = _sum_by(texts, weights * weights, index.sizes.size)
+    norms = np.zeros(index.sizes.size)  # exact sums of integers: the same in any order
+    nonempty = index.sizes > 0
+    if weights.size:
+        norms[nonempty] = np.add.reduceat(weights * weights, index.starts[:-1][nonempty])
     denom = np.sqrt(norms[left] * norms[right])  # one root: identical texts give exactly 1
     cosine = np.divide(dot, denom, out=np.zeros(left.size), where=denom > 0)
     return np.minimum(cosine, 1.0)

@@ -194,7 +194,7 @@ def _group_counts(flags: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     counts = np.zeros(lengths.size, dtype=np.int64)
     nonempty = lengths > 0
     if flags.size:  # one pass of sums per group (faster than a running sum over the flags)
-        counts[nonempty] = np.add.reduceat(flags.view(np.uint8), _starts(lengths)[:-1][nonempty], dtype=np.int64)
+        counts[nonempty] = np.add.reduceat(flags.astype(np.int64), _starts(lengths)[:-1][nonempty])
     return counts
 
 
