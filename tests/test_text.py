@@ -232,32 +232,28 @@ def test_shared_grams_do_not_depend_on_the_probe_chunks(texts, n, chunk_keys, rn
         return np.array([rnd.randrange(len(texts)) for _ in range(k)], dtype=np.int64)
 
     pairs = [(pick(k), pick(k)) for k in (rnd.randrange(30), rnd.randrange(30))]
-    whole = text.common_entries_many(index, pairs)
+
+    def probe(chunk_keys, dense_span, search_ratio):
+        saved = text.PROBE_CHUNK_KEYS, text._DENSE_SPAN, text._SEARCH_RATIO
+        try:
+            text.PROBE_CHUNK_KEYS, text._DENSE_SPAN, text._SEARCH_RATIO = chunk_keys, dense_span, search_ratio
+            return text.common_entries_many(index, pairs)
+        finally:
+            text.PROBE_CHUNK_KEYS, text._DENSE_SPAN, text._SEARCH_RATIO = saved
+
+    whole = probe(10**9, 64, 10**9)  # one hash set of all keys
     for (left, right), common in zip(pairs, whole):  # shared grams by set arithmetic
         shared = np.bincount(common.pair, minlength=left.size).tolist()
         assert shared == [len(grams(a) & grams(b)) for a, b in zip(left, right)]
-    saved = text.PROBE_CHUNK_KEYS, text._DENSE_SPAN, text._SEARCH_RATIO
-    try:  # hash sets in chunks, even where the keys are dense or the probes few
-        text.PROBE_CHUNK_KEYS, text._DENSE_SPAN, text._SEARCH_RATIO = chunk_keys, 0, 10**9
-        chunked = text.common_entries_many(index, pairs)
-    finally:
-        text.PROBE_CHUNK_KEYS, text._DENSE_SPAN, text._SEARCH_RATIO = saved
-    for a, b in zip(whole, chunked):
-        np.testing.assert_array_equal(a.pair, b.pair)
-        np.testing.assert_array_equal(a.small_entry, b.small_entry)
-        np.testing.assert_array_equal(a.hit_keys, b.hit_keys)
-    saved = text._SEARCH_RATIO, text._DENSE_SPAN
-    try:
-        text._SEARCH_RATIO, text._DENSE_SPAN = 0, 0  # binary search of every probe (no hash set)
-        searched = text.common_entries_many(index, pairs)
-    finally:
-        text._SEARCH_RATIO, text._DENSE_SPAN = saved
-    for a, b in zip(whole, searched):  # the same hits, each pair's in the same order (pairs grouped otherwise)
-        order = np.argsort(b.pair, kind="stable")
-        np.testing.assert_array_equal(a.pair, b.pair[order])
-        np.testing.assert_array_equal(a.small_entry, b.small_entry[order])
-        np.testing.assert_array_equal(a.hit_keys, b.hit_keys[order])
-        np.testing.assert_array_equal(a.large_entry(index), b.large_entry(index)[order])
+    chunked = probe(chunk_keys, 0, 10**9)  # hash sets of ranges of texts, even where the keys are dense
+    searched = probe(chunk_keys, 0, 0)  # binary search of every probe
+    for a, b, c in zip(whole, chunked, searched):  # the same hits, each pair's in the same order
+        for other in (b, c):
+            mine, theirs = np.argsort(a.pair, kind="stable"), np.argsort(other.pair, kind="stable")
+            np.testing.assert_array_equal(a.pair[mine], other.pair[theirs])
+            np.testing.assert_array_equal(a.small_entry[mine], other.small_entry[theirs])
+            np.testing.assert_array_equal(a.hit_keys[mine], other.hit_keys[theirs])
+            np.testing.assert_array_equal(a.large_entry(index)[mine], other.large_entry(index)[theirs])
 
 
 _PIECES = [

@@ -378,7 +378,7 @@ class RowSlice(PairCache):
             if n == CONTENT:  # unigrams of the content words: the stop words left out
                 content = ~batch.stop[tokens]
                 kept = _group_counts(content, kept)  # content words per text
-                tokens = tokens[content]
+                tokens = tokens[np.flatnonzero(content)]  # positions, then a gather: faster than a boolean mask
             terms[n] = term_index(tokens, kept, batch.vocabulary, 1 if n == CONTENT else n)
         super().__init__(terms)
 
