@@ -330,3 +330,11 @@ def test_log_cosine_equals_the_formula_pair_by_pair(texts, rnd):
         dot = float(sum(v * wb[w] for w, v in wa.items() if w in wb))
         expected.append(min(dot / denom, 1.0) if denom > 0 else 0.0)
     assert text.pair_log_cosine(index, left, right).tolist() == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 9), max_size=50), st.sampled_from([10, 2**61]))
+def test_stable_order_is_a_stable_argsort(values, bound):
+    """Both ways (one sort of value * n + position, or NumPy's stable argsort for huge bounds) agree."""
+    values = np.array(values, dtype=np.int64)
+    np.testing.assert_array_equal(text._stable_order(values, bound), np.argsort(values, kind="stable"))
