@@ -39,7 +39,7 @@ from ragframe.kernels.text import (
     TextRules,
     common_entries_many,
     concat_ranges,
-    first_positions,
+    distinct_codes,
     pair_containment,
     pair_log_cosine,
     pair_overlap,
@@ -226,8 +226,8 @@ class TextBatch:
                 pools.append((f"{role}_sentences", flat))
         pool = pl.concat([series for _, series in pools]).rename("text") if pools else pl.Series("text", [], pl.String)
         # distinct texts, numbered in order of first appearance (exact: a dictionary, not hashes)
-        codes = pool.cast(pl.Categorical(pl.Categories.random())).to_physical().to_numpy().astype(np.int64)
-        distinct = pool.gather(first_positions(codes, int(codes.max()) + 1 if codes.size else 0))
+        cores = thread_count()
+        codes, distinct = distinct_codes(pool, parts=cores)
         del pool
         self._role_ids: dict[str, np.ndarray] = {}  # text ids of each role, in pool order
         at = 0
@@ -238,10 +238,10 @@ class TextBatch:
         built = self._sentence_built(distinct, rules)
         direct = np.flatnonzero(~built)
         distinct = distinct.gather(direct) if built.any() else distinct
-        if rules.clean is not None:  # once per distinct text (NFC, zero-width characters)
-            distinct = rules.clean(distinct)
-        cores = thread_count()
-        tokens, count, self.vocabulary, words = tokenize_vocabulary(distinct, parts=cores, tokens=rules.tokens)
+        # cleaned (NFC, zero-width characters: rules.clean) and tokenised once per distinct text
+        tokens, count, self.vocabulary, words = tokenize_vocabulary(
+            distinct, parts=cores, tokens=rules.tokens, clean=rules.clean
+        )
         del distinct
         # content-word index (CONTENT): which vocabulary entries are stop words
         self.stop = words.is_in(stop_words().implode()).to_numpy() if CONTENT in gram_roles else None
