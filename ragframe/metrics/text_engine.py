@@ -218,12 +218,14 @@ class TextBatch:
             pools.append(("contexts", ctx.explode(empty_as_null=False, keep_nulls=False).fill_null("")))
         self.ctx_start = _starts(self.ctx_count)
         self.sentences: dict[str, tuple[np.ndarray, pl.Series]] = {}  # role -> (row offsets, sentences)
-        for role in ("answer", "ground_truth"):
-            if role in self.row_text and f"{role}_sentences" in needed:
-                lists = pl.select(rules.sentences(pl.lit(self.row_text[role]))).to_series()
-                flat = lists.explode(empty_as_null=False, keep_nulls=False)
-                self.sentences[role] = (_starts(lists.list.len().to_numpy().astype(np.int64)), flat)
-                pools.append((f"{role}_sentences", flat))
+        split = [role for role in ("answer", "ground_truth") if role in self.row_text and f"{role}_sentences" in needed]
+        # one select: polars splits the roles' texts on threads of its own
+        sentence_lists = pl.select(rules.sentences(pl.lit(self.row_text[role])).alias(role) for role in split)
+        for role in split:
+            lists = sentence_lists.get_column(role)
+            flat = lists.explode(empty_as_null=False, keep_nulls=False)
+            self.sentences[role] = (_starts(lists.list.len().to_numpy().astype(np.int64)), flat)
+            pools.append((f"{role}_sentences", flat))
         pool = pl.concat([series for _, series in pools]).rename("text") if pools else pl.Series("text", [], pl.String)
         # distinct texts, numbered in order of first appearance (exact: a dictionary, not hashes)
         cores = thread_count()
