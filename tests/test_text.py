@@ -129,6 +129,39 @@ def test_tokenize_ids_in_parallel_pieces_equals_one_pass():
         assert size == whole[2]
 
 
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.sampled_from(["", "a", "b", "ab", "B", "é", "e\u0301", "a b"]), min_size=1, max_size=8),
+    st.integers(0, 4500),
+    st.integers(0, 2**32 - 1),
+)
+def test_distinct_codes_in_parallel_slices_equal_one_dictionary(choices, size, seed):
+    """Codes from slices coded on threads equal one categorical pass: same numbers, same distinct texts."""
+    texts = np.random.default_rng(seed).choice(np.array(choices, dtype=object), size=size).tolist()
+    series = pl.Series(texts, dtype=pl.String)
+    whole = series.cast(pl.Categorical(pl.Categories.random())).to_physical().to_numpy().astype(np.int64)
+    expected = list(dict.fromkeys(texts))  # first appearance order
+    for parts, threads in ((1, None), (2, None), (3, 2), (8, 2)):
+        codes, distinct = text.distinct_codes(series, parts=parts, threads=threads)
+        np.testing.assert_array_equal(codes, whole)
+        assert distinct.to_list() == expected
+
+
+def test_tokenize_vocabulary_cleans_each_slice_as_the_whole():
+    """``clean=`` applied slice by slice on the threads gives the tokens of cleaning the whole column first."""
+    rng = np.random.default_rng(7)
+    words = np.array(["Cafe\u0301", "ze\u200bro", "plain", "\u201cquoted\u201d", "東京", "Word"])
+    texts = pl.Series([" ".join(rng.choice(words, size=rng.integers(0, 9))) for _ in range(2500)])
+    rules = text.UNICODE_RULES
+    whole = text.tokenize_vocabulary(rules.clean(texts), tokens=rules.tokens)
+    for parts in (1, 3):
+        got = text.tokenize_vocabulary(texts, parts=parts, threads=2, tokens=rules.tokens, clean=rules.clean)
+        np.testing.assert_array_equal(got[0], whole[0])
+        np.testing.assert_array_equal(got[1], whole[1])
+        assert got[2] == whole[2] and got[3].equals(whole[3])
+    assert not text.tokenize_vocabulary(texts, tokens=rules.tokens)[3].equals(whole[3])  # cleaning matters here
+
+
 # ----------------------------------------------------------------------------- unicode_clean's shortcut
 
 
@@ -283,8 +316,8 @@ def test_answers_tokenised_through_their_sentences_get_their_own_tokens(rows, wh
         batch = text_engine.TextBatch(
             df, columns, roles, {1: {"answer"}}, "test", dataclasses.replace(rules, sentence_tokens=built)
         )
-        ends = batch.token_start + batch.token_count
-        sequences.append([batch.tokens[a:b].tolist() for a, b in zip(batch.token_start, ends)])
+        tokens = batch.text_tokens(np.arange(batch.token_count.size))
+        sequences.append([part.tolist() for part in np.split(tokens, np.cumsum(batch.token_count)[:-1])])
     # the token ids differ (numbered in another order); compare the strings they stand for
     assert [len(s) for s in sequences[0]] == [len(s) for s in sequences[1]]
     flat = [[t for seq in sequences[i] for t in seq] for i in (0, 1)]

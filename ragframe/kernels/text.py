@@ -25,6 +25,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -56,6 +57,7 @@ __all__ = [
     "token_ids",
     "tokenize_ids",
     "tokenize_vocabulary",
+    "distinct_codes",
     "first_positions",
     "TermIndex",
     "term_index",
@@ -353,63 +355,86 @@ def tokenize_vocabulary(
     parts: int = 1,
     threads: int | None = None,
     tokens: Callable[[pl.Expr], pl.Expr] | None = None,
+    clean: Callable[[pl.Series], pl.Series] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int, pl.Series]:
-    """:func:`tokenize_ids`, plus the vocabulary: the token string of each id.
+    """:func:`token_ids` of the tokens of ``texts``, tokenising ``parts`` slices on ``threads`` threads.
+
+    Returns the flat token ids, the number of tokens of each text, the vocabulary size and the
+    vocabulary (the token string of each id). The ids are those of one sequential pass
+    (numbered in order of first appearance), whatever ``parts`` is (see
+    :func:`distinct_codes`). ``threads`` defaults to ``parts``; ``tokens`` is the tokenising
+    expression (default :func:`tokenize_expr`, the seed's rules) and ``clean`` a function
+    applied to the texts first (each slice on its thread).
 
     Examples
     --------
     >>> import polars as pl
     >>> ids, lengths, size, words = tokenize_vocabulary(pl.Series(["b a", "a c", "c"]), parts=2)
-    >>> ids.tolist(), words.to_list()
-    ([0, 1, 1, 2, 2], ['b', 'a', 'c'])
+    >>> ids.tolist(), lengths.tolist(), size, words.to_list()
+    ([0, 1, 1, 2, 2], [2, 2, 1], 3, ['b', 'a', 'c'])
     """
-    """:func:`token_ids` of the tokens of ``texts``, tokenising ``parts`` slices on ``threads`` threads.
+    tokenizer = tokens or tokenize_expr
 
-    The ids are those of one sequential pass (numbered in order of first appearance), whatever
-    ``parts`` is: each slice numbers its own tokens, and the slices' vocabularies are then
-    numbered together in slice order. ``threads`` defaults to ``parts``; ``tokens`` is the
-    tokenising expression (default :func:`tokenize_expr`, the seed's rules).
+    def one(texts: pl.Series) -> tuple[np.ndarray, np.ndarray, pl.Series]:
+        tokens = pl.select(tokenizer(pl.lit(texts if clean is None else clean(texts)))).to_series()
+        lengths = tokens.list.len().fill_null(0).to_numpy().astype(np.int64)
+        codes, vocabulary = _local_codes(tokens.explode(empty_as_null=False, keep_nulls=False))
+        return codes, lengths, vocabulary
+
+    results = _by_slices(one, texts, parts, threads)
+    codes, vocabulary = _merged_codes([(codes, vocabulary) for codes, _, vocabulary in results])
+    return codes, np.concatenate([lengths for _, lengths, _ in results]), vocabulary.len(), vocabulary
+
+
+def distinct_codes(texts: pl.Series, parts: int = 1, threads: int | None = None) -> tuple[np.ndarray, pl.Series]:
+    """Exact codes of ``texts`` (equal strings, equal codes), numbered in order of first appearance.
+
+    The texts are coded in ``parts`` slices on ``threads`` threads (default ``parts``), each
+    with a dictionary of its own; the slices' dictionaries are then coded together, in slice
+    order, so the codes are those of one pass over the whole column. Returns the codes and the
+    distinct texts (the text of each code).
 
     Examples
     --------
     >>> import polars as pl
-    >>> ids, lengths, size = tokenize_ids(pl.Series(["b a", "a c", "c"]), parts=2)
-    >>> ids.tolist(), lengths.tolist(), size
-    ([0, 1, 1, 2, 2], [2, 2, 1], 3)
+    >>> codes, distinct = distinct_codes(pl.Series(["b", "a", "b", "c", "a"] * 300), parts=2)
+    >>> codes[:5].tolist(), distinct.to_list()
+    ([0, 1, 0, 2, 1], ['b', 'a', 'c'])
     """
-    tokenizer = tokens or tokenize_expr
+    return _merged_codes(_by_slices(_local_codes, texts, parts, threads))
+
+
+def _local_codes(texts: pl.Series) -> tuple[np.ndarray, pl.Series]:
+    """Codes of ``texts`` in a dictionary of their own (first appearance), and the distinct texts."""
+    codes = texts.cast(pl.Categorical(pl.Categories.random())).to_physical().to_numpy().astype(np.int64)
+    return codes, texts.gather(first_positions(codes, int(codes.max()) + 1 if codes.size else 0))
+
+
+def _by_slices(work: Callable[[pl.Series], Any], texts: pl.Series, parts: int, threads: int | None) -> list[Any]:
+    """``work`` of ``parts`` contiguous slices of ``texts`` (at least 1,000 texts each), on threads."""
     n = texts.len()
     parts = max(1, min(parts, n // 1000 or 1))
     bounds = np.linspace(0, n, parts + 1).astype(np.int64)
-
-    def one(bound: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, pl.Series]:
-        tokens = pl.select(tokenizer(pl.lit(texts.slice(bound[0], bound[1] - bound[0])))).to_series()
-        lengths = tokens.list.len().fill_null(0).to_numpy().astype(np.int64)
-        flat = tokens.explode(empty_as_null=False, keep_nulls=False)
-        codes = flat.cast(pl.Categorical(pl.Categories.random())).to_physical().to_numpy().astype(np.int64)
-        size = int(codes.max()) + 1 if codes.size else 0
-        return codes, lengths, flat.gather(first_positions(codes, size))
-
-    pieces = [(int(a), int(b)) for a, b in itertools.pairwise(bounds)]
+    pieces = [texts.slice(int(a), int(b - a)) for a, b in itertools.pairwise(bounds)]
     if parts == 1:
-        results = [one(pieces[0])]
-    else:
-        from concurrent.futures import ThreadPoolExecutor
+        return [work(pieces[0])]
+    from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(max_workers=min(parts, threads or parts)) as pool:  # polars releases the GIL
-            results = list(pool.map(one, pieces))
+    with ThreadPoolExecutor(max_workers=min(parts, threads or parts)) as pool:  # polars releases the GIL
+        return list(pool.map(work, pieces))
+
+
+def _merged_codes(results: Sequence[tuple[np.ndarray, pl.Series]]) -> tuple[np.ndarray, pl.Series]:
+    """One numbering of the slices' :func:`_local_codes`: their dictionaries coded together, in order."""
     if len(results) == 1:
-        codes, lengths, vocabulary = results[0]
-        return codes, lengths, vocabulary.len(), vocabulary
-    merged = pl.concat([vocabulary for _, _, vocabulary in results])
-    global_codes = merged.cast(pl.Categorical(pl.Categories.random())).to_physical().to_numpy().astype(np.int64)
-    ids, at = [], 0
-    for codes, _, vocabulary in results:
-        ids.append(global_codes[at : at + vocabulary.len()][codes])
-        at += vocabulary.len()
-    size = int(global_codes.max()) + 1 if global_codes.size else 0
-    words = merged.gather(first_positions(global_codes, size)) if size else merged.clear()
-    return np.concatenate(ids), np.concatenate([lengths for _, lengths, _ in results]), size, words
+        return results[0]
+    merged = pl.concat([distinct for _, distinct in results])
+    global_codes, distinct = _local_codes(merged)
+    out, at = [], 0
+    for codes, local in results:
+        out.append(global_codes[at : at + local.len()][codes])
+        at += local.len()
+    return np.concatenate(out), distinct
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from ragframe.kernels.text import (
     TextRules,
     common_entries_many,
     concat_ranges,
-    first_positions,
+    distinct_codes,
     pair_containment,
     pair_log_cosine,
     pair_overlap,
@@ -234,16 +234,18 @@ class TextBatch:
             pools.append(("contexts", ctx.explode(empty_as_null=False, keep_nulls=False).fill_null("")))
         self.ctx_start = _starts(self.ctx_count)
         self.sentences: dict[str, tuple[np.ndarray, pl.Series]] = {}  # role -> (row offsets, sentences)
-        for role in ("answer", "ground_truth"):
-            if role in self.row_text and f"{role}_sentences" in needed:
-                lists = pl.select(rules.sentences(pl.lit(self.row_text[role]))).to_series()
-                flat = lists.explode(empty_as_null=False, keep_nulls=False)
-                self.sentences[role] = (_starts(lists.list.len().to_numpy().astype(np.int64)), flat)
-                pools.append((f"{role}_sentences", flat))
+        split = [role for role in ("answer", "ground_truth") if role in self.row_text and f"{role}_sentences" in needed]
+        # one select: polars splits the roles' texts on threads of its own
+        sentence_lists = pl.select(rules.sentences(pl.lit(self.row_text[role])).alias(role) for role in split)
+        for role in split:
+            lists = sentence_lists.get_column(role)
+            flat = lists.explode(empty_as_null=False, keep_nulls=False)
+            self.sentences[role] = (_starts(lists.list.len().to_numpy().astype(np.int64)), flat)
+            pools.append((f"{role}_sentences", flat))
         pool = pl.concat([series for _, series in pools]).rename("text") if pools else pl.Series("text", [], pl.String)
         # distinct texts, numbered in order of first appearance (exact: a dictionary, not hashes)
-        codes = pool.cast(pl.Categorical(pl.Categories.random())).to_physical().to_numpy().astype(np.int64)
-        distinct = pool.gather(first_positions(codes, int(codes.max()) + 1 if codes.size else 0))
+        cores = thread_count()
+        codes, distinct = distinct_codes(pool, parts=cores)
         del pool
         self._role_ids: dict[str, np.ndarray] = {}  # text ids of each role, in pool order
         at = 0
@@ -254,14 +256,15 @@ class TextBatch:
         built = self._sentence_built(distinct, rules)
         direct = np.flatnonzero(~built)
         distinct = distinct.gather(direct) if built.any() else distinct
-        if rules.clean is not None:  # once per distinct text (NFC, zero-width characters)
-            distinct = rules.clean(distinct)
-        cores = thread_count()
-        tokens, count, self.vocabulary, words = tokenize_vocabulary(distinct, parts=cores, tokens=rules.tokens)
+        # cleaned (NFC, zero-width characters: rules.clean) and tokenised once per distinct text
+        tokens, count, self.vocabulary, words = tokenize_vocabulary(
+            distinct, parts=cores, tokens=rules.tokens, clean=rules.clean
+        )
         del distinct
         # content-word index (CONTENT): which vocabulary entries are stop words
         self.stop = words.is_in(stop_words().implode()).to_numpy() if CONTENT in gram_roles else None
-        self.tokens, self.token_start, self.token_count = self._join_sentence_tokens(built, direct, tokens, count)
+        self.tokens = tokens  # the tokenised texts' tokens; :meth:`text_tokens` reads any text's
+        self._token_ranges(built, direct, count)
         self.gram_roles = gram_roles
 
     def _sentence_built(self, distinct: pl.Series, rules: TextRules) -> np.ndarray:
@@ -290,32 +293,45 @@ class TextBatch:
             todo[ids[keep]] = False
         return built
 
-    def _join_sentence_tokens(
-        self, built: np.ndarray, direct: np.ndarray, tokens: np.ndarray, count: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """All texts' tokens (the tokenised ones', then the sentence-built ones'), start and count of each text."""
+    def _token_ranges(self, built: np.ndarray, direct: np.ndarray, count: np.ndarray) -> None:
+        """Where each text's tokens lie in ``self.tokens``, without copying any of them.
+
+        A tokenised text's tokens are one range of ``self.tokens``; a sentence-built text's
+        are its sentences' ranges, in order. Sets ``token_count`` (per text) and the range
+        table :meth:`text_tokens` reads: each text's first range and number of ranges, and
+        each range's first token and token count.
+        """
         n = built.size
         starts, counts = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
         starts[direct], counts[direct] = _starts(count)[:-1], count
-        if not self._built_rows:
-            return tokens, starts, counts
-        picks, at = [], tokens.size
+        per_text = np.ones(n, dtype=np.int64)  # a range per tokenised text, a range per sentence of a built one
+        built_ranges: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         for role, ids, rows in self._built_rows:
             row_start = self.sentences[role][0]
-            per_row = row_start[rows + 1] - row_start[rows]
-            sentence = self._role_ids[f"{role}_sentences"][concat_ranges(row_start[rows], per_row)]
-            length = counts[sentence]  # the sentences are tokenised texts
-            picks.append(concat_ranges(starts[sentence], length))
-            counts[ids] = np.diff(_starts(length)[_starts(per_row)])
-            starts[ids] = at + _starts(counts[ids])[:-1]
-            at += picks[-1].size
-        out = np.empty(at, dtype=tokens.dtype)  # filled in place: no copy of the built texts' tokens
-        out[: tokens.size] = tokens
-        at = tokens.size
-        for pick in picks:
-            np.take(tokens, pick, out=out[at : at + pick.size])
-            at += pick.size
-        return out, starts, counts
+            per_text[ids] = row_start[rows + 1] - row_start[rows]
+            sentences = self._role_ids[f"{role}_sentences"][concat_ranges(row_start[rows], per_text[ids])]
+            built_ranges.append((ids, per_text[ids], sentences))
+        self._range_at, self._ranges_of = _starts(per_text), per_text
+        range_text = np.repeat(np.arange(n, dtype=np.int64), per_text)  # the tokenised text a range reads
+        for ids, per_row, sentences in built_ranges:
+            range_text[concat_ranges(self._range_at[ids], per_row)] = sentences  # sentences are tokenised texts
+        self._range_start, self._range_count = starts[range_text], counts[range_text]
+        self.token_count = np.diff(_starts(self._range_count)[self._range_at])
+
+    def text_tokens(self, texts: np.ndarray) -> np.ndarray:
+        """The token ids of the texts ``texts``, one text after the other.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> from ragframe.kernels.text import UNICODE_RULES
+        >>> view = pl.DataFrame({"answer": ["It is. So it is."]})
+        >>> batch = TextBatch(view, {"answer": "answer"}, {"answer", "answer_sentences"}, {}, "f", UNICODE_RULES)
+        >>> batch.text_tokens(np.array([0])).tolist()  # the answer, from its two sentences' tokens
+        [0, 1, 2, 0, 1]
+        """
+        ranges = concat_ranges(self._range_at[texts], self._ranges_of[texts])
+        return self.tokens[concat_ranges(self._range_start[ranges], self._range_count[ranges])]
 
     def rows(self, r0: int, r1: int) -> RowSlice:
         """The rows r0 .. r1 - 1, for the pair stage."""
@@ -363,7 +379,7 @@ class RowSlice(PairCache):
         for role in batch.sentences:  # the sentences without a bigram
             self._role_ids[f"{SHORT}{role}_sentences"] = self._role_ids[f"{role}_sentences"][self._short(role)]
         self._lists: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
-        every = batch.tokens[concat_ranges(batch.token_start[texts], lengths)]  # the slice's tokens, text by text
+        every = batch.text_tokens(texts)  # the slice's tokens, text by text
         terms: dict[int, TermIndex] = {}
         for n, roles in batch.gram_roles.items():
             used = np.zeros(texts.size, dtype=bool)
