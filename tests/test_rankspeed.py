@@ -262,25 +262,24 @@ def test_matching_by_rows_falls_back_when_judgments_are_not_grouped():
 
 
 def _hashes(values: list[int], bits: int) -> np.ndarray:
-    """Document hashes whose bits above the low ``bits`` (the row sort's hash bits) are ``values``."""
-    return np.array(values, dtype=np.uint64) << np.uint64(bits)
+    """Document hashes whose key bits (rows up to 256 wide: the high 32 bits above the low ``bits``) are ``values``."""
+    return np.array(values, dtype=np.uint64) << np.uint64(32 + bits)
 
 
-def test_rows_leave_a_key_equal_to_padding_to_the_join():
-    """Row 1 has a retrieved key and one pad; the key's hash bits equal the pad's: unsettled, no flag."""
+def test_rows_ignore_a_key_equal_to_padding():
+    """Row 1 has a retrieved key and one pad; the key's hash bits equal the pad's: no pair, no flag."""
     lengths, jq = np.array([1, 1]), np.array([0])  # row 0: retrieved, judged; row 1: retrieved, pad
-    pad_bits = (1 << 63) - 1 - 1  # the pad at position 1 (width 2: 1 low bit)
+    pad_bits = (1 << 31) - 1 - 1  # the pad at position 1 (width 2: 1 low bit)
     found = ranking._pairs_in_rows(lengths, _hashes([5, pad_bits], 1), jq, _hashes([6], 1))
-    assert (found.unsettled, found.retrieved_twice, found.judged_twice, found.q.size) == (True, False, False, 0)
+    assert (found.unsettled, found.retrieved_twice, found.judged_twice, found.q.size) == (False, False, False, 0)
 
 
-def test_rows_leave_equal_keys_across_two_rows_to_the_join():
-    """The last key of query 0 and the first of query 1 agree: not a pair of one query, unsettled."""
+def test_rows_ignore_equal_keys_across_two_rows():
+    """The last key of query 0 and the first of query 1 agree: not a pair of one query."""
     lengths, jq = np.array([2, 2]), np.array([0, 1])  # width 3, 2 low bits
     found = ranking._pairs_in_rows(lengths, _hashes([1, 2, 5, 7], 2), jq, _hashes([5, 8], 2))
-    assert found.unsettled and not (found.retrieved_twice or found.judged_twice)
+    assert not (found.unsettled or found.retrieved_twice or found.judged_twice) and found.q.size == 0
     settled = ranking._pairs_in_rows(lengths, _hashes([1, 2, 6, 7], 2), jq, _hashes([2, 8], 2))
-    assert not settled.unsettled
     assert (settled.q.tolist(), settled.rank.tolist(), settled.row.tolist(), settled.j.tolist()) == ([0], [1], [1], [0])
 
 
@@ -290,3 +289,85 @@ def test_rows_flag_keys_twice_in_one_query():
     assert twice.retrieved_twice and not twice.judged_twice
     judged = ranking._pairs_in_rows(lengths, _hashes([1, 2, 3], 3), jq, _hashes([4, 4], 3))
     assert judged.judged_twice and not judged.retrieved_twice
+
+
+def test_rows_flag_only_full_hashes_twice():
+    """Keys agree (the high 32 bits) but the 64-bit hashes differ: a chance agreement, not a repeat."""
+    lengths, jq = np.array([3]), np.array([0, 0])
+    run = _hashes([1, 2, 1], 3) | np.array([0, 0, 1], dtype=np.uint64)
+    judged = _hashes([4, 4], 3) | np.array([0, 1], dtype=np.uint64)
+    found = ranking._pairs_in_rows(lengths, run, jq, judged)
+    assert not (found.retrieved_twice or found.judged_twice or found.unsettled)
+
+
+def test_rows_pair_every_key_of_a_run_of_equal_keys():
+    """Three retrieved keys and two judged ones share their hash bits: all six (retrieved, judged) pairs."""
+    lengths, jq = np.array([4]), np.array([0, 0])
+    run = _hashes([7, 7, 3, 7], 3) | np.arange(4, dtype=np.uint64)
+    judged = _hashes([7, 7], 3) | np.array([8, 9], dtype=np.uint64)
+    found = ranking._pairs_in_rows(lengths, run, jq, judged)
+    pairs = sorted(zip(found.rank.tolist(), found.j.tolist(), strict=True))
+    assert pairs == [(0, 0), (0, 1), (1, 0), (1, 1), (3, 0), (3, 1)]
+    assert not (found.retrieved_twice or found.judged_twice or found.unsettled)
+
+
+def test_rows_leave_a_long_run_of_equal_keys_to_the_join(monkeypatch):
+    """More than ``_MAX_RUN`` keys of one row with equal hash bits: unsettled (the hash join decides)."""
+    monkeypatch.setattr(ranking, "_MAX_RUN", 3)
+    lengths, jq = np.array([3]), np.array([0])
+    run = _hashes([7, 7, 7], 3) | np.arange(3, dtype=np.uint64)
+    assert ranking._pairs_in_rows(lengths, run, jq, _hashes([7], 3) | np.uint64(5)).unsettled
+    assert not ranking._pairs_in_rows(lengths, run, jq, _hashes([8], 3)).unsettled
+
+
+def _brute_pairs(lengths, run_hash, jq, jhash):
+    """(query, rank, judgment) of every pair whose key bits agree, and the repeat flags, by a plain search."""
+    width = int((lengths + np.bincount(jq, minlength=lengths.size)).max())
+    bits = (width - 1).bit_length()
+    key = (lambda h: (int(h) >> 32) >> bits) if bits <= 8 else (lambda h: int(h) >> bits)
+    pairs, retrieved_twice, judged_twice = set(), False, False
+    start = np.concatenate(([0], np.cumsum(lengths)))
+    for q in range(lengths.size):
+        run = [int(h) for h in run_hash[start[q] : start[q + 1]]]
+        judged = [(j, int(jhash[j])) for j in np.flatnonzero(jq == q)]
+        retrieved_twice |= len(set(run)) < len(run)
+        judged_twice |= len({h for _, h in judged}) < len(judged)
+        pairs |= {(q, rank, j) for rank, h in enumerate(run) for j, g in judged if key(h) == key(g)}
+    return pairs, retrieved_twice, judged_twice
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_rows_find_the_pairs_of_a_plain_search(seed):
+    """Random rows (32-bit keys, the first 128 keys sorted apart, 64-bit keys) against a plain search.
+
+    Hashes take few values, so keys agree by chance, in runs, with padding, and across rows.
+    """
+    rng = np.random.default_rng(seed)
+    nq = int(rng.integers(1, 40))
+    shape = seed % 4  # depths: short, one depth with up to 40 judgments (some rows over 128 keys), ragged wide, > 256
+    lengths = {
+        0: rng.integers(0, 12, nq),
+        1: np.full(nq, 100),
+        2: rng.integers(90, 120, nq),
+        3: rng.integers(200, 300, nq),
+    }[shape]
+    jcount = rng.integers(0, 12 if shape == 0 else 40, nq)
+    jq = np.repeat(np.arange(nq), jcount)
+    pool = rng.integers(0, 2**63, int(rng.integers(2, 400)), dtype=np.uint64)  # few distinct hashes
+    noise = rng.integers(0, 4, lengths.sum() + jq.size).astype(np.uint64)  # low bits: keys agree, hashes differ
+    hashes = rng.choice(pool, noise.size) ^ noise
+    if shape == 2:  # hash bits of the last pad of a row (32-bit keys, 8 low bits)
+        width = int((lengths + jcount).max())
+        hashes[rng.integers(0, hashes.size, 5)] = np.uint64(((1 << 24) - 1 - (width - 1)) << 40)
+    run_hash, jhash = hashes[: lengths.sum()], hashes[lengths.sum() :]
+    found = ranking._pairs_in_rows(lengths, run_hash, jq, jhash)
+    if found is None:
+        assert lengths.sum() == 0 or jq.size == 0 or (lengths + jcount).max() < 2
+        return
+    pairs, retrieved_twice, judged_twice = _brute_pairs(lengths, run_hash, jq, jhash)
+    assert not found.unsettled
+    assert (found.retrieved_twice, found.judged_twice) == (retrieved_twice, judged_twice)
+    got = list(zip(found.q.tolist(), found.rank.tolist(), found.j.tolist(), strict=True))
+    assert len(got) == len(set(got)) and set(got) == pairs
+    assert [(q, r) for q, r, _ in got] == sorted((q, r) for q, r, _ in got)  # by query then rank
+    np.testing.assert_array_equal(found.row, (np.cumsum(lengths) - lengths)[found.q] + found.rank)

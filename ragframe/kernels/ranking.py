@@ -21,6 +21,7 @@ position.
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -68,6 +69,8 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit constant: query code * _MIX i
 _SEED = 0x5EED
 _MAX_WINDOW = 4096  # longer groups: a hash set over all keys (sorting windows this wide costs more)
 _WINDOW_BLOCK = 1 << 20  # rows sorted at a time (bounded temporaries)
+_NETWORK = 128  # rows of at most this many keys sort in registers (numpy's AVX-512 and AVX2 sorts)
+_MAX_RUN = 64  # more keys of one row with equal hash bits: the hash join decides
 
 
 def pair_keys(q: np.ndarray, doc: pl.Series) -> np.ndarray:
@@ -458,19 +461,22 @@ class _RowPairs(NamedTuple):
     rank: np.ndarray  # the 0-based rank of its retrieved row
     row: np.ndarray  # that row (among all the retrieved rows)
     j: np.ndarray  # its judgment
-    retrieved_twice: bool  # two retrieved rows of a query share a key
-    judged_twice: bool  # two judgments of a query share a key
-    unsettled: bool  # a case left to the hash join: three equal keys, padding met, rows not split
+    retrieved_twice: bool  # two retrieved rows of a query share a 64-bit document hash
+    judged_twice: bool  # two judgments of a query share a 64-bit document hash
+    unsettled: bool  # a case left to the hash join: more than _MAX_RUN keys of a row share their hash bits
 
 
 def _pairs_in_rows(lengths: np.ndarray, run_hash: np.ndarray, jq: np.ndarray, jhash: np.ndarray) -> _RowPairs | None:
     """Pairs of a retrieved row and a judgment of one query whose document hashes agree.
 
     Each query's keys (retrieved rows first, then judgments) fill a row of a matrix, padded to
-    the longest query: its document hash with the low bits replaced by the key's position in
-    the row. Each row is sorted (small, in cache) and equal neighbours (same hash bits) are the
-    pairs; their positions tell which rows they came from. ``None`` when the judgments are not
-    grouped by query or the padding would be large.
+    the longest query: part of its document hash with the low bits replaced by the key's position
+    in the row (:func:`_keys_in_rows`). Each row is sorted (small, in cache); keys with equal hash
+    bits are then next to each other, and their positions tell which rows they came from. Pairs
+    with a pad, or across two rows, are no pairs; the hash bits are 24 or more, so a candidate pair
+    may be a chance agreement: two retrieved rows (or two judgments) count as one document only when
+    their full 64-bit hashes agree, and the caller compares the strings of every (retrieved row,
+    judgment) pair. ``None`` when the judgments are not grouped by query or the padding would be large.
 
     Examples
     --------
@@ -488,19 +494,19 @@ def _pairs_in_rows(lengths: np.ndarray, run_hash: np.ndarray, jq: np.ndarray, jh
     width = int(used.max())
     if width < 2 or width >= 1 << 20 or nq * width > 2 * (run_hash.size + jq.size) + 4096:
         return None
-    rows = _keys_in_rows(lengths, run_hash, jq, jhash, jcount, width)
-    low = np.uint64((1 << (width - 1).bit_length()) - 1)
-    flat = rows.reshape(-1)
-    at = np.flatnonzero((flat[1:] ^ flat[:-1]) <= low)  # equal hash bits in flat[at], flat[at + 1]
-    q = at // width
-    left, right = (flat[at] & low).astype(np.int64), (flat[at + 1] & low).astype(np.int64)
+    flat = _keys_in_rows(lengths, run_hash, jq, jhash, used, width).reshape(-1)
+    low = flat.dtype.type((1 << (width - 1).bit_length()) - 1)
+    left, right, unsettled = _equal_runs(np.flatnonzero((flat[1:] ^ flat[:-1]) <= low))
+    q = left // width
+    a, b = (flat[left] & low).astype(np.int64), (flat[right] & low).astype(np.int64)  # positions, a < b
     depth = lengths[q]
-    retrieved, judged = left < depth, (right >= depth) & (right < used[q])
-    match = retrieved & judged
-    unsettled = bool((at % width == width - 1).any() or (np.diff(at) == 1).any())
-    unsettled |= bool((~match & ~(retrieved & (right < depth)) & ~(~retrieved & judged)).any())
-    q, rank = q.compress(match), left.compress(match)  # compress: several times faster than a[mask]
-    j = (np.cumsum(jcount) - jcount)[q] + right.compress(match) - depth.compress(match)
+    real = (right < (q + 1) * width) & (b < used[q])  # one row, no pad
+    match = real & (a < depth) & (b >= depth)
+    rstart, jstart = np.cumsum(lengths) - lengths, np.cumsum(jcount) - jcount
+    retrieved_twice = _same_hash(run_hash, rstart, q, a, b, real & (b < depth))
+    judged_twice = _same_hash(jhash, jstart - lengths, q, a, b, real & (a >= depth))
+    q, rank = q.compress(match), a.compress(match)  # compress: several times faster than a[mask]
+    j = jstart[q] + b.compress(match) - depth.compress(match)
     # by query then rank: one sort of (q, rank, j) packed in an int64 (q * width + rank < 2**40, j < 2**23)
     if q.size and int(q[-1]) * width < 1 << 40 and jq.size < 1 << 23:
         packed = np.sort(((q * width + rank) << 23) | j)
@@ -511,41 +517,96 @@ def _pairs_in_rows(lengths: np.ndarray, run_hash: np.ndarray, jq: np.ndarray, jh
     return _RowPairs(
         q=q,
         rank=rank,
-        row=(np.cumsum(lengths) - lengths)[q] + rank,
+        row=rstart[q] + rank,
         j=j,
-        retrieved_twice=bool((retrieved & (right < depth)).any()),
-        judged_twice=bool((~retrieved & judged).any()),
+        retrieved_twice=retrieved_twice,
+        judged_twice=judged_twice,
         unsettled=unsettled,
     )
 
 
+def _same_hash(
+    hashes: np.ndarray, offset: np.ndarray, q: np.ndarray, a: np.ndarray, b: np.ndarray, among: np.ndarray
+) -> bool:
+    """Whether ``hashes[offset[q] + a] == hashes[offset[q] + b]`` where ``among`` is set (usually nowhere)."""
+    if not among.any():
+        return False
+    base = offset[q.compress(among)]
+    return bool((hashes[base + a.compress(among)] == hashes[base + b.compress(among)]).any())
+
+
+def _equal_runs(at: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Every pair of positions in the runs of equal keys, from ``at``: positions equal to the next one.
+
+    A run of ``m`` equal keys (``m - 1`` consecutive entries of ``at``) gives all its ``m (m - 1) / 2``
+    pairs, ``(left, right)`` with ``left < right``. The flag: a run is longer than ``_MAX_RUN``
+    (its pairs are left out).
+
+    Examples
+    --------
+    >>> left, right, long = _equal_runs(np.array([3, 4, 8]))  # keys 3, 4, 5 are equal, and 8, 9
+    >>> left.tolist(), right.tolist(), long
+    ([3, 4, 8, 3], [4, 5, 9, 5], False)
+    """
+    left, right = [at], [at + 1]
+    start = at[:-1].compress(at[1:] == at[:-1] + 1)  # starts of three equal keys: start, +1, +2
+    gap = 2
+    while start.size and gap < _MAX_RUN:
+        left.append(start)
+        right.append(start + gap)
+        start = start[np.isin(start + gap, at)]  # the run goes on past start + gap
+        gap += 1
+    return np.concatenate(left), np.concatenate(right), bool(start.size)
+
+
 def _keys_in_rows(
-    lengths: np.ndarray, run_hash: np.ndarray, jq: np.ndarray, jhash: np.ndarray, jcount: np.ndarray, width: int
+    lengths: np.ndarray, run_hash: np.ndarray, jq: np.ndarray, jhash: np.ndarray, used: np.ndarray, width: int
 ) -> np.ndarray:
     """The sorted rows of :func:`_pairs_in_rows`: a query's retrieved keys, its judged keys, padding.
 
-    Padding keys are distinct (their hash bits count down from all ones), so two never pair.
+    A key is the high half of the document hash (rows up to 256 wide: 32-bit keys, 24 or more hash
+    bits, sorted about twice as fast as 64-bit ones) or the whole hash, with its low bits replaced
+    by its position in the row. Padding keys are distinct (their hash bits count down from all ones),
+    so two never pair. When most rows hold at most ``_NETWORK`` keys, every row's first
+    ``_NETWORK`` keys are sorted (numpy sorts that few keys in registers, about twice as fast per key
+    as a wider row, measured), then the longer rows whole; the other rows' unsorted tail is padding.
     """
     bits = (width - 1).bit_length()
-    low = np.uint64((1 << bits) - 1)
-    slot = np.arange(width, dtype=np.uint64)
-    pad = ((np.uint64((1 << (64 - bits)) - 1) - slot) << np.uint64(bits)) | slot
-    rows = np.empty((lengths.size, width), dtype=np.uint64)
+    dtype = np.uint32 if bits <= 8 else np.uint64
+    run_bits, judged_bits = _high_half(run_hash, dtype), _high_half(jhash, dtype)
+    low = dtype((1 << bits) - 1)
+    slot = np.arange(width, dtype=dtype)
+    pad = ((dtype(np.iinfo(dtype).max >> bits) - slot) << dtype(bits)) | slot
+    rows = np.empty((lengths.size, width), dtype=dtype)
     depth = int(lengths.max())
     if depth and bool((lengths == depth).all()):  # a run cut at one depth: the retrieved keys are one block
         rows[:, depth:] = pad[depth:]
         block = rows[:, :depth]
-        np.bitwise_and(run_hash.reshape(-1, depth), ~low, out=block)
+        np.bitwise_and(run_bits.reshape(-1, depth), ~low, out=block)
         block |= slot[:depth]
     else:
         rows[:] = pad
         run_q = np.repeat(np.arange(lengths.size), lengths)
         pos = np.arange(run_q.size) - (np.cumsum(lengths) - lengths)[run_q]
-        rows.reshape(-1)[run_q * width + pos] = (run_hash & ~low) | pos.astype(np.uint64)
+        rows.reshape(-1)[run_q * width + pos] = (run_bits & ~low) | pos.astype(dtype)
+    jcount = used - lengths
     jpos = np.arange(jq.size) - (np.cumsum(jcount) - jcount)[jq] + lengths[jq]
-    rows.reshape(-1)[jq * width + jpos] = (jhash & ~low) | jpos.astype(np.uint64)
-    rows.sort(axis=1)
+    rows.reshape(-1)[jq * width + jpos] = (judged_bits & ~low) | jpos.astype(dtype)
+    wide = np.flatnonzero(used > _NETWORK)
+    if width > _NETWORK and 2 * wide.size < lengths.size:
+        rows[:, :_NETWORK].sort(axis=1)
+        rows[wide] = np.sort(rows[wide], axis=1)
+    else:
+        rows.sort(axis=1)
     return rows
+
+
+def _high_half(hashes: np.ndarray, dtype: type) -> np.ndarray:
+    """The high 32 bits of 64-bit hashes as a uint32 view (no copy), or the hashes themselves."""
+    if dtype is np.uint64:
+        return hashes
+    halves = np.ascontiguousarray(hashes).view(np.uint32)
+    return halves[1::2] if sys.byteorder == "little" else halves[0::2]
 
 
 def compute_measures(
