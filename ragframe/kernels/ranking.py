@@ -500,18 +500,24 @@ def _pairs_in_rows(lengths: np.ndarray, run_hash: np.ndarray, jq: np.ndarray, jh
     q = left // width
     a, b = (flat[left] & low).astype(np.int64), (flat[right] & low).astype(np.int64)  # positions, a < b
     depth = lengths[q]
-    real = (right < (q + 1) * width) & (b < used[q])  # one row, no pad
+    real = (right - q * width < width) & (b < used[q])  # one row, no pad
     match = real & (a < depth) & (b >= depth)
     rstart, jstart = np.cumsum(lengths) - lengths, np.cumsum(jcount) - jcount
     retrieved_twice = _same_hash(run_hash, rstart, q, a, b, real & (b < depth))
     judged_twice = _same_hash(jhash, jstart - lengths, q, a, b, real & (a >= depth))
-    q, rank = q.compress(match), a.compress(match)  # compress: several times faster than a[mask]
-    j = jstart[q] + b.compress(match) - depth.compress(match)
-    # by query then rank: one sort of (q, rank, j) packed in an int64 (q * width + rank < 2**40, j < 2**23)
+    j = (jstart - lengths)[q] + b
+    # by query then rank: one sort of (q, rank, j) packed in an int64 (q * width + rank < 2**40, j < 2**23),
+    # the other pairs (a few chance agreements) last and cut off: cheaper than compressing four arrays
     if q.size and int(q[-1]) * width < 1 << 40 and jq.size < 1 << 23:
-        packed = np.sort(((q * width + rank) << 23) | j)
-        q, rank, j = (packed >> 23) // width, (packed >> 23) % width, packed & ((1 << 23) - 1)
+        packed = ((q * width + a) << 23) | j
+        np.putmask(packed, ~match, np.iinfo(np.int64).max)
+        packed.sort()
+        packed = packed[: np.count_nonzero(match)]
+        key = packed >> 23
+        q = key // width
+        rank, j = key - q * width, packed & ((1 << 23) - 1)
     else:
+        q, rank, j = q.compress(match), a.compress(match), j.compress(match)
         order = np.argsort(q * width + rank)
         q, rank, j = q[order], rank[order], j[order]
     return _RowPairs(
@@ -549,7 +555,10 @@ def _equal_runs(at: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
     ([3, 4, 8, 3], [4, 5, 9, 5], False)
     """
     left, right = [at], [at + 1]
-    start = at[:-1].compress(at[1:] == at[:-1] + 1)  # starts of three equal keys: start, +1, +2
+    runs = at[1:] == at[:-1] + 1
+    if not runs.any():  # the usual case: pairs only
+        return at, right[0], False
+    start = at[:-1].compress(runs)  # starts of three equal keys: start, +1, +2
     gap = 2
     while start.size and gap < _MAX_RUN:
         left.append(start)
@@ -581,16 +590,14 @@ def _keys_in_rows(
     depth = int(lengths.max())
     if depth and bool((lengths == depth).all()):  # a run cut at one depth: the retrieved keys are one block
         rows[:, depth:] = pad[depth:]
-        block = rows[:, :depth]
-        np.bitwise_and(run_bits.reshape(-1, depth), ~low, out=block)
-        block |= slot[:depth]
+        np.bitwise_or((run_bits & ~low).reshape(-1, depth), slot[:depth], out=rows[:, :depth])
     else:
         rows[:] = pad
         run_q = np.repeat(np.arange(lengths.size), lengths)
         pos = np.arange(run_q.size) - (np.cumsum(lengths) - lengths)[run_q]
         rows.reshape(-1)[run_q * width + pos] = (run_bits & ~low) | pos.astype(dtype)
     jcount = used - lengths
-    jpos = np.arange(jq.size) - (np.cumsum(jcount) - jcount)[jq] + lengths[jq]
+    jpos = np.arange(jq.size) + (lengths - (np.cumsum(jcount) - jcount))[jq]  # position in the row
     rows.reshape(-1)[jq * width + jpos] = (judged_bits & ~low) | jpos.astype(dtype)
     wide = np.flatnonzero(used > _NETWORK)
     if width > _NETWORK and 2 * wide.size < lengths.size:
