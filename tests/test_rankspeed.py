@@ -371,3 +371,43 @@ def test_rows_find_the_pairs_of_a_plain_search(seed):
     assert len(got) == len(set(got)) and set(got) == pairs
     assert [(q, r) for q, r, _ in got] == sorted((q, r) for q, r, _ in got)  # by query then rank
     np.testing.assert_array_equal(found.row, (np.cumsum(lengths) - lengths)[found.q] + found.rank)
+
+
+@pytest.mark.parametrize("chunks", [1, 3])
+def test_judgments_by_count_per_query_score_as_by_codes(chunks):
+    """Judgments given as counts per query (grouped, no code array) give what their codes give."""
+    rng = np.random.default_rng(7)
+    counts = rng.integers(0, 6, 12)
+    run_doc = pl.Series([f"q{q}-d{d}" for q, c in enumerate(counts) for d in rng.choice(8, c, replace=False)])
+    per_query = rng.integers(0, 5, 12)
+    jq = np.repeat(np.arange(12), per_query)
+    jdoc = pl.Series([f"q{q}-d{d}" for q, c in enumerate(per_query) for d in rng.choice(8, c, replace=False)])
+    grade = rng.integers(-1, 4, jq.size)
+    judged = per_query > 0
+    options = {"ks": [1, 3], "measures": [*ranking.CUT_MEASURES, *ranking.FULL_MEASURES], "chunks": chunks}
+    by_codes = ranking.rank_measures(run_doc, counts, ranking.Judgments(jq, jdoc, grade, judged), **options)
+    lazy = ranking.Judgments(None, jdoc, grade, judged, per_query=per_query)
+    by_count = ranking.rank_measures(run_doc, counts, lazy, check_unique=True, check_repeats=True, **options)
+    for name in by_codes:
+        np.testing.assert_array_equal(by_count[name], by_codes[name], err_msg=name)
+    np.testing.assert_array_equal(lazy.q, jq)
+    with pytest.raises(ValueError, match="q or per_query"):
+        ranking.Judgments(None, jdoc, grade, judged)
+
+
+def test_qrels_in_the_run_order_score_as_in_another_order():
+    """evaluate_run: qrels in the run's query order (counted per query) and reversed (coded by a join) agree."""
+    rng = np.random.default_rng(3)
+    n = 40
+    run = pl.DataFrame(
+        {
+            "query_id": np.repeat([f"q{i:02d}" for i in range(n)], 10),
+            "doc_id": [f"d{int(x)}" for x in rng.permutation(n * 10)],
+            "score": np.tile(np.arange(10, 0, -1), n).astype(float),
+        }
+    )
+    qrels = run.sample(fraction=0.3, seed=1).sort("query_id").select("query_id", "doc_id")
+    qrels = qrels.with_columns(relevance=pl.Series(rng.integers(0, 4, qrels.height)))
+    in_order = rf.evaluate_run(run, qrels, k=[1, 5])
+    reversed_ = rf.evaluate_run(run, qrels.sort("query_id", descending=True), k=[1, 5])
+    assert in_order.equals(reversed_)

@@ -24,8 +24,7 @@ import itertools
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 import polars as pl
@@ -194,14 +193,14 @@ def _judged_twice(q: np.ndarray, keys: np.ndarray) -> bool:
     return bool(pl.Series(keys).n_unique() != keys.size)
 
 
-@dataclass(frozen=True)
 class Judgments:
     """Deduplicated judgments as flat arrays.
 
     Attributes
     ----------
     q : numpy.ndarray
-        Query code of each judgment (int64).
+        Query code of each judgment (int64). When ``per_query`` is given, ``q`` may be ``None``
+        and is then made from it on first use (the usual input never needs the whole array).
     doc : polars.Series
         Judged document ids (String).
     grade : numpy.ndarray
@@ -209,12 +208,41 @@ class Judgments:
     judged : numpy.ndarray
         Bool per query: the query has judgments (possibly none relevant). Queries
         without judgments get null measures.
+    per_query : numpy.ndarray or None
+        The number of judgments of each query when they are grouped by query in code order
+        (query 0's first, as qrels usually come): :func:`rank_measures` splits them by it.
+        ``None``: not known.
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> docs, grades = pl.Series(["a", "b", "c"]), np.array([1, 0, 2])
+    >>> j = Judgments(None, docs, grades, np.ones(2, bool), per_query=np.array([2, 1]))
+    >>> j.q
+    array([0, 0, 1])
     """
 
-    q: np.ndarray
-    doc: pl.Series
-    grade: np.ndarray
-    judged: np.ndarray
+    __slots__ = ("_q", "doc", "grade", "judged", "per_query")
+
+    def __init__(
+        self,
+        q: np.ndarray | None,
+        doc: pl.Series,
+        grade: np.ndarray,
+        judged: np.ndarray,
+        *,
+        per_query: np.ndarray | None = None,
+    ) -> None:
+        if q is None and per_query is None:
+            raise ValueError("Judgments needs q or per_query")
+        self._q, self.doc, self.grade, self.judged, self.per_query = q, doc, grade, judged, per_query
+
+    @property
+    def q(self) -> np.ndarray:
+        if self._q is None:
+            per_query = cast("np.ndarray", self.per_query)
+            self._q = np.repeat(np.arange(per_query.size, dtype=np.int64), per_query)
+        return self._q
 
 
 def dedupe_judgments(
@@ -358,11 +386,24 @@ def rank_measures(
     bounds = np.linspace(0, nq, n_chunks + 1).astype(np.int64)
 
     # judgments grouped by query (the usual qrels layout): each chunk's are one slice, no filter
-    grouped = n_chunks > 1 and bool(np.all(judgments.q[1:] >= judgments.q[:-1]))
+    per_query = judgments.per_query
+    if per_query is not None:  # known grouped, with the count of each query: no pass over the codes
+        jstarts = np.zeros(nq + 1, dtype=np.int64)
+        np.cumsum(per_query, out=jstarts[1:])
+    grouped = n_chunks > 1 and bool(np.all(judgments.q[1:] >= judgments.q[:-1])) if per_query is None else True
 
     def score(q0: int, q1: int) -> dict[str, np.ndarray] | None:
         r0, r1 = int(starts[q0]), int(starts[q1])
-        if grouped:
+        if per_query is not None:
+            j0, j1 = int(jstarts[q0]), int(jstarts[q1])
+            part = Judgments(
+                None,
+                judgments.doc.slice(j0, j1 - j0),
+                judgments.grade[j0:j1],
+                judgments.judged[q0:q1],
+                per_query=per_query[q0:q1],
+            )
+        elif grouped:
             j0, j1 = (int(j) for j in np.searchsorted(judgments.q, [q0, q1]))
             part = Judgments(
                 q=judgments.q[j0:j1] - q0,
@@ -434,7 +475,7 @@ def _hits(
     (query, document) may be judged twice, or retrieved twice).
     """
     run_hash = docs.hash(_SEED).to_numpy()
-    found = _pairs_in_rows(lengths, run_hash, part.q, part.doc.hash(_SEED).to_numpy())
+    found = _pairs_in_rows(lengths, run_hash, part.q, part.doc.hash(_SEED).to_numpy(), part.per_query)
     if found is not None:
         if (check_unique and found.judged_twice) or (check_repeats and found.retrieved_twice):
             return None
@@ -466,7 +507,9 @@ class _RowPairs(NamedTuple):
     unsettled: bool  # a case left to the hash join: more than _MAX_RUN keys of a row share their hash bits
 
 
-def _pairs_in_rows(lengths: np.ndarray, run_hash: np.ndarray, jq: np.ndarray, jhash: np.ndarray) -> _RowPairs | None:
+def _pairs_in_rows(
+    lengths: np.ndarray, run_hash: np.ndarray, jq: np.ndarray, jhash: np.ndarray, per_query: np.ndarray | None = None
+) -> _RowPairs | None:
     """Pairs of a retrieved row and a judgment of one query whose document hashes agree.
 
     Each query's keys (retrieved rows first, then judgments) fill a row of a matrix, padded to
@@ -477,6 +520,7 @@ def _pairs_in_rows(lengths: np.ndarray, run_hash: np.ndarray, jq: np.ndarray, jh
     may be a chance agreement: two retrieved rows (or two judgments) count as one document only when
     their full 64-bit hashes agree, and the caller compares the strings of every (retrieved row,
     judgment) pair. ``None`` when the judgments are not grouped by query or the padding would be large.
+    ``per_query``: the number of judgments of each query, when they are known to be grouped (no check).
 
     Examples
     --------
@@ -487,9 +531,9 @@ def _pairs_in_rows(lengths: np.ndarray, run_hash: np.ndarray, jq: np.ndarray, jh
     (array([0]), array([1]), array([0]), False)
     """
     nq = lengths.size
-    if nq == 0 or jq.size == 0 or not bool(np.all(jq[1:] >= jq[:-1])):
+    if nq == 0 or jq.size == 0 or (per_query is None and not bool(np.all(jq[1:] >= jq[:-1]))):
         return None
-    jcount = np.bincount(jq, minlength=nq)
+    jcount = np.bincount(jq, minlength=nq) if per_query is None else per_query
     used = lengths + jcount  # keys in each row; the rest is padding
     width = int(used.max())
     if width < 2 or width >= 1 << 20 or nq * width > 2 * (run_hash.size + jq.size) + 4096:
