@@ -375,7 +375,7 @@ def test_rows_find_the_pairs_of_a_plain_search(seed):
 
 @pytest.mark.parametrize("chunks", [1, 3])
 def test_judgments_by_count_per_query_score_as_by_codes(chunks):
-    """Judgments given as counts per query (grouped, no code array) give what their codes give."""
+    """Judgments given as counts per query (grouped, no code array; grades a Series) give what their codes give."""
     rng = np.random.default_rng(7)
     counts = rng.integers(0, 6, 12)
     run_doc = pl.Series([f"q{q}-d{d}" for q, c in enumerate(counts) for d in rng.choice(8, c, replace=False)])
@@ -386,7 +386,7 @@ def test_judgments_by_count_per_query_score_as_by_codes(chunks):
     judged = per_query > 0
     options = {"ks": [1, 3], "measures": [*ranking.CUT_MEASURES, *ranking.FULL_MEASURES], "chunks": chunks}
     by_codes = ranking.rank_measures(run_doc, counts, ranking.Judgments(jq, jdoc, grade, judged), **options)
-    lazy = ranking.Judgments(None, jdoc, grade, judged, per_query=per_query)
+    lazy = ranking.Judgments(None, jdoc, pl.Series(grade), judged, per_query=per_query)  # grades as a Series
     by_count = ranking.rank_measures(run_doc, counts, lazy, check_unique=True, check_repeats=True, **options)
     for name in by_codes:
         np.testing.assert_array_equal(by_count[name], by_codes[name], err_msg=name)

@@ -204,7 +204,8 @@ class Judgments:
     doc : polars.Series
         Judged document ids (String).
     grade : numpy.ndarray
-        Integer grade of each judgment (int64).
+        Integer grade of each judgment (int64). May be given as an Int64 Series: converted on
+        first use, and :meth:`grades` converts a slice alone (no copy of a whole chunked column).
     judged : numpy.ndarray
         Bool per query: the query has judgments (possibly none relevant). Queries
         without judgments get null measures.
@@ -220,22 +221,36 @@ class Judgments:
     >>> j = Judgments(None, docs, grades, np.ones(2, bool), per_query=np.array([2, 1]))
     >>> j.q
     array([0, 0, 1])
+    >>> Judgments(None, docs, pl.Series(grades), np.ones(2, bool), per_query=np.array([2, 1])).grades(1, 3)
+    array([0, 2])
     """
 
-    __slots__ = ("_q", "doc", "grade", "judged", "per_query")
+    __slots__ = ("_grade", "_q", "doc", "judged", "per_query")
 
     def __init__(
         self,
         q: np.ndarray | None,
         doc: pl.Series,
-        grade: np.ndarray,
+        grade: np.ndarray | pl.Series,
         judged: np.ndarray,
         *,
         per_query: np.ndarray | None = None,
     ) -> None:
         if q is None and per_query is None:
             raise ValueError("Judgments needs q or per_query")
-        self._q, self.doc, self.grade, self.judged, self.per_query = q, doc, grade, judged, per_query
+        self._q, self.doc, self._grade, self.judged, self.per_query = q, doc, grade, judged, per_query
+
+    @property
+    def grade(self) -> np.ndarray:
+        if isinstance(self._grade, pl.Series):
+            self._grade = self._grade.to_numpy()
+        return self._grade
+
+    def grades(self, start: int, stop: int) -> np.ndarray:
+        """The grades of judgments ``start`` to ``stop - 1``."""
+        if isinstance(self._grade, pl.Series):
+            return self._grade.slice(start, stop - start).to_numpy()
+        return self._grade[start:stop]
 
     @property
     def q(self) -> np.ndarray:
@@ -399,7 +414,7 @@ def rank_measures(
             part = Judgments(
                 None,
                 judgments.doc.slice(j0, j1 - j0),
-                judgments.grade[j0:j1],
+                judgments.grades(j0, j1),
                 judgments.judged[q0:q1],
                 per_query=per_query[q0:q1],
             )

@@ -1014,7 +1014,8 @@ def evaluate_run(
     refuse_repeats = partial(_refuse_repeats_exactly, tables, names["doc_id"], function) if fused else None
     try:
         row_of = (lambda at: at) if jrows is None else (lambda at: int(jrows[at]))
-        _check_err_grades(trec, judgments.grade, row_of, names["relevance"], function)
+        if trec is not None:  # (the grades are converted only when needed)
+            _check_err_grades(trec, judgments.grade, row_of, names["relevance"], function)
     except SchemaError:
         if refuse_repeats is not None:  # a repeated document is named first, as when it is checked first
             refuse_repeats()
@@ -1203,7 +1204,7 @@ def _coded_judgments(
     if qrels_firsts.equals(qids):  # the usual case: the same queries in the same order, no lookup
         per_query = qrels_runs.get_column("len").to_numpy().astype(np.int64)  # a query's judgments: one run
         judged = np.ones(qids.len(), dtype=bool)
-        judgments = Judgments(None, tables.qrels_doc, tables.grades.to_numpy(), judged, per_query=per_query)
+        judgments = Judgments(None, tables.qrels_doc, tables.grades, judged, per_query=per_query)
         return codes.get_column("qid"), run_counts.astype(np.int64), judgments, None  # judgment i: qrels row i
     judged_qids = qrels_firsts.unique(maintain_order=True)
     extra = judged_qids.filter(~judged_qids.is_in(qids.implode()))
