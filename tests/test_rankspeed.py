@@ -411,3 +411,22 @@ def test_qrels_in_the_run_order_score_as_in_another_order():
     in_order = rf.evaluate_run(run, qrels, k=[1, 5])
     reversed_ = rf.evaluate_run(run, qrels.sort("query_id", descending=True), k=[1, 5])
     assert in_order.equals(reversed_)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_judged_counts_from_one_histogram_equal_the_direct_ones(seed):
+    """R and the ideal DCG from one (query, grade) count equal R counted and the ideal DCG by grade blocks.
+
+    Grades -1..3 (and a wide spread, counted the direct way), levels 0..4, queries without judgments.
+    """
+    rng = np.random.default_rng(seed)
+    nq = int(rng.integers(1, 30))
+    jq = np.sort(rng.integers(0, nq, int(rng.integers(0, 200))))
+    low, high = [(-1, 4), (1, 3), (-1, 1), (0, 1), (-5, 200)][seed % 5]
+    jg = rng.integers(low, high, jq.size)
+    for level in range(5):
+        num_rel, ideal = ranking._judged_per_query(jq, jg, nq, level)
+        np.testing.assert_array_equal(num_rel, np.bincount(jq[jg >= level], minlength=nq))
+        direct = ranking._ideal_dcg(jq, jg, nq)
+        for k in (None, 1, 3, 10):
+            np.testing.assert_array_equal(ideal(k), direct(k))

@@ -723,7 +723,7 @@ def compute_measures(
     rq, rrank = hit_q.compress(rel), hit_rank.compress(rel)  # compress: several times faster than a[mask]
 
     jq, jg = judgments.q, judgments.grade
-    num_rel = np.bincount(jq.compress(jg >= relevance_level), minlength=nq).astype(np.int64)
+    num_rel, ideal_dcg = _judged_per_query(jq, jg, nq, relevance_level)
     num_rel_ret = np.bincount(rq, minlength=nq).astype(np.int64)
     has_rel = num_rel > 0
     safe_r = np.where(has_rel, num_rel, 1).astype(np.float64)
@@ -739,7 +739,6 @@ def compute_measures(
     gain = hit_grade > 0
     gain_q, gain_rank = hit_q.compress(gain), hit_rank.compress(gain)
     gain_disc = hit_grade.compress(gain) / np.log2(gain_rank + 2.0)
-    ideal_dcg = _ideal_dcg(jq, jg, nq)
 
     def top(depth: np.ndarray | int) -> np.ndarray:
         """Relevant rows among the first ``depth`` of each query."""
@@ -851,6 +850,12 @@ def _ideal_dcg(jq: np.ndarray, jg: np.ndarray, nq: int) -> Callable[[int | None]
 
         return by_sorting
     counts = np.bincount(q * span + (g_max - g), minlength=nq * span).reshape(nq, span)  # column c: grade g_max - c
+    return _ideal_by_counting(counts, g_max)
+
+
+def _ideal_by_counting(counts: np.ndarray, g_max: int) -> Callable[[int | None], np.ndarray]:
+    """:func:`_ideal_dcg` from the number of documents of each query (row) and grade (column ``c``: ``g_max - c``)."""
+    span = counts.shape[1]
     ends = np.cumsum(counts, axis=1)
     starts = ends - counts
     grades = (g_max - np.arange(span)).astype(np.float64)
@@ -862,6 +867,36 @@ def _ideal_dcg(jq: np.ndarray, jg: np.ndarray, nq: int) -> Callable[[int | None]
         return (prefix[end] - prefix[start]) @ grades
 
     return by_counting
+
+
+def _judged_per_query(
+    jq: np.ndarray, jg: np.ndarray, nq: int, level: int
+) -> tuple[np.ndarray, Callable[[int | None], np.ndarray]]:
+    """The number of relevant judged documents of each query (R) and :func:`_ideal_dcg`.
+
+    With few distinct grades (the usual 0..3), both come from one count of the judgments of
+    each (query, grade); the ideal DCG is then computed as :func:`_ideal_dcg` computes it.
+
+    Examples
+    --------
+    >>> num_rel, ideal = _judged_per_query(np.array([0, 0, 1]), np.array([2, 0, 1]), 2, 1)
+    >>> num_rel, ideal(1)
+    (array([1, 1]), array([2., 1.]))
+    """
+    if jg.size:
+        g_lo, g_hi = int(jg.min()), int(jg.max())
+        span = g_hi - g_lo + 1
+        if nq * span <= 4 * jg.size + 1_000_000:
+            hist = np.bincount(jq * span + (g_hi - jg), minlength=nq * span).reshape(nq, span)  # column c: g_hi - c
+            num_rel = hist[:, : max(g_hi - level + 1, 0)].sum(axis=1)
+            positive = hist[:, : max(g_hi, 0)].sum(axis=0)  # documents of grades g_hi, g_hi - 1, ..., 1
+            if not positive.any():
+                return num_rel, lambda k: np.zeros(nq)
+            width = int(np.flatnonzero(positive)[-1]) + 1  # down to the lowest positive grade judged
+            if nq * width <= 4 * int(positive.sum()) + 1_000_000:  # :func:`_ideal_dcg` counts too
+                return num_rel, _ideal_by_counting(hist[:, :width], g_hi)
+            return num_rel, _ideal_dcg(jq, jg, nq)
+    return np.bincount(jq.compress(jg >= level), minlength=nq).astype(np.int64), _ideal_dcg(jq, jg, nq)
 
 
 def _ideal(jq: np.ndarray, jg: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
