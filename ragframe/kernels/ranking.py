@@ -622,7 +622,8 @@ def _equal_runs(at: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
     while start.size and gap < _MAX_RUN:
         left.append(start)
         right.append(start + gap)
-        start = start[np.isin(start + gap, at)]  # the run goes on past start + gap
+        at_gap = np.searchsorted(at, start + gap)  # the run goes on past start + gap (at is sorted; start is short)
+        start = start.compress(at.take(at_gap, mode="clip") == start + gap)
         gap += 1
     return np.concatenate(left), np.concatenate(right), bool(start.size)
 
