@@ -430,3 +430,23 @@ def test_judged_counts_from_one_histogram_equal_the_direct_ones(seed):
         direct = ranking._ideal_dcg(jq, jg, nq)
         for k in (None, 1, 3, 10):
             np.testing.assert_array_equal(ideal(k), direct(k))
+
+
+@pytest.mark.parametrize("chunks", [1, 2, 5])
+def test_a_run_in_several_chunks_scores_as_in_one(chunks):
+    """The matches are gathered from each chunk of the run's doc ids in turn: the values of one chunk."""
+    rng = np.random.default_rng(11)
+    counts = rng.integers(0, 9, 40)
+    docs = [f"q{q}-d{d}" for q, c in enumerate(counts) for d in rng.choice(12, c, replace=False)]
+    cuts = np.sort(rng.choice(len(docs), 6, replace=False))  # chunk boundaries anywhere, queries cut across
+    pieces = [pl.Series(part, dtype=pl.String) for part in np.split(np.array(docs), cuts)]
+    run_doc = pl.concat(pieces, rechunk=False)
+    assert run_doc.n_chunks() > 1
+    per_query = rng.integers(0, 6, 40)
+    jdoc = pl.Series([f"q{q}-d{d}" for q, c in enumerate(per_query) for d in rng.choice(12, c, replace=False)])
+    judgments = ranking.Judgments(None, jdoc, rng.integers(0, 4, jdoc.len()), per_query > 0, per_query=per_query)
+    options = {"ks": [1, 3], "measures": [*ranking.CUT_MEASURES, *ranking.FULL_MEASURES], "chunks": chunks}
+    split = ranking.rank_measures(run_doc, counts, judgments, **options)
+    whole = ranking.rank_measures(run_doc.rechunk(), counts, judgments, **options)
+    for name in whole:
+        np.testing.assert_array_equal(split[name], whole[name], err_msg=name)
