@@ -494,6 +494,8 @@ def _hits(
             return None
         if not (found.judged_twice or found.retrieved_twice or found.unsettled):
             same = _same_documents(docs, found.row, part.doc, found.j)  # keys verified
+            if same.all():  # the usual case: no chance agreement among the pairs
+                return found.q, found.rank, part.grade[found.j]
             return found.q.compress(same), found.rank.compress(same), part.grade[found.j.compress(same)]
     keys = pair_keys(part.q, part.doc)
     if check_unique and _judged_twice(part.q, keys):
@@ -749,15 +751,14 @@ def compute_measures(
     safe_r = np.where(has_rel, num_rel, 1).astype(np.float64)
     no_judgments = ~judgments.judged
 
-    # index of each relevant row among its query's relevant rows (0, 1, 2, ...)
-    starts_rel = np.zeros(nq + 1, dtype=np.int64)
+    starts_rel = np.zeros(nq + 1, dtype=np.int64)  # each query's relevant rows: from starts_rel[q] on
     np.cumsum(num_rel_ret, out=starts_rel[1:])
-    nth = np.arange(rq.size, dtype=np.int64) - starts_rel[rq]
     first_rank = np.full(nq, np.iinfo(np.int64).max)
-    first_rank[rq.compress(nth == 0)] = rrank.compress(nth == 0)
+    found_rel = num_rel_ret > 0
+    first_rank[found_rel] = rrank[starts_rel[:-1][found_rel]]  # each query's first relevant row
 
-    gain = hit_grade > 0
-    gain_q, gain_rank = hit_q.compress(gain), hit_rank.compress(gain)
+    gain = rel if relevance_level == 1 else hit_grade > 0  # integer grades: >= 1 is > 0
+    gain_q, gain_rank = (rq, rrank) if relevance_level == 1 else (hit_q.compress(gain), hit_rank.compress(gain))
     gain_disc = hit_grade.compress(gain) / np.log2(gain_rank + 2.0)
 
     def top(depth: np.ndarray | int) -> np.ndarray:
@@ -801,6 +802,7 @@ def compute_measures(
         found_any = first_rank < np.iinfo(np.int64).max
         out["mrr"] = np.where(found_any, 1.0 / (np.where(found_any, first_rank, 0) + 1.0), 0.0)
     if "average_precision" in wanted:
+        nth = np.arange(rq.size, dtype=np.int64) - starts_rel[rq]  # index among the query's relevant rows
         out["average_precision"] = average_precision(rq, rrank, nth, safe_r)
     if "r_precision" in wanted:
         out["r_precision"] = top(num_rel) / safe_r
