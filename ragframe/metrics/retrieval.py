@@ -1354,7 +1354,9 @@ def _group_run(
     if qid.len() == 0:
         return qid, doc, np.zeros(0, dtype=np.int64)
     firsts, lengths = runs.get_column("value"), runs.get_column("len").to_numpy().astype(np.int64)
-    if firsts.n_unique() != firsts.len() or not _in_trec_order(lengths, score, doc, steps):
+    # grouped: each query id starts one run (ids in sorted order, as runs usually are, need no hash count)
+    grouped = firsts.is_sorted() or firsts.n_unique() == firsts.len()
+    if not grouped or not _in_trec_order(lengths, score, doc, steps):
         ordered = pl.DataFrame({"q": qid, "s": score, "d": doc}).sort(
             ["q", "s", "d"], descending=[False, True, True], maintain_order=True
         )
