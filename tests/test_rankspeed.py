@@ -9,6 +9,8 @@ hash join, with a hash that collides on purpose.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import polars as pl
 import pytest
@@ -450,3 +452,29 @@ def test_a_run_in_several_chunks_scores_as_in_one(chunks):
     whole = ranking.rank_measures(run_doc.rechunk(), counts, judgments, **options)
     for name in whole:
         np.testing.assert_array_equal(split[name], whole[name], err_msg=name)
+
+
+def test_chunks_whose_values_differ_in_dtype_are_concatenated(monkeypatch):
+    """Each chunk copies its values into one array; a chunk whose dtype differs is concatenated instead."""
+    rng = np.random.default_rng(5)
+    counts = rng.integers(1, 6, 30)
+    run_doc = pl.Series([f"q{q}-d{d}" for q, c in enumerate(counts) for d in rng.choice(8, c, replace=False)])
+    per_query = rng.integers(1, 5, 30)
+    jdoc = pl.Series([f"q{q}-d{d}" for q, c in enumerate(per_query) for d in rng.choice(8, c, replace=False)])
+    judgments = ranking.Judgments(None, jdoc, rng.integers(0, 4, jdoc.len()), per_query > 0, per_query=per_query)
+    options = {"ks": [1, 3], "measures": ["mrr", "ndcg", "num_ret"], "chunks": 3}
+    expected = ranking.rank_measures(run_doc, counts, judgments, **options)
+    original, calls = ranking.compute_measures, itertools.count()
+
+    def one_chunk_in_float32(*args, **kwargs):
+        out = original(*args, **kwargs)
+        if next(calls) == 1:
+            out["mrr"] = out["mrr"].astype(np.float32)
+        return out
+
+    monkeypatch.setattr(ranking, "compute_measures", one_chunk_in_float32)
+    got = ranking.rank_measures(run_doc, counts, judgments, **options)
+    assert list(got) == list(expected) and got["mrr"].dtype == np.float64
+    np.testing.assert_allclose(got["mrr"], expected["mrr"], rtol=1e-6)
+    np.testing.assert_array_equal(got["ndcg"], expected["ndcg"])
+    np.testing.assert_array_equal(got["num_ret"], expected["num_ret"])

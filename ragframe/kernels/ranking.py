@@ -468,11 +468,30 @@ def rank_measures(
 
     if n_chunks == 1:
         return score(0, nq)
+    joined: dict[str, np.ndarray] = {}  # each chunk copies its values in, on its thread
+    unlike: list[str] = []  # a value of another dtype or shape than the first chunk's: concatenated at the end
+
+    def score_into(q0: int, q1: int) -> dict[str, np.ndarray] | None:
+        part = score(q0, q1)
+        for name, values in (part or {}).items():
+            if name not in joined:
+                joined.setdefault(name, np.empty(nq, dtype=values.dtype))  # one array, whichever thread is first
+            target = joined[name]
+            if values.dtype == target.dtype and values.shape == (q1 - q0,):
+                target[q0:q1] = values
+            else:
+                unlike.append(name)
+        return part
+
     with ThreadPoolExecutor(max_workers=min(n_chunks, cores)) as pool:
-        parts = list(pool.map(score, bounds[:-1], bounds[1:]))
+        parts = list(pool.map(score_into, bounds[:-1], bounds[1:]))
     if any(part is None for part in parts):
         return None
-    return {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}  # type: ignore[index]
+    names = cast("dict[str, np.ndarray]", parts[0])
+    return {
+        name: np.concatenate([part[name] for part in parts]) if name in unlike else joined[name]  # type: ignore[index]
+        for name in names
+    }
 
 
 def _hits(
