@@ -405,7 +405,7 @@ def rank_measures(
     if per_query is not None:  # known grouped, with the count of each query: no pass over the codes
         jstarts = np.zeros(nq + 1, dtype=np.int64)
         np.cumsum(per_query, out=jstarts[1:])
-    grouped = n_chunks > 1 and bool(np.all(judgments.q[1:] >= judgments.q[:-1])) if per_query is None else True
+    grouped = per_query is not None or (n_chunks > 1 and bool(np.all(judgments.q[1:] >= judgments.q[:-1])))
 
     def score(q0: int, q1: int) -> dict[str, np.ndarray] | None:
         r0, r1 = int(starts[q0]), int(starts[q1])
