@@ -9,6 +9,8 @@ hash join, with a hash that collides on purpose.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import polars as pl
 import pytest
@@ -262,25 +264,24 @@ def test_matching_by_rows_falls_back_when_judgments_are_not_grouped():
 
 
 def _hashes(values: list[int], bits: int) -> np.ndarray:
-    """Document hashes whose bits above the low ``bits`` (the row sort's hash bits) are ``values``."""
-    return np.array(values, dtype=np.uint64) << np.uint64(bits)
+    """Document hashes whose key bits (rows up to 256 wide: the high 32 bits above the low ``bits``) are ``values``."""
+    return np.array(values, dtype=np.uint64) << np.uint64(32 + bits)
 
 
-def test_rows_leave_a_key_equal_to_padding_to_the_join():
-    """Row 1 has a retrieved key and one pad; the key's hash bits equal the pad's: unsettled, no flag."""
+def test_rows_ignore_a_key_equal_to_padding():
+    """Row 1 has a retrieved key and one pad; the key's hash bits equal the pad's: no pair, no flag."""
     lengths, jq = np.array([1, 1]), np.array([0])  # row 0: retrieved, judged; row 1: retrieved, pad
-    pad_bits = (1 << 63) - 1 - 1  # the pad at position 1 (width 2: 1 low bit)
+    pad_bits = (1 << 31) - 1 - 1  # the pad at position 1 (width 2: 1 low bit)
     found = ranking._pairs_in_rows(lengths, _hashes([5, pad_bits], 1), jq, _hashes([6], 1))
-    assert (found.unsettled, found.retrieved_twice, found.judged_twice, found.q.size) == (True, False, False, 0)
+    assert (found.unsettled, found.retrieved_twice, found.judged_twice, found.q.size) == (False, False, False, 0)
 
 
-def test_rows_leave_equal_keys_across_two_rows_to_the_join():
-    """The last key of query 0 and the first of query 1 agree: not a pair of one query, unsettled."""
+def test_rows_ignore_equal_keys_across_two_rows():
+    """The last key of query 0 and the first of query 1 agree: not a pair of one query."""
     lengths, jq = np.array([2, 2]), np.array([0, 1])  # width 3, 2 low bits
     found = ranking._pairs_in_rows(lengths, _hashes([1, 2, 5, 7], 2), jq, _hashes([5, 8], 2))
-    assert found.unsettled and not (found.retrieved_twice or found.judged_twice)
+    assert not (found.unsettled or found.retrieved_twice or found.judged_twice) and found.q.size == 0
     settled = ranking._pairs_in_rows(lengths, _hashes([1, 2, 6, 7], 2), jq, _hashes([2, 8], 2))
-    assert not settled.unsettled
     assert (settled.q.tolist(), settled.rank.tolist(), settled.row.tolist(), settled.j.tolist()) == ([0], [1], [1], [0])
 
 
@@ -290,3 +291,190 @@ def test_rows_flag_keys_twice_in_one_query():
     assert twice.retrieved_twice and not twice.judged_twice
     judged = ranking._pairs_in_rows(lengths, _hashes([1, 2, 3], 3), jq, _hashes([4, 4], 3))
     assert judged.judged_twice and not judged.retrieved_twice
+
+
+def test_rows_flag_only_full_hashes_twice():
+    """Keys agree (the high 32 bits) but the 64-bit hashes differ: a chance agreement, not a repeat."""
+    lengths, jq = np.array([3]), np.array([0, 0])
+    run = _hashes([1, 2, 1], 3) | np.array([0, 0, 1], dtype=np.uint64)
+    judged = _hashes([4, 4], 3) | np.array([0, 1], dtype=np.uint64)
+    found = ranking._pairs_in_rows(lengths, run, jq, judged)
+    assert not (found.retrieved_twice or found.judged_twice or found.unsettled)
+
+
+def test_rows_pair_every_key_of_a_run_of_equal_keys():
+    """Three retrieved keys and two judged ones share their hash bits: all six (retrieved, judged) pairs."""
+    lengths, jq = np.array([4]), np.array([0, 0])
+    run = _hashes([7, 7, 3, 7], 3) | np.arange(4, dtype=np.uint64)
+    judged = _hashes([7, 7], 3) | np.array([8, 9], dtype=np.uint64)
+    found = ranking._pairs_in_rows(lengths, run, jq, judged)
+    pairs = sorted(zip(found.rank.tolist(), found.j.tolist(), strict=True))
+    assert pairs == [(0, 0), (0, 1), (1, 0), (1, 1), (3, 0), (3, 1)]
+    assert not (found.retrieved_twice or found.judged_twice or found.unsettled)
+
+
+def test_rows_leave_a_long_run_of_equal_keys_to_the_join(monkeypatch):
+    """More than ``_MAX_RUN`` keys of one row with equal hash bits: unsettled (the hash join decides)."""
+    monkeypatch.setattr(ranking, "_MAX_RUN", 3)
+    lengths, jq = np.array([3]), np.array([0])
+    run = _hashes([7, 7, 7], 3) | np.arange(3, dtype=np.uint64)
+    assert ranking._pairs_in_rows(lengths, run, jq, _hashes([7], 3) | np.uint64(5)).unsettled
+    assert not ranking._pairs_in_rows(lengths, run, jq, _hashes([8], 3)).unsettled
+
+
+def _brute_pairs(lengths, run_hash, jq, jhash):
+    """(query, rank, judgment) of every pair whose key bits agree, and the repeat flags, by a plain search."""
+    width = int((lengths + np.bincount(jq, minlength=lengths.size)).max())
+    bits = (width - 1).bit_length()
+    key = (lambda h: (int(h) >> 32) >> bits) if bits <= 8 else (lambda h: int(h) >> bits)
+    pairs, retrieved_twice, judged_twice = set(), False, False
+    start = np.concatenate(([0], np.cumsum(lengths)))
+    for q in range(lengths.size):
+        run = [int(h) for h in run_hash[start[q] : start[q + 1]]]
+        judged = [(j, int(jhash[j])) for j in np.flatnonzero(jq == q)]
+        retrieved_twice |= len(set(run)) < len(run)
+        judged_twice |= len({h for _, h in judged}) < len(judged)
+        pairs |= {(q, rank, j) for rank, h in enumerate(run) for j, g in judged if key(h) == key(g)}
+    return pairs, retrieved_twice, judged_twice
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_rows_find_the_pairs_of_a_plain_search(seed):
+    """Random rows (32-bit keys, the first 128 keys sorted apart, 64-bit keys) against a plain search.
+
+    Hashes take few values, so keys agree by chance, in runs, with padding, and across rows.
+    """
+    rng = np.random.default_rng(seed)
+    nq = int(rng.integers(1, 40))
+    shape = seed % 4  # depths: short, one depth with up to 40 judgments (some rows over 128 keys), ragged wide, > 256
+    lengths = {
+        0: rng.integers(0, 12, nq),
+        1: np.full(nq, 100),
+        2: rng.integers(90, 120, nq),
+        3: rng.integers(200, 300, nq),
+    }[shape]
+    jcount = rng.integers(0, 12 if shape == 0 else 40, nq)
+    jq = np.repeat(np.arange(nq), jcount)
+    pool = rng.integers(0, 2**63, int(rng.integers(2, 400)), dtype=np.uint64)  # few distinct hashes
+    noise = rng.integers(0, 4, lengths.sum() + jq.size).astype(np.uint64)  # low bits: keys agree, hashes differ
+    hashes = rng.choice(pool, noise.size) ^ noise
+    if shape == 2:  # hash bits of the last pad of a row (32-bit keys, 8 low bits)
+        width = int((lengths + jcount).max())
+        hashes[rng.integers(0, hashes.size, 5)] = np.uint64(((1 << 24) - 1 - (width - 1)) << 40)
+    run_hash, jhash = hashes[: lengths.sum()], hashes[lengths.sum() :]
+    found = ranking._pairs_in_rows(lengths, run_hash, jq, jhash)
+    if found is None:
+        assert lengths.sum() == 0 or jq.size == 0 or (lengths + jcount).max() < 2
+        return
+    pairs, retrieved_twice, judged_twice = _brute_pairs(lengths, run_hash, jq, jhash)
+    assert not found.unsettled
+    assert (found.retrieved_twice, found.judged_twice) == (retrieved_twice, judged_twice)
+    got = list(zip(found.q.tolist(), found.rank.tolist(), found.j.tolist(), strict=True))
+    assert len(got) == len(set(got)) and set(got) == pairs
+    assert [(q, r) for q, r, _ in got] == sorted((q, r) for q, r, _ in got)  # by query then rank
+    np.testing.assert_array_equal(found.row, (np.cumsum(lengths) - lengths)[found.q] + found.rank)
+
+
+@pytest.mark.parametrize("chunks", [1, 3])
+def test_judgments_by_count_per_query_score_as_by_codes(chunks):
+    """Judgments given as counts per query (grouped, no code array; grades a Series) give what their codes give."""
+    rng = np.random.default_rng(7)
+    counts = rng.integers(0, 6, 12)
+    run_doc = pl.Series([f"q{q}-d{d}" for q, c in enumerate(counts) for d in rng.choice(8, c, replace=False)])
+    per_query = rng.integers(0, 5, 12)
+    jq = np.repeat(np.arange(12), per_query)
+    jdoc = pl.Series([f"q{q}-d{d}" for q, c in enumerate(per_query) for d in rng.choice(8, c, replace=False)])
+    grade = rng.integers(-1, 4, jq.size)
+    judged = per_query > 0
+    options = {"ks": [1, 3], "measures": [*ranking.CUT_MEASURES, *ranking.FULL_MEASURES], "chunks": chunks}
+    by_codes = ranking.rank_measures(run_doc, counts, ranking.Judgments(jq, jdoc, grade, judged), **options)
+    lazy = ranking.Judgments(None, jdoc, pl.Series(grade), judged, per_query=per_query)  # grades as a Series
+    by_count = ranking.rank_measures(run_doc, counts, lazy, check_unique=True, check_repeats=True, **options)
+    for name in by_codes:
+        np.testing.assert_array_equal(by_count[name], by_codes[name], err_msg=name)
+    np.testing.assert_array_equal(lazy.q, jq)
+    with pytest.raises(ValueError, match="q or per_query"):
+        ranking.Judgments(None, jdoc, grade, judged)
+
+
+def test_qrels_in_the_run_order_score_as_in_another_order():
+    """evaluate_run: qrels in the run's query order (counted per query) and reversed (coded by a join) agree."""
+    rng = np.random.default_rng(3)
+    n = 40
+    run = pl.DataFrame(
+        {
+            "query_id": np.repeat([f"q{i:02d}" for i in range(n)], 10),
+            "doc_id": [f"d{int(x)}" for x in rng.permutation(n * 10)],
+            "score": np.tile(np.arange(10, 0, -1), n).astype(float),
+        }
+    )
+    qrels = run.sample(fraction=0.3, seed=1).sort("query_id").select("query_id", "doc_id")
+    qrels = qrels.with_columns(relevance=pl.Series(rng.integers(0, 4, qrels.height)))
+    in_order = rf.evaluate_run(run, qrels, k=[1, 5])
+    reversed_ = rf.evaluate_run(run, qrels.sort("query_id", descending=True), k=[1, 5])
+    assert in_order.equals(reversed_)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_judged_counts_from_one_histogram_equal_the_direct_ones(seed):
+    """R and the ideal DCG from one (query, grade) count equal R counted and the ideal DCG by grade blocks.
+
+    Grades -1..3 (and a wide spread, counted the direct way), levels 0..4, queries without judgments.
+    """
+    rng = np.random.default_rng(seed)
+    nq = int(rng.integers(1, 30))
+    jq = np.sort(rng.integers(0, nq, int(rng.integers(0, 200))))
+    low, high = [(-1, 4), (1, 3), (-1, 1), (0, 1), (-5, 200)][seed % 5]
+    jg = rng.integers(low, high, jq.size)
+    for level in range(5):
+        num_rel, ideal = ranking._judged_per_query(jq, jg, nq, level)
+        np.testing.assert_array_equal(num_rel, np.bincount(jq[jg >= level], minlength=nq))
+        direct = ranking._ideal_dcg(jq, jg, nq)
+        for k in (None, 1, 3, 10):
+            np.testing.assert_array_equal(ideal(k), direct(k))
+
+
+@pytest.mark.parametrize("chunks", [1, 2, 5])
+def test_a_run_in_several_chunks_scores_as_in_one(chunks):
+    """The matches are gathered from each chunk of the run's doc ids in turn: the values of one chunk."""
+    rng = np.random.default_rng(11)
+    counts = rng.integers(0, 9, 40)
+    docs = [f"q{q}-d{d}" for q, c in enumerate(counts) for d in rng.choice(12, c, replace=False)]
+    cuts = np.sort(rng.choice(len(docs), 6, replace=False))  # chunk boundaries anywhere, queries cut across
+    pieces = [pl.Series(part, dtype=pl.String) for part in np.split(np.array(docs), cuts)]
+    run_doc = pl.concat(pieces, rechunk=False)
+    assert run_doc.n_chunks() > 1
+    per_query = rng.integers(0, 6, 40)
+    jdoc = pl.Series([f"q{q}-d{d}" for q, c in enumerate(per_query) for d in rng.choice(12, c, replace=False)])
+    judgments = ranking.Judgments(None, jdoc, rng.integers(0, 4, jdoc.len()), per_query > 0, per_query=per_query)
+    options = {"ks": [1, 3], "measures": [*ranking.CUT_MEASURES, *ranking.FULL_MEASURES], "chunks": chunks}
+    split = ranking.rank_measures(run_doc, counts, judgments, **options)
+    whole = ranking.rank_measures(run_doc.rechunk(), counts, judgments, **options)
+    for name in whole:
+        np.testing.assert_array_equal(split[name], whole[name], err_msg=name)
+
+
+def test_chunks_whose_values_differ_in_dtype_are_concatenated(monkeypatch):
+    """Each chunk copies its values into one array; a chunk whose dtype differs is concatenated instead."""
+    rng = np.random.default_rng(5)
+    counts = rng.integers(1, 6, 30)
+    run_doc = pl.Series([f"q{q}-d{d}" for q, c in enumerate(counts) for d in rng.choice(8, c, replace=False)])
+    per_query = rng.integers(1, 5, 30)
+    jdoc = pl.Series([f"q{q}-d{d}" for q, c in enumerate(per_query) for d in rng.choice(8, c, replace=False)])
+    judgments = ranking.Judgments(None, jdoc, rng.integers(0, 4, jdoc.len()), per_query > 0, per_query=per_query)
+    options = {"ks": [1, 3], "measures": ["mrr", "ndcg", "num_ret"], "chunks": 3}
+    expected = ranking.rank_measures(run_doc, counts, judgments, **options)
+    original, calls = ranking.compute_measures, itertools.count()
+
+    def one_chunk_in_float32(*args, **kwargs):
+        out = original(*args, **kwargs)
+        if next(calls) == 1:
+            out["mrr"] = out["mrr"].astype(np.float32)
+        return out
+
+    monkeypatch.setattr(ranking, "compute_measures", one_chunk_in_float32)
+    got = ranking.rank_measures(run_doc, counts, judgments, **options)
+    assert list(got) == list(expected) and got["mrr"].dtype == np.float64
+    np.testing.assert_allclose(got["mrr"], expected["mrr"], rtol=1e-6)
+    np.testing.assert_array_equal(got["ndcg"], expected["ndcg"])
+    np.testing.assert_array_equal(got["num_ret"], expected["num_ret"])

@@ -21,10 +21,10 @@ position.
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 import polars as pl
@@ -68,6 +68,8 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit constant: query code * _MIX i
 _SEED = 0x5EED
 _MAX_WINDOW = 4096  # longer groups: a hash set over all keys (sorting windows this wide costs more)
 _WINDOW_BLOCK = 1 << 20  # rows sorted at a time (bounded temporaries)
+_NETWORK = 128  # rows of at most this many keys sort in registers (numpy's AVX-512 and AVX2 sorts)
+_MAX_RUN = 64  # more keys of one row with equal hash bits: the hash join decides
 
 
 def pair_keys(q: np.ndarray, doc: pl.Series) -> np.ndarray:
@@ -191,27 +193,71 @@ def _judged_twice(q: np.ndarray, keys: np.ndarray) -> bool:
     return bool(pl.Series(keys).n_unique() != keys.size)
 
 
-@dataclass(frozen=True)
 class Judgments:
     """Deduplicated judgments as flat arrays.
 
     Attributes
     ----------
     q : numpy.ndarray
-        Query code of each judgment (int64).
+        Query code of each judgment (int64). When ``per_query`` is given, ``q`` may be ``None``
+        and is then made from it on first use (the usual input never needs the whole array).
     doc : polars.Series
         Judged document ids (String).
     grade : numpy.ndarray
-        Integer grade of each judgment (int64).
+        Integer grade of each judgment (int64). May be given as an Int64 Series: converted on
+        first use, and :meth:`grades` converts a slice alone (no copy of a whole chunked column).
     judged : numpy.ndarray
         Bool per query: the query has judgments (possibly none relevant). Queries
         without judgments get null measures.
+    per_query : numpy.ndarray or None
+        The number of judgments of each query when they are grouped by query in code order
+        (query 0's first, as qrels usually come): :func:`rank_measures` splits them by it.
+        ``None``: not known.
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> docs, grades = pl.Series(["a", "b", "c"]), np.array([1, 0, 2])
+    >>> j = Judgments(None, docs, grades, np.ones(2, bool), per_query=np.array([2, 1]))
+    >>> j.q
+    array([0, 0, 1])
+    >>> Judgments(None, docs, pl.Series(grades), np.ones(2, bool), per_query=np.array([2, 1])).grades(1, 3)
+    array([0, 2])
     """
 
-    q: np.ndarray
-    doc: pl.Series
-    grade: np.ndarray
-    judged: np.ndarray
+    __slots__ = ("_grade", "_q", "doc", "judged", "per_query")
+
+    def __init__(
+        self,
+        q: np.ndarray | None,
+        doc: pl.Series,
+        grade: np.ndarray | pl.Series,
+        judged: np.ndarray,
+        *,
+        per_query: np.ndarray | None = None,
+    ) -> None:
+        if q is None and per_query is None:
+            raise ValueError("Judgments needs q or per_query")
+        self._q, self.doc, self._grade, self.judged, self.per_query = q, doc, grade, judged, per_query
+
+    @property
+    def grade(self) -> np.ndarray:
+        if isinstance(self._grade, pl.Series):
+            self._grade = self._grade.to_numpy()
+        return self._grade
+
+    def grades(self, start: int, stop: int) -> np.ndarray:
+        """The grades of judgments ``start`` to ``stop - 1``."""
+        if isinstance(self._grade, pl.Series):
+            return self._grade.slice(start, stop - start).to_numpy()
+        return self._grade[start:stop]
+
+    @property
+    def q(self) -> np.ndarray:
+        if self._q is None:
+            per_query = cast("np.ndarray", self.per_query)
+            self._q = np.repeat(np.arange(per_query.size, dtype=np.int64), per_query)
+        return self._q
 
 
 def dedupe_judgments(
@@ -355,11 +401,24 @@ def rank_measures(
     bounds = np.linspace(0, nq, n_chunks + 1).astype(np.int64)
 
     # judgments grouped by query (the usual qrels layout): each chunk's are one slice, no filter
-    grouped = n_chunks > 1 and bool(np.all(judgments.q[1:] >= judgments.q[:-1]))
+    per_query = judgments.per_query
+    if per_query is not None:  # known grouped, with the count of each query: no pass over the codes
+        jstarts = np.zeros(nq + 1, dtype=np.int64)
+        np.cumsum(per_query, out=jstarts[1:])
+    grouped = per_query is not None or (n_chunks > 1 and bool(np.all(judgments.q[1:] >= judgments.q[:-1])))
 
     def score(q0: int, q1: int) -> dict[str, np.ndarray] | None:
         r0, r1 = int(starts[q0]), int(starts[q1])
-        if grouped:
+        if per_query is not None:
+            j0, j1 = int(jstarts[q0]), int(jstarts[q1])
+            part = Judgments(
+                None,
+                judgments.doc.slice(j0, j1 - j0),
+                judgments.grades(j0, j1),
+                judgments.judged[q0:q1],
+                per_query=per_query[q0:q1],
+            )
+        elif grouped:
             j0, j1 = (int(j) for j in np.searchsorted(judgments.q, [q0, q1]))
             part = Judgments(
                 q=judgments.q[j0:j1] - q0,
@@ -375,9 +434,7 @@ def rank_measures(
                 grade=judgments.grade[keep],
                 judged=judgments.judged[q0:q1],
             )
-        docs = run_doc.slice(r0, r1 - r0)
-        if docs.n_chunks() > 1:  # gathering from one chunk is several times faster (matches are gathered)
-            docs = docs.rechunk()
+        docs = run_doc.slice(r0, r1 - r0)  # not rechunked: the matches are gathered a chunk at a time
         hits = _hits(docs, counts[q0:q1], part, check_unique=check_unique, check_repeats=check_repeats)
         if hits is None:
             return None  # a (query, document) judged twice, or retrieved twice: the caller looks exactly
@@ -411,11 +468,30 @@ def rank_measures(
 
     if n_chunks == 1:
         return score(0, nq)
+    joined: dict[str, np.ndarray] = {}  # each chunk copies its values in, on its thread
+    unlike: list[str] = []  # a value of another dtype or shape than the first chunk's: concatenated at the end
+
+    def score_into(q0: int, q1: int) -> dict[str, np.ndarray] | None:
+        part = score(q0, q1)
+        for name, values in (part or {}).items():
+            if name not in joined:
+                joined.setdefault(name, np.empty(nq, dtype=values.dtype))  # one array, whichever thread is first
+            target = joined[name]
+            if values.dtype == target.dtype and values.shape == (q1 - q0,):
+                target[q0:q1] = values
+            else:
+                unlike.append(name)
+        return part
+
     with ThreadPoolExecutor(max_workers=min(n_chunks, cores)) as pool:
-        parts = list(pool.map(score, bounds[:-1], bounds[1:]))
+        parts = list(pool.map(score_into, bounds[:-1], bounds[1:]))
     if any(part is None for part in parts):
         return None
-    return {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}  # type: ignore[index]
+    names = cast("dict[str, np.ndarray]", parts[0])
+    return {
+        name: np.concatenate([part[name] for part in parts]) if name in unlike else joined[name]  # type: ignore[index]
+        for name in names
+    }
 
 
 def _hits(
@@ -431,12 +507,14 @@ def _hits(
     (query, document) may be judged twice, or retrieved twice).
     """
     run_hash = docs.hash(_SEED).to_numpy()
-    found = _pairs_in_rows(lengths, run_hash, part.q, part.doc.hash(_SEED).to_numpy())
+    found = _pairs_in_rows(lengths, run_hash, part.q, part.doc.hash(_SEED).to_numpy(), part.per_query)
     if found is not None:
         if (check_unique and found.judged_twice) or (check_repeats and found.retrieved_twice):
             return None
         if not (found.judged_twice or found.retrieved_twice or found.unsettled):
-            same = (docs.gather(found.row) == part.doc.gather(found.j)).to_numpy()  # keys verified
+            same = _same_documents(docs, found.row, part.doc, found.j)  # keys verified
+            if same.all():  # the usual case: no chance agreement among the pairs
+                return found.q, found.rank, part.grade[found.j]
             return found.q.compress(same), found.rank.compress(same), part.grade[found.j.compress(same)]
     keys = pair_keys(part.q, part.doc)
     if check_unique and _judged_twice(part.q, keys):
@@ -451,6 +529,27 @@ def _hits(
     return hit_q, rows - (np.cumsum(lengths) - lengths)[hit_q], grade
 
 
+def _same_documents(docs: pl.Series, rows: np.ndarray, other: pl.Series, at: np.ndarray) -> np.ndarray:
+    """Whether ``docs[rows[i]] == other[at[i]]``, ``rows`` sorted: gathered from each chunk of ``docs`` in turn.
+
+    A gather from one chunk is several times faster than from several, and rechunking a slice
+    of a run copies it: the rows that fall in each chunk are gathered from that chunk.
+
+    Examples
+    --------
+    >>> docs = pl.concat([pl.Series(["a", "b"]), pl.Series(["c"])], rechunk=False)
+    >>> _same_documents(docs, np.array([1, 2]), pl.Series(["b", "x"]), np.array([0, 1]))
+    array([ True, False])
+    """
+    parts, start = [], 0
+    for chunk in docs.get_chunks():
+        low, high = (int(i) for i in np.searchsorted(rows, [start, start + chunk.len()]))
+        if high > low:
+            parts.append((chunk.gather(rows[low:high] - start) == other.gather(at[low:high])).to_numpy())
+        start += chunk.len()
+    return parts[0] if len(parts) == 1 else np.concatenate([np.zeros(0, dtype=bool), *parts])
+
+
 class _RowPairs(NamedTuple):
     """Candidate (retrieved row, judgment) pairs of :func:`_pairs_in_rows`, by query then rank."""
 
@@ -458,19 +557,25 @@ class _RowPairs(NamedTuple):
     rank: np.ndarray  # the 0-based rank of its retrieved row
     row: np.ndarray  # that row (among all the retrieved rows)
     j: np.ndarray  # its judgment
-    retrieved_twice: bool  # two retrieved rows of a query share a key
-    judged_twice: bool  # two judgments of a query share a key
-    unsettled: bool  # a case left to the hash join: three equal keys, padding met, rows not split
+    retrieved_twice: bool  # two retrieved rows of a query share a 64-bit document hash
+    judged_twice: bool  # two judgments of a query share a 64-bit document hash
+    unsettled: bool  # a case left to the hash join: more than _MAX_RUN keys of a row share their hash bits
 
 
-def _pairs_in_rows(lengths: np.ndarray, run_hash: np.ndarray, jq: np.ndarray, jhash: np.ndarray) -> _RowPairs | None:
+def _pairs_in_rows(
+    lengths: np.ndarray, run_hash: np.ndarray, jq: np.ndarray, jhash: np.ndarray, per_query: np.ndarray | None = None
+) -> _RowPairs | None:
     """Pairs of a retrieved row and a judgment of one query whose document hashes agree.
 
     Each query's keys (retrieved rows first, then judgments) fill a row of a matrix, padded to
-    the longest query: its document hash with the low bits replaced by the key's position in
-    the row. Each row is sorted (small, in cache) and equal neighbours (same hash bits) are the
-    pairs; their positions tell which rows they came from. ``None`` when the judgments are not
-    grouped by query or the padding would be large.
+    the longest query: part of its document hash with the low bits replaced by the key's position
+    in the row (:func:`_keys_in_rows`). Each row is sorted (small, in cache); keys with equal hash
+    bits are then next to each other, and their positions tell which rows they came from. Pairs
+    with a pad, or across two rows, are no pairs; the hash bits are 24 or more, so a candidate pair
+    may be a chance agreement: two retrieved rows (or two judgments) count as one document only when
+    their full 64-bit hashes agree, and the caller compares the strings of every (retrieved row,
+    judgment) pair. ``None`` when the judgments are not grouped by query or the padding would be large.
+    ``per_query``: the number of judgments of each query, when they are known to be grouped (no check).
 
     Examples
     --------
@@ -481,71 +586,134 @@ def _pairs_in_rows(lengths: np.ndarray, run_hash: np.ndarray, jq: np.ndarray, jh
     (array([0]), array([1]), array([0]), False)
     """
     nq = lengths.size
-    if nq == 0 or jq.size == 0 or not bool(np.all(jq[1:] >= jq[:-1])):
+    if nq == 0 or jq.size == 0 or (per_query is None and not bool(np.all(jq[1:] >= jq[:-1]))):
         return None
-    jcount = np.bincount(jq, minlength=nq)
+    jcount = np.bincount(jq, minlength=nq) if per_query is None else per_query
     used = lengths + jcount  # keys in each row; the rest is padding
     width = int(used.max())
     if width < 2 or width >= 1 << 20 or nq * width > 2 * (run_hash.size + jq.size) + 4096:
         return None
-    rows = _keys_in_rows(lengths, run_hash, jq, jhash, jcount, width)
-    low = np.uint64((1 << (width - 1).bit_length()) - 1)
-    flat = rows.reshape(-1)
-    at = np.flatnonzero((flat[1:] ^ flat[:-1]) <= low)  # equal hash bits in flat[at], flat[at + 1]
-    q = at // width
-    left, right = (flat[at] & low).astype(np.int64), (flat[at + 1] & low).astype(np.int64)
+    flat = _keys_in_rows(lengths, run_hash, jq, jhash, used, width).reshape(-1)
+    low = flat.dtype.type((1 << (width - 1).bit_length()) - 1)
+    left, right, unsettled = _equal_runs(np.flatnonzero((flat[1:] ^ flat[:-1]) <= low))
+    q = left // width
+    a, b = (flat[left] & low).astype(np.int64), (flat[right] & low).astype(np.int64)  # positions, a < b
     depth = lengths[q]
-    retrieved, judged = left < depth, (right >= depth) & (right < used[q])
-    match = retrieved & judged
-    unsettled = bool((at % width == width - 1).any() or (np.diff(at) == 1).any())
-    unsettled |= bool((~match & ~(retrieved & (right < depth)) & ~(~retrieved & judged)).any())
-    q, rank = q.compress(match), left.compress(match)  # compress: several times faster than a[mask]
-    j = (np.cumsum(jcount) - jcount)[q] + right.compress(match) - depth.compress(match)
-    # by query then rank: one sort of (q, rank, j) packed in an int64 (q * width + rank < 2**40, j < 2**23)
+    real = (right - q * width < width) & (b < used[q])  # one row, no pad
+    match = real & (a < depth) & (b >= depth)
+    rstart, jstart = np.cumsum(lengths) - lengths, np.cumsum(jcount) - jcount
+    retrieved_twice = _same_hash(run_hash, rstart, q, a, b, real & (b < depth))
+    judged_twice = _same_hash(jhash, jstart - lengths, q, a, b, real & (a >= depth))
+    j = (jstart - lengths)[q] + b
+    # by query then rank: one sort of (q, rank, j) packed in an int64 (q * width + rank < 2**40, j < 2**23),
+    # the other pairs (a few chance agreements) last and cut off: cheaper than compressing four arrays
     if q.size and int(q[-1]) * width < 1 << 40 and jq.size < 1 << 23:
-        packed = np.sort(((q * width + rank) << 23) | j)
-        q, rank, j = (packed >> 23) // width, (packed >> 23) % width, packed & ((1 << 23) - 1)
+        packed = ((q * width + a) << 23) | j
+        np.putmask(packed, ~match, np.iinfo(np.int64).max)
+        packed.sort()
+        packed = packed[: np.count_nonzero(match)]
+        key = packed >> 23
+        q = key // width
+        rank, j = key - q * width, packed & ((1 << 23) - 1)
     else:
+        q, rank, j = q.compress(match), a.compress(match), j.compress(match)
         order = np.argsort(q * width + rank)
         q, rank, j = q[order], rank[order], j[order]
     return _RowPairs(
         q=q,
         rank=rank,
-        row=(np.cumsum(lengths) - lengths)[q] + rank,
+        row=rstart[q] + rank,
         j=j,
-        retrieved_twice=bool((retrieved & (right < depth)).any()),
-        judged_twice=bool((~retrieved & judged).any()),
+        retrieved_twice=retrieved_twice,
+        judged_twice=judged_twice,
         unsettled=unsettled,
     )
 
 
+def _same_hash(
+    hashes: np.ndarray, offset: np.ndarray, q: np.ndarray, a: np.ndarray, b: np.ndarray, among: np.ndarray
+) -> bool:
+    """Whether ``hashes[offset[q] + a] == hashes[offset[q] + b]`` where ``among`` is set (usually nowhere)."""
+    if not among.any():
+        return False
+    base = offset[q.compress(among)]
+    return bool((hashes[base + a.compress(among)] == hashes[base + b.compress(among)]).any())
+
+
+def _equal_runs(at: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Every pair of positions in the runs of equal keys, from ``at``: positions equal to the next one.
+
+    A run of ``m`` equal keys (``m - 1`` consecutive entries of ``at``) gives all its ``m (m - 1) / 2``
+    pairs, ``(left, right)`` with ``left < right``. The flag: a run is longer than ``_MAX_RUN``
+    (its pairs are left out).
+
+    Examples
+    --------
+    >>> left, right, long = _equal_runs(np.array([3, 4, 8]))  # keys 3, 4, 5 are equal, and 8, 9
+    >>> left.tolist(), right.tolist(), long
+    ([3, 4, 8, 3], [4, 5, 9, 5], False)
+    """
+    left, right = [at], [at + 1]
+    runs = at[1:] == at[:-1] + 1
+    if not runs.any():  # the usual case: pairs only
+        return at, right[0], False
+    start = at[:-1].compress(runs)  # starts of three equal keys: start, +1, +2
+    gap = 2
+    while start.size and gap < _MAX_RUN:
+        left.append(start)
+        right.append(start + gap)
+        at_gap = np.searchsorted(at, start + gap)  # the run goes on past start + gap (at is sorted; start is short)
+        start = start.compress(at.take(at_gap, mode="clip") == start + gap)
+        gap += 1
+    return np.concatenate(left), np.concatenate(right), bool(start.size)
+
+
 def _keys_in_rows(
-    lengths: np.ndarray, run_hash: np.ndarray, jq: np.ndarray, jhash: np.ndarray, jcount: np.ndarray, width: int
+    lengths: np.ndarray, run_hash: np.ndarray, jq: np.ndarray, jhash: np.ndarray, used: np.ndarray, width: int
 ) -> np.ndarray:
     """The sorted rows of :func:`_pairs_in_rows`: a query's retrieved keys, its judged keys, padding.
 
-    Padding keys are distinct (their hash bits count down from all ones), so two never pair.
+    A key is the high half of the document hash (rows up to 256 wide: 32-bit keys, 24 or more hash
+    bits, sorted about twice as fast as 64-bit ones) or the whole hash, with its low bits replaced
+    by its position in the row. Padding keys are distinct (their hash bits count down from all ones),
+    so two never pair. When most rows hold at most ``_NETWORK`` keys, every row's first
+    ``_NETWORK`` keys are sorted (numpy sorts that few keys in registers, about twice as fast per key
+    as a wider row, measured), then the longer rows whole; the other rows' unsorted tail is padding.
     """
     bits = (width - 1).bit_length()
-    low = np.uint64((1 << bits) - 1)
-    slot = np.arange(width, dtype=np.uint64)
-    pad = ((np.uint64((1 << (64 - bits)) - 1) - slot) << np.uint64(bits)) | slot
-    rows = np.empty((lengths.size, width), dtype=np.uint64)
+    dtype = np.uint32 if bits <= 8 else np.uint64
+    run_bits, judged_bits = _high_half(run_hash, dtype), _high_half(jhash, dtype)
+    low = dtype((1 << bits) - 1)
+    slot = np.arange(width, dtype=dtype)
+    pad = ((dtype(np.iinfo(dtype).max >> bits) - slot) << dtype(bits)) | slot
+    rows = np.empty((lengths.size, width), dtype=dtype)
     depth = int(lengths.max())
     if depth and bool((lengths == depth).all()):  # a run cut at one depth: the retrieved keys are one block
         rows[:, depth:] = pad[depth:]
-        block = rows[:, :depth]
-        np.bitwise_and(run_hash.reshape(-1, depth), ~low, out=block)
-        block |= slot[:depth]
+        np.bitwise_or((run_bits & ~low).reshape(-1, depth), slot[:depth], out=rows[:, :depth])
     else:
         rows[:] = pad
         run_q = np.repeat(np.arange(lengths.size), lengths)
         pos = np.arange(run_q.size) - (np.cumsum(lengths) - lengths)[run_q]
-        rows.reshape(-1)[run_q * width + pos] = (run_hash & ~low) | pos.astype(np.uint64)
-    jpos = np.arange(jq.size) - (np.cumsum(jcount) - jcount)[jq] + lengths[jq]
-    rows.reshape(-1)[jq * width + jpos] = (jhash & ~low) | jpos.astype(np.uint64)
-    rows.sort(axis=1)
+        rows.reshape(-1)[run_q * width + pos] = (run_bits & ~low) | pos.astype(dtype)
+    jcount = used - lengths
+    jpos = np.arange(jq.size) + (lengths - (np.cumsum(jcount) - jcount))[jq]  # position in the row
+    rows.reshape(-1)[jq * width + jpos] = (judged_bits & ~low) | jpos.astype(dtype)
+    wide = np.flatnonzero(used > _NETWORK)
+    if width > _NETWORK and 2 * wide.size < lengths.size:
+        rows[:, :_NETWORK].sort(axis=1)
+        rows[wide] = np.sort(rows[wide], axis=1)
+    else:
+        rows.sort(axis=1)
     return rows
+
+
+def _high_half(hashes: np.ndarray, dtype: type) -> np.ndarray:
+    """The high 32 bits of 64-bit hashes as a uint32 view (no copy), or the hashes themselves."""
+    if dtype is np.uint64:
+        return hashes
+    halves = np.ascontiguousarray(hashes).view(np.uint32)
+    return halves[1::2] if sys.byteorder == "little" else halves[0::2]
 
 
 def compute_measures(
@@ -596,23 +764,21 @@ def compute_measures(
     rq, rrank = hit_q.compress(rel), hit_rank.compress(rel)  # compress: several times faster than a[mask]
 
     jq, jg = judgments.q, judgments.grade
-    num_rel = np.bincount(jq.compress(jg >= relevance_level), minlength=nq).astype(np.int64)
+    num_rel, ideal_dcg = _judged_per_query(jq, jg, nq, relevance_level)
     num_rel_ret = np.bincount(rq, minlength=nq).astype(np.int64)
     has_rel = num_rel > 0
     safe_r = np.where(has_rel, num_rel, 1).astype(np.float64)
     no_judgments = ~judgments.judged
 
-    # index of each relevant row among its query's relevant rows (0, 1, 2, ...)
-    starts_rel = np.zeros(nq + 1, dtype=np.int64)
+    starts_rel = np.zeros(nq + 1, dtype=np.int64)  # each query's relevant rows: from starts_rel[q] on
     np.cumsum(num_rel_ret, out=starts_rel[1:])
-    nth = np.arange(rq.size, dtype=np.int64) - starts_rel[rq]
     first_rank = np.full(nq, np.iinfo(np.int64).max)
-    first_rank[rq.compress(nth == 0)] = rrank.compress(nth == 0)
+    found_rel = num_rel_ret > 0
+    first_rank[found_rel] = rrank[starts_rel[:-1][found_rel]]  # each query's first relevant row
 
-    gain = hit_grade > 0
-    gain_q, gain_rank = hit_q.compress(gain), hit_rank.compress(gain)
+    gain = rel if relevance_level == 1 else hit_grade > 0  # integer grades: >= 1 is > 0
+    gain_q, gain_rank = (rq, rrank) if relevance_level == 1 else (hit_q.compress(gain), hit_rank.compress(gain))
     gain_disc = hit_grade.compress(gain) / np.log2(gain_rank + 2.0)
-    ideal_dcg = _ideal_dcg(jq, jg, nq)
 
     def top(depth: np.ndarray | int) -> np.ndarray:
         """Relevant rows among the first ``depth`` of each query."""
@@ -655,6 +821,7 @@ def compute_measures(
         found_any = first_rank < np.iinfo(np.int64).max
         out["mrr"] = np.where(found_any, 1.0 / (np.where(found_any, first_rank, 0) + 1.0), 0.0)
     if "average_precision" in wanted:
+        nth = np.arange(rq.size, dtype=np.int64) - starts_rel[rq]  # index among the query's relevant rows
         out["average_precision"] = average_precision(rq, rrank, nth, safe_r)
     if "r_precision" in wanted:
         out["r_precision"] = top(num_rel) / safe_r
@@ -724,6 +891,12 @@ def _ideal_dcg(jq: np.ndarray, jg: np.ndarray, nq: int) -> Callable[[int | None]
 
         return by_sorting
     counts = np.bincount(q * span + (g_max - g), minlength=nq * span).reshape(nq, span)  # column c: grade g_max - c
+    return _ideal_by_counting(counts, g_max)
+
+
+def _ideal_by_counting(counts: np.ndarray, g_max: int) -> Callable[[int | None], np.ndarray]:
+    """:func:`_ideal_dcg` from the number of documents of each query (row) and grade (column ``c``: ``g_max - c``)."""
+    span = counts.shape[1]
     ends = np.cumsum(counts, axis=1)
     starts = ends - counts
     grades = (g_max - np.arange(span)).astype(np.float64)
@@ -735,6 +908,36 @@ def _ideal_dcg(jq: np.ndarray, jg: np.ndarray, nq: int) -> Callable[[int | None]
         return (prefix[end] - prefix[start]) @ grades
 
     return by_counting
+
+
+def _judged_per_query(
+    jq: np.ndarray, jg: np.ndarray, nq: int, level: int
+) -> tuple[np.ndarray, Callable[[int | None], np.ndarray]]:
+    """The number of relevant judged documents of each query (R) and :func:`_ideal_dcg`.
+
+    With few distinct grades (the usual 0..3), both come from one count of the judgments of
+    each (query, grade); the ideal DCG is then computed as :func:`_ideal_dcg` computes it.
+
+    Examples
+    --------
+    >>> num_rel, ideal = _judged_per_query(np.array([0, 0, 1]), np.array([2, 0, 1]), 2, 1)
+    >>> num_rel, ideal(1)
+    (array([1, 1]), array([2., 1.]))
+    """
+    if jg.size:
+        g_lo, g_hi = int(jg.min()), int(jg.max())
+        span = g_hi - g_lo + 1
+        if nq * span <= 4 * jg.size + 1_000_000:
+            hist = np.bincount(jq * span + (g_hi - jg), minlength=nq * span).reshape(nq, span)  # column c: g_hi - c
+            num_rel = hist[:, : max(g_hi - level + 1, 0)].sum(axis=1)
+            positive = hist[:, : max(g_hi, 0)].sum(axis=0)  # documents of grades g_hi, g_hi - 1, ..., 1
+            if not positive.any():
+                return num_rel, lambda k: np.zeros(nq)
+            width = int(np.flatnonzero(positive)[-1]) + 1  # down to the lowest positive grade judged
+            if nq * width <= 4 * int(positive.sum()) + 1_000_000:  # :func:`_ideal_dcg` counts too
+                return num_rel, _ideal_by_counting(hist[:, :width], g_hi)
+            return num_rel, _ideal_dcg(jq, jg, nq)
+    return np.bincount(jq.compress(jg >= level), minlength=nq).astype(np.int64), _ideal_dcg(jq, jg, nq)
 
 
 def _ideal(jq: np.ndarray, jg: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

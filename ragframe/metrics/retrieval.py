@@ -1014,7 +1014,8 @@ def evaluate_run(
     refuse_repeats = partial(_refuse_repeats_exactly, tables, names["doc_id"], function) if fused else None
     try:
         row_of = (lambda at: at) if jrows is None else (lambda at: int(jrows[at]))
-        _check_err_grades(trec, judgments.grade, row_of, names["relevance"], function)
+        if trec is not None:  # (the grades are converted only when needed)
+            _check_err_grades(trec, judgments.grade, row_of, names["relevance"], function)
     except SchemaError:
         if refuse_repeats is not None:  # a repeated document is named first, as when it is checked first
             refuse_repeats()
@@ -1201,20 +1202,22 @@ def _coded_judgments(
     qrels_firsts = qrels_runs.get_column("value")
     codes = pl.DataFrame({"qid": qids, "code": np.arange(qids.len(), dtype=np.int64)})
     if qrels_firsts.equals(qids):  # the usual case: the same queries in the same order, no lookup
-        extra, first_codes = qids.clear(), np.arange(qids.len(), dtype=np.int64)
-    else:
-        judged_qids = qrels_firsts.unique(maintain_order=True)
-        extra = judged_qids.filter(~judged_qids.is_in(qids.implode()))
-        if complete and extra.len():
-            extra = extra.sort()
-            codes = pl.concat([codes, pl.DataFrame({"qid": extra, "code": np.arange(extra.len()) + qids.len()})])
-        first_codes = (
-            pl.DataFrame({"qid": qrels_firsts})
-            .join(codes, on="qid", how="left", maintain_order="left")
-            .get_column("code")
-            .fill_null(-1)
-            .to_numpy()
-        )
+        per_query = qrels_runs.get_column("len").to_numpy().astype(np.int64)  # a query's judgments: one run
+        judged = np.ones(qids.len(), dtype=bool)
+        judgments = Judgments(None, tables.qrels_doc, tables.grades, judged, per_query=per_query)
+        return codes.get_column("qid"), run_counts.astype(np.int64), judgments, None  # judgment i: qrels row i
+    judged_qids = qrels_firsts.unique(maintain_order=True)
+    extra = judged_qids.filter(~judged_qids.is_in(qids.implode()))
+    if complete and extra.len():
+        extra = extra.sort()
+        codes = pl.concat([codes, pl.DataFrame({"qid": extra, "code": np.arange(extra.len()) + qids.len()})])
+    first_codes = (
+        pl.DataFrame({"qid": qrels_firsts})
+        .join(codes, on="qid", how="left", maintain_order="left")
+        .get_column("code")
+        .fill_null(-1)
+        .to_numpy()
+    )
     j_code = np.repeat(first_codes, qrels_runs.get_column("len").to_numpy())  # -1: a query the run does not have
     if extra.len() == 0 or complete:  # every judged query has a code: nothing to drop
         jq, jdoc, jgrade = j_code, tables.qrels_doc, tables.grades.to_numpy()
@@ -1351,7 +1354,9 @@ def _group_run(
     if qid.len() == 0:
         return qid, doc, np.zeros(0, dtype=np.int64)
     firsts, lengths = runs.get_column("value"), runs.get_column("len").to_numpy().astype(np.int64)
-    if firsts.n_unique() != firsts.len() or not _in_trec_order(lengths, score, doc, steps):
+    # grouped: each query id starts one run (ids in sorted order, as runs usually are, need no hash count)
+    grouped = firsts.is_sorted() or firsts.n_unique() == firsts.len()
+    if not grouped or not _in_trec_order(lengths, score, doc, steps):
         ordered = pl.DataFrame({"q": qid, "s": score, "d": doc}).sort(
             ["q", "s", "d"], descending=[False, True, True], maintain_order=True
         )
