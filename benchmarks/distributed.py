@@ -20,7 +20,9 @@ keeps ``id``, and writes Parquet and a summary. Each run is a fresh process:
 - ``ray-files``: the same with ``score_dataset(LOG, ...)``: the workers read their slices of the
   file themselves (100,000 rows a slice).
 - with ``--baseline-code PATH``: every Ray engine again with the ragframe found at PATH (an
-  older checkout), labelled ``(baseline)``: a before/after table from one run.
+  older checkout), labelled ``(baseline)``: a before/after table from one run. Each run starts
+  in its checkout's folder (a local Ray's workers import from the driver's working directory
+  first) and fails if a Ray worker imported ragframe from anywhere else.
 
 Rounds (``--repeat``) run every engine once each, in turn, so that the load of other jobs
 falls on all of them alike; the table gives the median over rounds of rows/s and of the ratio
@@ -82,6 +84,7 @@ def work_ray(path: Path, out: Path, cpus: int, engine: str, batch_rows: int | No
     from ray.data import DataContext, read_parquet
 
     DataContext.get_current().enable_progress_bars = False
+    code = _worker_code(ray)
     options: dict[str, Any] = {"keep": ["id"]}
     if batch_rows is not None:
         options["batch_size"] = batch_rows
@@ -94,7 +97,7 @@ def work_ray(path: Path, out: Path, cpus: int, engine: str, batch_rows: int | No
         )
         seconds = time.perf_counter() - start
         ray.shutdown()
-        return {"rows": result.rows, "seconds": seconds, "scoring_seconds": seconds}
+        return {"rows": result.rows, "seconds": seconds, "scoring_seconds": seconds, "worker_code": code}
     source = str(path) if engine == "ray-files" else read_parquet(str(path))
     rf.distributed.score_dataset(source, rf.Evaluator(), **options).write_parquet(str(out))
     scored = time.perf_counter() - start
@@ -102,7 +105,19 @@ def work_ray(path: Path, out: Path, cpus: int, engine: str, batch_rows: int | No
     seconds = time.perf_counter() - start
     ray.shutdown()
     rows = sum(pq.ParquetFile(p).metadata.num_rows for p in out.glob("*.parquet"))
-    return {"rows": rows, "seconds": seconds, "scoring_seconds": scored}
+    return {"rows": rows, "seconds": seconds, "scoring_seconds": scored, "worker_code": code}
+
+
+def _worker_code(ray: Any) -> str:
+    """The checkout a Ray worker imports ragframe from (Ray puts the driver's working directory first)."""
+
+    @ray.remote
+    def where() -> str:
+        import ragframe
+
+        return str(Path(ragframe.__file__).resolve().parent.parent)
+
+    return ray.get(where.remote())
 
 
 def worker_main(args: argparse.Namespace) -> int:
@@ -120,21 +135,35 @@ def worker_main(args: argparse.Namespace) -> int:
 
 def run_worker(run: dict[str, Any], data: Path, out: Path) -> dict[str, Any]:
     """One run in a fresh process (its own PYTHONPATH for baseline code); its result, CPU time and the load."""
-    command = [sys.executable, __file__, "--worker", run["engine"], "--data-file", str(data), "--out", str(out)]
+    script = str(Path(__file__).resolve())
+    command = [
+        sys.executable,
+        script,
+        "--worker",
+        run["engine"],
+        "--data-file",
+        str(data.resolve()),
+        "--out",
+        str(out.resolve()),
+    ]
     command += ["--ray-cpus", str(run.get("cpus") or 1)]
     if run.get("batch_rows") is not None:
         command += ["--ray-batch-rows", str(run["batch_rows"])]
     if run.get("cap"):
         command += ["--cap"]
     env = dict(os.environ)
-    if run.get("code"):
-        env["PYTHONPATH"] = os.pathsep.join([run["code"], env.get("PYTHONPATH", "")])
+    code = Path(run.get("code") or HERE.parent).resolve()
+    env["PYTHONPATH"] = os.pathsep.join([str(code), env.get("PYTHONPATH", "")])
     load = os.getloadavg()[0]
-    proc = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+    # run from the checkout: a local Ray's workers put the driver's working directory first on sys.path
+    proc = subprocess.run(command, capture_output=True, text=True, check=False, env=env, cwd=code)
     lines = [line for line in proc.stdout.splitlines() if line.startswith(RESULT_PREFIX)]
     if not lines:
         return {"error": f"exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:]}", "load": load}
-    return {**json.loads(lines[-1][len(RESULT_PREFIX) :]), "load": load}
+    result = {**json.loads(lines[-1][len(RESULT_PREFIX) :]), "load": load}
+    if result.get("worker_code") not in (None, str(code)):  # a before/after table must compare the code it says
+        result["error"] = f"Ray's workers imported ragframe from {result['worker_code']}, not {code}"
+    return result
 
 
 def plan(args: argparse.Namespace) -> list[dict[str, Any]]:
