@@ -58,6 +58,7 @@ __all__ = [
     "tokenize_ids",
     "tokenize_vocabulary",
     "distinct_codes",
+    "group_sums",
     "first_positions",
     "TermIndex",
     "term_index",
@@ -476,11 +477,7 @@ class TermIndex:
         >>> term_index(*tokenize_ids(pl.Series(["a a b", ""])), 1).sum_sq.tolist()
         [5.0, 0.0]
         """
-        sum_sq = np.zeros(self.starts.size - 1)
-        nonempty = self.starts[1:] > self.starts[:-1]
-        if self.counts.size:
-            sum_sq[nonempty] = np.add.reduceat(self.counts**2, self.starts[:-1][nonempty])
-        return sum_sq
+        return group_sums(self.counts**2, self.starts)
 
 
 def term_index(ids: np.ndarray, lengths: np.ndarray, vocabulary: int, n: int) -> TermIndex:
@@ -546,6 +543,23 @@ def drop_terms(index: TermIndex, dropped: np.ndarray) -> TermIndex:
     # per-text sums of integer counts as differences of running sums: exact below 2**53
     n_tokens = np.diff(_cumulative(counts)[starts])
     return TermIndex(starts=starts, counts=counts, n_tokens=n_tokens, base=index.base, keys=pl.Series("k", keys[keep]))
+
+
+def group_sums(values: np.ndarray, starts: np.ndarray, dtype: type = np.float64) -> np.ndarray:
+    """Sum of ``values[starts[i]:starts[i + 1]]`` for each group ``i`` (0 for an empty group), in ``dtype``.
+
+    One ``np.add.reduceat`` pass, left to right within each group.
+
+    Examples
+    --------
+    >>> group_sums(np.array([1.0, 2.0, 4.0]), np.array([0, 2, 2, 3])).tolist()
+    [3.0, 0.0, 4.0]
+    """
+    sums = np.zeros(starts.size - 1, dtype=dtype)
+    nonempty = starts[1:] > starts[:-1]
+    if values.size:
+        sums[nonempty] = np.add.reduceat(values, starts[:-1][nonempty], dtype=dtype)
+    return sums
 
 
 def _cumulative(values: np.ndarray) -> np.ndarray:
@@ -840,10 +854,7 @@ def pair_log_cosine(index: TermIndex, left: np.ndarray, right: np.ndarray, commo
     common = common or common_entries(index, left, right)
     weights = _entry_log_tf_weights(index.counts)
     dot = _sum_by(common.pair, weights[common.small_entry] * weights[common.large_entry(index)], left.size)
-    norms = np.zeros(index.sizes.size)  # exact sums of integers: the same in any order
-    nonempty = index.sizes > 0
-    if weights.size:
-        norms[nonempty] = np.add.reduceat(weights * weights, index.starts[:-1][nonempty])
+    norms = group_sums(weights * weights, index.starts)  # exact sums of integers: the same in any order
     denom = np.sqrt(norms[left] * norms[right])  # one root: identical texts give exactly 1
     cosine = np.divide(dot, denom, out=np.zeros(left.size), where=denom > 0)
     return np.minimum(cosine, 1.0)

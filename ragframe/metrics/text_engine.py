@@ -40,6 +40,7 @@ from ragframe.kernels.text import (
     common_entries_many,
     concat_ranges,
     distinct_codes,
+    group_sums,
     pair_containment,
     pair_log_cosine,
     pair_overlap,
@@ -191,12 +192,7 @@ def _group_counts(flags: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     >>> _group_counts(np.array([True, False, True, True]), np.array([2, 0, 2])).tolist()
     [1, 0, 2]
     """
-    counts = np.zeros(lengths.size, dtype=np.int64)
-    nonempty = lengths > 0
-    if flags.size:  # one pass of sums per group, no copy of the flags (faster than a running sum)
-        wide = np.int32 if lengths.max() < 2**31 else np.int64
-        counts[nonempty] = np.add.reduceat(flags.view(np.uint8), _starts(lengths)[:-1][nonempty], dtype=wide)
-    return counts
+    return group_sums(flags.view(np.uint8), _starts(lengths), np.int64)  # no copy of the flags
 
 
 class TextBatch:
