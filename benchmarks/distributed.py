@@ -31,6 +31,14 @@ Ray's workers run at the driver's niceness (``RAY_worker_niceness``; Ray's own d
 15, which on a busy machine measures the other jobs, not Ray). Seconds are wall
 clock (``time.perf_counter``) from the first read to the written summary.
 
+With ``--pin``: every run again with its process restricted, before it imports polars or Ray,
+to its first N cores (``os.sched_setaffinity``; N is the Ray run's CPU count, the processes
+``ray.init`` starts inherit it, checked from a Ray task), and a streaming run per core count,
+labelled ``(N core)``: ray-engine at 1 CPU against streaming on 1 core, a per-core comparison
+(unpinned, streaming's kernel, read and write threads use every core). Counts of N at or
+above the machine's cores are not pinned again (those runs are the unpinned ones). A pinned
+Ray run's ratio is to the streaming run pinned to as many cores.
+
 After the runs, every engine's scores (first round) are compared with streaming's, sorted by
 ``id``: bit for bit (polars ``equals``). Exit status 1 when any differs or a run failed.
 
@@ -39,6 +47,7 @@ Usage, from the repository root (2 to 7 minutes a run at 200,000 rows on 2 cores
     python benchmarks/distributed.py --rows 200000 --cpus 1 2
     python benchmarks/distributed.py --rows 600000 --cpus 1 2 4 8 16 --repeat 3
     python benchmarks/distributed.py --rows 200000 --cpus 1 2 --engines ray-engine --baseline-code ../old-checkout
+    python benchmarks/distributed.py --rows 200000 --cpus 1 2 --engines ray-engine --pin
 """
 
 from __future__ import annotations
@@ -84,7 +93,7 @@ def work_ray(path: Path, out: Path, cpus: int, engine: str, batch_rows: int | No
     from ray.data import DataContext, read_parquet
 
     DataContext.get_current().enable_progress_bars = False
-    code = _worker_code(ray)
+    code, cores = _worker_code(ray)
     options: dict[str, Any] = {"keep": ["id"]}
     if batch_rows is not None:
         options["batch_size"] = batch_rows
@@ -97,7 +106,13 @@ def work_ray(path: Path, out: Path, cpus: int, engine: str, batch_rows: int | No
         )
         seconds = time.perf_counter() - start
         ray.shutdown()
-        return {"rows": result.rows, "seconds": seconds, "scoring_seconds": seconds, "worker_code": code}
+        return {
+            "rows": result.rows,
+            "seconds": seconds,
+            "scoring_seconds": seconds,
+            "worker_code": code,
+            "worker_cores": cores,
+        }
     source = str(path) if engine == "ray-files" else read_parquet(str(path))
     rf.distributed.score_dataset(source, rf.Evaluator(), **options).write_parquet(str(out))
     scored = time.perf_counter() - start
@@ -105,22 +120,38 @@ def work_ray(path: Path, out: Path, cpus: int, engine: str, batch_rows: int | No
     seconds = time.perf_counter() - start
     ray.shutdown()
     rows = sum(pq.ParquetFile(p).metadata.num_rows for p in out.glob("*.parquet"))
-    return {"rows": rows, "seconds": seconds, "scoring_seconds": scored, "worker_code": code}
+    return {"rows": rows, "seconds": seconds, "scoring_seconds": scored, "worker_code": code, "worker_cores": cores}
 
 
-def _worker_code(ray: Any) -> str:
-    """The checkout a Ray worker imports ragframe from (Ray puts the driver's working directory first)."""
+def _worker_code(ray: Any) -> tuple[str, int]:
+    """The checkout a Ray worker imports ragframe from (Ray puts the driver's working directory first), and its cores.
+
+    The cores are those the worker process may run on (its affinity: ``Cpus_allowed_list`` in
+    ``/proc/PID/status``), to check that a pinned driver's Ray processes inherit the pinning.
+    """
 
     @ray.remote
-    def where() -> str:
+    def where() -> tuple[str, int]:
         import ragframe
 
-        return str(Path(ragframe.__file__).resolve().parent.parent)
+        return str(Path(ragframe.__file__).resolve().parent.parent), len(os.sched_getaffinity(0))
 
     return ray.get(where.remote())
 
 
+def pin(cores: int) -> None:
+    """Restrict this process (and the processes it starts) to its first ``cores`` allowed cores.
+
+    Examples
+    --------
+    >>> pin(len(os.sched_getaffinity(0)))  # all of them: no change
+    """
+    os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:cores])
+
+
 def worker_main(args: argparse.Namespace) -> int:
+    if args.pin_cores:  # before polars and Ray are imported: their thread pools and processes see these cores
+        pin(args.pin_cores)
     try:
         if args.worker == "streaming":
             result = work_streaming(args.data_file, args.out)
@@ -151,6 +182,8 @@ def run_worker(run: dict[str, Any], data: Path, out: Path) -> dict[str, Any]:
         command += ["--ray-batch-rows", str(run["batch_rows"])]
     if run.get("cap"):
         command += ["--cap"]
+    if run.get("pin"):
+        command += ["--pin-cores", str(run["pin"])]
     env = dict(os.environ)
     code = Path(run.get("code") or HERE.parent).resolve()
     env["PYTHONPATH"] = os.pathsep.join([str(code), env.get("PYTHONPATH", "")])
@@ -163,25 +196,54 @@ def run_worker(run: dict[str, Any], data: Path, out: Path) -> dict[str, Any]:
     result = {**json.loads(lines[-1][len(RESULT_PREFIX) :]), "load": load}
     if result.get("worker_code") not in (None, str(code)):  # a before/after table must compare the code it says
         result["error"] = f"Ray's workers imported ragframe from {result['worker_code']}, not {code}"
+    if run.get("pin") and result.get("worker_cores") not in (None, run["pin"]):
+        result["error"] = f"Ray's workers may run on {result['worker_cores']} cores, not the {run['pin']} pinned"
     return result
 
 
 def plan(args: argparse.Namespace) -> list[dict[str, Any]]:
-    """The runs of one round: streaming, then each Ray engine at each CPU count."""
+    """The runs of one round: streaming, each Ray engine at each CPU count; with ``--pin``, those pinned again.
+
+    A pinned run has ``pin`` (its cores) and its streaming run (``pin`` cores too) comes first.
+    """
     runs: list[dict[str, Any]] = [{"label": "streaming", "engine": "streaming", "cpus": None}]
     for cpus in args.cpus:
-        for engine in args.engines:
-            if args.baseline_code:
-                runs.append(
-                    {
-                        "label": f"{engine} (baseline)",
-                        "engine": engine,
-                        "cpus": cpus,
-                        "code": str(args.baseline_code),
-                        "batch_rows": args.baseline_batch_rows,
-                    }
-                )
-            runs.append({"label": engine, "engine": engine, "cpus": cpus, "batch_rows": args.ray_batch_rows})
+        runs += _ray_runs(args, cpus, None)
+    cores = len(os.sched_getaffinity(0))
+    for cpus in sorted({c for c in args.cpus if c < cores}) if args.pin else []:
+        runs.append({"label": f"streaming{_cores(cpus)}", "engine": "streaming", "cpus": None, "pin": cpus})
+        runs += _ray_runs(args, cpus, cpus)
+    return runs
+
+
+def _cores(pinned: int | None) -> str:
+    return f" ({pinned} core{'s' if pinned > 1 else ''})" if pinned else ""
+
+
+def _ray_runs(args: argparse.Namespace, cpus: int, pinned: int | None) -> list[dict[str, Any]]:
+    """Each Ray engine at ``cpus`` CPUs (and its baseline), pinned to ``pinned`` cores or not."""
+    runs = []
+    for engine in args.engines:
+        if args.baseline_code:
+            runs.append(
+                {
+                    "label": f"{engine} (baseline){_cores(pinned)}",
+                    "engine": engine,
+                    "cpus": cpus,
+                    "code": str(args.baseline_code),
+                    "batch_rows": args.baseline_batch_rows,
+                    "pin": pinned,
+                }
+            )
+        runs.append(
+            {
+                "label": f"{engine}{_cores(pinned)}",
+                "engine": engine,
+                "cpus": cpus,
+                "batch_rows": args.ray_batch_rows,
+                "pin": pinned,
+            }
+        )
     return runs
 
 
@@ -204,20 +266,23 @@ def report(
     print(f"{os.cpu_count()} cores, {len(rounds)} round(s): medians\n")
     header = f"{'engine':<22} {'CPUs':>4} {'rows/s':>8} {'vs streaming':>12} {'scaling':>8}"
     print(header + f" {'load':>10} {'scores equal':>12}")
-    streaming = [r[0] for r in rounds]
-    one_cpu: dict[str, float] = {}
+    # a Ray run's ratio is to streaming pinned to as many cores (or unpinned); a streaming run's to unpinned streaming
+    streaming_at = {run.get("pin"): index for index, run in enumerate(runs) if run["engine"] == "streaming"}
+    one_cpu: dict[tuple[str, bool], float] = {}
     for index, run in enumerate(runs):
         results = [r[index] for r in rounds]
         if any("error" in r for r in results):
             print(f"{run['label']:<22} failed: {next(r['error'] for r in results if 'error' in r)}")
             continue
+        streaming = [r[0 if run["engine"] == "streaming" else streaming_at[run.get("pin")]] for r in rounds]
         rates = [r["rows"] / r["seconds"] for r in results]
         ratios = [rate / (s["rows"] / s["seconds"]) for rate, s in zip(rates, streaming) if "error" not in s]
         rate = statistics.median(rates)
         cpus = run["cpus"]
+        family = (run["label"].removesuffix(_cores(run.get("pin"))), bool(run.get("pin")))
         if cpus == 1:
-            one_cpu[run["label"]] = rate
-        base = one_cpu.get(run["label"])
+            one_cpu[family] = rate
+        base = one_cpu.get(family)
         scaling = f"{rate / (cpus * base):.0%}" if cpus and base else ""
         loads = [r["load"] for r in results]
         load = f"{min(loads):.1f}-{max(loads):.1f}" if len(loads) > 1 else f"{loads[0]:.1f}"
@@ -225,6 +290,9 @@ def report(
         same = "reference" if index == 0 else {True: "yes", False: "NO", None: ""}[equal.get(_key(run))]
         print(f"{run['label']:<22} {cpus or '':>4} {rate:>8,.0f} {ratio:>12} {scaling:>8} {load:>10} {same:>12}")
     print("\nload: the 1-minute load average when each run started (min-max over rounds)")
+    if args.pin:
+        print("(N core): the run's processes (Ray's too) pinned to N cores; a Ray run's ratio is to streaming on N")
+        print("cores, a pinned streaming run's to unpinned streaming")
 
 
 def _key(run: dict[str, Any]) -> str:
@@ -242,6 +310,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ray-batch-rows", type=int, help="score_dataset batch_size (default: its own)")
     parser.add_argument("--baseline-code", type=Path, help="an older checkout to run Ray with too")
     parser.add_argument("--baseline-batch-rows", type=int, help="the baseline's batch_size (default: its own)")
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="also run each CPU count pinned to as many cores (os.sched_setaffinity), streaming too: a per-core table",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data-dir", type=Path, default=HERE / "_data")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
@@ -249,6 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--ray-cpus", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--cap", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--pin-cores", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         return worker_main(args)
