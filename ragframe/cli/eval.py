@@ -212,7 +212,7 @@ def _run_on_ray(args: argparse.Namespace, evaluator: Evaluator, config: dict[str
     from ragframe.distributed.parquet import evaluate_parquet_ray
     from ragframe.distributed.runtime import require_ray
 
-    ray = require_ray("ragframe eval --engine ray")
+    ray = require_ray("ragframe eval --engine ray", data=False)  # evaluate_parquet_ray imports ray.data for URLs
     _require_ray_client(args.address)
     if not ray.is_initialized():
         ray.init(address=args.address, include_dashboard=False, log_to_driver=False)

@@ -211,7 +211,7 @@ def evaluate_parquet_ray(
             f"{function}: a judge budget (budget=) needs the local engine, which scores the batches in turn and "
             "stops at the budget; the ray engine scores them at once"
         )
-    ray = require_ray(function)
+    ray = require_ray(function, data=False)  # local files run as Ray tasks; URLs import ray.data below
     started = time.perf_counter()
     overwrite = validate.flag(overwrite, "overwrite", function)
     limit = failure_limit(max_failure_rate, function)
@@ -230,6 +230,7 @@ def evaluate_parquet_ray(
             runner=RayRunner(concurrency=concurrency),
         )
     out = Path(out)
+    ray = require_ray(function)
     ds: Any = ray.data.read_parquet(paths)  # object storage: Ray Data reads it
     with original_errors():
         empty = empty_frame(ds, function)

@@ -97,7 +97,7 @@ class RayRunner:
         """Submit the batches (``concurrency`` at a time), record each as it finishes; cancel the rest on an error."""
         if not batches:
             return
-        ray = require_ray(FUNCTION)
+        ray = require_ray(FUNCTION, data=False)  # tasks only: no ray.data import
         threads = task_threads(self.num_cpus)
         task = ray.remote(run_batch).options(num_cpus=self.num_cpus)
         limiter = start_limiter(job.evaluator, FUNCTION)
