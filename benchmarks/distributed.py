@@ -10,7 +10,7 @@ keeps ``id``, and writes Parquet and a summary. Each run is a fresh process:
 
 - ``streaming``: ``rf.evaluate_parquet(LOG, OUT, batch_rows=100_000, batches_per_process=None,
   keep=["id"])``: read a batch, score it, write its part and summary state; the merged summary.
-- ``ray-engine``: ``ray.init(num_cpus=N)`` (a local Ray; ``ray.init`` is not timed), then
+- ``ray-engine``: ``ray.init(num_cpus=N)`` (a local Ray; ``ray.init`` is not timed, what the run imports is), then
   ``rf.distributed.evaluate_parquet_ray(LOG, OUT, rf.Evaluator(), keep=["id"])``: what
   ``ragframe eval --engine ray`` runs, the streaming run with each 100,000-row batch a Ray task
   (``RayRunner``) that reads, scores and writes its part; the same output as streaming.
@@ -90,10 +90,11 @@ def work_ray(path: Path, out: Path, cpus: int, engine: str, batch_rows: int | No
     import ragframe as rf
 
     ray.init(num_cpus=cpus, object_store_memory=1_000_000_000, include_dashboard=False, log_to_driver=False)
-    from ray.data import DataContext, read_parquet
-
-    DataContext.get_current().enable_progress_bars = False
     code, cores = _worker_code(ray)
+    if engine != "ray-engine":  # the ray-engine imports what it needs, on its clock
+        from ray.data import DataContext, read_parquet
+
+        DataContext.get_current().enable_progress_bars = False
     options: dict[str, Any] = {"keep": ["id"]}
     if batch_rows is not None:
         options["batch_size"] = batch_rows
