@@ -265,7 +265,8 @@ def report(
 ) -> None:
     print(f"\n{args.rows:,} rows, seven heuristic metrics (default methods), id kept, Parquet in and out, ", end="")
     print(f"{os.cpu_count()} cores, {len(rounds)} round(s): medians\n")
-    header = f"{'engine':<22} {'CPUs':>4} {'rows/s':>8} {'vs streaming':>12} {'scaling':>8}"
+    width = max(22, *(len(run["label"]) for run in runs))
+    header = f"{'engine':<{width}} {'CPUs':>4} {'rows/s':>8} {'vs streaming':>12} {'scaling':>8}"
     print(header + f" {'load':>10} {'scores equal':>12}")
     # a Ray run's ratio is to streaming pinned to as many cores (or unpinned); a streaming run's to unpinned streaming
     streaming_at = {run.get("pin"): index for index, run in enumerate(runs) if run["engine"] == "streaming"}
@@ -273,7 +274,7 @@ def report(
     for index, run in enumerate(runs):
         results = [r[index] for r in rounds]
         if any("error" in r for r in results):
-            print(f"{run['label']:<22} failed: {next(r['error'] for r in results if 'error' in r)}")
+            print(f"{run['label']:<{width}} failed: {next(r['error'] for r in results if 'error' in r)}")
             continue
         streaming = [r[0 if run["engine"] == "streaming" else streaming_at[run.get("pin")]] for r in rounds]
         rates = [r["rows"] / r["seconds"] for r in results]
@@ -289,7 +290,7 @@ def report(
         load = f"{min(loads):.1f}-{max(loads):.1f}" if len(loads) > 1 else f"{loads[0]:.1f}"
         ratio = f"{statistics.median(ratios):.2f}" if ratios else ""
         same = "reference" if index == 0 else {True: "yes", False: "NO", None: ""}[equal.get(_key(run))]
-        print(f"{run['label']:<22} {cpus or '':>4} {rate:>8,.0f} {ratio:>12} {scaling:>8} {load:>10} {same:>12}")
+        print(f"{run['label']:<{width}} {cpus or '':>4} {rate:>8,.0f} {ratio:>12} {scaling:>8} {load:>10} {same:>12}")
     print("\nload: the 1-minute load average when each run started (min-max over rounds)")
     if args.pin:
         print("(N core): the run's processes (Ray's too) pinned to N cores; a Ray run's ratio is to streaming on N")
