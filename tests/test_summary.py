@@ -296,3 +296,53 @@ def test_seed_batch_aggregates():
                     assert row[ours] == pytest.approx(values[theirs], abs=1e-9), (batch["batch_id"], metric, ours)
                 checked += 1
     assert checked > 300
+
+
+def test_t_quantiles_are_scipy_stats_bit_for_bit():
+    # the summary's interval and compare's t-test use scipy.special (stdtrit, stdtr), as scipy.stats.t does
+    from ragframe.stats.paired_tests import Segments, t_test
+    from ragframe.stats.summary import _t_interval
+
+    n = np.r_[0:40, 100, 12_345, 10**7].astype(np.int64)
+    state = pl.DataFrame({"count": n, "mean": np.full(n.size, 0.5), "m2": np.linspace(0.0, 3.0, n.size)})
+    for confidence in (0.5, 0.9, 0.95, 0.999):
+        low, high = _t_interval(state, confidence)
+        nf = n.astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            half = stats.t.ppf(0.5 + confidence / 2, nf - 1) * np.sqrt(state["m2"].to_numpy() / (nf - 1)) / np.sqrt(nf)
+        expected = np.where(n >= 2, 0.5 - half, np.nan)
+        np.testing.assert_array_equal(low, expected)
+        np.testing.assert_array_equal(high, np.where(n >= 2, 0.5 + half, np.nan))
+    rng = np.random.default_rng(0)
+    seg = Segments.__new__(Segments)
+    seg.n = rng.integers(0, 50, 200)
+    seg.sd, seg.delta = rng.uniform(0.01, 1, 200), rng.normal(0, 0.3, 200)
+    statistic, p, low, high = t_test(seg, 0.95)
+    nf = seg.n.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = seg.sd / np.sqrt(nf)
+        expected_p = 2 * stats.t.sf(np.abs(seg.delta / se), nf - 1)
+        expected_half = stats.t.ppf(0.975, nf - 1) * se
+    expected_p[seg.n < 2] = np.nan
+    np.testing.assert_array_equal(p, expected_p)
+    np.testing.assert_array_equal(high, seg.delta + expected_half)
+
+
+def test_a_streamed_run_its_summary_and_a_t_test_do_not_import_scipy_stats(tmp_path):
+    # scipy.stats takes about half a second to import: every streamed run and summary paid it for one quantile
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, polars as pl, ragframe as rf\n"
+        "df = pl.DataFrame({'id': [1, 2, 3], 'question': ['a b', 'c d', 'e f'], 'answer': ['a b.', 'c.', 'x'],\n"
+        "                   'contexts': [['a b c'], ['c d'], ['q']], 'ground_truth': ['a', 'c', 'e']})\n"
+        f"df.write_parquet({str(tmp_path / 'log.parquet')!r})\n"
+        f"rf.evaluate_parquet({str(tmp_path / 'log.parquet')!r}, {str(tmp_path / 'out')!r}, progress=False)\n"
+        "scored = rf.evaluate(df)\n"
+        "rf.summarize(scored)\n"
+        "rf.compare(scored, scored.with_columns(pl.col('faithfulness') * 0.5), on='id')\n"
+        "print('scipy.stats' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -242,16 +242,18 @@ def t_test(seg: Segments, confidence: float) -> tuple[np.ndarray, ...]:
     """Paired Student t of every cell (scipy.stats.ttest_rel): (statistic, p, ci_low, ci_high).
 
     All differences equal: the statistic is NaN and p is 1 when they are 0, else 0 (scipy
-    gives NaN); fewer than 2 pairs: p is NaN. The interval covers ``confidence``.
+    gives NaN); fewer than 2 pairs: p is NaN. The interval covers ``confidence``. The t
+    distribution is ``scipy.special``'s ``stdtr``/``stdtrit``, which ``scipy.stats.t.sf``/``ppf``
+    call (the same values), without importing ``scipy.stats`` (about 0.5 s).
     """
-    from scipy import stats  # imported on use: scipy.stats takes ~0.8 s to import
+    from scipy.special import stdtr, stdtrit
 
     n = seg.n.astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         se = seg.sd / np.sqrt(n)
         statistic = seg.delta / se
-        p = 2 * stats.t.sf(np.abs(statistic), n - 1)
-        half = stats.t.ppf(0.5 + confidence / 2, n - 1) * se
+        p = 2 * stdtr(n - 1, -np.abs(statistic))
+        half = stdtrit(n - 1, 0.5 + confidence / 2) * se
     constant = (seg.sd == 0) & (seg.n >= 2)
     statistic[constant] = np.nan
     p[constant] = np.where(seg.delta[constant] == 0, 1.0, 0.0)

@@ -619,15 +619,19 @@ def _sketch_percentiles(state: pl.DataFrame, method: str) -> dict[str, np.ndarra
 
 
 def _t_interval(state: pl.DataFrame, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """Student t interval of the mean: mean +- t(1 - (1 - c) / 2, n - 1) sd / sqrt(n); null when n < 2."""
-    from scipy import stats  # imported on use: scipy.stats takes ~0.8 s to import
+    """Student t interval of the mean: mean +- t(1 - (1 - c) / 2, n - 1) sd / sqrt(n); null when n < 2.
+
+    The t quantile is ``scipy.special.stdtrit``, the function ``scipy.stats.t.ppf`` calls (the
+    same values, bit for bit), without importing ``scipy.stats`` (about 0.5 s, on every run).
+    """
+    from scipy.special import stdtrit
 
     n = state["count"].to_numpy().astype(np.float64)
     mean = state["mean"].to_numpy().astype(np.float64)
     m2 = state["m2"].to_numpy().astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         sd = np.sqrt(np.maximum(m2, 0.0) / (n - 1))
-        half = stats.t.ppf(0.5 + confidence / 2, n - 1) * sd / np.sqrt(n)
+        half = stdtrit(n - 1, 0.5 + confidence / 2) * sd / np.sqrt(n)
     half = np.where(n >= 2, half, np.nan)
     return mean - half, mean + half
 
