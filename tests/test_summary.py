@@ -317,7 +317,7 @@ def test_t_quantiles_are_scipy_stats_bit_for_bit():
     seg = Segments.__new__(Segments)
     seg.n = rng.integers(0, 50, 200)
     seg.sd, seg.delta = rng.uniform(0.01, 1, 200), rng.normal(0, 0.3, 200)
-    statistic, p, low, high = t_test(seg, 0.95)
+    _, p, low, high = t_test(seg, 0.95)
     nf = seg.n.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         se = seg.sd / np.sqrt(nf)
@@ -326,6 +326,7 @@ def test_t_quantiles_are_scipy_stats_bit_for_bit():
     expected_p[seg.n < 2] = np.nan
     np.testing.assert_array_equal(p, expected_p)
     np.testing.assert_array_equal(high, seg.delta + expected_half)
+    np.testing.assert_array_equal(low, seg.delta - expected_half)
 
 
 def test_a_streamed_run_its_summary_and_a_t_test_do_not_import_scipy_stats(tmp_path):
