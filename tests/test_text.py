@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -371,3 +372,129 @@ def test_stable_order_is_a_stable_argsort(values, bound):
     """Both ways (one sort of value * n + position, or NumPy's stable argsort for huge bounds) agree."""
     values = np.array(values, dtype=np.int64)
     np.testing.assert_array_equal(text._stable_order(values, bound), np.argsort(values, kind="stable"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from("aabbcdef"), max_size=10).map(" ".join), min_size=1, max_size=20),
+    st.integers(1, 3),
+    st.randoms(use_true_random=False),
+)
+def test_take_texts_equals_indexing_the_taken_texts(texts, n, rnd):
+    """Texts taken from an index built in parts are keyed, counted and ordered as if indexed anew."""
+    ids, lengths, size = text.tokenize_ids(pl.Series(texts))
+    ends = np.concatenate([[0], np.cumsum(lengths)])
+    cuts = sorted({0, len(texts), *(rnd.randrange(len(texts) + 1) for _ in range(rnd.randrange(4)))})
+    parts = [text.term_index(ids[ends[a] : ends[b]], lengths[a:b], size, n) for a, b in itertools.pairwise(cuts)]
+    parts = [text.narrow_counts(part) if rnd.random() < 0.5 else part for part in parts]  # counts of any type
+    taken = np.array(sorted(rnd.sample(range(len(texts)), rnd.randrange(len(texts) + 1))), dtype=np.int64)
+    total = taken.size + rnd.randrange(5)
+    into = np.array(sorted(rnd.sample(range(total), taken.size)), dtype=np.int64)
+    got = text.take_texts(parts, taken, into, total)
+    kept = np.zeros(total, dtype=np.int64)
+    kept[into] = lengths[taken]
+    tokens = ids[text.concat_ranges(ends[:-1][taken], lengths[taken])]
+    again = text.term_index(tokens, kept, size, n)
+    for name in ("starts", "counts", "n_tokens"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(again, name))
+    assert got.keys.equals(again.keys) and got.base == again.base
+    assert got.counts.dtype == again.counts.dtype and got.keys.dtype == again.keys.dtype
+
+
+def test_narrow_counts_keeps_every_count():
+    ids, lengths, size = text.tokenize_ids(pl.Series(["a " * 300 + "b", "c c"]))
+    index = text.term_index(ids, lengths, size, 1)
+    narrow = text.narrow_counts(index)
+    assert narrow.counts.dtype == np.uint16 and narrow.counts.tolist() == [300, 1, 2]
+    assert narrow.keys.equals(index.keys) and narrow.starts.tolist() == index.starts.tolist()
+    taken = text.take_texts([narrow], np.array([0, 1]), np.array([0, 1]), 2)
+    assert taken.counts.dtype == np.float64 and taken.counts.tolist() == [300.0, 1.0, 2.0]
+
+
+#: (vocabulary, n, texts): plain spans, renumbered in the n-gram loop, and either side of the final bound
+_SPANS = [(7, 1, 3), (7, 3, 3), (0, 2, 1), (2**21, 3, 4), (2**31, 2, 1), (2**44, 1, 2**18), (2**44 + 1, 1, 2**18)]
+
+
+@pytest.mark.parametrize(("vocabulary", "n", "n_texts"), _SPANS)
+def test_gram_span_is_the_span_term_index_keys_with(vocabulary, n, n_texts):
+    """Where gram_span gives a span, term_index's base is span + 1; where it gives None, term_index renumbers."""
+    ids = np.array([0, vocabulary - 1, 1, 0][: 4 if vocabulary else 0], dtype=np.int64)
+    lengths = np.zeros(n_texts, dtype=np.int64)
+    lengths[0] = ids.size
+    span = text.gram_span(vocabulary, n, n_texts)
+    index = text.term_index(ids, lengths, vocabulary, n)
+    plain = max(vocabulary, 1) * vocabulary ** (n - 1)  # the span of t0 * V**(n-1) + ... + t(n-1)
+    if span is None:
+        assert index.base < plain + 1  # the grams renumbered densely
+    else:
+        assert index.base == span + 1 == plain + 1
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 5), st.lists(st.integers(0, 7), max_size=4), st.sampled_from(["", "Ab cd. Cd ef", "x"])
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    st.integers(1, 15),
+    st.sampled_from([None, "rag-eval-node-ts"]),
+)
+def test_row_slices_take_the_term_tables_they_would_build(rows, slice_rows, compat):
+    """A row slice's term tables taken from the batch's equal those built from the slice's own tokens."""
+    from ragframe.metrics import heuristic, text_engine
+    from ragframe.metrics.heuristic_kernels import HeuristicOptions
+    from ragframe.metrics.registry import get_metric
+
+    passages = ["the a b c a b", "b c d e. F g", "a", "", "c d the e f g h", "a b a b a b", "x y", "e f g"]
+    df = pl.DataFrame(
+        {
+            "question": [f"q {q} a b" for q, _, _ in rows],
+            "answer": [f"A b {q}. C d e? G" if q % 2 else "a" for q, _, _ in rows],
+            "contexts": [[passages[c] for c in ctx] for _, ctx, _ in rows],
+            "ground_truth": [truth for *_, truth in rows],
+        }
+    )
+    metrics = [get_metric(name) for name in heuristic.HEURISTIC_METRICS]
+    roles, grams, tags = heuristic._needed(metrics, HeuristicOptions(), compat)
+    rules = text.SEED_RULES if compat else text.UNICODE_RULES
+    columns = {role: role for role in ("question", "answer", "contexts", "ground_truth")}
+    saved = text_engine.SHARED_TABLE
+    try:
+        text_engine.SHARED_TABLE = 0.0  # a table for every size, wherever some text is in two rows
+        batch = text_engine.TextBatch(df, columns, roles, grams, "test", rules, gram_tags=tags)
+    finally:
+        text_engine.SHARED_TABLE = saved
+    assert set(batch.term_tables) == (set(grams) if batch._shared_texts().any() else set())
+    for r0 in range(0, df.height, slice_rows):
+        part = batch.rows(r0, min(r0 + slice_rows, df.height))
+        for n in grams:
+            own = text_engine.index_texts(batch, part.texts, part.used(batch, n), n)
+            taken = part._terms[n]
+            for name in ("starts", "counts", "n_tokens"):
+                np.testing.assert_array_equal(getattr(taken, name), getattr(own, name))
+            assert taken.keys.equals(own.keys) and taken.base == own.base
+
+
+_ROW = st.tuples(st.sampled_from("abc"), st.lists(st.sampled_from("abcd"), max_size=3))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_ROW, min_size=1, max_size=12))
+def test_shared_texts_are_the_texts_of_several_rows(rows):
+    """A text is shared when it is in two rows, as a question or a context (not twice in one row)."""
+    from ragframe.metrics import text_engine
+
+    df = pl.DataFrame({"question": [q for q, _ in rows], "contexts": [c for _, c in rows]})
+    columns = {"question": "question", "contexts": "contexts"}
+    batch = text_engine.TextBatch(df, columns, {"question", "contexts"}, {}, "test")
+    in_rows: dict[str, set[int]] = {}
+    for row, (question, contexts) in enumerate(rows):
+        for passage in [question, *contexts]:
+            in_rows.setdefault(passage, set()).add(row)
+    shared = batch._shared_texts()
+    codes = batch._role_ids["question"].tolist() + batch._role_ids["contexts"].tolist()
+    texts = [q for q, _ in rows] + [t for _, c in rows for t in c]
+    assert {t: bool(shared[code]) for t, code in zip(texts, codes)} == {t: len(r) > 1 for t, r in in_rows.items()}

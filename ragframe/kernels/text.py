@@ -19,6 +19,7 @@ text of each pair against the other's, so a pair costs the size of its smaller t
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import re
@@ -61,7 +62,10 @@ __all__ = [
     "group_sums",
     "first_positions",
     "TermIndex",
+    "gram_span",
     "term_index",
+    "take_texts",
+    "narrow_counts",
     "drop_terms",
     "Common",
     "common_entries",
@@ -480,6 +484,27 @@ class TermIndex:
         return group_sums(self.counts**2, self.starts)
 
 
+def gram_span(vocabulary: int, n: int, n_texts: int) -> int | None:
+    """The span of the gram values :func:`term_index` keys ``n_texts`` texts with, or None if it renumbers them.
+
+    An n-gram of tokens ``t0 .. t(n-1)`` is the number ``t0 * V**(n-1) + ... + t(n-1)`` below
+    ``V**n`` (``V`` the vocabulary size); :func:`term_index` renumbers the grams densely instead
+    when ``text * (span + 1) + gram`` could overflow. Two indexes of the same vocabulary and
+    n whose spans are not None key every gram the same way (base ``span + 1``).
+
+    Examples
+    --------
+    >>> gram_span(1000, 2, 10), gram_span(10**7, 3, 10)
+    (1000000, None)
+    """
+    span = max(vocabulary, 1)
+    for _ in range(1, n):
+        if span > (2**62) // max(vocabulary, 1):
+            return None
+        span = span * vocabulary
+    return None if span > (2**62) // max(n_texts, 1) else span
+
+
 def term_index(ids: np.ndarray, lengths: np.ndarray, vocabulary: int, n: int) -> TermIndex:
     """Build the :class:`TermIndex` of n-grams from flat token ids (see :func:`token_ids`)."""
     n_texts = lengths.size
@@ -521,6 +546,67 @@ def term_index(ids: np.ndarray, lengths: np.ndarray, vocabulary: int, n: int) ->
     starts = np.searchsorted(k, np.arange(n_texts + 1, dtype=np.int64) * base)
     n_tokens = np.maximum(lengths - (n - 1), 0).astype(np.float64)
     return TermIndex(starts=starts, counts=counts, n_tokens=n_tokens, base=base, keys=pl.Series("k", k))
+
+
+def take_texts(parts: Sequence[TermIndex], texts: np.ndarray, into: np.ndarray, size: int) -> TermIndex:
+    """The index of ``size`` texts where text ``into[i]`` is text ``texts[i]`` of ``parts``, the others empty.
+
+    ``parts`` are the indexes of consecutive runs of texts, of one base (the texts of
+    ``parts[0]`` are numbered from 0, those of ``parts[1]`` next, and so on); ``texts`` and
+    ``into`` are ascending. The entries of each text are copied in their order with their
+    counts, and the keys moved to the new text numbers: the result is the :func:`term_index` of
+    those texts' tokens when its base is that of ``parts`` (:func:`gram_span`), without sorting
+    the grams again. Indexing texts in parts keeps every array small; the parts' counts may be
+    held in any integer type (:func:`narrow_counts`), the result's are float64.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> ids, lengths, size = tokenize_ids(pl.Series(["a b a", "c", "b c"]))
+    >>> parts = [term_index(ids[:4], lengths[:2], size, 1), term_index(ids[4:], lengths[2:], size, 1)]
+    >>> index = take_texts(parts, np.array([0, 2]), np.array([1, 2]), 3)  # texts 0 and 2 as texts 1 and 2
+    >>> index.starts.tolist(), index.counts.tolist(), index.n_tokens.tolist()
+    ([0, 0, 2, 4], [2.0, 1.0, 1.0, 1.0], [0.0, 3.0, 2.0])
+    >>> index.keys.equals(term_index(ids[[0, 1, 2, 4, 5]], np.array([0, 3, 2]), size, 1).keys)
+    True
+    """
+    base = parts[0].base
+    if any(part.base != base for part in parts):
+        raise ValueError("the parts of a term index must share one base")
+    first = np.cumsum([0] + [part.starts.size - 1 for part in parts])  # each part's first text
+    bounds = np.searchsorted(texts, first).tolist()
+    per_text, n_tokens = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.float64)
+    for part, t0, a, b in zip(parts, first.tolist(), bounds, bounds[1:]):
+        mine = texts[a:b] - t0
+        per_text[into[a:b]], n_tokens[into[a:b]] = part.sizes[mine], part.n_tokens[mine]
+    starts = np.zeros(size + 1, dtype=np.int64)
+    np.cumsum(per_text, out=starts[1:])
+    keys, counts = np.empty(int(starts[-1]), dtype=np.int64), np.empty(int(starts[-1]), dtype=np.float64)
+    for part, t0, a, b in zip(parts, first.tolist(), bounds, bounds[1:]):
+        mine, to = texts[a:b] - t0, into[a:b]
+        sizes = per_text[to]
+        entries = concat_ranges(part.starts[mine], sizes)
+        e0, e1 = (int(starts[to[0]]), int(starts[to[-1] + 1])) if to.size else (0, 0)
+        np.take(part.keys.to_numpy(), entries, out=keys[e0:e1], mode="clip")  # "clip": no buffered copy
+        keys[e0:e1] += np.repeat((to.astype(np.int64) - mine) * base, sizes)
+        counts[e0:e1] = part.counts[entries]  # counts of any numeric type, as float64
+    return TermIndex(starts=starts, counts=counts, n_tokens=n_tokens, base=base, keys=pl.Series("k", keys))
+
+
+def narrow_counts(index: TermIndex) -> TermIndex:
+    """``index`` with its counts in the smallest unsigned integer type that holds them (for keeping it).
+
+    Counts are integers (float64 in a :class:`TermIndex`, for the kernels' sums); an index kept
+    to take texts from (:func:`take_texts`) holds them in a byte or two instead of eight.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> narrow_counts(term_index(*tokenize_ids(pl.Series(["a a b", "c"])), 1)).counts
+    array([2, 1, 1], dtype=uint8)
+    """
+    top = int(index.counts.max()) if index.counts.size else 0
+    return dataclasses.replace(index, counts=index.counts.astype(np.min_scalar_type(top)))
 
 
 def drop_terms(index: TermIndex, dropped: np.ndarray) -> TermIndex:

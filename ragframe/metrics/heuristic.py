@@ -16,6 +16,7 @@ passage). A null or empty ``ground_truth`` gives null ``context_recall`` and
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -94,21 +95,22 @@ def _score_chunk(
     compat = options["compat"]
     roles, grams, tags = _needed(metrics, opts, compat)
     rules = SEED_RULES if compat else UNICODE_RULES
-    batch = TextBatch(view, {r: options[r] for r in _TEXT_COLUMNS}, roles, grams, function, rules, gram_tags=tags)
+    columns = {r: options[r] for r in _TEXT_COLUMNS}
     slice_rows = options["slice_rows"]
 
-    def one(bounds: tuple[int, int]) -> pl.DataFrame:
+    def one(batch: TextBatch, bounds: tuple[int, int]) -> pl.DataFrame:
         return _score_slice(batch.rows(*bounds), metrics, opts, options["explain"], compat)
 
     pieces = [(start, min(start + slice_rows, view.height)) for start in range(0, view.height, slice_rows)]
-    if len(pieces) <= 1:
-        return one((0, view.height))
     threads = min(len(pieces), thread_count())
-    if threads == 1:  # a task holding one CPU (concurrency.thread_limit): the slices in turn
-        return pl.concat([one(piece) for piece in pieces])
-    # rows are independent: the slices bound the pair stage's memory and run on a thread per core
+    if threads <= 1:  # one slice, or a task holding one CPU (concurrency.thread_limit): the slices in turn
+        batch = TextBatch(view, columns, roles, grams, function, rules, gram_tags=tags)
+        return one(batch, (0, view.height)) if len(pieces) <= 1 else pl.concat([one(batch, p) for p in pieces])
+    # rows are independent: the slices bound the pair stage's memory and run on a thread per core; the
+    # batch's term tables are built on the same threads (their memory then stays where the slices allocate)
     with ThreadPoolExecutor(max_workers=threads) as pool:
-        return pl.concat(list(pool.map(one, pieces)))
+        batch = TextBatch(view, columns, roles, grams, function, rules, gram_tags=tags, executor=pool)
+        return pl.concat(list(pool.map(functools.partial(one, batch), pieces)))
 
 
 def _score(view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], function: str):

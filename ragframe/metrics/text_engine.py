@@ -4,9 +4,11 @@ The text stage (:class:`TextBatch`, up to 100,000 rows at a time) collects every
 requested metrics need (questions, answers, ground truths, context chunks and the sentences of
 answers and ground truths), keeps each *distinct* text once and tokenises it once, on a thread
 per core. Repeated contexts (real logs retrieve the same passages again and again) are therefore
-tokenised once per chunk. The pair stage (:class:`RowSlice`, ``batch_rows`` rows at a time)
-builds the n-gram term tables of its own texts, finds the grams each compared pair of texts
-shares with one hash probe per n-gram size, and reduces pair values to rows with bincounts.
+tokenised once per chunk, and where most of what an n-gram size compares is such shared texts,
+their grams are sorted once per chunk too (:meth:`TextBatch._term_tables`). The pair stage
+(:class:`RowSlice`, ``batch_rows`` rows at a time) takes the n-gram term tables of its own texts
+from those (or builds them), finds the grams each compared pair of texts shares with one hash
+probe per n-gram size, and reduces pair values to rows with bincounts.
 Every sum over grams is of integer counts, so a row's scores are bit-identical whatever the
 chunks, slices and other rows.
 
@@ -20,7 +22,9 @@ computation.
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Iterable, Mapping
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from importlib import resources
@@ -40,12 +44,15 @@ from ragframe.kernels.text import (
     common_entries_many,
     concat_ranges,
     distinct_codes,
+    gram_span,
     group_sums,
+    narrow_counts,
     pair_containment,
     pair_log_cosine,
     pair_overlap,
     pair_tfidf,
     pair_token_f1,
+    take_texts,
     term_index,
     tokenize_vocabulary,
 )
@@ -58,7 +65,9 @@ __all__ = [
     "stop_words",
     "PairCache",
     "TextBatch",
+    "SliceTexts",
     "RowSlice",
+    "index_texts",
     "Signals",
     "group_max",
     "mean_by_row",
@@ -71,6 +80,13 @@ __all__ = [
 
 #: Rows whose distinct texts are tokenised and indexed together (the text stage's chunk).
 TEXT_ROWS = 100_000
+#: Tokens per piece of a batch's term tables (:meth:`TextBatch._index_in_parts`).
+PART_TOKENS = 1 << 20
+#: Share of a size's tokens (at least) in texts of several rows for the batch to build its term table
+#: (:meth:`TextBatch._term_tables`). Measured on a Zipf log (a context in about 3 slices of a chunk):
+#: bigrams (97 % contexts) and content words save CPU with a table; unigrams (2 % contexts there)
+#: do not, and their table would hold memory for nothing.
+SHARED_TABLE = 0.5
 #: The "n-gram size" of the content-word unigram index (stop words left out).
 CONTENT = -1
 #: Prefix of a sentence role restricted to its sentences of fewer than two tokens
@@ -213,6 +229,7 @@ class TextBatch:
         function: str,
         rules: TextRules = SEED_RULES,
         gram_tags: Mapping[int, set[str]] | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.n = view.height
         self.gram_tags = gram_tags or {}  # the pair lists compared with each n-gram size, when known
@@ -262,6 +279,7 @@ class TextBatch:
         self.tokens = tokens  # the tokenised texts' tokens; :meth:`text_tokens` reads any text's
         self._token_ranges(built, direct, count)
         self.gram_roles = gram_roles
+        self.term_tables = self._term_tables(executor)
 
     def _sentence_built(self, distinct: pl.Series, rules: TextRules) -> np.ndarray:
         """Which distinct texts get their tokens from their sentences' tokens instead of tokenising again.
@@ -329,16 +347,115 @@ class TextBatch:
         ranges = concat_ranges(self._range_at[texts], self._ranges_of[texts])
         return self.tokens[concat_ranges(self._range_start[ranges], self._range_count[ranges])]
 
+    def _term_tables(self, executor: Executor | None) -> dict[int, tuple[np.ndarray, list[TermIndex]]]:
+        """The term table of each n-gram size over the texts the row slices compare with it.
+
+        Returns, per size, the batch ids of those texts (ascending) and their :class:`TermIndex`
+        in parts of consecutive texts (text ``i`` of the parts taken end to end is batch text
+        ``texts[i]``). A context read by several slices has its grams sorted here once; the
+        slices take their texts' entries (:func:`take_texts`). Only sizes whose texts are
+        mostly (by tokens, :data:`SHARED_TABLE`) texts of several rows get a table: for the
+        others, taking entries would cost more than it saves, and the slices index their texts
+        themselves. Nor does a size whose keys would need renumbering (:func:`gram_span` None).
+        The parts are built on ``executor``'s threads, if given.
+        """
+        shared = self._shared_texts()
+        if not shared.any():
+            return {}
+        whole = SliceTexts(self, 0, self.n)
+        tables: dict[int, tuple[np.ndarray, list[TermIndex]]] = {}
+        for n in self.gram_roles:
+            texts = whole.texts[whole.used(self, n, keep=False)]  # a whole chunk's pair lists are big
+            tokens = self.token_count[texts]
+            if int(tokens[shared[texts]].sum()) < SHARED_TABLE * int(tokens.sum()):
+                continue
+            if gram_span(self.vocabulary, max(n, 1), texts.size) is not None:
+                tables[n] = (texts, self._index_in_parts(texts, n, executor))
+        return tables
+
+    def _shared_texts(self) -> np.ndarray:
+        """Which distinct texts occur in more than one row (a flag per text), in any roles.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> view = pl.DataFrame({"question": ["q", "r"], "contexts": [["a", "q"], ["a"]]})
+        >>> batch = TextBatch(view, {"question": "question", "contexts": "contexts"}, {"question", "contexts"}, {}, "f")
+        >>> batch._shared_texts().tolist()  # q (question and context of row 0), r, a (rows 0 and 1)
+        [False, False, True]
+        """
+        size = self.token_count.size
+        first, last = np.full(size, self.n, dtype=np.int64), np.full(size, -1, dtype=np.int64)
+        everyone = np.ones(self.n, dtype=np.int64)
+        counts = {f"{role}_sentences": np.diff(starts) for role, (starts, _) in self.sentences.items()}
+        counts["contexts"] = self.ctx_count
+        for role, ids in self._role_ids.items():
+            rows = np.repeat(np.arange(self.n, dtype=np.int64), counts.get(role, everyone))  # rows in order
+            in_role = np.full(size, self.n, dtype=np.int64)
+            in_role[ids[::-1]] = rows[::-1]  # the last write of a text is its first row in the role
+            np.minimum(first, in_role, out=first)
+            in_role[:] = -1
+            in_role[ids] = rows  # and here its last row
+            np.maximum(last, in_role, out=last)
+        return last > first
+
+    def _index_in_parts(self, texts: np.ndarray, n: int, executor: Executor | None) -> list[TermIndex]:
+        """:func:`index_texts` of ``texts`` (all used) in parts of about :data:`PART_TOKENS` tokens.
+
+        Small parts keep every temporary array in the cache and in memory the allocator reuses.
+        The parts are built on ``executor``'s threads, if given (the pair stage's: their memory
+        then stays in the allocator's arenas the slices allocate from; threads of their own
+        cost about 200 MB more at peak on the Zipf log), else in turn.
+        """
+        ends = np.cumsum(self.token_count[texts])
+        total = int(ends[-1]) if ends.size else 0
+        cuts = np.searchsorted(ends, np.arange(PART_TOKENS, total, PART_TOKENS), side="right")
+        bounds = [0, *np.unique(cuts).tolist(), texts.size]
+        pieces = [texts[a:b] for a, b in itertools.pairwise(bounds) if b > a] or [texts]
+
+        def one(piece: np.ndarray) -> TermIndex:
+            return narrow_counts(index_texts(self, piece, np.ones(piece.size, dtype=bool), n))
+
+        if executor is None or len(pieces) == 1:
+            return [one(piece) for piece in pieces]
+        return list(executor.map(one, pieces))  # NumPy's sorts and gathers release the GIL
+
     def rows(self, r0: int, r1: int) -> RowSlice:
         """The rows r0 .. r1 - 1, for the pair stage."""
         return RowSlice(self, r0, r1)
 
 
-class RowSlice(PairCache):
-    """Rows r0 .. r1 - 1 of a :class:`TextBatch`: their texts' term tables and own pair caches.
+def index_texts(batch: TextBatch, texts: np.ndarray, used: np.ndarray, n: int) -> TermIndex:
+    """The :func:`term_index` of n-grams of the batch texts ``texts`` (ascending), those not ``used`` left empty.
 
-    The term tables of a slice cover only its own texts (renumbered 0 .. m-1), so they stay
-    small enough for the pair stage's random lookups to hit the cache.
+    ``n`` is :data:`CONTENT` for the unigrams of content words (stop words left out).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> view = pl.DataFrame({"question": ["the cat sat", "a cat"]})
+    >>> batch = TextBatch(view, {"question": "question"}, {"question"}, {CONTENT: {"question"}}, "f")
+    >>> index = index_texts(batch, np.array([0, 1]), np.array([True, True]), CONTENT)
+    >>> index.sizes.tolist(), index.n_tokens.tolist()
+    ([2, 1], [2.0, 1.0])
+    """
+    lengths = np.where(used, batch.token_count[texts], 0)
+    tokens = batch.text_tokens(texts[used])
+    if n == CONTENT:  # unigrams of the content words: the stop words left out
+        content = ~batch.stop[tokens]
+        lengths = _group_counts(content, lengths)  # content words per text
+        tokens = tokens[np.flatnonzero(content)]  # positions, then a gather: faster than a boolean mask
+    return term_index(tokens, lengths, batch.vocabulary, max(n, 1))
+
+
+class SliceTexts:
+    """Rows r0 .. r1 - 1 of a :class:`TextBatch`: their texts, renumbered 0 .. m-1, and pair lists.
+
+    Attributes
+    ----------
+    texts : numpy.ndarray
+        The batch's id of each of the slice's texts (ascending: slice-local id ``i`` is
+        batch text ``texts[i]``).
     """
 
     def __init__(self, batch: TextBatch, r0: int, r1: int) -> None:
@@ -366,34 +483,33 @@ class RowSlice(PairCache):
         mine = np.zeros(batch.token_count.size, dtype=bool)
         for ids in global_ids.values():
             mine[ids] = True
-        texts = np.flatnonzero(mine)
+        self.texts = np.flatnonzero(mine)
         local = np.zeros(mine.size, dtype=np.int64)
-        local[texts] = np.arange(texts.size)
+        local[self.texts] = np.arange(self.texts.size)
         self._role_ids = {role: local[ids] for role, ids in global_ids.items()}
-        lengths = batch.token_count[texts]
-        self._lengths = lengths
+        self._lengths = batch.token_count[self.texts]
         for role in batch.sentences:  # the sentences without a bigram
             self._role_ids[f"{SHORT}{role}_sentences"] = self._role_ids[f"{role}_sentences"][self._short(role)]
         self._lists: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
-        every = batch.text_tokens(texts)  # the slice's tokens, text by text
-        terms: dict[int, TermIndex] = {}
-        for n, roles in batch.gram_roles.items():
-            used = np.zeros(texts.size, dtype=bool)
-            if n in batch.gram_tags:  # the texts of the pair lists compared with this size
-                for tag in batch.gram_tags[n]:
-                    for side in self.pair_list(tag)[:2]:
-                        used[side] = True
-            else:
-                for role in roles & set(self._role_ids):
-                    used[self._role_ids[role]] = True
-            kept = np.where(used, lengths, 0)  # each size indexes only the texts compared with it
-            tokens = every if used.all() else every[np.repeat(used, lengths)]
-            if n == CONTENT:  # unigrams of the content words: the stop words left out
-                content = ~batch.stop[tokens]
-                kept = _group_counts(content, kept)  # content words per text
-                tokens = tokens[np.flatnonzero(content)]  # positions, then a gather: faster than a boolean mask
-            terms[n] = term_index(tokens, kept, batch.vocabulary, 1 if n == CONTENT else n)
-        super().__init__(terms)
+
+    def used(self, batch: TextBatch, n: int, keep: bool = True) -> np.ndarray:
+        """Which of the slice's texts the n-gram size ``n`` compares (a flag per slice-local text).
+
+        The texts of the pair lists compared with ``n`` (``batch.gram_tags``), or when those are
+        not known the texts of the roles indexed with ``n`` (``batch.gram_roles``). ``keep``:
+        whether to keep the pair lists built on the way (:meth:`pair_list`) for later.
+        """
+        used = np.zeros(self.texts.size, dtype=bool)
+        if n in batch.gram_tags:
+            for tag in batch.gram_tags[n]:
+                for side in self.pair_list(tag)[:2]:
+                    used[side] = True
+                if not keep:
+                    del self._lists[tag]
+        else:
+            for role in batch.gram_roles[n] & set(self._role_ids):
+                used[self._role_ids[role]] = True
+        return used
 
     def ids(self, role: str) -> np.ndarray:
         """Slice-local text id of each text of a role (question, answer, ground_truth, contexts, ...)."""
@@ -421,6 +537,33 @@ class RowSlice(PairCache):
             else:
                 self._lists[tag] = (self.ids(left), self.ids(right), None)
         return self._lists[tag]
+
+
+class RowSlice(SliceTexts, PairCache):
+    """Rows r0 .. r1 - 1 of a :class:`TextBatch`: their texts' term tables and own pair caches.
+
+    The term tables of a slice cover only its own texts (renumbered 0 .. m-1), so they stay
+    small enough for the pair stage's random lookups to hit the cache. They are taken from
+    the batch's tables (:meth:`TextBatch.term_tables`: each text's grams sorted once per
+    chunk, however many slices read it), or built from the tokens where the batch has none.
+    """
+
+    def __init__(self, batch: TextBatch, r0: int, r1: int) -> None:
+        SliceTexts.__init__(self, batch, r0, r1)
+        PairCache.__init__(self, {n: self._term_table(batch, n) for n in batch.gram_roles})
+
+    def _term_table(self, batch: TextBatch, n: int) -> TermIndex:
+        """The n-gram table of the slice's texts compared with ``n`` (the others empty)."""
+        used = self.used(batch, n)
+        table = batch.term_tables.get(n)
+        if table is None or gram_span(batch.vocabulary, max(n, 1), self.texts.size) is None:
+            return index_texts(batch, self.texts, used, n)  # keyed as the slice's own term_index keys them
+        texts, parts = table
+        mine = np.flatnonzero(used)
+        at = np.searchsorted(texts, self.texts[mine])
+        if at.size and (at[-1] >= texts.size or not np.array_equal(texts[at], self.texts[mine])):
+            raise RuntimeError(f"a slice compares texts missing from the batch's {n}-gram table")
+        return take_texts(parts, at, mine, used.size)
 
     def values(self, kind: str, n: int, tag: str) -> np.ndarray:
         """Similarity ``kind`` (overlap, tfidf, f1) of ``n``-grams over the pair list ``tag``."""
