@@ -18,3 +18,12 @@ def shared_path(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"shared data not available: {path}")
     return path
+
+
+@pytest.fixture(autouse=True)
+def _private_cache_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own XDG_CACHE_HOME: no test reads or writes a user's ~/.cache (judge cache).
+
+    Subprocesses started by a test inherit it through the environment.
+    """
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg_cache")))
