@@ -34,7 +34,10 @@ gateways do: a request finding it empty gets a 429 with ``Retry-After: 1`` and, 
 OpenAI's, ``retry-after-ms`` with the time until the next token); ``server.slots`` (None:
 every request is computed at once; ``n``: at most ``n`` at a time, the others wait in
 arrival order, as llama.cpp's server with ``n`` slots does: ``slots=1`` serialises them,
-each taking ``latency`` seconds once its turn comes).
+each taking ``latency`` seconds once its turn comes); ``server.gather`` (None: no wait; ``n``: the
+first requests are held until ``n`` are in flight at once, at most ``gather_timeout`` seconds, then
+nothing is held until ``reset()``: a test of a client's concurrency bound then reads
+``max_in_flight`` without depending on how fast a loaded machine sends the requests).
 
 Measurements: ``server.log`` (one :class:`Request` per request: ``start`` (arrival),
 ``served`` (its turn came) and ``end`` on ``time.monotonic()``, prompt, body, headers,
@@ -173,6 +176,8 @@ class FakeJudgeServer:
     slow_seconds: float = 5.0
     requests_per_second: float | None = None
     slots: int | None = None
+    gather: int | None = None
+    gather_timeout: float = 30.0
     rules: dict[str, str] = field(default_factory=dict)
     log: list[Request] = field(default_factory=list)
     in_flight: int = 0
@@ -183,6 +188,8 @@ class FakeJudgeServer:
         self._bucket: tuple[float, float] | None = None  # (tokens, time) of the server-side limit
         self._limit_wait = 0.0
         self._lock = threading.Lock()
+        self._arrivals = threading.Condition(self._lock)  # notified when a request arrives (gather)
+        self._gathered = False
         self._turns = threading.Condition()  # the slots: busy count and the arrival-ordered queue
         self._busy = 0
         self._waiting: deque[object] = deque()
@@ -257,6 +264,7 @@ class FakeJudgeServer:
             self.log.clear()
             self._bucket = None
             self.max_in_flight = self.in_flight
+            self._gathered = False
 
     # --- the work ---------------------------------------------------------------------------
     def _fault_for(self, prompt: str | None, now: float) -> str | None:
@@ -291,6 +299,8 @@ class FakeJudgeServer:
             self.log.append(request)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self._arrivals.notify_all()
+        self._wait_for_gather()
         try:
             request.fault = self._fault_for(prompt, now)
             with self._turn():
@@ -302,6 +312,18 @@ class FakeJudgeServer:
             request.end = time.monotonic()
             with self._lock:
                 self.in_flight -= 1
+
+    def _wait_for_gather(self) -> None:
+        """Hold the first requests until ``gather`` are in flight at once (see the module doc)."""
+        if self.gather is None:
+            return
+        with self._arrivals:
+            if not self._gathered:
+                self._arrivals.wait_for(
+                    lambda: self.in_flight >= self.gather or self._stopping.is_set(), timeout=self.gather_timeout
+                )
+                self._gathered = True
+                self._arrivals.notify_all()
 
     @contextlib.contextmanager
     def _turn(self) -> Iterator[None]:

@@ -313,15 +313,19 @@ def test_concurrency_bound_for_async_callables():
 
 
 def test_concurrency_measured_by_the_server():
-    with FakeJudgeServer(latency=0.05) as server:
+    # the server holds the first requests until `gather` are in flight at once: the bound is read from the
+    # server's own counter whatever the machine's load (a bound below `gather` fails after gather_timeout)
+    with FakeJudgeServer(latency=0.05, gather=4) as server:
         prompts = [f"p{i}" for i in range(12)]
-        judge_prompts(fast_judge(server, max_concurrency=4), prompts, metric="m", cache=False)
+        judge_prompts(fast_judge(server, max_concurrency=4, timeout=30.0), prompts, metric="m", cache=False)
         assert server.max_in_flight == 4  # the judge's own bound
         server.reset()
-        judge_prompts(fast_judge(server, max_concurrency=4), prompts, metric="m", cache=False, max_concurrency=2)
+        server.gather = 2
+        judge_prompts(fast_judge(server, max_concurrency=4, timeout=30.0), prompts, metric="m", cache=False, max_concurrency=2)
         assert server.max_in_flight == 2  # the run's lower bound
         server.reset()
-        judge_prompts(fast_judge(server, max_concurrency=3), prompts, metric="m", cache=False, max_concurrency=8)
+        server.gather = 3
+        judge_prompts(fast_judge(server, max_concurrency=3, timeout=30.0), prompts, metric="m", cache=False, max_concurrency=8)
         assert server.max_in_flight == 3  # the judge's bound caps a higher run bound
 
 
