@@ -321,11 +321,13 @@ def test_concurrency_measured_by_the_server():
         assert server.max_in_flight == 4  # the judge's own bound
         server.reset()
         server.gather = 2
-        judge_prompts(fast_judge(server, max_concurrency=4, timeout=30.0), prompts, metric="m", cache=False, max_concurrency=2)
+        judge = fast_judge(server, max_concurrency=4, timeout=30.0)
+        judge_prompts(judge, prompts, metric="m", cache=False, max_concurrency=2)
         assert server.max_in_flight == 2  # the run's lower bound
         server.reset()
         server.gather = 3
-        judge_prompts(fast_judge(server, max_concurrency=3, timeout=30.0), prompts, metric="m", cache=False, max_concurrency=8)
+        judge = fast_judge(server, max_concurrency=3, timeout=30.0)
+        judge_prompts(judge, prompts, metric="m", cache=False, max_concurrency=8)
         assert server.max_in_flight == 3  # the judge's bound caps a higher run bound
 
 
