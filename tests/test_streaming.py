@@ -257,6 +257,19 @@ def test_damaged_and_empty_files(log_folder, tmp_path):
         rf.evaluate_parquet(tmp_path / "nothing-here", tmp_path / "x", progress=False, metrics=BOTH)
 
 
+def test_a_glob_into_an_output_folder_says_so_and_names_the_log(log_folder, tmp_path):
+    # outputs written into the log's own folder: that folder now holds a manifest, and a glob over it names the
+    # files the user can read instead of "no Parquet file matches"
+    rf.evaluate_parquet(log_folder, log_folder, progress=False, metrics=BOTH)
+    with pytest.raises(rf.InputFileError) as raised:
+        rf.evaluate_parquet(str(log_folder / "*.parquet"), tmp_path / "x", progress=False, metrics=BOTH)
+    message = str(raised.value)
+    assert "matches only files inside the ragframe output folder" in message and "manifest.json" in message
+    assert repr(str(log_folder / "day1.parquet")) in message and "summary.parquet" not in message
+    named = sorted(str(p) for p in log_folder.glob("day*.parquet"))
+    assert rf.evaluate_parquet(named, tmp_path / "y", progress=False, metrics=BOTH).rows == 40  # as the error says
+
+
 def test_one_output_schema_across_files(tmp_path):
     folder = tmp_path / "logs"
     folder.mkdir()

@@ -260,7 +260,9 @@ def source_files(source: str | os.PathLike | Sequence[str | os.PathLike]) -> lis
         elif path.is_file():
             found = [path]
         else:
-            found = _glob_outside_outputs(str(item), outputs)
+            found, inside = _glob_outside_outputs(str(item), outputs)
+            if not found and inside:
+                raise InputFileError(_only_output_files(str(item), inside, outputs))
         if not found:
             raise InputFileError(f"no Parquet file matches {str(item)!r}")
         files.extend(found)
@@ -291,12 +293,26 @@ def _parquet_files_under(root: Path, outputs: dict[Path, bool]) -> list[Path]:
     return sorted(found)
 
 
-def _glob_outside_outputs(pattern: str, outputs: dict[Path, bool]) -> list[Path]:
-    """The files ``pattern`` matches, but those inside a ragframe output folder below its fixed part."""
+def _only_output_files(pattern: str, inside: list[Path], outputs: dict[Path, bool]) -> str:
+    """Why a glob whose every match lies in a ragframe output folder reads nothing, and what to name instead."""
+    folders = sorted({folder for path in inside for folder in [path.parent, *path.parents] if outputs.get(folder)})
+    logs = [p for p in inside if outputs.get(p.parent) and p.name != "summary.parquet"]  # a log left beside the outputs
+    message = (
+        f"{pattern!r} matches only files inside the ragframe output folder {str(folders[0])!r} (it holds "
+        f"{MANIFEST}: scores, not a log)"
+    )
+    if logs:
+        named = ", ".join(repr(str(p)) for p in logs[:3]) + (", ..." if len(logs) > 3 else "")
+        message += f"; name the log's files themselves to read them ({named}) and write outputs to another folder"
+    return message
+
+
+def _glob_outside_outputs(pattern: str, outputs: dict[Path, bool]) -> tuple[list[Path], list[Path]]:
+    """The files ``pattern`` matches outside ragframe output folders below its fixed part, and those inside."""
     parts = Path(pattern).parts
     fixed = next((i for i, part in enumerate(parts) if any(c in part for c in "*?[")), len(parts))
     root = Path(*parts[:fixed]) if fixed else Path()
-    found = []
+    found, inside = [], []
     for match in glob.glob(pattern, recursive=True):
         path = Path(match)
         if not path.is_file():
@@ -310,7 +326,9 @@ def _glob_outside_outputs(pattern: str, outputs: dict[Path, bool]) -> list[Path]
         folders = [root_of_match / Path(*inner[:i]) for i in range(len(inner) + 1)]
         if not any(_is_output_folder(folder, outputs) for folder in folders):
             found.append(path)
-    return sorted(found)
+        else:
+            inside.append(path)
+    return sorted(found), sorted(inside)
 
 
 def _plan(files: list[Path], batch_rows: int) -> tuple[list[Batch], list[dict[str, Any]], list[pl.Schema]]:
