@@ -388,7 +388,8 @@ def test_worst_queries_show_their_text_when_the_run_has_it(runs, tmp_path):
     assert "add one to see what each row asked" not in html
     html, page = read_page(rf.report(per_query, tmp_path / "b.html", on="query_id", worst=3))
     assert "query" not in [c["text"] for c in page.table("worst")[0]["rows"][0]]
-    assert "The scores have no query or question column: add one to see what each row asked." in _text(html)
+    assert "The scores have no query or question column: add one to see what each row asked (ragframe" in _text(html)
+    assert "--keep id question answer contexts" in _text(html)
 
 
 # ----------------------------------------------------------------------------- B: the demo's identical context metrics

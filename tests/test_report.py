@@ -567,3 +567,37 @@ def test_sampled_histograms_count_n_and_nulls_on_every_row(tmp_path, monkeypatch
     assert histogram.axes[0].get_title() == "faithfulness\nn=900, nulls=100"  # every row, not the 100 drawn
     assert "sample of 100 of 1,000 rows drawn (seed 0)" in histogram.get_suptitle()
     assert sum(p.get_height() for p in histogram.axes[0].patches) <= 100
+
+
+def test_a_judged_run_says_what_failed_and_what_each_statistic_covers(tmp_path):
+    # 108 rows sent to a judge, 63 of them failing (40 timeouts, 23 unreadable replies): the page says so per
+    # metric, and that its statistics cover the 45 scored rows only
+    log = pl.read_parquet(example_rag_log()).head(108).with_row_index("n")
+    timeouts, unreadable = set(range(40)), set(range(40, 63))
+    answers = dict(zip(log["answer"], log["n"]))
+
+    def judge(prompt: str) -> str:
+        row = next(n for answer, n in answers.items() if answer in prompt)
+        if row in timeouts:
+            raise TimeoutError("the judge timed out")
+        return "no verdict here" if row in unreadable else "Score: 0.8\nReason: fine."
+
+    scored = rf.evaluate(log, ["judge_answer_relevance", "faithfulness"], judge=judge, cache=False, parse_retries=0)
+    status = scored["judge_answer_relevance_status"].value_counts().sort("judge_answer_relevance_status").rows()
+    assert status == [("ok", 45), ("parse_error", 23), ("timeout", 40)]  # the judge did what the test planned
+    html, page = read_page(rf.report(scored, tmp_path / "judged.html"))
+    assert page.sections == [*SECTIONS[:2], "judge-calls", *SECTIONS[2:]]
+    (row,) = page.records("statuses", "judge-calls")
+    values = {k: v["value"] if v["value"] is not None else v["text"] for k, v in row.items()}
+    assert values["metric"] == "judge_answer_relevance" and int(values["rows"]) == 108 and int(values["scored"]) == 45
+    assert float(values["share_scored"]) == pytest.approx(45 / 108)
+    assert (int(values["ok"]), int(values["parse_error"]), int(values["timeout"])) == (45, 23, 40)
+    assert "covers the 45 of 108 rows (41.7%) with a score; 23 parse_error, 40 timeout left out" in html
+    summary = {r["metric"]["text"]: r for r in page.records("summary", "summary")}
+    assert int(summary["judge_answer_relevance"]["count"]["value"]) == 45
+    assert int(summary["judge_answer_relevance"]["null_count"]["value"]) == 63
+
+
+def test_a_report_without_judge_columns_has_no_judge_section(tmp_path, frames):
+    _, page = read_page(rf.report(frames["scored"], tmp_path / "plain.html"))
+    assert "judge-calls" not in page.sections and not page.table("statuses")

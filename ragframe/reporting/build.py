@@ -180,6 +180,7 @@ def _page(
         "provenance": _provenance(source, other, plan, worst, note, names),
         "sampling": {"sampled": sample.height < frame.height, "note": note},
         "summary": table(summary, _shown(summary, SUMMARY_COLUMNS)),
+        "statuses": _statuses(source, plan),
         "pass_rates": "pass_rate" in _shown(summary, SUMMARY_COLUMNS),
         "identical": content.identical_columns(frame, summary),
         "distributions": figures.distribution_figure(frame, plan, sample_rows, note),
@@ -200,6 +201,23 @@ def _page(
             ],
         },
     }
+
+
+def _statuses(source: Source, plan: content.Plan) -> dict[str, Any] | None:
+    """The judge-status table and, per judged metric with failures, a line saying which rows its statistics cover."""
+    statuses = content.status_table(source, plan)
+    if statuses is None:
+        return None
+    failed = [s for s in statuses.columns[4:] if s not in ("ok", "null")]
+    notes = [
+        f"{r['metric']}: every statistic on this page covers the {r['scored']:,} of {r['rows']:,} rows "
+        f"({r['share_scored']:.1%}) with a score; "
+        + ", ".join(f"{r[s]:,} {s}" for s in failed if r[s])
+        + " left out (null score)."
+        for r in statuses.iter_rows(named=True)
+        if any(r[s] for s in failed)
+    ]
+    return {"table": table(statuses), "notes": notes}
 
 
 def _shown(frame: pl.DataFrame, columns: tuple[str, ...]) -> tuple[str, ...]:

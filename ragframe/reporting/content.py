@@ -14,6 +14,7 @@ import polars as pl
 
 from ragframe import validate
 from ragframe.exceptions import SchemaError
+from ragframe.judges.base import STATUSES
 from ragframe.metrics.registry import metric_for_column, parse_column, passed_column, score_columns
 from ragframe.reporting.inputs import Source
 from ragframe.stats.compare import compare
@@ -38,6 +39,7 @@ __all__ = [
     "sample_frame",
     "shown_texts",
     "slice_summaries",
+    "status_table",
     "worst_rows",
 ]
 
@@ -153,6 +155,55 @@ def numeric_frame(source: Source, plan: Plan) -> pl.DataFrame:
     flags = [passed_column(m) for m in plan.metrics if passed_column(m) in source.schema]
     columns = list(dict.fromkeys([*plan.ids, *plan.by, *plan.label_columns, *plan.metrics, *flags]))
     return source.frame.select(columns).collect()
+
+
+def status_table(source: Source, plan: Plan) -> pl.DataFrame | None:
+    """Per judged metric: rows, rows scored and their share, and the rows of each judge status.
+
+    A metric is judged when the input has its ``<metric>_status`` column (the judge metrics,
+    ``mode="llm"`` / ``"hybrid"``). The statuses counted are those of
+    :data:`ragframe.judges.STATUSES` that occur, in that order, a column each; ``null`` counts
+    the rows the judge was not asked about (no status). None when no metric is judged.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from ragframe.reporting.inputs import load_source
+    >>> scores = pl.DataFrame({"judge_faithfulness": [1.0, None, 0.5, None],
+    ...                        "judge_faithfulness_status": ["ok", "timeout", "ok", "parse_error"]})
+    >>> plan = Plan(["judge_faithfulness"], [], None, ["id"], [])
+    >>> status_table(load_source(scores, "scores"), plan).row(0)
+    ('judge_faithfulness', 4, 2, 0.5, 2, 1, 1)
+    """
+    judged = [m for m in plan.metrics if f"{m}_status" in source.schema]
+    if not judged:
+        return None
+    counts = pl.concat(
+        [
+            source.frame.group_by(pl.col(f"{m}_status").alias("status"))
+            .agg(pl.len().alias("rows"), pl.col(m).is_not_null().sum().alias("scored"))
+            .with_columns(pl.lit(m).alias("metric"))
+            for m in judged
+        ]
+    ).collect()
+    statuses = [s for s in STATUSES if s in counts["status"]] + (["null"] if counts["status"].null_count() else [])
+    wide = (
+        counts.with_columns(pl.col("status").fill_null("null"))
+        .pivot("status", index="metric", values="rows", aggregate_function="sum")
+        .join(counts.group_by("metric").agg(pl.col("rows", "scored").sum()), on="metric")
+    )
+    order = pl.DataFrame({"metric": judged}).with_row_index("__order")
+    return (
+        wide.join(order, on="metric")
+        .sort("__order")
+        .select(
+            "metric",
+            pl.col("rows").cast(pl.Int64),
+            pl.col("scored").cast(pl.Int64),
+            (pl.col("scored") / pl.col("rows")).alias("share_scored"),
+            *[pl.col(s).fill_null(0).cast(pl.Int64) for s in statuses],
+        )
+    )
 
 
 def sample_frame(frame: pl.DataFrame, rows: int) -> pl.DataFrame:
