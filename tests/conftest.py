@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,6 +13,16 @@ TESTS = Path(__file__).resolve().parent
 LOCAL_DATA = TESTS / "data"
 #: The team's third-party data (absent in a user's fresh clone: tests that need it skip).
 SHARED_DATA = TESTS.parent.parent / "shared" / "data"
+
+
+#: Set before any test module is imported: code that runs while tests are collected (tables of cases built at
+#: import time) must not reach a user's ~/.cache either. Each test then gets its own (_private_cache_home).
+_COLLECTION_CACHE = tempfile.mkdtemp(prefix="ragframe-tests-cache-")
+os.environ["XDG_CACHE_HOME"] = _COLLECTION_CACHE
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    shutil.rmtree(_COLLECTION_CACHE, ignore_errors=True)
 
 
 def shared_path(*parts: str) -> Path:

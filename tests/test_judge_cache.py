@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import pickle
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -112,6 +114,7 @@ def test_damaged_file_is_an_input_file_error(tmp_path):
 
 _WRITER = """
 import sys
+import tempfile
 from ragframe.judges import JudgeCache, JudgeReply
 cache = JudgeCache(sys.argv[1])
 name = sys.argv[2]
@@ -167,3 +170,11 @@ def test_a_failing_write_names_the_file(tmp_path):
     cache._connect().execute("PRAGMA query_only = ON")  # every write now fails, as on a full disk
     with pytest.raises(InputFileError, match=r"cannot write to the judge cache .*c\.sqlite3"):
         cache.put("k2", JudgeReply("t"))
+
+
+def test_the_suite_never_uses_the_users_cache_folder():
+    # tests/conftest.py points XDG_CACHE_HOME at a temporary folder before any test module is imported (code
+    # run at collection included) and at a fresh one per test: the default cache is never in the user's home
+    user_cache = Path.home() / ".cache"
+    assert not default_cache_path().is_relative_to(user_cache)
+    assert Path(os.environ["XDG_CACHE_HOME"]).is_relative_to(tempfile.gettempdir())
