@@ -178,3 +178,16 @@ def test_the_suite_never_uses_the_users_cache_folder():
     user_cache = Path.home() / ".cache"
     assert not default_cache_path().is_relative_to(user_cache)
     assert Path(os.environ["XDG_CACHE_HOME"]).is_relative_to(tempfile.gettempdir())
+
+
+@pytest.mark.slow
+def test_collecting_the_suite_leaves_a_users_home_alone(tmp_path):
+    # test_docs.py judges example frames while it is imported: before any fixture runs
+    env = {k: v for k, v in os.environ.items() if k != "XDG_CACHE_HOME"} | {"HOME": str(tmp_path)}
+    tests = Path(__file__).resolve().parent
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", str(tests / "test_docs.py")],
+        cwd=tests.parent, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert not (tmp_path / ".cache" / "ragframe").exists()
