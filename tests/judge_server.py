@@ -34,10 +34,11 @@ gateways do: a request finding it empty gets a 429 with ``Retry-After: 1`` and, 
 OpenAI's, ``retry-after-ms`` with the time until the next token); ``server.slots`` (None:
 every request is computed at once; ``n``: at most ``n`` at a time, the others wait in
 arrival order, as llama.cpp's server with ``n`` slots does: ``slots=1`` serialises them,
-each taking ``latency`` seconds once its turn comes); ``server.gather`` (None: no wait; ``n``: the
-first requests are held until ``n`` are in flight at once, at most ``gather_timeout`` seconds, then
-nothing is held until ``reset()``: a test of a client's concurrency bound then reads
-``max_in_flight`` without depending on how fast a loaded machine sends the requests).
+each taking ``latency`` seconds once its turn comes); ``server.gather`` (None: no wait; ``n``: a request is
+held while fewer than ``n`` are in flight, until ``n`` are (then nothing is held until ``reset()``) or
+until ``gather_quiet`` seconds pass with no new request (a client still growing its window, as the
+judge's slow start does, sends no more until it gets answers): a test of a client's concurrency bound
+then reads ``max_in_flight`` without depending on how fast a loaded machine sends the requests).
 
 Measurements: ``server.log`` (one :class:`Request` per request: ``start`` (arrival),
 ``served`` (its turn came) and ``end`` on ``time.monotonic()``, prompt, body, headers,
@@ -177,7 +178,7 @@ class FakeJudgeServer:
     requests_per_second: float | None = None
     slots: int | None = None
     gather: int | None = None
-    gather_timeout: float = 30.0
+    gather_quiet: float = 1.0
     rules: dict[str, str] = field(default_factory=dict)
     log: list[Request] = field(default_factory=list)
     in_flight: int = 0
@@ -190,6 +191,7 @@ class FakeJudgeServer:
         self._lock = threading.Lock()
         self._arrivals = threading.Condition(self._lock)  # notified when a request arrives (gather)
         self._gathered = False
+        self._last_arrival = 0.0
         self._turns = threading.Condition()  # the slots: busy count and the arrival-ordered queue
         self._busy = 0
         self._waiting: deque[object] = deque()
@@ -299,6 +301,7 @@ class FakeJudgeServer:
             self.log.append(request)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self._last_arrival = now
             self._arrivals.notify_all()
         self._wait_for_gather()
         try:
@@ -314,16 +317,19 @@ class FakeJudgeServer:
                 self.in_flight -= 1
 
     def _wait_for_gather(self) -> None:
-        """Hold the first requests until ``gather`` are in flight at once (see the module doc)."""
+        """Hold a request while fewer than ``gather`` are in flight (see the module doc)."""
         if self.gather is None:
             return
         with self._arrivals:
-            if not self._gathered:
-                self._arrivals.wait_for(
-                    lambda: self.in_flight >= self.gather or self._stopping.is_set(), timeout=self.gather_timeout
-                )
-                self._gathered = True
-                self._arrivals.notify_all()
+            while not (self._gathered or self._stopping.is_set()):
+                if self.in_flight >= self.gather:
+                    self._gathered = True
+                    self._arrivals.notify_all()
+                    break
+                quiet_left = self._last_arrival + self.gather_quiet - time.monotonic()
+                if quiet_left <= 0:
+                    break  # no new request for a while: the client waits for answers
+                self._arrivals.wait(quiet_left)
 
     @contextlib.contextmanager
     def _turn(self) -> Iterator[None]:

@@ -313,8 +313,8 @@ def test_concurrency_bound_for_async_callables():
 
 
 def test_concurrency_measured_by_the_server():
-    # the server holds the first requests until `gather` are in flight at once: the bound is read from the
-    # server's own counter whatever the machine's load (a bound below `gather` fails after gather_timeout)
+    # the server holds requests until `gather` are in flight at once (or none came for a second: the judge's
+    # window grows from 1 as replies come): the bound is read from the server's own counter whatever the load
     with FakeJudgeServer(latency=0.05, gather=4) as server:
         prompts = [f"p{i}" for i in range(12)]
         judge_prompts(fast_judge(server, max_concurrency=4, timeout=30.0), prompts, metric="m", cache=False)
