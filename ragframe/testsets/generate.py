@@ -255,9 +255,13 @@ def generate_testset(
 def _guidance(personas: Any, seed_questions: Any, language: Any, style: Any) -> dict[str, str]:
     for name, value in (("personas", personas), ("seed_questions", seed_questions)):
         if value is not None and (
-            not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, str) and v.strip() for v in value)
+            not isinstance(value, (list, tuple))
+            or not value
+            or not all(isinstance(v, str) and v.strip() for v in value)
         ):
-            raise InvalidParameterError(f"{_FUNCTION}: {name} must be a non-empty list of non-empty str, found {value!r}")
+            raise InvalidParameterError(
+                f"{_FUNCTION}: {name} must be a non-empty list of non-empty str, found {value!r}"
+            )
     for name, value in (("language", language), ("style", style)):
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise InvalidParameterError(f"{_FUNCTION}: {name} must be a non-empty str, found {value!r}")
@@ -313,7 +317,9 @@ def _prompt(chunks: Corpus, candidate: Candidate, settings: _Settings) -> str:
     return render_prompt(candidate.query_type, chunks.texts(list(candidate.rows)), guidance, template)
 
 
-def _next_candidates(chunks: Corpus, plans: dict[str, TypePlan], slots: list[_Slot], settings: _Settings) -> list[tuple[_Slot, Candidate]]:
+def _next_candidates(
+    chunks: Corpus, plans: dict[str, TypePlan], slots: list[_Slot], settings: _Settings
+) -> list[tuple[_Slot, Candidate]]:
     out = []
     for slot in slots:
         if slot.filled is not None or slot.status is not None:
@@ -322,8 +328,15 @@ def _next_candidates(chunks: Corpus, plans: dict[str, TypePlan], slots: list[_Sl
         if rows is None:
             slot.status = "exhausted"
             plan = plans[slot.query_type]
-            why = f"{plan.skipped} anchors had no related chunk (min_overlap {settings.min_overlap:g}); " if plan.skipped else ""
-            slot.error = f"no chunk left to generate a {slot.query_type} question from: {why}the corpus's {chunks.height} chunks were all tried"
+            why = (
+                f"{plan.skipped} anchors had no related chunk (min_overlap {settings.min_overlap:g}); "
+                if plan.skipped
+                else ""
+            )
+            slot.error = (
+                f"no chunk left to generate a {slot.query_type} question from: {why}"
+                f"the corpus's {chunks.height} chunks were all tried"
+            )
             continue
         out.append((slot, Candidate(slot.query_type, slot.slot, rows, slot.persona)))
     return out
@@ -389,7 +402,9 @@ def _round(chunks: Corpus, plans: dict[str, TypePlan], slots: list[_Slot], setti
     return True
 
 
-def _lexical_filters(chunks: Corpus, survivors: list[tuple[_Slot, Candidate, Any]]) -> list[tuple[_Slot, Candidate, Any]]:
+def _lexical_filters(
+    chunks: Corpus, survivors: list[tuple[_Slot, Candidate, Any]]
+) -> list[tuple[_Slot, Candidate, Any]]:
     """``generic`` and ``coverage`` (module doc): containment of content words, as sparse products."""
     if not survivors:
         return survivors
@@ -411,10 +426,13 @@ def _lexical_filters(chunks: Corpus, survivors: list[tuple[_Slot, Candidate, Any
         if len(candidate.rows) > 1:
             facts = term_matrix(pl.Series([f for f, _ in reply.facts]), vocabulary).counts
             drawn = [
-                bool((containment(facts, source[[row] * facts.shape[0]]) >= MIN_COVERAGE).any()) for row in candidate.rows
+                bool((containment(facts, source[[row] * facts.shape[0]]) >= MIN_COVERAGE).any())
+                for row in candidate.rows
             ]
             if not all(drawn):
-                missing = ", ".join(str(chunks.ids([r])[0]) for r, d in zip(candidate.rows, drawn, strict=True) if not d)
+                missing = ", ".join(
+                    str(chunks.ids([r])[0]) for r, d in zip(candidate.rows, drawn, strict=True) if not d
+                )
                 slot.rejections.append("coverage")
                 slot.error = f"filtered (coverage): no fact draws on chunk {missing}, so the question does not need it"
                 continue
@@ -431,7 +449,9 @@ def _sum_rows(matrix: Any, groups: list[list[int]]) -> Any:
     return sp.csr_matrix(pick @ matrix)
 
 
-def _grounding(chunks: Corpus, survivors: list[tuple[_Slot, Candidate, Any]], settings: _Settings) -> list[tuple[_Slot, Candidate, Any]]:
+def _grounding(
+    chunks: Corpus, survivors: list[tuple[_Slot, Candidate, Any]], settings: _Settings
+) -> list[tuple[_Slot, Candidate, Any]]:
     """Heuristic faithfulness of each answer against its chunks; the judge decides inside the band."""
     answered = [(i, s) for i, s in enumerate(survivors) if s[1].query_type != "unanswerable"]
     if not answered:
@@ -450,7 +470,9 @@ def _grounding(chunks: Corpus, survivors: list[tuple[_Slot, Candidate, Any]], se
     for (index, (slot, _, _)), score in zip(answered, heuristic, strict=True):
         if score is None or score < lo:
             slot.rejections.append("ungrounded")
-            slot.error = f"filtered (ungrounded): heuristic faithfulness {score if score is None else round(score, 3)} < {lo:g}"
+            slot.error = (
+                f"filtered (ungrounded): heuristic faithfulness {score if score is None else round(score, 3)} < {lo:g}"
+            )
             dropped.add(index)
         elif score <= hi:
             asked.append((index, render(load_template("faithfulness"), {
@@ -460,7 +482,9 @@ def _grounding(chunks: Corpus, survivors: list[tuple[_Slot, Candidate, Any]], se
     if asked:
         spec = get_metric("judge_faithfulness").kernel
         replies = _ask(settings, [p for _, p in asked], GROUNDING_METRIC, reply_check(spec, None, False))
-        for (index, _), status, error, text in zip(asked, replies["status"], replies["error"], replies["text"], strict=True):
+        for (index, _), status, error, text in zip(
+            asked, replies["status"], replies["error"], replies["text"], strict=True
+        ):
             slot = survivors[index][0]
             if status != "ok":
                 slot.rejections.append(f"grounding_{status}")
@@ -470,7 +494,9 @@ def _grounding(chunks: Corpus, survivors: list[tuple[_Slot, Candidate, Any]], se
             score = score_reply(spec, text).score
             if score is None or score < 1.0:
                 slot.rejections.append("ungrounded_judge")
-                slot.error = f"filtered (ungrounded_judge): the faithfulness judge supports {score} of the answer's claims"
+                slot.error = (
+                    f"filtered (ungrounded_judge): the faithfulness judge supports {score} of the answer's claims"
+                )
                 dropped.add(index)
     return [s for i, s in enumerate(survivors) if i not in dropped]
 
@@ -577,7 +603,11 @@ def _dry_run(chunks: Corpus, plans: dict[str, TypePlan], slots: list[_Slot], set
             "expected_cost": costs,
             "cached": estimate["cached"].to_list(),
         },
-        schema_overrides={"relevant_ids": pl.List(id_dtype), "shown_ids": pl.List(id_dtype), "expected_cost": pl.Float64},
+        schema_overrides={
+            "relevant_ids": pl.List(id_dtype),
+            "shown_ids": pl.List(id_dtype),
+            "expected_cost": pl.Float64,
+        },
     )
     unplanned = [s for s in slots if s.status == "exhausted"]
     return plan.with_columns(

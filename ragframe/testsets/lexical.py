@@ -23,10 +23,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
-from typing import Any
 
 from ragframe.kernels.text import tokenize_vocabulary
 from ragframe.metrics.text_engine import stop_words
@@ -115,6 +115,7 @@ def term_matrix(texts: pl.Series, vocabulary: pl.Series | None = None) -> TermMa
 def _unit_rows(matrix: Any) -> Any:
 
     import scipy.sparse as sp
+
     norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
     norms[norms == 0] = 1.0
     return sp.csr_matrix(sp.diags(1.0 / norms) @ matrix)

@@ -109,7 +109,11 @@ def read_corpus(frame: pl.DataFrame, doc_id: str, chunk_id: str, text: str, func
         kind = id_kind(frame.schema[column])
         if kind is None:
             raise SchemaError(
-                "wrong dtype", function=function, column=column, expected="str or int ids", found=str(frame.schema[column])
+                "wrong dtype",
+                function=function,
+                column=column,
+                expected="str or int ids",
+                found=str(frame.schema[column]),
             )
         nulls = frame.get_column(column).is_null()
         if nulls.any():
@@ -119,7 +123,9 @@ def read_corpus(frame: pl.DataFrame, doc_id: str, chunk_id: str, text: str, func
     blank = frame.get_column(text).is_null() | (frame.get_column(text).str.strip_chars() == "")
     if blank.any():
         found = "null" if frame.get_column(text).is_null().any() else "an empty text"
-        raise SchemaError("a chunk without text", function=function, column=text, row=int(blank.arg_true()[0]), found=found)
+        raise SchemaError(
+            "a chunk without text", function=function, column=text, row=int(blank.arg_true()[0]), found=found
+        )
     repeated = frame.get_column(chunk_id).is_duplicated()
     if repeated.any():
         row = int(repeated.arg_true()[1])

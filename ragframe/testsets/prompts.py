@@ -9,9 +9,9 @@ A reply that cannot be read is asked again by the judge runner with the reason
 
 Examples
 --------
->>> reply = read_generation("Sure!\\nQuestion: Who wrote Hamlet?\\nAnswer: Shakespeare.\\nFact: Shakespeare wrote Hamlet.")
+>>> reply = read_generation("Sure!\\nQuestion: Who wrote Hamlet?\\nAnswer: Shakespeare.\\nFact: He wrote Hamlet.")
 >>> reply.question, reply.answer, reply.facts
-('Who wrote Hamlet?', 'Shakespeare.', (('Shakespeare wrote Hamlet.', 'vital'),))
+('Who wrote Hamlet?', 'Shakespeare.', (('He wrote Hamlet.', 'vital'),))
 >>> generation_error("I cannot help with that.", "single_chunk")
 "no 'Question:' line (write one line 'Question: <the question>')"
 """
@@ -44,7 +44,8 @@ Fact: <another fact the answer states, one line per fact>
 Mark a fact that is background rather than the answer itself as "Fact (okay): <fact>"."""
 
 _RULES = """Rules:
-- The question must make sense to someone who has not seen the passages: never write "the passage", "the text", "the document" or "the context"; name what you ask about.
+- The question must make sense to someone who has not seen the passages: never write "the passage",
+  "the text", "the document" or "the context"; name what you ask about.
 - Ask about something specific in the passages, not about their general topic."""
 
 #: The packaged generation templates: ``{passages}`` (numbered ``[1] ...``) and ``{guidance}``
@@ -82,13 +83,15 @@ TEMPLATES = {
     ),
 }
 
-#: Words that make a question depend on having seen the passages (RAGAS #1568, #1785): a reply using them is asked again.
+#: Words that make a question depend on having seen the passages (RAGAS #1568, #1785): such a reply is asked again.
 CONTEXT_WORDS = re.compile(
     r"\b(?:the|this|these|given|above|provided|following)\s+(?:passages?|texts?|documents?|contexts?|excerpts?|articles?)\b"
     r"|\bpassage\s*\[?\d",
     re.IGNORECASE,
 )
-_LABEL = re.compile(r"^\s*(?:[-*]\s*)?\**\s*(question|answer|fact)\s*(\((?:vital|okay)\))?\s*\**\s*:\s*\**\s*(.*)$", re.I)
+_LABEL = re.compile(
+    r"^\s*(?:[-*]\s*)?\**\s*(question|answer|fact)\s*(\((?:vital|okay)\))?\s*\**\s*:\s*\**\s*(.*)$", re.I
+)
 _MIN_QUESTION_WORDS = 3
 
 
@@ -109,7 +112,11 @@ def _lines(text: str) -> tuple[list[str], list[str], list[tuple[str, str]]]:
         match = _LABEL.match(line)
         if match is None:
             continue
-        label, mark, value = match.group(1).lower(), (match.group(2) or "").lower(), match.group(3).strip().rstrip("*").strip()
+        label, mark, value = (
+            match.group(1).lower(),
+            (match.group(2) or "").lower(),
+            match.group(3).strip().rstrip("*").strip(),
+        )
         if label == "question":
             questions.append(value)
         elif label == "answer":
@@ -140,7 +147,9 @@ def generation_error(text: str, query_type: str) -> str | None:
         return f"{len(questions)} 'Question:' lines (write exactly one question)"
     question = questions[0]
     if len(question.split()) < _MIN_QUESTION_WORDS or not question.endswith("?"):
-        return f"the question {question[:80]!r} is not a question of at least {_MIN_QUESTION_WORDS} words ending with '?'"
+        return (
+            f"the question {question[:80]!r} is not a question of at least {_MIN_QUESTION_WORDS} words ending with '?'"
+        )
     if CONTEXT_WORDS.search(question):
         return "the question refers to 'the passage' (or the text, the document): name what it asks about instead"
     if len(answers) != 1 or not answers[0]:

@@ -4,7 +4,8 @@ Examples
 --------
 >>> import polars as pl
 >>> ts = pl.DataFrame({"id": ["q1", "q2", "q3"], "relevant_ids": [["c1", "c2"], [], None],
-...                    "_status": ["ok", "ok", "filtered"], "_rejections": [["duplicate"], [], ["generic", "duplicate"]]})
+...                    "_status": ["ok", "ok", "filtered"],
+...                    "_rejections": [["duplicate"], [], ["generic", "duplicate"]]})
 >>> testset_qrels(ts).rows()
 [('q1', 'c1', 1), ('q1', 'c2', 1)]
 >>> testset_rejections(ts).rows()
