@@ -409,7 +409,7 @@ def _lexical_filters(
     if not survivors:
         return survivors
     vocabulary = chunks.terms.vocabulary
-    questions = term_matrix(pl.Series([r.question for _, _, r in survivors]), vocabulary).counts
+    questions = term_matrix(pl.Series([r.question for _, _, r in survivors]), vocabulary)
     source = chunks.terms.counts
     shown = [list(c.rows) for _, c, _ in survivors]
     together = _sum_rows(source, shown)
@@ -424,9 +424,9 @@ def _lexical_filters(
             )
             continue
         if len(candidate.rows) > 1:
-            facts = term_matrix(pl.Series([f for f, _ in reply.facts]), vocabulary).counts
+            facts = term_matrix(pl.Series([f for f, _ in reply.facts]), vocabulary)
             drawn = [
-                bool((containment(facts, source[[row] * facts.shape[0]]) >= MIN_COVERAGE).any())
+                bool((containment(facts, source[[row] * len(reply.facts)]) >= MIN_COVERAGE).any())
                 for row in candidate.rows
             ]
             if not all(drawn):

@@ -43,8 +43,8 @@ __all__ = [
     "normalized",
 ]
 
-#: Characters per shingle of a question (over its tokens joined by single spaces).
-SHINGLE_CHARS = 5
+#: Characters per shingle of a question (over its content words joined by single spaces).
+SHINGLE_CHARS = 4
 #: Two questions whose shingle sets have a Jaccard similarity at or above this are duplicates.
 DUPLICATE_JACCARD = 0.6
 
@@ -55,6 +55,8 @@ class TermMatrix:
 
     counts: Any  # scipy.sparse.csr_matrix (SciPy is imported on first use, not by ``import ragframe``)
     vocabulary: pl.Series
+    #: Distinct content words of each text outside ``vocabulary`` (when it was given), else None.
+    outside: np.ndarray | None = None
 
     def idf(self) -> np.ndarray:
         """Smoothed inverse document frequency of each term: ``ln((1 + N) / (1 + df)) + 1``."""
@@ -105,11 +107,16 @@ def term_matrix(texts: pl.Series, vocabulary: pl.Series | None = None) -> TermMa
         column = joined["c"].fill_null(-1).to_numpy().astype(np.int64)
         out_words = vocabulary
     cols = column[ids] if ids.size else np.zeros(0, dtype=np.int64)
+    unknown = keep & (cols < 0)
+    outside = np.zeros(lengths.size, dtype=np.int64)
+    if unknown.any():
+        pairs = np.unique(np.stack([rows[unknown], ids[unknown]]), axis=1)
+        outside = np.bincount(pairs[0], minlength=lengths.size)
     keep &= cols >= 0
     data = np.ones(int(keep.sum()))
     counts = sp.csr_matrix((data, (rows[keep], cols[keep])), shape=(lengths.size, out_words.len()))
     counts.sum_duplicates()
-    return TermMatrix(counts, out_words)
+    return TermMatrix(counts, out_words, outside)
 
 
 def _unit_rows(matrix: Any) -> Any:
@@ -127,23 +134,40 @@ def tfidf_cosine(matrix: TermMatrix, rows: Sequence[int] | np.ndarray) -> np.nda
     return np.asarray((unit[np.asarray(rows, dtype=np.int64)] @ unit.T).todense())
 
 
-def containment(left: Any, right: Any) -> np.ndarray:
-    """Share of each ``left`` row's distinct terms found in the ``right`` row of the same index (1.0 without terms)."""
+def containment(left: TermMatrix, right: Any) -> np.ndarray:
+    """Share of each ``left`` text's distinct content words found in the ``right`` row of the same index.
 
-    a, b = left.copy(), right.copy()
+    ``left``'s words outside its vocabulary count as not found; a text without content words is 1.0.
+    """
+    a, b = left.counts.copy(), right.copy()
     a.data[:], b.data[:] = 1.0, 1.0
     shared = np.asarray(a.multiply(b).sum(axis=1)).ravel()
-    sizes = np.asarray(a.sum(axis=1)).ravel()
+    sizes = np.asarray(a.sum(axis=1)).ravel() + (0 if left.outside is None else left.outside)
     return np.where(sizes > 0, shared / np.maximum(sizes, 1), 1.0)
 
 
 def normalized(texts: Sequence[str]) -> list[str]:
-    """Each text as its ragframe tokens (lower-cased, punctuation out) joined by single spaces."""
+    """Each text as its content words joined by single spaces (a text without any keeps all its tokens).
+
+    Content words are ragframe's tokens (lower-cased, punctuation out) without stop words and
+    one-letter tokens.
+
+    Examples
+    --------
+    >>> normalized(["What's the capital of France?", "Who is he?"])
+    ['capital france', 'who is he']
+    """
     series = pl.Series(list(texts), dtype=pl.String)
     ids, lengths, _, words = tokenize_vocabulary(series)
     flat = words.gather(ids).to_list() if ids.size else []
+    stop = set(stop_words().to_list())
     bounds = np.concatenate([[0], np.cumsum(lengths)])
-    return [" ".join(flat[bounds[i] : bounds[i + 1]]) for i in range(lengths.size)]
+    out = []
+    for i in range(lengths.size):
+        tokens = flat[bounds[i] : bounds[i + 1]]
+        content = [t for t in tokens if t not in stop and len(t) > 1]
+        out.append(" ".join(content or tokens))
+    return out
 
 
 def _shingle_matrix(texts: Sequence[str]) -> Any:
@@ -172,8 +196,8 @@ def shingle_jaccard(texts: Sequence[str]) -> np.ndarray:
 
     Examples
     --------
-    >>> round(float(shingle_jaccard(["who wrote hamlet", "Who wrote Hamlet?"])[0, 1]), 3)
-    1.0
+    >>> shingle_jaccard(["Who wrote Hamlet?", "who wrote hamlet", "Who wrote Macbeth?"])[0].round(3).tolist()
+    [1.0, 1.0, 0.188]
     """
     if not len(texts):
         return np.zeros((0, 0))
