@@ -330,3 +330,68 @@ def test_reply_format_is_lines_not_json() -> None:
 
     for template in TEMPLATES.values():
         assert "Question: <the question>" in template and "json" not in template.lower()
+
+
+# ----------------------------------------------------------------------------- ragframe generate
+
+
+def _scripted_server_reply(monkeypatch: pytest.MonkeyPatch, judge: ScriptedTestsetJudge) -> None:
+    import judge_server
+
+    def reply(prompt: str, *, json_mode: bool = False, echo: str | None = None) -> str:
+        try:
+            return judge(prompt)
+        except Exception:  # the scripted faults that raise: an unreadable reply over HTTP
+            return "(no reply)"
+
+    monkeypatch.setattr(judge_server, "reply_text", reply)
+
+
+def test_cli_generate_writes_a_set_that_ragframe_eval_takes(tmp_path, monkeypatch, capsys) -> None:
+    from judge_server import FakeJudgeServer
+
+    from ragframe.cli.main import main
+
+    judge = ScriptedTestsetJudge(rates={"FLAKY": 0.3})
+    _scripted_server_reply(monkeypatch, judge)
+    corpus = tmp_path / "corpus.parquet"
+    CORPUS.write_parquet(corpus)
+    with FakeJudgeServer() as server:
+        server.queue("429")  # a 429 the client retries (Retry-After: 0)
+        config = tmp_path / "judge.toml"
+        config.write_text(
+            f'seed = 2\nmax_rounds = 2\n[judge]\nmodel = "fake"\nbase_url = "{server.base_url}"\n'
+            'api_key_env = "RAGFRAME_TEST_NO_KEY"\n',
+            encoding="utf-8",
+        )
+        monkeypatch.setenv("RAGFRAME_TEST_NO_KEY", "sk-test-not-a-key")
+        out = tmp_path / "testset.parquet"
+        cache = tmp_path / "cache.sqlite3"
+        argv = ["generate", str(corpus), "-o", str(out), "-n", "6", "--config", str(config), "--cache", str(cache)]
+        assert main(argv) == 0
+        first = out.read_bytes()
+        sent = len(server.log)
+        assert "6 of 6 questions generated (6 ok)" in capsys.readouterr().err
+        assert main(argv) == 0  # again: from the cache, byte for byte, nothing sent
+        assert out.read_bytes() == first and len(server.log) == sent
+        assert main([*argv[:-2], "--no-cache", "--dry-run", "-o", str(tmp_path / "plan.parquet")]) == 0
+        assert len(server.log) == sent and "dry run: 6 first-round prompts" in capsys.readouterr().err
+    ts = pl.read_parquet(out)
+    assert ts.height == 6 and ts["_status"].to_list() == ["ok"] * 6
+    log = ts.with_columns(answer=pl.col("ground_truth"), contexts=pl.col("reference_contexts"))
+    log.drop("nuggets", "_rejections").write_parquet(tmp_path / "log.parquet")
+    scored = tmp_path / "scored"
+    assert main(["eval", str(tmp_path / "log.parquet"), "-o", str(scored), "--metrics", "faithfulness"]) == 0
+
+
+def test_cli_generate_usage_errors(tmp_path, capsys) -> None:
+    from ragframe.cli.main import main
+
+    corpus = tmp_path / "corpus.parquet"
+    CORPUS.write_parquet(corpus)
+    assert main(["generate", str(corpus), "-o", str(tmp_path / "x.parquet"), "-n", "2"]) == 2
+    assert "a judge is needed" in capsys.readouterr().err
+    config = tmp_path / "bad.toml"
+    config.write_text("temperature = 3\n", encoding="utf-8")
+    assert main(["generate", str(corpus), "-o", str(tmp_path / "x.parquet"), "-n", "2", "--config", str(config)]) == 2
+    assert "unknown key 'temperature'" in capsys.readouterr().err
