@@ -18,6 +18,8 @@ prompts, chosen by a hash of the first passage so the same prompt always fails t
 ``RATE``       raises :class:`ragframe.judges.JudgeRateLimited` (a 429 that outlived its retries)
 ``TIMEOUT``    raises :class:`TimeoutError`
 ``DENY``       a good reply whose answer the grounding judge then denies (with ``grounding_band=(0, 1)``)
+``PARTIAL``    the passage's sentence plus an invented one: heuristic faithfulness in the band, the judge says no
+``HEDGE``      the passage's sentence plus a harmless one: in the band, the judge says yes
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ from ragframe.judges import CallableJudge, JudgeRateLimited
 
 __all__ = ["ScriptedTestsetJudge", "FAULTS", "passages_of"]
 
-FAULTS = ("GARBAGE", "REFUSE", "FLAKY", "DUPLICATE", "UNGROUNDED", "GENERIC", "RATE", "TIMEOUT", "DENY")
+FAULTS = (
+    "GARBAGE", "REFUSE", "FLAKY", "DUPLICATE", "UNGROUNDED", "GENERIC", "RATE", "TIMEOUT", "DENY", "PARTIAL", "HEDGE",
+)  # fmt: skip
 _STOP = {"the", "and", "that", "with", "from", "this", "which", "have", "were", "their", "there", "what", "when"}
 _PASSAGE = re.compile(r"(?:^|\n\n)\[\d+\] ")
 
@@ -137,6 +141,10 @@ class ScriptedTestsetJudge:
         answer = " ".join(sentences)
         if fault == "UNGROUNDED":
             answer = "Bananas are purple and sing quietly at midnight on Jupiter."
+        elif fault == "PARTIAL":
+            answer = f"{sentences[0]} Bananas are purple and sing quietly at midnight on Jupiter."
+        elif fault == "HEDGE":
+            answer = f"{sentences[0]} Readers often ask about this point."
         facts = "\n".join(f"Fact: {s}" for s in sentences) if fault != "UNGROUNDED" else f"Fact: {answer}"
         return f"Question: {question}\nAnswer: {answer}\n{facts}"
 

@@ -356,7 +356,7 @@ def _ask(settings: _Settings, prompts: list[str], metric: str, check: Any) -> pl
     gate = _gate(settings, prompts)
     out = judge_prompts(
         settings.judge, prompts, metric=metric, cache=settings.cache, check=check,
-        parse_retries=settings.parse_retries, max_concurrency=settings.max_concurrency,
+        parse_retries=settings.parse_retries, retry_parse_errors=False, max_concurrency=settings.max_concurrency,
         progress=settings.progress, gate=gate,
     )  # fmt: skip
     if gate is not None:
