@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     report["query_types_ok"] = dict(
         testset.filter(pl.col("_status") == "ok").group_by("query_type").len().sort("query_type").rows()
     )
-    report["rejected"] = dict(rf.testset_rejections(testset).rows())
+    report["rejected"] = dict(rf.generation_rejections(testset).rows())
     ok = testset.filter(pl.col("_status") == "ok")
     report["produced"] = ok.height
     report["exact_duplicates"], report["near_duplicate_pairs"] = duplicates(ok["question"].to_list())

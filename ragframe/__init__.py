@@ -58,7 +58,7 @@ from ragframe.stats.regressions import regressions
 from ragframe.stats.sample_size import sample_size
 from ragframe.stats.summary import SummaryState, merge_summary_states, summarize, summary_state
 from ragframe.stats.validity import agreement_with_labels
-from ragframe.testsets import generate_testset, testset_qrels, testset_rejections
+from ragframe.testsets import generate_testset, generated_qrels, generation_rejections
 
 _register_namespace()  # df.rf.evaluate(...), df.rf.summarize(), ...
 
@@ -98,6 +98,8 @@ __all__ = [
     "evaluate_run",
     "gate",
     "generate_testset",
+    "generated_qrels",
+    "generation_rejections",
     "judge_answer_correctness",
     "judge_answer_relevance",
     "judge_context_precision",
@@ -132,8 +134,6 @@ __all__ = [
     "summarize",
     "summarize_batch",
     "summary_state",
-    "testset_qrels",
-    "testset_rejections",
     "unregister_metric",
     "write_qrels",
     "write_trec_run",

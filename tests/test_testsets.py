@@ -122,7 +122,7 @@ def test_every_failure_path_is_a_stated_rejection() -> None:
     judge = ScriptedTestsetJudge()
     ts = rf.generate_testset(corpus, 9, judge=judge.judge(), query_types=["single_chunk"], max_rounds=1, cache=False)
     assert ts.height == 9  # never silently short: every requested row is there, ok or with its reason
-    counts = dict(rf.testset_rejections(ts).rows())
+    counts = dict(rf.generation_rejections(ts).rows())
     assert counts == {"parse_error": 2, "rate_limited": 1, "timeout": 1, "ungrounded": 1, "generic": 1, "duplicate": 1}
     ok = ts.filter(pl.col("_status") == "ok")
     assert ok.height == 2  # FLAKY (read on its re-ask) and the first DUPLICATE
@@ -141,7 +141,7 @@ def test_shortfalls_are_refilled_from_the_next_anchors() -> None:
     judge = ScriptedTestsetJudge()
     ts = rf.generate_testset(corpus, 12, judge=judge.judge(), query_types=["single_chunk"], max_rounds=4, cache=False)
     assert ts["_status"].to_list() == ["ok"] * 12  # 9 good chunks + FLAKY + one DUPLICATE + ... refill the slots
-    assert rf.testset_rejections(ts)["candidates"].sum() >= 1
+    assert rf.generation_rejections(ts)["candidates"].sum() >= 1
     questions = ts["question"].to_list()
     similarity = shingle_jaccard(questions)
     np.fill_diagonal(similarity, 0)
@@ -162,7 +162,7 @@ def test_grounding_judge_decides_inside_the_band() -> None:
     ts = rf.generate_testset(corpus, corpus.height, judge=judge.judge(), query_types=["single_chunk"],
                              grounding_band=(0.0, 1.0), max_rounds=1, cache=False)  # fmt: skip
     assert judge.calls["grounding"] == corpus.height  # every answer in the band [0, 1]: each asked once
-    assert dict(rf.testset_rejections(ts).rows()) == {"ungrounded_judge": 1}
+    assert dict(rf.generation_rejections(ts).rows()) == {"ungrounded_judge": 1}
     denied = ts.filter(pl.col("_status") != "ok")
     assert "faithfulness judge" in denied["_error"][0]
     # default band [0.2, 0.6]: these answers copy their chunk (heuristic faithfulness 1.0), no judge call
@@ -232,7 +232,7 @@ def test_the_set_is_scored_by_evaluate_run_and_evaluate(tmp_path) -> None:
     path = tmp_path / "testset.parquet"
     ts.write_parquet(path)
     back = pl.read_parquet(path)
-    qrels = rf.testset_qrels(back)
+    qrels = rf.generated_qrels(back)
     assert qrels.height == sum(len(r) for r in back["relevant_ids"])
     # a run that ranks each question's own chunks first, then the rest: perfect on the answerable ones
     ids = CORPUS["chunk_id"].to_list()
@@ -275,7 +275,7 @@ def test_kinds_of_frames_and_int_ids() -> None:
     assert type(arrow).__name__ == "Table" and type(pandas).__name__ == "DataFrame"
     numbered = CORPUS.with_columns(chunk_id=pl.int_range(100, 100 + pl.len(), dtype=pl.Int64))
     ts = rf.generate_testset(numbered, 3, judge=judge, cache=False, query_types=["single_chunk"])
-    assert ts.schema["relevant_ids"] == pl.List(pl.Int64) and rf.testset_qrels(ts)["doc_id"].dtype == pl.Int64
+    assert ts.schema["relevant_ids"] == pl.List(pl.Int64) and rf.generated_qrels(ts)["doc_id"].dtype == pl.Int64
 
 
 def test_personas_language_and_seed_questions_reach_the_prompt() -> None:

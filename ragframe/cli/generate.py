@@ -13,7 +13,7 @@ from ragframe.cli.args import UsageError, epilog, non_negative_int, positive_int
 from ragframe.cli.eval import _budget_option, budget_part
 from ragframe.cli.inputs import read_argument
 from ragframe.extras import require
-from ragframe.testsets import generate_testset, testset_rejections
+from ragframe.testsets import generate_testset, generation_rejections
 
 __all__ = ["add_parser", "run", "load_config"]
 
@@ -37,7 +37,7 @@ nothing. --dry-run writes the first round's plan (prompts, estimated tokens and
 cost) to OUT instead, and calls nothing.
 
 OUT feeds ragframe eval directly (a log with question and ground_truth), and
-its relevant_ids are qrels: rf.testset_qrels(OUT) for rf.evaluate_run."""
+its relevant_ids are qrels: rf.generated_qrels(OUT) for rf.evaluate_run."""
 
 #: Keys a config may hold besides [judge]: the keywords of generate_testset.
 CONFIG_KEYS = tuple(
@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     ok = int(result.filter(pl.col("_status") == "ok").height)
     words = ", ".join(f"{n} {status}" for status, n in counts.rows())
     print(f"{ok} of {args.n} questions generated ({words}); written to {args.out}", file=sys.stderr)
-    rejected = testset_rejections(result)
+    rejected = generation_rejections(result)
     if rejected.height:
         reasons = ", ".join(f"{reason} {n}" for reason, n in rejected.rows())
         print(f"candidates rejected: {reasons}", file=sys.stderr)

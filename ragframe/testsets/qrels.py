@@ -6,9 +6,9 @@ Examples
 >>> ts = pl.DataFrame({"id": ["q1", "q2", "q3"], "relevant_ids": [["c1", "c2"], [], None],
 ...                    "_status": ["ok", "ok", "filtered"],
 ...                    "_rejections": [["duplicate"], [], ["generic", "duplicate"]]})
->>> testset_qrels(ts).rows()
+>>> generated_qrels(ts).rows()
 [('q1', 'c1', 1), ('q1', 'c2', 1)]
->>> testset_rejections(ts).rows()
+>>> generation_rejections(ts).rows()
 [('duplicate', 2), ('generic', 1)]
 """
 
@@ -20,10 +20,10 @@ import polars as pl
 
 from ragframe.schema import to_polars
 
-__all__ = ["testset_qrels", "testset_rejections"]
+__all__ = ["generated_qrels", "generation_rejections"]
 
 
-def testset_qrels(testset: Any, *, id: str = "id", relevant_ids: str = "relevant_ids") -> pl.DataFrame:
+def generated_qrels(testset: Any, *, id: str = "id", relevant_ids: str = "relevant_ids") -> pl.DataFrame:
     """The qrels of a generated set: one row ``(query_id, doc_id, relevance=1)`` per source chunk of each ``ok`` row.
 
     Feed it to :func:`ragframe.evaluate_run` with a run of your retriever over the set's
@@ -41,7 +41,7 @@ def testset_qrels(testset: Any, *, id: str = "id", relevant_ids: str = "relevant
     polars.DataFrame
         ``query_id``, ``doc_id``, ``relevance`` (Int64).
     """
-    frame = to_polars(testset, None, "testset_qrels")
+    frame = to_polars(testset, None, "generated_qrels")
     if "_status" in frame.columns:
         frame = frame.filter(pl.col("_status") == "ok")
     return (
@@ -52,7 +52,7 @@ def testset_qrels(testset: Any, *, id: str = "id", relevant_ids: str = "relevant
     )
 
 
-def testset_rejections(testset: Any) -> pl.DataFrame:
+def generation_rejections(testset: Any) -> pl.DataFrame:
     """How many candidates each filter or failure removed: ``reason``, ``candidates``, most first.
 
     Parameters
@@ -64,7 +64,7 @@ def testset_rejections(testset: Any) -> pl.DataFrame:
     -------
     polars.DataFrame
     """
-    frame = to_polars(testset, ["_rejections"], "testset_rejections")
+    frame = to_polars(testset, ["_rejections"], "generation_rejections")
     return (
         frame.select(pl.col("_rejections").alias("reason"))
         .explode("reason")
