@@ -40,6 +40,14 @@ def generated_qrels(testset: Any, *, id: str = "id", relevant_ids: str = "releva
     -------
     polars.DataFrame
         ``query_id``, ``doc_id``, ``relevance`` (Int64).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> ts = pl.DataFrame({"id": ["q1", "q2", "q3"], "relevant_ids": [["c1", "c2"], [], None],
+    ...                    "_status": ["ok", "ok", "budget"]})
+    >>> generated_qrels(ts).rows()
+    [('q1', 'c1', 1), ('q1', 'c2', 1)]
     """
     frame = to_polars(testset, None, "generated_qrels")
     if "_status" in frame.columns:
@@ -63,6 +71,13 @@ def generation_rejections(testset: Any) -> pl.DataFrame:
     Returns
     -------
     polars.DataFrame
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> ts = pl.DataFrame({"_rejections": [["duplicate"], [], ["generic", "duplicate"]]})
+    >>> generation_rejections(ts).rows()
+    [('duplicate', 2), ('generic', 1)]
     """
     frame = to_polars(testset, ["_rejections"], "generation_rejections")
     return (
