@@ -378,10 +378,11 @@ def test_cli_generate_writes_a_set_that_ragframe_eval_takes(tmp_path, monkeypatc
         assert len(server.log) == sent and "dry run: 6 first-round prompts" in capsys.readouterr().err
     ts = pl.read_parquet(out)
     assert ts.height == 6 and ts["_status"].to_list() == ["ok"] * 6
-    log = ts.with_columns(answer=pl.col("ground_truth"), contexts=pl.col("reference_contexts"))
-    log.drop("nuggets", "_rejections").write_parquet(tmp_path / "log.parquet")
+    # the set as ragframe eval reads it: its own references against its own chunks, columns mapped
+    mapped = ["--column", "answer=ground_truth", "--column", "contexts=reference_contexts"]
     scored = tmp_path / "scored"
-    assert main(["eval", str(tmp_path / "log.parquet"), "-o", str(scored), "--metrics", "faithfulness"]) == 0
+    assert main(["eval", str(out), "-o", str(scored), *mapped, "--metrics", "faithfulness", "context_relevance"]) == 0
+    assert pl.read_parquet(scored / "scores").height == 6
 
 
 def test_cli_generate_usage_errors(tmp_path, capsys) -> None:
@@ -395,3 +396,49 @@ def test_cli_generate_usage_errors(tmp_path, capsys) -> None:
     config.write_text("temperature = 3\n", encoding="utf-8")
     assert main(["generate", str(corpus), "-o", str(tmp_path / "x.parquet"), "-n", "2", "--config", str(config)]) == 2
     assert "unknown key 'temperature'" in capsys.readouterr().err
+
+
+def test_concurrency_does_not_change_the_set() -> None:
+    import asyncio
+
+    scripted = ScriptedTestsetJudge(rates={"GARBAGE": 0.2, "FLAKY": 0.2, "DUPLICATE": 0.2})
+
+    async def jittery(prompt: str) -> str:  # replies arrive in another order than asked
+        await asyncio.sleep((hash(prompt) % 7) / 1000)
+        return scripted(prompt)
+
+    judge = rf.judges.CallableJudge(jittery, name="jittery")
+    one = rf.generate_testset(CORPUS, 9, judge=judge, cache=False, max_concurrency=1)
+    many = rf.generate_testset(CORPUS, 9, judge=judge, cache=False, max_concurrency=16)
+    assert one.equals(many)
+
+
+def test_cost_budget_is_a_hard_cap_on_reported_cost(monkeypatch) -> None:
+    from judge_server import FakeJudgeServer
+
+    _scripted_server_reply(monkeypatch, ScriptedTestsetJudge())
+    with FakeJudgeServer() as server:
+        judge = rf.OpenAIJudge(
+            "fake", base_url=server.base_url, api_key="sk-test", input_price_per_million=1e6,
+            output_price_per_million=1e6, max_tokens=200,
+        )  # fmt: skip
+        ts = rf.generate_testset(CORPUS, 6, judge=judge, cache=False, budget={"cost": 2000.0})
+        spent = judge.usage()["cost"].sum()
+        assert 0 < spent <= 2000.0  # a token costs 1; each call is bounded by prompt bytes + 64 + 200 before it goes
+        assert "budget" in set(ts["_status"]) and "ok" in set(ts["_status"])
+    with pytest.raises(rf.InvalidParameterError, match="needs the judge's prices"):
+        rf.generate_testset(CORPUS, 2, judge=ScriptedTestsetJudge().judge(), cache=False, budget={"cost": 1.0})
+
+
+def test_fact_importance_and_lazy_frames() -> None:
+    def judge(prompt: str) -> str:
+        passage = passages_of(prompt)[0]
+        return (
+            f"**Question:** What is recorded about {passage.split()[1]} {passage.split()[2]}?\n"
+            f"Answer: {passage}\n- Fact: {passage}\nFact (okay): {passage}"
+        )
+
+    lazy = rf.generate_testset(CORPUS.lazy(), 2, judge=judge, query_types=["single_chunk"], cache=False)
+    assert isinstance(lazy, pl.LazyFrame)
+    nuggets = lazy.collect()["nuggets"][0].to_list()
+    assert [n["importance"] for n in nuggets] == ["vital", "okay"]
