@@ -442,3 +442,32 @@ def test_fact_importance_and_lazy_frames() -> None:
     assert isinstance(lazy, pl.LazyFrame)
     nuggets = lazy.collect()["nuggets"][0].to_list()
     assert [n["importance"] for n in nuggets] == ["vital", "okay"]
+
+
+def test_bad_options_name_the_option() -> None:
+    judge = ScriptedTestsetJudge().judge()
+    for options, match in [
+        ({"personas": []}, "personas must be a non-empty list"),
+        ({"seed_questions": ["ok", ""]}, "seed_questions must be a non-empty list"),
+        ({"language": " "}, "language must be a non-empty str"),
+        ({"prompts": {"single_chunk": "no placeholder"}}, "prompts must be a dict"),
+        ({"prompts": {"essay": "{passages}"}}, "unknown query type 'essay'"),
+        ({"grounding_band": (0.7, 0.2)}, "lo <= hi"),
+        ({"query_types": {"single_chunk": 0}}, "positive weight"),
+        ({"duplicate_threshold": 1.5}, "duplicate_threshold"),
+        ({"judge": None}, "judge must be a callable"),
+    ]:
+        kwargs = {"judge": judge, "cache": False, **options}
+        with pytest.raises(rf.InvalidParameterError, match=match):
+            rf.generate_testset(CORPUS, 2, **kwargs)
+
+
+def test_a_custom_template_is_used() -> None:
+    recording = Recording(ScriptedTestsetJudge())
+    template = (
+        "You write one question for testing a search and answer system.\nPassage:\n{passages}\n\nMine.\n{guidance}"
+    )
+    judge = rf.judges.CallableJudge(recording, name="rec3")
+    rf.generate_testset(CORPUS, 2, judge=judge, query_types=["single_chunk"], prompts={"single_chunk": template},
+                        cache=False)  # fmt: skip
+    assert all("\nMine.\n" in p for p in recording.prompts.values()) and len(recording.prompts) == 2

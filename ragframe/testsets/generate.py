@@ -92,7 +92,7 @@ class _Settings:
     gate_spent: list[float]
     budget: Any
     seed: int
-    guidance: dict[str, str]
+    guidance: str
     templates: dict[str, str]
     parse_retries: int
     max_concurrency: int | None
@@ -227,8 +227,6 @@ def generate_testset(
         duplicate_threshold=validate.probability(duplicate_threshold, "duplicate_threshold", _FUNCTION),
         band=_band(grounding_band),
     )
-    if settings.judge is None:
-        raise InvalidParameterError(f"{_FUNCTION}: judge= is required (a callable prompt -> str or rf.OpenAIJudge)")
     if settings.budget is not None:
         check_cost_judge(settings.judge, settings.budget, _FUNCTION)
     chunks = read_corpus(frame, names["doc_id"], names["chunk_id"], names["text"], _FUNCTION)
@@ -252,7 +250,8 @@ def generate_testset(
 # ----------------------------------------------------------------------------- options
 
 
-def _guidance(personas: Any, seed_questions: Any, language: Any, style: Any) -> dict[str, str]:
+def _guidance(personas: Any, seed_questions: Any, language: Any, style: Any) -> str:
+    """The prompt lines of ``style``, ``seed_questions`` and ``language`` (checked, with ``personas``)."""
     for name, value in (("personas", personas), ("seed_questions", seed_questions)):
         if value is not None and (
             not isinstance(value, (list, tuple))
@@ -273,7 +272,7 @@ def _guidance(personas: Any, seed_questions: Any, language: Any, style: Any) -> 
         lines += [f"- {q.strip()}" for q in seed_questions]
     if language:
         lines.append(f"Write the question, the answer and the facts in {language.strip()}; keep the labels in English.")
-    return {"": "\n".join(lines) + ("\n" if lines else "")}
+    return "\n".join(lines) + ("\n" if lines else "")
 
 
 def _persona(personas: list[str] | None, seed: int, query_type: str, slot: int) -> str | None:
@@ -310,7 +309,7 @@ def _band(value: Any) -> tuple[float, float]:
 
 
 def _prompt(chunks: Corpus, candidate: Candidate, settings: _Settings) -> str:
-    guidance = settings.guidance[""]
+    guidance = settings.guidance
     if candidate.persona:
         guidance = f"Ask as this person would: {candidate.persona}\n" + guidance
     template = settings.templates.get(candidate.query_type)
@@ -506,12 +505,11 @@ def _accept(survivors: list[tuple[_Slot, Candidate, Any]], slots: list[_Slot], s
     accepted = [s for s in slots if s.filled is not None]
     texts = [s.filled["question"] for s in accepted] + [r.question for _, _, r in survivors]
     dupes = near_duplicates(texts, settings.duplicate_threshold, earlier=len(accepted))
-    everyone = [s.filled["question"] for s in accepted] + [r.question for _, _, r in survivors]
     for j, (slot, candidate, reply) in enumerate(survivors):
         twin = dupes[len(accepted) + j]
         if twin is not None:
             slot.rejections.append("duplicate")
-            slot.error = f"filtered (duplicate): {reply.question!r} repeats {everyone[twin]!r}"
+            slot.error = f"filtered (duplicate): {reply.question!r} repeats {texts[twin]!r}"
             continue
         slot.filled = {"candidate": candidate, "question": reply.question, "reply": reply}
 
