@@ -471,3 +471,18 @@ def test_a_custom_template_is_used() -> None:
     rf.generate_testset(CORPUS, 2, judge=judge, query_types=["single_chunk"], prompts={"single_chunk": template},
                         cache=False)  # fmt: skip
     assert all("\nMine.\n" in p for p in recording.prompts.values()) and len(recording.prompts) == 2
+
+
+def test_coverage_removes_multi_chunk_answers_that_ignore_a_chunk() -> None:
+    def one_sided(prompt: str) -> str:  # uses the first passage only, whatever it is shown
+        first = passages_of(prompt)[0]
+        words = " ".join(first.split()[1:4])
+        return f"Question: What is recorded about {words}?\nAnswer: {first}\nFact: {first}"
+
+    judge = rf.judges.CallableJudge(one_sided, name="one-sided")
+    ts = rf.generate_testset(CORPUS, 3, judge=judge, query_types=["multi_chunk"], max_rounds=1, cache=False)
+    assert ts["_status"].to_list() == ["filtered"] * 3
+    assert dict(rf.generation_rejections(ts).rows()) == {"coverage": 3}
+    assert all("no fact draws on chunk" in e for e in ts["_error"])
+    single = rf.generate_testset(CORPUS, 3, judge=judge, query_types=["single_chunk"], cache=False)
+    assert single["_status"].to_list() == ["ok"] * 3  # one chunk: nothing to cover
