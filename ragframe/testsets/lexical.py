@@ -131,7 +131,8 @@ def _unit_rows(matrix: Any) -> Any:
 def tfidf_cosine(matrix: TermMatrix, rows: Sequence[int] | np.ndarray) -> np.ndarray:
     """Cosine similarity of log-tf x idf vectors of the texts ``rows`` with every text: a dense (len(rows), N) array."""
     unit = matrix.unit
-    return np.asarray((unit[np.asarray(rows, dtype=np.int64)] @ unit.T).todense())
+    picked = unit[np.asarray(rows, dtype=np.int64)]
+    return (unit @ picked.T).T.toarray()  # N x len(rows) product: no transpose of the whole corpus
 
 
 def containment(left: TermMatrix, right: Any) -> np.ndarray:

@@ -6,7 +6,8 @@ not matter) and every choice is a keyed hash (BLAKE2b of the seed, the query typ
 - **Quotas**: ``n`` is split among the query types in proportion to their weights (largest
   remainders; ties go to the type listed first).
 - **Anchors** (stratified by document): for each type, the documents are ordered by their
-  hash and each document's chunks by theirs; the anchor order takes the first chunk of every
+  hash and each document's chunks by theirs (BLAKE2b keyed by the seed, of each id, mixed with
+  the type by SplitMix64); the anchor order takes the first chunk of every
   document, then the second of every document, and so on. So a set of ``n`` questions draws
   from ``n`` different documents whenever the corpus has that many.
 - **Partners** (``multi_chunk`` and ``comparison``): the chunk most similar to the anchor by
@@ -55,6 +56,8 @@ __all__ = [
     "quotas",
     "priority",
     "anchor_order",
+    "hashes",
+    "mix",
 ]
 
 #: The default share of each query type.
@@ -63,6 +66,41 @@ DEFAULT_MIX = {"single_chunk": 0.4, "multi_chunk": 0.25, "comparison": 0.15, "un
 SAME_TEXT = 0.95
 #: Anchors whose partners are computed in one sparse product.
 _BLOCK = 16
+
+
+def hashes(seed: int, values: list[Any]) -> np.ndarray:
+    """BLAKE2b (keyed by ``seed``) of each value's ``repr``, as uint64; each distinct value hashed once.
+
+    Examples
+    --------
+    >>> h = hashes(0, ["a", "b", "a"])
+    >>> bool(h[0] == h[2] != h[1]), h.dtype.name
+    (True, 'uint64')
+    """
+    key = str(seed).encode()
+    table = {
+        value: int.from_bytes(hashlib.blake2b(repr(value).encode("utf-8"), digest_size=8, key=key).digest(), "big")
+        for value in dict.fromkeys(values)
+    }
+    return np.fromiter((table[v] for v in values), dtype=np.uint64, count=len(values))
+
+
+def mix(values: np.ndarray, salt: str) -> np.ndarray:
+    """SplitMix64 of ``values`` XOR the salt's hash: one independent order per salt (query type).
+
+    Examples
+    --------
+    >>> a, b = mix(np.array([1, 2], dtype=np.uint64), "x"), mix(np.array([1, 2], dtype=np.uint64), "y")
+    >>> bool((a != b).all()), a.dtype.name
+    (True, 'uint64')
+    """
+    salted = int.from_bytes(hashlib.blake2b(salt.encode("utf-8"), digest_size=8).digest(), "big")
+    with np.errstate(over="ignore"):
+        z = values.astype(np.uint64) ^ np.uint64(salted)
+        z = z + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
 
 
 def priority(seed: int, *parts: Any) -> int:
@@ -86,6 +124,13 @@ class Corpus:
     chunk_id: str
     text: str
     terms: TermMatrix = field(repr=False)
+    _hashes: dict[tuple[int, str], np.ndarray] = field(default_factory=dict, repr=False)
+
+    def id_hashes(self, seed: int, column: str) -> np.ndarray:
+        """:func:`hashes` of a column's ids (doc or chunk), computed once per seed."""
+        if (seed, column) not in self._hashes:
+            self._hashes[(seed, column)] = hashes(seed, self.frame.get_column(column).to_list())
+        return self._hashes[(seed, column)]
 
     @property
     def height(self) -> int:
@@ -181,14 +226,11 @@ def quotas(n: int, mix: Mapping[str, float]) -> dict[str, int]:
 
 def anchor_order(corpus: Corpus, seed: int, query_type: str) -> np.ndarray:
     """The corpus rows in the type's stratified order (module doc)."""
-    docs = corpus.frame.get_column(corpus.doc_id).to_list()
-    chunks = corpus.frame.get_column(corpus.chunk_id).to_list()
-    doc_key = {doc: priority(seed, query_type, "doc", doc) for doc in dict.fromkeys(docs)}
     keys = pl.DataFrame(
         {
-            "row": np.arange(len(docs)),
-            "doc": [doc_key[d] for d in docs],
-            "chunk": [priority(seed, query_type, "chunk", c) for c in chunks],
+            "row": np.arange(corpus.height),
+            "doc": mix(corpus.id_hashes(seed, corpus.doc_id), f"{query_type}/doc"),
+            "chunk": mix(corpus.id_hashes(seed, corpus.chunk_id), f"{query_type}/chunk"),
         },
         schema={"row": pl.Int64, "doc": pl.UInt64, "chunk": pl.UInt64},
     )
@@ -216,6 +258,7 @@ class TypePlan:
     position: int = 0
     skipped: int = 0
     used_pairs: set[tuple[int, int]] = field(default_factory=set)
+    _block: tuple[int, np.ndarray] | None = field(default=None, repr=False)  # (start, similarities)
 
     def exhausted(self) -> bool:
         return self.position >= self.order.size
@@ -228,12 +271,16 @@ class TypePlan:
             if self.query_type in ("single_chunk", "unanswerable"):
                 self.position += 1
                 return (int(block[0]),)
-            similarity = tfidf_cosine(corpus.terms, block)
+            if self._block is None or self._block[0] != start:
+                self._block = (start, tfidf_cosine(corpus.terms, block))
+            block = self.order[start : start + self._block[1].shape[0]]
             for i, anchor in enumerate(block):
                 self.position = start + i + 1
-                partner = self._partner(corpus, int(anchor), similarity[i], min_overlap)
+                partner = self._partner(corpus, int(anchor), self._block[1][i], min_overlap)
                 if partner is not None:
                     self.used_pairs.add((min(anchor, partner), max(anchor, partner)))
+                    if i + 1 < block.size:  # the rest of the block's similarities serve the next take
+                        self._block = (self.position, self._block[1][i + 1 :])
                     return (int(anchor), partner)
                 self.skipped += 1
         return None
