@@ -120,11 +120,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--budget", type=int, default=100, help="calls of the budgeted run")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--data", type=Path, default=DATA, help="bm25_top100_with_text.dl19.json")
     args = parser.parse_args(argv)
-    if not DATA.is_file():
-        print(f"no data: {DATA}", file=sys.stderr)
+    if not args.data.is_file():
+        print(f"no data: {args.data}", file=sys.stderr)
         return 2
-    chunks = corpus(DATA)
+    chunks = corpus(args.data)
     report: dict = {"passages": chunks.height, "requested": args.n, "rates": RATES}
     cache = Path(tempfile.mkdtemp()) / "judge.sqlite3"
 

@@ -486,3 +486,20 @@ def test_coverage_removes_multi_chunk_answers_that_ignore_a_chunk() -> None:
     assert all("no fact draws on chunk" in e for e in ts["_error"])
     single = rf.generate_testset(CORPUS, 3, judge=judge, query_types=["single_chunk"], cache=False)
     assert single["_status"].to_list() == ["ok"] * 3  # one chunk: nothing to cover
+
+
+def test_benchmark_on_the_dl19_passages_passes_its_own_checks(capsys) -> None:
+    """benchmarks/testset.py on real text: no duplicates kept, byte-identical rerun, budget kept (exit 0)."""
+    import importlib.util
+    from pathlib import Path
+
+    from conftest import shared_path
+
+    data = shared_path("rankllm_dl_runs", "bm25_top100_with_text.dl19.json")
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "testset.py"
+    spec = importlib.util.spec_from_file_location("testset_benchmark", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["-n", "40", "--budget", "30", "--data", str(data)]) == 0
+    out = capsys.readouterr().out
+    assert "passages 4,297; requested 40" in out and "identical=True" in out
