@@ -3,11 +3,14 @@ every failure path, duplicates, grounding, byte-identical reruns, budgets, dry r
 
 from __future__ import annotations
 
+import importlib.util
 import io
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
+from conftest import shared_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from testset_judge import ScriptedTestsetJudge, passages_of
@@ -490,11 +493,6 @@ def test_coverage_removes_multi_chunk_answers_that_ignore_a_chunk() -> None:
 
 def test_benchmark_on_the_dl19_passages_passes_its_own_checks(capsys) -> None:
     """benchmarks/testset.py on real text: no duplicates kept, byte-identical rerun, budget kept (exit 0)."""
-    import importlib.util
-    from pathlib import Path
-
-    from conftest import shared_path
-
     data = shared_path("rankllm_dl_runs", "bm25_top100_with_text.dl19.json")
     script = Path(__file__).resolve().parents[1] / "benchmarks" / "testset.py"
     spec = importlib.util.spec_from_file_location("testset_benchmark", script)
@@ -503,3 +501,15 @@ def test_benchmark_on_the_dl19_passages_passes_its_own_checks(capsys) -> None:
     assert module.main(["-n", "40", "--budget", "30", "--data", str(data)]) == 0
     out = capsys.readouterr().out
     assert "passages 4,297; requested 40" in out and "identical=True" in out
+
+
+def test_budget_spent_on_generation_leaves_grounding_rows_as_budget() -> None:
+    judge = ScriptedTestsetJudge()
+    ts = rf.generate_testset(CORPUS, 4, judge=judge.judge(), query_types=["single_chunk"], cache=False, budget=4,
+                             grounding_band=(0.0, 1.0))  # fmt: skip
+    assert sum(judge.calls.values()) == 4 and judge.calls["grounding"] == 0  # 4 generations, no call left
+    assert ts["_status"].to_list() == ["budget"] * 4
+    assert all(e.startswith("not checked for grounding: budget") for e in ts["_error"])
+    plan = rf.generate_testset(CORPUS, 4, judge=judge.judge(), query_types=["single_chunk"], cache=False, budget=3,
+                               dry_run=True)  # fmt: skip
+    assert [e.startswith("dry run: not called, and beyond the budget") for e in plan["_error"]] == [False] * 3 + [True]

@@ -485,6 +485,10 @@ def _grounding(
             asked, replies["status"], replies["error"], replies["text"], strict=True
         ):
             slot = survivors[index][0]
+            if status == "skipped" and (error or "").startswith("budget"):
+                slot.status, slot.error = "budget", f"not checked for grounding: {error}"
+                dropped.add(index)
+                continue
             if status != "ok":
                 slot.rejections.append(f"grounding_{status}")
                 slot.error = f"filtered (grounding judge {status}): {error}"
@@ -608,13 +612,16 @@ def _dry_run(chunks: Corpus, plans: dict[str, TypePlan], slots: list[_Slot], set
         },
     )
     unplanned = [s for s in slots if s.status == "exhausted"]
+    note = (
+        "dry run: not called (first round; a slot whose candidate fails or is filtered takes another, "
+        "and answers in the grounding band cost one more call each)"
+        + (f"; {len(unplanned)} slots have no chunk to plan from" if unplanned else "")
+    )
+    calls = None if settings.budget is None else settings.budget.calls
+    beyond = f"dry run: not called, and beyond the budget ({settings.budget.describe()})" if calls is not None else ""
+    within = pl.int_range(pl.len()) < (calls if calls is not None else plan.height)
     return plan.with_columns(
-        _status=pl.lit("skipped"),
-        _error=pl.lit(
-            "dry run: not called (first round; a slot whose candidate fails or is filtered takes another, "
-            "and answers in the grounding band cost one more call each)"
-            + (f"; {len(unplanned)} slots have no chunk to plan from" if unplanned else "")
-        ),
+        _status=pl.lit("skipped"), _error=pl.when(within).then(pl.lit(note)).otherwise(pl.lit(beyond))
     )
 
 
