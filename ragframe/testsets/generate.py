@@ -244,7 +244,7 @@ def generate_testset(
     finally:
         if owns and store is not None:
             store.close()
-    return _as_kind(_output(chunks, slots, max_rounds), kind)
+    return _as_kind(_output(chunks, slots), kind)
 
 
 # ----------------------------------------------------------------------------- options
@@ -528,7 +528,7 @@ def _status_of(slot: _Slot) -> str:
     return "failed" if last in _CALL_FAILURES or last.startswith("grounding_") else "filtered"
 
 
-def _output(chunks: Corpus, slots: list[_Slot], max_rounds: int) -> pl.DataFrame:
+def _output(chunks: Corpus, slots: list[_Slot]) -> pl.DataFrame:
     id_dtype = chunks.frame.schema[chunks.chunk_id]
     doc_dtype = chunks.frame.schema[chunks.doc_id]
     columns: dict[str, list[Any]] = {name: [] for name in _SCHEMA_NAMES}
@@ -542,9 +542,9 @@ def _output(chunks: Corpus, slots: list[_Slot], max_rounds: int) -> pl.DataFrame
                 columns[name].append(None)
             tried = len(slot.rejections)
             counts = ", ".join(f"{k} {v}" for k, v in sorted(Counter(slot.rejections).items()))
-            tail = f" ({tried} candidates rejected: {counts})" if tried else ""
+            tail = f" [{tried} candidates rejected: {counts}]" if tried else ""
             columns["_status"].append(_status_of(slot))
-            columns["_error"].append(f"{slot.error or 'no candidate'}{tail}; rounds {max_rounds}")
+            columns["_error"].append(f"{slot.error or 'no candidate'}{tail}")
             continue
         candidate, reply = slot.filled["candidate"], slot.filled["reply"]
         rows = list(candidate.rows)
