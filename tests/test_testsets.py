@@ -513,3 +513,17 @@ def test_budget_spent_on_generation_leaves_grounding_rows_as_budget() -> None:
     plan = rf.generate_testset(CORPUS, 4, judge=judge.judge(), query_types=["single_chunk"], cache=False, budget=3,
                                dry_run=True)  # fmt: skip
     assert [e.startswith("dry run: not called, and beyond the budget") for e in plan["_error"]] == [False] * 3 + [True]
+
+
+def test_other_corpus_columns_travel_as_metadata() -> None:
+    corpus = CORPUS.with_columns(
+        url=pl.format("https://example.org/{}", "chunk_id"), id=pl.int_range(pl.len()), year=pl.lit(2024)
+    )
+    ts = rf.generate_testset(corpus.sample(fraction=1.0, shuffle=True, seed=1), 4, judge=ScriptedTestsetJudge().judge(),
+                             query_types=["single_chunk", "multi_chunk"], cache=False)  # fmt: skip
+    assert ts.columns[-3:] == ["url", "source_id", "year"]  # "id" is the set's own: the chunk's is source_id
+    for row in ts.iter_rows(named=True):
+        assert row["url"] == f"https://example.org/{row['relevant_ids'][0]}"
+    short = rf.generate_testset(corpus.head(1), 2, judge=ScriptedTestsetJudge().judge(), query_types=["single_chunk"],
+                                cache=False)  # fmt: skip
+    assert short["url"].to_list() == ["https://example.org/eiffel-0", None]

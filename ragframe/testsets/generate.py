@@ -42,7 +42,7 @@ from ragframe.judges.usage import price_of
 from ragframe.metrics.registry import get_metric
 from ragframe.run.evaluator import evaluate
 from ragframe.run.routing import HYBRID_HALF_WIDTH
-from ragframe.schema import frame_kind, to_polars
+from ragframe.schema import column_names, frame_kind, require_columns, to_polars
 from ragframe.testsets.lexical import DUPLICATE_JACCARD, containment, near_duplicates, term_matrix
 from ragframe.testsets.plan import Candidate, Corpus, TypePlan, anchor_order, priority, query_mix, quotas, read_corpus
 from ragframe.testsets.prompts import generation_error, read_generation, render_prompt
@@ -133,8 +133,10 @@ def generate_testset(
     Parameters
     ----------
     corpus : frame
-        One row per chunk: ``doc_id``, ``chunk_id`` (unique; str or int) and ``text``; other
-        columns are not read. Any frame kind; the result is of the same kind.
+        One row per chunk: ``doc_id``, ``chunk_id`` (unique; str or int) and ``text``. Other
+        columns are metadata: each row of the set carries its first chunk's values (as
+        ``source_<name>`` when the set has a column of that name). Any frame kind; the result
+        is of the same kind.
     n : int
         Questions requested.
     judge : callable, Judge, model name or dict
@@ -188,7 +190,8 @@ def generate_testset(
         ``importance`` ``"vital"``/``"okay"``, ``assignment`` null), ``query_type``,
         ``source_doc`` (the first chunk's document), ``persona``, ``_status`` (``ok``, or why
         the slot is empty: ``failed``, ``filtered``, ``budget``, ``exhausted``), ``_error`` and
-        ``_rejections`` (the candidates this slot rejected, one reason each).
+        ``_rejections`` (the candidates this slot rejected, one reason each); then the corpus's
+        metadata columns.
 
     Examples
     --------
@@ -206,7 +209,8 @@ def generate_testset(
     kind = frame_kind(corpus, _FUNCTION)
     names = {name: validate.column_name(value, name, _FUNCTION) for name, value in
              (("doc_id", doc_id), ("chunk_id", chunk_id), ("text", text))}  # fmt: skip
-    frame = to_polars(corpus, list(dict.fromkeys(names.values())), _FUNCTION)
+    require_columns(column_names(corpus, _FUNCTION), names.values(), _FUNCTION)
+    frame = to_polars(corpus, None, _FUNCTION)
     n = validate.integer(n, "n", _FUNCTION, minimum=0)
     seed = validate.integer(seed, "seed", _FUNCTION)
     max_rounds = validate.positive_int(max_rounds, "max_rounds", _FUNCTION)
@@ -573,7 +577,20 @@ def _output(chunks: Corpus, slots: list[_Slot]) -> pl.DataFrame:
         "_error": pl.String,
         "_rejections": pl.List(pl.String),
     }
-    return pl.DataFrame(columns, schema=schema)
+    out = pl.DataFrame(columns, schema=schema)
+    return out.hstack(_metadata(chunks, slots, out.columns))
+
+
+def _metadata(chunks: Corpus, slots: list[_Slot], taken: list[str]) -> list[pl.Series]:
+    """The corpus's other columns, from each row's first chunk (``source_<name>`` when the set has that name)."""
+    extra = [c for c in chunks.frame.columns if c not in (chunks.doc_id, chunks.chunk_id, chunks.text)]
+    rows = [None if s.filled is None else s.filled["candidate"].rows[0] for s in slots]
+    index = pl.Series("row", rows, dtype=pl.Int64)
+    out = []
+    for name in extra:
+        values = chunks.frame.get_column(name).gather(index)
+        out.append(values.alias(f"source_{name}" if name in taken else name))
+    return out
 
 
 _SCHEMA_NAMES = (
