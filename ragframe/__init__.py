@@ -58,6 +58,7 @@ from ragframe.stats.regressions import regressions
 from ragframe.stats.sample_size import sample_size
 from ragframe.stats.summary import SummaryState, merge_summary_states, summarize, summary_state
 from ragframe.stats.validity import agreement_with_labels
+from ragframe.testsets import generate_testset, generated_qrels, generation_rejections
 
 _register_namespace()  # df.rf.evaluate(...), df.rf.summarize(), ...
 
@@ -96,6 +97,9 @@ __all__ = [
     "evaluate_parquet",
     "evaluate_run",
     "gate",
+    "generate_testset",
+    "generated_qrels",
+    "generation_rejections",
     "judge_answer_correctness",
     "judge_answer_relevance",
     "judge_context_precision",

@@ -30,7 +30,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("metrics",),  # metric definitions and the registry
     ("run", "budgeting", "retrieve"),  # executing metrics over frames: Evaluator, modes, generated functions
     ("stats", "io.scores"),  # statistics over scored frames; reading score files (base imports only)
-    ("io", "datasets"),  # files: streaming runs, trec files
+    ("io", "datasets", "testsets"),  # files: streaming runs, trec files; test sets generated from documents
     ("distributed", "reporting", "plot"),  # Ray, HTML reports, figures
     ("ragframe", "namespace"),  # the public facade: ragframe/__init__.py and df.rf
     ("cli",),  # the command line
