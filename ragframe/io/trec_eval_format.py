@@ -412,8 +412,9 @@ def summarize(per_query: pl.DataFrame, printed: list[OutputMeasure]) -> dict[str
 
 def _float_text(values: np.ndarray) -> np.ndarray:
     # C's "%6.4f" (correctly rounded, as trec_eval's printf), vectorised by numpy; NaN as glibc prints 0/0
+    # with "%6.4f": "-nan" right-aligned in 6 characters
     text = np.char.mod("%6.4f", values)
-    return np.where(np.isnan(values), "-nan", text)
+    return np.where(np.isnan(values), "  -nan", text)
 
 
 def _cells(series: pl.Series, kind: str) -> pl.Series:
