@@ -68,6 +68,26 @@ def _trec_epilog() -> str:
     return "\n".join(textwrap.fill(p, width=79, break_on_hyphens=False) for p in paragraphs)
 
 
+#: trec_eval's options that ragframe trec knows and does not implement: what each does in trec_eval
+_NOT_IMPLEMENTED_OPTIONS = {
+    "-D": "debug output",
+    "-o": "the obsolete old output format",
+    "-v": "print trec_eval's version",
+}
+
+
+class _NotImplementedOption(argparse.Action):
+    """A trec_eval option ragframe trec does not implement: exit 3 naming it, before anything is read."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        flag = self.option_strings[0]
+        parser.exit(
+            3,
+            f"ragframe trec: error: trec_eval's {option_string or flag} ({_NOT_IMPLEMENTED_OPTIONS[flag]}) is not "
+            "implemented by ragframe trec\n",
+        )
+
+
 def _names_a_measure(value: str) -> bool:
     """A trec_eval measure name (implemented or not: -m's check then says which); never a file or an option."""
     return not value.startswith("-") and not Path(value).exists() and is_measure_name(value)
@@ -457,4 +477,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="print z-scores ('Z' + measure): (value - mean) / stddev, from FILE's 'qid measure mean stddev' lines",
     )
+    for flag, long, takes_value in (
+        ("-D", "--Debug_level", True),
+        ("-o", "--Output_old_results_format", False),
+        ("-v", "--version", False),
+    ):
+        trec.add_argument(
+            flag,
+            long,
+            action=_NotImplementedOption,
+            nargs=None if takes_value else 0,
+            metavar="N" if takes_value else None,
+            help=f"trec_eval's {_NOT_IMPLEMENTED_OPTIONS[flag]}: not implemented (exit code 3)",
+        )
     trec.set_defaults(handler=run)
