@@ -27,8 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from trec_fuzz import draw_case, ragframe_trec, write_case  # noqa: E402
-
+from trec_fuzz import draw_case, ragframe_trec, write_case
 
 
 def _documented_exit(qrels: str, te_stderr: str, rf_stderr: str) -> str | None:
@@ -54,8 +53,11 @@ def _documented_line(case, measure: str, te_line: str) -> str | None:
         gains = [float(pair.split("=")[1]) for pair in measure.split("_", 1)[1].split(",") if "=" in pair]
         if any(g != int(g) for g in gains):
             return "gains sorted by their difference truncated to an integer"
-    if measure == "num_rel" and "\tall\t" in te_line and "-c" in case.options and any(
-        o.startswith("-l") and o != "-l1" for o in case.options
+    if (
+        measure == "num_rel"
+        and "\tall\t" in te_line
+        and "-c" in case.options
+        and any(o.startswith("-l") and o != "-l1" for o in case.options)
     ):
         return "-c: num_rel's all line counts grades > 0 whatever -l says"
     if measure in ("runid", "line count") and not case.run.strip():

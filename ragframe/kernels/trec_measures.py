@@ -75,6 +75,9 @@ class TrecMeasure(NamedTuple):
     root: str
     params: tuple[Any, ...]
     names: tuple[str, ...]
+    #: trec_eval ``-c``: keep the placeholder's value for a judged query missing from the run (trec_eval
+    #: clears ``utility``, ``relstring`` and ``rbp_resid`` by exact name: printed with parameters, it keeps it)
+    placeholder_kept: bool = False
 
 
 @dataclass(frozen=True)
@@ -536,8 +539,10 @@ def _interpolated_precision(ctx: _Context, fractions: tuple[float, ...]) -> list
         at = np.where(reached, starts + nth - 1, 0)
         value = np.where(reached, suffix_max[at] if suffix_max.size else 0.0, 0.0)
         # trec_eval starts from precision num_rel_ret / num_ret: 0/0 when -J left no document, and a
-        # cutoff of 0 relevant documents takes it (NaN, printed -nan; see docs/metrics.md)
-        out.append(np.where((ctx.n_ret == 0) & (cut == 0), np.nan, value))
+        # cutoff of 0 relevant documents takes it (NaN, printed -nan; see docs/metrics.md). Without -J a
+        # ranking is never empty in trec_eval; the library's empty list reads 0 ("nothing retrieved: 0")
+        empty = (ctx.n_ret == 0) & (cut == 0) & ctx.options.judged_only
+        out.append(np.where(empty, np.nan, value))
     return out
 
 
@@ -890,7 +895,7 @@ def trec_measures(
     )
     out: dict[str, np.ndarray] = {}
     for measure in options.measures:
-        ctx.cleared = ctx.virtual if measure.names == (measure.root,) else np.zeros(ctx.nq, dtype=bool)
+        ctx.cleared = ctx.virtual & (not measure.placeholder_kept)
         values = TREC_KERNELS[measure.root](ctx, measure.params)
         for name, array in zip(measure.names, values, strict=True):
             if array.dtype == np.float64:
