@@ -57,6 +57,8 @@ def _trec_epilog() -> str:
         "as preferences (the iteration field is the group); both compute -m all_prefs / prefs (prefs_*), and only "
         "those.",
         "Not implemented (exit code 3, naming it): yaap, and trec_eval's -D, -o, -v.",
+        "A query judged in QRELS and missing from RESULTS is skipped without -c (exit 0, as trec_eval 9 does; "
+        "trec_eval 10.0 exits 4); docs/metrics.md lists the cases where trec_eval 10.0 is wrong and ragframe differs.",
         "Argument order: ragframe trec took RUN then QRELS before; that order still works when the files show it "
         "(the first file has run lines of 6 or more fields and the second qrels lines of 4), with a deprecation "
         "warning on stderr. Otherwise the first file is read as QRELS.",
