@@ -317,3 +317,48 @@ def test_run_summary_counts_a_query_with_a_null_value():
     # c has none (no judgments): left out
     assert row["num_q"] == 2 and row["num_ret"] == 6 and row["mrr"] == 0.75
     assert math.isnan(row["ndcg"])
+
+
+# ----------------------------------------------------------------------------- startup: import only what is used
+
+_LOADED = """
+import contextlib, io, sys
+from ragframe.cli.main import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(["trec", sys.argv[1], sys.argv[2]])
+print(code, " ".join(sorted(sys.modules)))
+"""
+
+
+def test_ragframe_trec_imports_only_what_it_uses():
+    """A drop-in must start fast: no other command, no scipy, no statistics, no df.rf namespace (counted, not timed)."""
+    data = ROOT / "ragframe" / "data"
+    done = subprocess.run(
+        [sys.executable, "-c", _LOADED, str(data / "qrels.dl19-passage.txt"), str(data / "run.dl19.bm25.txt")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=True,
+    )
+    code, modules = done.stdout.split(" ", 1)
+    loaded = set(modules.split())
+    assert code == "0" and "ragframe.cli.trec" in loaded
+    heavy = {"scipy", "pandas", "matplotlib", "sklearn", "httpx", "ragframe.namespace", "ragframe.run",
+             "ragframe.budgeting", "ragframe.io.streaming", "ragframe.stats.compare", "ragframe.stats.estimate"}  # fmt: skip
+    other_commands = {f"ragframe.cli.{c}" for c in ("demo", "eval", "summary", "compare", "gate", "report", "estimate")}
+    assert loaded & (heavy | other_commands) == set()
+
+
+def test_import_ragframe_is_lazy_and_complete():
+    code = (
+        "import sys, polars as pl, ragframe as rf\n"
+        "assert 'scipy' not in sys.modules and 'ragframe.run' not in sys.modules\n"
+        "assert all(getattr(rf, name) is not None for name in rf.__all__)\n"
+        "import ragframe.retrieve\n"
+        "assert callable(rf.retrieve) and rf.stats.__name__ == 'ragframe.stats'\n"
+        "df = pl.DataFrame({'retrieved_ids': [['a', 'b']], 'relevant_ids': [['b']]})\n"
+        "assert df.rf.evaluate(['mrr'])['mrr'].to_list() == [0.5]\n"
+        "assert df.lazy().rf.score_retrieval(k=1, metrics=['mrr']).collect()['mrr'].to_list() == [0.5]\n"
+        "assert pl.DataFrame.rf.__name__ == 'RagframeNamespace'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
