@@ -12,6 +12,8 @@ Examples
 [0.5]
 """
 
+from contextlib import suppress as _suppress
+
 import polars as _pl
 
 from ragframe.exceptions import (
@@ -97,7 +99,8 @@ class _LazyNamespace:
     def __get__(self, instance: object, owner: type) -> object:
         for frame_class in (_pl.DataFrame, _pl.LazyFrame):
             if isinstance(vars(frame_class).get("rf"), _LazyNamespace):
-                delattr(frame_class, "rf")
+                with _suppress(AttributeError):  # another thread may have removed it first
+                    delattr(frame_class, "rf")
         from ragframe.namespace import register
 
         register()
