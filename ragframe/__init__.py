@@ -12,7 +12,10 @@ Examples
 [0.5]
 """
 
-from ragframe.budgeting import budget_summary
+from contextlib import suppress as _suppress
+
+import polars as _pl
+
 from ragframe.exceptions import (
     InputFileError,
     InvalidParameterError,
@@ -21,46 +24,95 @@ from ragframe.exceptions import (
     SchemaError,
     SkippedMetricWarning,
 )
-from ragframe.io.scores import read_scores
-from ragframe.io.streaming import ParquetEvaluation, ResumeError, RunFailedError, evaluate_parquet
-from ragframe.io.trec import read_qrels, read_trec_run, write_qrels, write_trec_run
-from ragframe.judges import OpenAIJudge, judge_usage
-from ragframe.metrics import Metric, list_metrics, register_metric, score_columns, unregister_metric
-from ragframe.metrics.callback import callback_metric
-from ragframe.metrics.judge import judge_metric
-from ragframe.metrics.retrieval import evaluate_run, retrieval_metrics, run_summary
-from ragframe.namespace import register as _register_namespace
-from ragframe.retrieve import retrieve
-from ragframe.run import Evaluator, aevaluate, evaluate, routing_summary
-from ragframe.run.functions import (
-    judge_answer_correctness,
-    judge_answer_relevance,
-    judge_context_precision,
-    judge_context_recall,
-    judge_context_relevance,
-    judge_faithfulness,
-    score_answer_correctness,
-    score_answer_relevance,
-    score_context_precision,
-    score_context_recall,
-    score_context_relevance,
-    score_faithfulness,
-    score_hallucination_rate,
-    score_retrieval,
-)
-from ragframe.stats.agreement import agreement, cohen_kappa, judgment_summary, judgments_to_qrels
-from ragframe.stats.batch_summary import batch_passed, detect_regressions, summarize_batch
-from ragframe.stats.calibrate import Calibrator, calibrate
-from ragframe.stats.compare import adjust_p_values, compare, compare_runs
-from ragframe.stats.estimate import estimate
-from ragframe.stats.gate import gate
-from ragframe.stats.regressions import regressions
-from ragframe.stats.sample_size import sample_size
-from ragframe.stats.summary import SummaryState, merge_summary_states, summarize, summary_state
-from ragframe.stats.validity import agreement_with_labels
-from ragframe.testsets import generate_testset, generated_qrels, generation_rejections
+from ragframe.retrieve import retrieve  # before any import of the submodule could shadow the function
 
-_register_namespace()  # df.rf.evaluate(...), df.rf.summarize(), ...
+#: Public name -> the module that defines it, imported on first use (PEP 562): ``import ragframe`` (and
+#: ``ragframe trec``) imports only what is used. ``from ragframe.x import name`` lines added here work too.
+_EXPORTS: dict[str, str] = {
+    "budget_summary": "ragframe.budgeting",
+    "read_scores": "ragframe.io.scores",
+    "ParquetEvaluation": "ragframe.io.streaming",
+    "ResumeError": "ragframe.io.streaming",
+    "RunFailedError": "ragframe.io.streaming",
+    "evaluate_parquet": "ragframe.io.streaming",
+    "read_qrels": "ragframe.io.trec",
+    "read_trec_run": "ragframe.io.trec",
+    "write_qrels": "ragframe.io.trec",
+    "write_trec_run": "ragframe.io.trec",
+    "OpenAIJudge": "ragframe.judges",
+    "judge_usage": "ragframe.judges",
+    "Metric": "ragframe.metrics",
+    "list_metrics": "ragframe.metrics",
+    "register_metric": "ragframe.metrics",
+    "score_columns": "ragframe.metrics",
+    "unregister_metric": "ragframe.metrics",
+    "callback_metric": "ragframe.metrics.callback",
+    "judge_metric": "ragframe.metrics.judge",
+    "evaluate_run": "ragframe.metrics.retrieval",
+    "retrieval_metrics": "ragframe.metrics.retrieval",
+    "run_summary": "ragframe.metrics.retrieval",
+    "Evaluator": "ragframe.run",
+    "aevaluate": "ragframe.run",
+    "evaluate": "ragframe.run",
+    "routing_summary": "ragframe.run",
+    "judge_answer_correctness": "ragframe.run.functions",
+    "judge_answer_relevance": "ragframe.run.functions",
+    "judge_context_precision": "ragframe.run.functions",
+    "judge_context_recall": "ragframe.run.functions",
+    "judge_context_relevance": "ragframe.run.functions",
+    "judge_faithfulness": "ragframe.run.functions",
+    "score_answer_correctness": "ragframe.run.functions",
+    "score_answer_relevance": "ragframe.run.functions",
+    "score_context_precision": "ragframe.run.functions",
+    "score_context_recall": "ragframe.run.functions",
+    "score_context_relevance": "ragframe.run.functions",
+    "score_faithfulness": "ragframe.run.functions",
+    "score_hallucination_rate": "ragframe.run.functions",
+    "score_retrieval": "ragframe.run.functions",
+    "agreement": "ragframe.stats.agreement",
+    "cohen_kappa": "ragframe.stats.agreement",
+    "judgment_summary": "ragframe.stats.agreement",
+    "judgments_to_qrels": "ragframe.stats.agreement",
+    "batch_passed": "ragframe.stats.batch_summary",
+    "detect_regressions": "ragframe.stats.batch_summary",
+    "summarize_batch": "ragframe.stats.batch_summary",
+    "Calibrator": "ragframe.stats.calibrate",
+    "calibrate": "ragframe.stats.calibrate",
+    "adjust_p_values": "ragframe.stats.compare",
+    "compare": "ragframe.stats.compare",
+    "compare_runs": "ragframe.stats.compare",
+    "estimate": "ragframe.stats.estimate",
+    "gate": "ragframe.stats.gate",
+    "regressions": "ragframe.stats.regressions",
+    "sample_size": "ragframe.stats.sample_size",
+    "SummaryState": "ragframe.stats.summary",
+    "merge_summary_states": "ragframe.stats.summary",
+    "summarize": "ragframe.stats.summary",
+    "summary_state": "ragframe.stats.summary",
+    "agreement_with_labels": "ragframe.stats.validity",
+    "generate_testset": "ragframe.testsets",
+    "generated_qrels": "ragframe.testsets",
+    "generation_rejections": "ragframe.testsets",
+}
+
+
+class _LazyNamespace:
+    """``df.rf`` until first used: then :func:`ragframe.namespace.register` puts the real namespace in its place."""
+
+    def __get__(self, instance: object, owner: type) -> object:
+        for frame_class in (_pl.DataFrame, _pl.LazyFrame):
+            if isinstance(vars(frame_class).get("rf"), _LazyNamespace):
+                with _suppress(AttributeError):  # another thread may have removed it first
+                    delattr(frame_class, "rf")
+        from ragframe.namespace import register
+
+        register()
+        return (owner if instance is None else instance).rf
+
+
+for _frame_class in (_pl.DataFrame, _pl.LazyFrame):  # df.rf.evaluate(...), df.rf.summarize(), ...
+    if not hasattr(_frame_class, "rf"):
+        _frame_class.rf = _LazyNamespace()
 
 __version__ = "0.1.0"
 
@@ -154,6 +206,12 @@ _DEPRECATED_TUPLES = {"HEURISTIC_METRICS": "heuristic", "RETRIEVAL_METRICS": "re
 
 
 def __getattr__(name: str) -> object:  # PEP 562
+    if name in _EXPORTS:
+        import importlib
+
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
     if name in _DEPRECATED_TUPLES:
         import warnings
 
@@ -167,6 +225,10 @@ def __getattr__(name: str) -> object:  # PEP 562
 
         return tuple(m.name for m in registry.metrics(family) if registry.is_built_in(m.name))
     if name not in _LAZY:
+        import importlib.util
+
+        if importlib.util.find_spec(f"ragframe.{name}") is not None:  # a submodule: rf.stats, rf.metrics, ...
+            return importlib.import_module(f"ragframe.{name}")
         raise AttributeError(f"module 'ragframe' has no attribute {name!r}")
     import importlib
 
@@ -175,3 +237,7 @@ def __getattr__(name: str) -> object:  # PEP 562
     value = module if attribute is None else getattr(module, attribute)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

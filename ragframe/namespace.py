@@ -1,8 +1,9 @@
 """The ``.rf`` namespace on polars frames: ``df.rf.evaluate(...)``, ``df.rf.judge_faithfulness(...)``, ...
 
-Registered when :mod:`ragframe` is imported. Every method is a real method (IDEs and ``dir()``
-list them) that calls the free function of the same name with the frame as its first
-argument; there is no second implementation, and ``help(df.rf.<method>)`` shows that
+Registered when :mod:`ragframe` is imported (built on the first use of ``.rf``, so that
+``import ragframe`` stays light). Every method is a real method (IDEs and ``dir()`` list
+them) that calls the free function of the same name with the frame as its first argument;
+there is no second implementation, and ``help(df.rf.<method>)`` shows that
 function's signature and documentation.
 
 Examples

@@ -66,8 +66,8 @@ def _judge(prompt: str) -> str:
 
 def _family_call(function: str):
     """A valid call of a generated function, taking keyword overrides (judges get a local judge, no cache)."""
-    base = {"judge": _judge, "cache": False} if "judge" in inspect.signature(rf.__dict__[function]).parameters else {}
-    return lambda **kw: rf.__dict__[function](RAG, **{**base, **kw})
+    base = {"judge": _judge, "cache": False} if "judge" in inspect.signature(getattr(rf, function)).parameters else {}
+    return lambda **kw: getattr(rf, function)(RAG, **{**base, **kw})
 
 
 def _is_numeric(value) -> bool:
@@ -77,7 +77,7 @@ def _is_numeric(value) -> bool:
 
 def _numeric_options(function: str) -> list[str]:
     """The keyword parameters of a generated function whose default is a number (or numbers), and threshold."""
-    params = inspect.signature(rf.__dict__[function]).parameters.values()
+    params = inspect.signature(getattr(rf, function)).parameters.values()
     numeric = [p.name for p in params if p.name == "threshold" or (p.default is not p.empty and _is_numeric(p.default))]
     return [name for name in numeric if name not in COSTLY]
 
@@ -85,7 +85,7 @@ def _numeric_options(function: str) -> list[str]:
 FUNCTIONS = sorted(public_functions())
 #: One generated function per family (a family's functions share its options): the first of each.
 ONE_PER_FAMILY = sorted(
-    {tuple(inspect.signature(rf.__dict__[name]).parameters): name for name in reversed(FUNCTIONS)}.values()
+    {tuple(inspect.signature(getattr(rf, name)).parameters): name for name in reversed(FUNCTIONS)}.values()
 )
 
 #: Every option an rf.evaluate call takes, with every family's declaration (and the run's own).
@@ -190,7 +190,7 @@ def test_a_declared_default_passes_its_own_check(family, spec):
 
 @pytest.mark.parametrize("function", FUNCTIONS)
 def test_a_generated_function_shows_its_family_options_and_refuses_the_others(function):
-    own = set(inspect.signature(rf.__dict__[function]).parameters)
+    own = set(inspect.signature(getattr(rf, function)).parameters)
     others = sorted({spec.name for _, spec in DECLARED} - own)
     assert others, function
     call = _family_call(function)

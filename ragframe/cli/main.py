@@ -42,14 +42,13 @@ prints its traceback, then exits with 3.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import traceback
 
 import polars as pl
 
-from ragframe.cli import compare, demo, estimate, gate, generate, report, summary, trec
-from ragframe.cli import eval as eval_command
 from ragframe.cli.args import UsageError, flag_spelling, speak_in_flags
 from ragframe.exceptions import InvalidParameterError, RagframeError
 from ragframe.secrets import scrub
@@ -63,8 +62,15 @@ EXIT_CODES = {"ok": 0, "gate failed": 1, "usage": 2, "error": 3, "interrupted": 
 _POLARS_DUMPS = ("Resolved plan until failure", "This error occurred with the following context stack")
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: The commands, in --help's order: each a module of ragframe.cli, imported when its parser is built
+COMMANDS = ("demo", "eval", "trec", "summary", "compare", "gate", "report", "estimate", "generate")
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser of the ``ragframe`` command.
+
+    ``only`` builds it with that one command (``ragframe trec`` starts without importing the
+    modules of the other commands: a trec_eval drop-in must start fast).
 
     Examples
     --------
@@ -78,8 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
         "errors are one line on stderr. 'ragframe COMMAND --help' for more.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in (demo, eval_command, trec, summary, compare, gate, report, estimate, generate):
-        command.add_parser(sub)
+    for name in COMMANDS if only is None else (only,):
+        importlib.import_module(f"ragframe.cli.{name}").add_parser(sub)
     for command_parser in sub.choices.values():  # the library's errors, spelled in this command's flags
         command_parser.set_defaults(flag_spelling=flag_spelling(command_parser))
     return parser
@@ -87,10 +93,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _expand(argv: list[str]) -> list[str]:
     """``argv`` with the command's own rewriting: ``trec -m A B`` is ``trec -m A -m B``."""
-    command = next((i for i, token in enumerate(argv) if not token.startswith("-")), None)
+    command = _command(argv)
     if command is not None and argv[command] == "trec":
-        return [*argv[: command + 1], *trec.expand_measures(argv[command + 1 :])]
+        from ragframe.cli.trec import expand_measures
+
+        return [*argv[: command + 1], *expand_measures(argv[command + 1 :])]
     return argv
+
+
+def _command(argv: list[str]) -> int | None:
+    """The position of the command word in ``argv`` (the first word that is not an option)."""
+    return next((i for i, token in enumerate(argv) if not token.startswith("-")), None)
 
 
 def _one_line(text: str) -> str:
@@ -161,7 +174,11 @@ def main(argv: list[str] | None = None) -> int:
     """
     try:
         try:
-            args = build_parser().parse_args(_expand(sys.argv[1:] if argv is None else list(argv)))
+            words = _expand(sys.argv[1:] if argv is None else list(argv))
+            command = _command(words)
+            # trec: only its own parser (a usage error then prints 'usage: ragframe trec ...' all the same)
+            only = "trec" if command == 0 and words[0] == "trec" else None
+            args = build_parser(only).parse_args(words)
         except SystemExit as exc:  # argparse printed the usage and the error (or the help)
             return int(exc.code or 0)
         return _run(args)

@@ -57,6 +57,8 @@ def _trec_epilog() -> str:
         "as preferences (the iteration field is the group); both compute -m all_prefs / prefs (prefs_*), and only "
         "those.",
         "Not implemented (exit code 3, naming it): yaap, and trec_eval's -D, -o, -v.",
+        "A query judged in QRELS and missing from RESULTS is skipped without -c (exit 0, as trec_eval 9 does; "
+        "trec_eval 10.0 exits 4); docs/metrics.md lists the cases where trec_eval 10.0 is wrong and ragframe differs.",
         "Argument order: ragframe trec took RUN then QRELS before; that order still works when the files show it "
         "(the first file has run lines of 6 or more fields and the second qrels lines of 4), with a deprecation "
         "warning on stderr. Otherwise the first file is read as QRELS.",
@@ -66,6 +68,26 @@ def _trec_epilog() -> str:
         "Every error is one line on stderr.",
     ]
     return "\n".join(textwrap.fill(p, width=79, break_on_hyphens=False) for p in paragraphs)
+
+
+#: trec_eval's options that ragframe trec knows and does not implement: what each does in trec_eval
+_NOT_IMPLEMENTED_OPTIONS = {
+    "-D": "debug output",
+    "-o": "the obsolete old output format",
+    "-v": "print trec_eval's version",
+}
+
+
+class _NotImplementedOption(argparse.Action):
+    """A trec_eval option ragframe trec does not implement: exit 3 naming it, before anything is read."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        flag = self.option_strings[0]
+        parser.exit(
+            3,
+            f"ragframe trec: error: trec_eval's {option_string or flag} ({_NOT_IMPLEMENTED_OPTIONS[flag]}) is not "
+            "implemented by ragframe trec\n",
+        )
 
 
 def _names_a_measure(value: str) -> bool:
@@ -457,4 +479,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="print z-scores ('Z' + measure): (value - mean) / stddev, from FILE's 'qid measure mean stddev' lines",
     )
+    for flag, long, takes_value in (
+        ("-D", "--Debug_level", True),
+        ("-o", "--Output_old_results_format", False),
+        ("-v", "--version", False),
+    ):
+        trec.add_argument(
+            flag,
+            long,
+            action=_NotImplementedOption,
+            nargs=None if takes_value else 0,
+            metavar="N" if takes_value else None,
+            help=f"trec_eval's {_NOT_IMPLEMENTED_OPTIONS[flag]}: not implemented (exit code 3)",
+        )
     trec.set_defaults(handler=run)

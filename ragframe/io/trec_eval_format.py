@@ -344,9 +344,9 @@ def _measure(root: str, kind: _Kind, cutoffs: set | None, text: str | None) -> T
             raise UnsupportedMeasureError(f"measure 'utility' takes 4 coefficients, found {text!r}")
         if root == "11pt_avg" and any(not 0.0 <= v <= 1.0 for v in values):
             raise UnsupportedMeasureError(f"measure '11pt_avg': recall points lie in [0, 1], found {text!r}")
-        return TrecMeasure(root, values, (name,))
+        return TrecMeasure(root, values, (name,), placeholder_kept=text is not None)
     if kind.params == "pairs":
-        return TrecMeasure(root, () if text is None else _pairs(root, text), (name,))
+        return TrecMeasure(root, () if text is None else _pairs(root, text), (name,), placeholder_kept=text is not None)
     return TrecMeasure(root, (), (root,))
 
 
@@ -412,8 +412,9 @@ def summarize(per_query: pl.DataFrame, printed: list[OutputMeasure]) -> dict[str
 
 def _float_text(values: np.ndarray) -> np.ndarray:
     # C's "%6.4f" (correctly rounded, as trec_eval's printf), vectorised by numpy; NaN as glibc prints 0/0
+    # with "%6.4f": "-nan" right-aligned in 6 characters
     text = np.char.mod("%6.4f", values)
-    return np.where(np.isnan(values), "-nan", text)
+    return np.where(np.isnan(values), "  -nan", text)
 
 
 def _cells(series: pl.Series, kind: str) -> pl.Series:

@@ -75,6 +75,9 @@ class TrecMeasure(NamedTuple):
     root: str
     params: tuple[Any, ...]
     names: tuple[str, ...]
+    #: trec_eval ``-c``: keep the placeholder's value for a judged query missing from the run (trec_eval
+    #: clears ``utility``, ``relstring`` and ``rbp_resid`` by exact name: printed with parameters, it keeps it)
+    placeholder_kept: bool = False
 
 
 @dataclass(frozen=True)
@@ -193,8 +196,9 @@ class _Context:
             hit_rank = _position_in_group(hit_q, nq)
             counts = np.bincount(hit_q, minlength=nq)
         self.hit_q, self.hit_rank, self.hit_grade = hit_q, hit_rank, hit_grade
-        # -c: a query without results is one document that is not in the pool (trec_eval's placeholder)
-        self.n_ret = np.where(self.virtual, 1, counts).astype(np.int64)
+        # -c: a query without results is one document that is not in the pool (trec_eval's placeholder);
+        # -J drops it with the other documents outside the pool
+        self.n_ret = np.where(self.virtual & ~options.judged_only, 1, counts).astype(np.int64)
         self.jq, self.jg = judgment_q, judgment_grade
         self.rel = hit_grade >= level
         self.nonrel = (hit_grade >= 0) & ~self.rel
@@ -202,6 +206,18 @@ class _Context:
         self._gains: dict[tuple[tuple[int, float], ...], _Gains] = {}
         self._top: dict[int, np.ndarray] = {}
         self.shared: dict[str, np.ndarray] = {}
+        # trec_eval -c clears num_ret, utility, relstring, unj* and rbp_resid of a placeholder query by
+        # exact name: a measure printed with parameters (utility_2,-1,0,0) keeps the placeholder's value
+        self.cleared = self.virtual
+
+    def powers(self, p: float) -> np.ndarray:
+        """p^0, p^1, ... p^(longest ranking), each multiplied from the one before (as trec_eval's loops do)."""
+        key = f"powers {p!r}"
+        if key not in self.shared:
+            steps = np.full(int(self.n_ret.max(initial=0)) + 1, p)
+            steps[0] = 1.0
+            self.shared[key] = np.multiply.accumulate(steps)
+        return self.shared[key]
 
     # ----------------------------------------------------------------- counts
     @cached_property
@@ -521,7 +537,12 @@ def _interpolated_precision(ctx: _Context, fractions: tuple[float, ...]) -> list
         nth = np.maximum(cut, 1)  # recall 0 interpolates from the first relevant document
         reached = (cut <= ctx.num_rel_ret) & (ctx.num_rel_ret > 0)
         at = np.where(reached, starts + nth - 1, 0)
-        out.append(np.where(reached, suffix_max[at] if suffix_max.size else 0.0, 0.0))
+        value = np.where(reached, suffix_max[at] if suffix_max.size else 0.0, 0.0)
+        # trec_eval starts from precision num_rel_ret / num_ret: 0/0 when -J left no document, and a
+        # cutoff of 0 relevant documents takes it (NaN, printed -nan; see docs/metrics.md). Without -J a
+        # ranking is never empty in trec_eval; the library's empty list reads 0 ("nothing retrieved: 0")
+        empty = (ctx.n_ret == 0) & (cut == 0) & ctx.options.judged_only
+        out.append(np.where(empty, np.nan, value))
     return out
 
 
@@ -532,7 +553,7 @@ def _iprec_at_recall(ctx: _Context, params: tuple) -> list[np.ndarray]:
 def _11pt_avg(ctx: _Context, params: tuple) -> list[np.ndarray]:
     points = _interpolated_precision(ctx, params)
     total = np.zeros(ctx.nq)
-    for values in points:  # summed point by point, as trec_eval does
+    for values in reversed(points):  # summed point by point from the last, as trec_eval does
         total = total + values
     return [total / float(len(params))]
 
@@ -551,7 +572,7 @@ def _utility(ctx: _Context, params: tuple) -> list[np.ndarray]:
     r = ctx.num_rel.astype(np.float64)
     n = float(ctx.options.num_docs)
     value = params[0] * a + params[1] * (ret - a) + params[2] * (r - a) + params[3] * (n + a - ret - r)
-    return [np.where(ctx.virtual, 0.0, value)]
+    return [np.where(ctx.cleared, 0.0, value)]
 
 
 def _bin_g(ctx: _Context, params: tuple) -> list[np.ndarray]:
@@ -678,21 +699,24 @@ def _rbp(ctx: _Context, params: tuple) -> list[np.ndarray]:
     hq = ctx.hit_q
     scaled = np.where(rescale[hq], (gain - low[hq]) / np.where(high > low, high - low, 1.0)[hq], gain)
     in_pool = ctx.hit_grade >= 0  # documents unjudged or not in the pool have no gain, scaled or not
-    weight = np.where(in_pool, scaled, 0.0) * np.power(p, ctx.hit_rank.astype(np.float64))
+    weight = np.where(in_pool, scaled, 0.0) * ctx.powers(p)[ctx.hit_rank]
     return [(1.0 - p) * _per_query(hq, weight, ctx.nq)]
 
 
 def _rbp_resid(ctx: _Context, params: tuple) -> list[np.ndarray]:
+    """p^n + (1 - p) * (sum of p^rank over the unjudged ranks), summed in rank order as trec_eval does."""
     p = _persistence(params)
-    n = ctx.n_ret.astype(np.float64)
-    everything = (1.0 - np.power(p, n)) / (1.0 - p) if p != 1.0 else n
+    powers = ctx.powers(p)
+    every_q = np.repeat(np.arange(ctx.nq), ctx.n_ret)
+    starts = _group_starts(every_q, ctx.nq)
+    unjudged = np.ones(every_q.size, dtype=bool)  # not in the pool, or judged -1
     judged = ctx.hit_grade >= 0
-    judged_weight = _per_query(
-        ctx.hit_q.compress(judged), np.power(p, ctx.hit_rank.compress(judged).astype(np.float64)), ctx.nq
-    )
-    unjudged = ctx.n_ret - ctx.num_judged_ret
-    value = np.power(p, n) + (1.0 - p) * (everything - judged_weight)
-    return [np.where((unjudged > 0) & ~ctx.virtual, value, 0.0)]
+    unjudged[starts[ctx.hit_q.compress(judged)] + ctx.hit_rank.compress(judged)] = False
+    uq = every_q.compress(unjudged)
+    rank = (np.arange(every_q.size) - starts[every_q]).compress(unjudged)
+    total = _per_query(uq, powers[rank], ctx.nq)  # bincount adds in order: rank by rank
+    value = powers[ctx.n_ret] + (1.0 - p) * total
+    return [np.where((np.bincount(uq, minlength=ctx.nq) > 0) & ~ctx.cleared, value, 0.0)]
 
 
 def _unjudged(ctx: _Context, params: tuple) -> list[np.ndarray]:
@@ -747,7 +771,7 @@ def _err(ctx: _Context, params: tuple) -> list[np.ndarray]:
 def _relstring(ctx: _Context, params: tuple) -> list[np.ndarray]:
     """The first N documents' relevance as characters: digit, '>' above 9, '-' not in the pool, '.' unjudged."""
     length = int(params[0]) if params else 10
-    shown = np.where(ctx.virtual, 0, np.minimum(ctx.n_ret, max(length, 0)))
+    shown = np.where(ctx.cleared, 0, np.minimum(ctx.n_ret, max(length, 0)))
     width = max(int(shown.max(initial=0)), 1)
     # one row of characters per query; NUL (numpy's padding) past the shown ones, so each row reads as its string
     chars = np.zeros((ctx.nq, width), dtype="<U1")
@@ -839,8 +863,9 @@ def trec_measures(
         trec_eval ``-l``.
     virtual : numpy.ndarray, optional
         Bool per query: trec_eval ``-c``'s placeholder for a judged query missing from the
-        run (scored as one retrieved document outside the pool; ``num_ret``, ``utility``,
-        ``relstring``, ``unj`` and ``rbp_resid`` then read 0 or empty, as in trec_eval).
+        run (scored as one retrieved document outside the pool, none with ``-J``; ``num_ret``,
+        ``unj`` and, printed without parameters, ``utility``, ``relstring`` and ``rbp_resid``
+        then read 0 or empty, as in trec_eval).
 
     Returns
     -------
@@ -870,6 +895,7 @@ def trec_measures(
     )
     out: dict[str, np.ndarray] = {}
     for measure in options.measures:
+        ctx.cleared = ctx.virtual & (not measure.placeholder_kept)
         values = TREC_KERNELS[measure.root](ctx, measure.params)
         for name, array in zip(measure.names, values, strict=True):
             if array.dtype == np.float64:

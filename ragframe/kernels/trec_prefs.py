@@ -29,7 +29,6 @@ from typing import NamedTuple
 
 import numpy as np
 import polars as pl
-import scipy.sparse as sp
 
 from ragframe.exceptions import SchemaError
 
@@ -93,6 +92,8 @@ def _closure(i: np.ndarray, j: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarr
     """The transitive closure of the edges i -> j over n nodes (block-diagonal: every JG at once)."""
     if i.size == 0:
         return i, j
+    import scipy.sparse as sp  # here: ragframe trec on qrels does not pay for scipy's import
+
     reach = sp.csr_matrix((np.ones(i.size, dtype=np.int32), (i, j)), shape=(n, n))
     reach.data[:] = 1
     while True:
@@ -229,6 +230,8 @@ def _pa_edges(t: _Table, pa: np.ndarray, nj: np.ndarray, function: str) -> _Edge
     base = np.cumsum(size) - size  # node of (JG, docid) = base[JG] + docid
     i, j = _closure(base[g[a]] + d[a], base[g[b]] + d[b], int(size.sum()))
     owner = np.searchsorted(base, i, side="right") - 1
+    import scipy.sparse as sp
+
     conflicted = sp.csr_matrix((np.ones(i.size), (i, j)), shape=(int(size.sum()),) * 2)
     both = conflicted.multiply(conflicted.T)
     both.setdiag(0)

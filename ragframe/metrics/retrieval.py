@@ -196,13 +196,20 @@ def _in_trec_order(
     return not bool((doc.gather(tie - 1) < doc.gather(tie)).any())
 
 
+def _has_nan(part: np.ndarray) -> bool:
+    with np.errstate(invalid="ignore"):  # inf + -inf is NaN: that alone is not a NaN score
+        total = np.add.reduce(part)
+    return bool(np.isnan(total) and np.isnan(part).any())
+
+
 def _check_scores(series: pl.Series, column: str, function: str) -> pl.Series:
     """The scores as Float64 (not copied when they are Float64); a typed error for null or NaN."""
     if not series.dtype.is_numeric():
         raise SchemaError("wrong dtype", function=function, column=column, expected="a number", found=str(series.dtype))
     values = series.cast(pl.Float64)
-    # a sum is NaN when a value is NaN (or when +inf and -inf meet): then look row by row
-    if values.null_count() or any(np.isnan(np.add.reduce(part)) and np.isnan(part).any() for part in _pieces(values)):
+    # a sum is NaN when a value is NaN (or when +inf and -inf meet, silently: no RuntimeWarning): then look
+    # row by row
+    if values.null_count() or any(_has_nan(part) for part in _pieces(values)):
         row = first_true_row(values.is_null() | values.is_nan())
         raise SchemaError(
             "null or NaN score",
@@ -1372,8 +1379,11 @@ def run_summary(per_query: Any, /) -> pl.DataFrame:
     ``num_q`` counts queries with judgments; ``num_ret``, ``num_rel`` and
     ``num_rel_ret`` are summed over them; every ranking-measure column (``ndcg_at_10``,
     ``bm25_mrr``, ...: the registry's retrieval metrics, any prefix) is the arithmetic mean
-    over them (queries with null measures are left out, as trec_eval leaves out queries
-    that have no judgments). ``average_precision`` and ``bpref`` are also summarised as
+    over them. A query whose measures are all null (no judgments) is left out, as trec_eval
+    leaves out queries that have no judgments; a query with a value in any measure is
+    counted in ``num_q`` and in every mean, as trec_eval counts every evaluated query, and a
+    null among its values counts as NaN (trec_eval's ``-nan``): that column's mean is NaN.
+    ``average_precision`` and ``bpref`` are also summarised as
     trec_eval's geometric means, ``gm_map`` and ``gm_bpref`` (with their prefix), right
     after them: exp(mean(log(max(value, 0.00001)))). Other columns (ids, metadata, other
     families' scores) are not summarised.
@@ -1396,6 +1406,9 @@ def run_summary(per_query: Any, /) -> pl.DataFrame:
     >>> pq = pl.DataFrame({"query_id": ["a", "b", "c"], "num_ret": [1, 1, 2], "mrr": [1.0, 0.0, None]})
     >>> run_summary(pq).row(0, named=True)  # query c has no judgments
     {'num_q': 2, 'num_ret': 2, 'mrr': 0.5}
+    >>> pq = pl.DataFrame({"query_id": ["a", "b"], "mrr": [1.0, 0.0], "ndcg": [1.0, None]})
+    >>> run_summary(pq).row(0, named=True)  # b counts in num_q and mrr; its null makes ndcg's mean NaN
+    {'num_q': 2, 'mrr': 0.5, 'ndcg': nan}
     >>> ap = pl.DataFrame({"query_id": ["a", "b"], "average_precision": [0.5, 0.125]})
     >>> run_summary(ap).row(0, named=True)
     {'num_q': 2, 'average_precision': 0.3125, 'gm_map': 0.25}
@@ -1406,15 +1419,15 @@ def run_summary(per_query: Any, /) -> pl.DataFrame:
         for c in registry.score_columns(df.schema)
         if (m := registry.metric_for_column(c)) is not None and m.family == "retrieval"
     ]
-    evaluated = df.filter(pl.all_horizontal(pl.col(measures).is_not_null())) if measures else df
+    evaluated = df.filter(pl.any_horizontal(pl.col(measures).is_not_null())) if measures else df
     exprs = [pl.len().alias("num_q")]
     exprs += [pl.col(c).sum() for c in COUNT_MEASURES if c in df.columns]
     for column in measures:
-        exprs.append(pl.col(column).mean())
+        exprs.append(pl.col(column).cast(pl.Float64).fill_null(float("nan")).mean().alias(column))
         parsed = registry.parse_column(column)
         geometric = parsed.metric.geometric_mean if parsed is not None and parsed.metric is not None else None
         if geometric is not None:
-            floored = pl.col(column).clip(lower_bound=MIN_GEO_MEAN).log()
+            floored = pl.col(column).cast(pl.Float64).fill_null(float("nan")).clip(lower_bound=MIN_GEO_MEAN).log()
             exprs.append(floored.mean().exp().alias(parsed.prefix + geometric))
     return evaluated.select(exprs)
 
