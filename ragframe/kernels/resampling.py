@@ -2,13 +2,13 @@
 
 Segments are runs of a flat value array (``starts``, ``counts``), for example the
 paired differences of every (metric, slice) of a comparison. Bootstrap resamples are
-weight matrices shared by all segments (segment ``g`` uses the first ``counts[g]``
-columns), so one matrix product per block of resamples and columns scores every
-segment: rows x resamples multiply-adds in BLAS, never a loop over rows. Sign flips
-do the same where many segments share a column block, and use random bytes with table
-look-ups (eight values a look-up) where few do.
-Sharing the weights makes segments over the same rows (two metrics of one sample)
-resampled jointly; each segment's own resampling distribution is unchanged.
+integer index draws shared by all segments of one size (a gather and a sum per block
+of resamples, never a loop over rows). Sign flips are weight matrices shared by all
+segments (segment ``g`` uses the first ``counts[g]`` columns): a matrix product per
+block where many segments share a column block, random bytes with table look-ups
+(eight values a look-up) where few do. Sharing the draws makes segments over the same
+rows (two metrics of one sample) resampled jointly; each segment's own resampling
+distribution is unchanged.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import numpy as np
 __all__ = ["bootstrap_means", "percentile_interval", "sign_flip_means", "exact_sign_flip_means"]
 
 _RESAMPLE_BLOCK = 256
+#: Bootstrap: values gathered per step (resamples x size x segments).
+_GATHER_BLOCK = 1 << 20
 _COLUMN_BLOCK = 16_384
 #: Sign flips: a column block reached by at most this many segments uses byte tables, else a +-1 matrix product.
 _TABLE_MAX_SEGMENTS = 8
@@ -39,50 +41,46 @@ def _blocks(values: np.ndarray, starts: np.ndarray, counts: np.ndarray, column_s
     return active, block
 
 
-def _resample(values, starts, counts, n_resamples, draw, with_denominator):
-    counts = np.asarray(counts, dtype=np.int64)
-    starts = np.asarray(starts, dtype=np.int64)
-    n_segments = counts.size
-    total = np.zeros((n_segments, n_resamples))
-    weight = np.zeros((n_segments, n_resamples))
-    n_max = int(counts.max()) if n_segments else 0
-    column_blocks = [(c, min(c + _COLUMN_BLOCK, n_max)) for c in range(0, n_max, _COLUMN_BLOCK)]
-    for r0 in range(0, n_resamples, _RESAMPLE_BLOCK):
-        r1 = min(r0 + _RESAMPLE_BLOCK, n_resamples)
-        for c0, c1 in column_blocks:
-            weights = draw((r1 - r0, c1 - c0))
-            active, block = _blocks(values, starts, counts, c0, c1)
-            total[active, r0:r1] += block @ weights.T
-            if with_denominator:
-                # sum of each active segment's weights inside this column block
-                prefix = np.cumsum(weights, axis=1)
-                last = np.minimum(counts[active], c1) - c0 - 1
-                weight[active, r0:r1] += prefix[:, last].T
-    return total, weight
-
-
 def bootstrap_means(
     values: np.ndarray, starts: np.ndarray, counts: np.ndarray, n_resamples: int, seed: int | None
 ) -> np.ndarray:
-    """Bootstrap means of each segment, shape (segments, n_resamples); NaN for an empty resample.
+    """Bootstrap means of each segment, shape (segments, n_resamples); NaN for an empty segment.
 
-    Each resample weights every value by an independent Poisson(1) count (the Poisson
-    bootstrap, the large-sample form of drawing n values with replacement) and takes
-    the weighted mean. A resample whose weights are all zero (probability e^-n) is NaN.
+    The classic (multinomial) bootstrap: each resample of a segment of ``n`` values draws
+    ``n`` of them uniformly with replacement (integer indices, ``Generator.integers``) and
+    takes their mean. The indices of a resample depend only on ``seed`` and ``n``: every
+    segment of ``n`` values uses the same index draws (segments over the same rows, two
+    metrics of one sample, are resampled jointly), and a segment's means never depend on
+    which other segments are resampled with it. Work: ``n_resamples`` draws per distinct
+    segment size and ``n_resamples`` gathers per value, in blocks of a few million; the
+    Python loop runs over the distinct sizes and the blocks, never over values.
 
     Examples
     --------
     >>> import numpy as np
     >>> means = bootstrap_means(np.array([0.0, 1.0, 5.0]), np.array([0, 2]), np.array([2, 1]), 1000, seed=1)
-    >>> means.shape, bool(np.nanmax(means[0]) <= 1.0), set(np.unique(means[1][~np.isnan(means[1])]).tolist())
-    ((2, 1000), True, {5.0})
+    >>> means.shape, set(np.unique(means[0]).tolist()), set(np.unique(means[1]).tolist())
+    ((2, 1000), {0.0, 0.5, 1.0}, {5.0})
     """
-    rng = np.random.default_rng(seed)
-    total, weight = _resample(
-        values, starts, counts, n_resamples, lambda shape: rng.poisson(1.0, size=shape).astype(np.float64), True
-    )
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(weight > 0, total / weight, np.nan)
+    values = np.asarray(values, dtype=np.float64)
+    counts = np.asarray(counts, dtype=np.int64)
+    starts = np.asarray(starts, dtype=np.int64)
+    means = np.full((counts.size, n_resamples), np.nan)
+    entropy = np.random.SeedSequence(seed).entropy  # seed None: one fresh entropy for every size of this call
+    for size in np.unique(counts[counts > 0]).tolist():
+        segments = np.flatnonzero(counts == size)
+        rng = np.random.default_rng([entropy, size])
+        index_dtype = np.int32 if size < 2**31 else np.int64
+        step = max(1, _GATHER_BLOCK // size)  # resamples per index draw
+        chunk = max(1, _GATHER_BLOCK // (step * size))  # segments per gather
+        for r0 in range(0, n_resamples, step):
+            r1 = min(r0 + step, n_resamples)
+            drawn = rng.integers(0, size, size=(r1 - r0, size), dtype=index_dtype)
+            for s0 in range(0, segments.size, chunk):
+                rows = segments[s0 : s0 + chunk]
+                gathered = values[starts[rows][:, None, None] + drawn[None, :, :]]
+                means[rows, r0:r1] = gathered.sum(axis=2) / size
+    return means
 
 
 def percentile_interval(means: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
