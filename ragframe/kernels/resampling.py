@@ -2,30 +2,73 @@
 
 Segments are runs of a flat value array (``starts``, ``counts``), for example the
 paired differences of every (metric, slice) of a comparison. Bootstrap resamples are
-integer index draws shared by all segments of one size (a gather and a sum per block
-of resamples, never a loop over rows). Sign flips are weight matrices shared by all
-segments (segment ``g`` uses the first ``counts[g]`` columns): a matrix product per
-block where many segments share a column block, random bytes with table look-ups
-(eight values a look-up) where few do. Sharing the draws makes segments over the same
-rows (two metrics of one sample) resampled jointly; each segment's own resampling
-distribution is unchanged.
+weight matrices shared by all segments (segment ``g`` uses the first ``counts[g]``
+columns), so one matrix product per block of resamples and columns scores every
+segment: rows x resamples multiply-adds in BLAS, never a loop over rows. Sign flips
+do the same where many segments share a column block, and use random bytes with table
+look-ups (eight values a look-up) where few do.
+Sharing the weights makes segments over the same rows (two metrics of one sample)
+resampled jointly; each segment's own resampling distribution is unchanged.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["bootstrap_means", "percentile_interval", "sign_flip_means", "exact_sign_flip_means"]
+__all__ = ["bootstrap_means", "percentile_interval", "poisson_weights", "sign_flip_means", "exact_sign_flip_means"]
 
 _RESAMPLE_BLOCK = 256
-#: Bootstrap: values gathered per step (resamples x size x segments).
-_GATHER_BLOCK = 1 << 20
 _COLUMN_BLOCK = 16_384
 #: Sign flips: a column block reached by at most this many segments uses byte tables, else a +-1 matrix product.
 _TABLE_MAX_SEGMENTS = 8
 _LOOKUP_BLOCK = 4_194_304  # table look-ups per resample step
 #: Bit j of byte b, shape (8, 256): a group of eight values @ this = the sum of the values under each byte's bits.
 _BYTE_BITS = ((np.arange(256)[None, :] >> np.arange(8)[:, None]) & 1).astype(np.float64)
+
+
+def _poisson_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Poisson(1) by inversion of a 32-bit uniform: the CDF cut points, and a table by the uniform's high 16 bits.
+
+    ``cuts[k]`` is ``round(2**32 P(K <= k))``, so ``K = #{k: u >= cuts[k]}`` for a uniform
+    32-bit ``u``: every probability exact to 2**-32, K at most 12. ``table[h]`` is K for every
+    ``u`` whose high 16 bits are ``h``, or NaN for the 8 of 65,536 values of ``h`` where a cut
+    point falls inside (then the low 16 bits decide).
+    """
+    from math import exp, factorial
+
+    cdf = np.cumsum([exp(-1.0) / factorial(k) for k in range(20)])
+    cuts = np.minimum(np.round(cdf * 2.0**32), 2.0**32).astype(np.uint64)
+    cuts = cuts[: int(np.searchsorted(cuts, 2**32)) + 1]
+    first = np.arange(65536, dtype=np.uint64) << np.uint64(16)
+    low, high = np.searchsorted(cuts, first, side="right"), np.searchsorted(cuts, first + 65535, side="right")
+    return cuts, np.where(low == high, low, np.nan)
+
+
+_POISSON_CUTS, _POISSON_TABLE = _poisson_tables()
+
+
+def poisson_weights(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Independent Poisson(1) counts as float64 (inversion of 32-bit uniforms, :func:`_poisson_tables`).
+
+    One uniform 16-bit draw and one table look-up per weight; the 2**-13 of draws whose
+    high bits straddle a cut point draw their low 16 bits too. About 6x as fast as
+    ``Generator.poisson(1.0)``, the same distribution to 2**-32 per count.
+
+    Examples
+    --------
+    >>> w = poisson_weights(np.random.default_rng(0), (1000, 1000))
+    >>> round(float(w.mean()), 2), round(float(w.var()), 2), bool((w == np.round(w)).all())
+    (1.0, 1.0, True)
+    """
+    high = rng.integers(0, 65536, size=shape, dtype=np.uint16)
+    weights = _POISSON_TABLE[high]
+    straddle = np.flatnonzero(np.isnan(weights))
+    if straddle.size:
+        full = (high.ravel()[straddle].astype(np.uint64) << np.uint64(16)) | rng.integers(
+            0, 65536, size=straddle.size, dtype=np.uint64
+        )
+        weights.ravel()[straddle] = np.searchsorted(_POISSON_CUTS, full, side="right")
+    return weights
 
 
 def _blocks(values: np.ndarray, starts: np.ndarray, counts: np.ndarray, column_start: int, column_stop: int):
@@ -41,46 +84,48 @@ def _blocks(values: np.ndarray, starts: np.ndarray, counts: np.ndarray, column_s
     return active, block
 
 
+def _poisson_resample(values, starts, counts, n_resamples, rng):
+    """Poisson-weighted sums of each segment and the sums of its weights, both (segments, n_resamples)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    starts = np.asarray(starts, dtype=np.int64)
+    n_segments = counts.size
+    total = np.zeros((n_segments, n_resamples))
+    weight = np.zeros((n_segments, n_resamples))
+    n_max = int(counts.max()) if n_segments else 0
+    column_blocks = [(c, min(c + _COLUMN_BLOCK, n_max)) for c in range(0, n_max, _COLUMN_BLOCK)]
+    for r0 in range(0, n_resamples, _RESAMPLE_BLOCK):
+        r1 = min(r0 + _RESAMPLE_BLOCK, n_resamples)
+        for c0, c1 in column_blocks:
+            weights = poisson_weights(rng, (r1 - r0, c1 - c0))
+            active, block = _blocks(values, starts, counts, c0, c1)
+            total[active, r0:r1] += block @ weights.T
+            # each active segment's weights inside this block: one row of ones per distinct length
+            lengths, which = np.unique(np.minimum(counts[active], c1) - c0, return_inverse=True)
+            ones = (np.arange(c1 - c0)[None, :] < lengths[:, None]).astype(np.float64)
+            weight[active, r0:r1] += (ones @ weights.T)[which]
+    return total, weight
+
+
 def bootstrap_means(
     values: np.ndarray, starts: np.ndarray, counts: np.ndarray, n_resamples: int, seed: int | None
 ) -> np.ndarray:
-    """Bootstrap means of each segment, shape (segments, n_resamples); NaN for an empty segment.
+    """Bootstrap means of each segment, shape (segments, n_resamples); NaN for an empty resample.
 
-    The classic (multinomial) bootstrap: each resample of a segment of ``n`` values draws
-    ``n`` of them uniformly with replacement (integer indices, ``Generator.integers``) and
-    takes their mean. The indices of a resample depend only on ``seed`` and ``n``: every
-    segment of ``n`` values uses the same index draws (segments over the same rows, two
-    metrics of one sample, are resampled jointly), and a segment's means never depend on
-    which other segments are resampled with it. Work: ``n_resamples`` draws per distinct
-    segment size and ``n_resamples`` gathers per value, in blocks of a few million; the
-    Python loop runs over the distinct sizes and the blocks, never over values.
+    Each resample weights every value by an independent Poisson(1) count (the Poisson
+    bootstrap, the large-sample form of drawing n values with replacement; counts from
+    :func:`poisson_weights`) and takes the weighted mean. A resample whose weights are all
+    zero (probability e^-n) is NaN.
 
     Examples
     --------
     >>> import numpy as np
     >>> means = bootstrap_means(np.array([0.0, 1.0, 5.0]), np.array([0, 2]), np.array([2, 1]), 1000, seed=1)
-    >>> means.shape, set(np.unique(means[0]).tolist()), set(np.unique(means[1]).tolist())
-    ((2, 1000), {0.0, 0.5, 1.0}, {5.0})
+    >>> means.shape, bool(np.nanmax(means[0]) <= 1.0), set(np.unique(means[1][~np.isnan(means[1])]).tolist())
+    ((2, 1000), True, {5.0})
     """
-    values = np.asarray(values, dtype=np.float64)
-    counts = np.asarray(counts, dtype=np.int64)
-    starts = np.asarray(starts, dtype=np.int64)
-    means = np.full((counts.size, n_resamples), np.nan)
-    entropy = np.random.SeedSequence(seed).entropy  # seed None: one fresh entropy for every size of this call
-    for size in np.unique(counts[counts > 0]).tolist():
-        segments = np.flatnonzero(counts == size)
-        rng = np.random.default_rng([entropy, size])
-        index_dtype = np.int32 if size < 2**31 else np.int64
-        step = max(1, _GATHER_BLOCK // size)  # resamples per index draw
-        chunk = max(1, _GATHER_BLOCK // (step * size))  # segments per gather
-        for r0 in range(0, n_resamples, step):
-            r1 = min(r0 + step, n_resamples)
-            drawn = rng.integers(0, size, size=(r1 - r0, size), dtype=index_dtype)
-            for s0 in range(0, segments.size, chunk):
-                rows = segments[s0 : s0 + chunk]
-                gathered = values[starts[rows][:, None, None] + drawn[None, :, :]]
-                means[rows, r0:r1] = gathered.sum(axis=2) / size
-    return means
+    total, weight = _poisson_resample(values, starts, counts, n_resamples, np.random.default_rng(seed))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(weight > 0, total / weight, np.nan)
 
 
 def percentile_interval(means: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
