@@ -365,7 +365,9 @@ def bootstrap(seg: Segments, n_resamples: int, seed: int | None, confidence: flo
     min(P*(<= 0) + 1, P*(>= 0) + 1) / (n_resamples + 1)`` (the percentile bootstrap's p),
     ``p = 2 stdtr(n - 1, sqrt((n - 1) / n) ndtri(q / 2))``, so ``p < alpha`` exactly when
     the expanded ``1 - alpha`` interval leaves out 0. On many pairs both are the percentile
-    bootstrap's; on few they are wider, and one pair gives no p (as the t test).
+    bootstrap's; on few they are wider, and one pair gives no p (as the t test). A tail
+    below ``1 / (n_resamples + 1)`` lies beyond the resamples' most extreme values, so the
+    interval is NaN then (2 pairs always; 3 at the default 9,999 resamples and 95%).
     """
     from scipy.special import ndtri, stdtr
 
@@ -379,6 +381,7 @@ def bootstrap(seg: Segments, n_resamples: int, seed: int | None, confidence: flo
         q = np.clip(2 * np.minimum(less + 1, greater + 1) / (total + 1), 0.0, 1.0)
         p = np.clip(2 * stdtr(n - 1, np.sqrt((n - 1) / n) * ndtri(q / 2)), 0.0, 1.0)
     tail = expanded_tail(seg.n, (1 - confidence) / 2)
+    tail[tail * (total + 1) < 1] = np.nan  # beyond the resamples' reach (2 or 3 pairs): no interval
     low, high = np.full(seg.n_cells, np.nan), np.full(seg.n_cells, np.nan)
     for level in np.unique(tail[~np.isnan(tail)]).tolist():  # one quantile pair per distinct cell size
         cells = np.flatnonzero(tail == level)
