@@ -208,7 +208,7 @@ LABEL_ERRORS = {
     "rows one": ("ok", dict(prediction="f", label="y", width=0.1, rows=1), rf.InvalidParameterError, "rows must be"),
     "std with width": ("ok", dict(prediction="f", label="y", width=0.1, std=1.0), rf.InvalidParameterError, "std must"),
     "one label": ("one", dict(prediction="f", label="y", width=0.1), rf.SchemaError, "at least 2 labelled rows"),
-    "label 2": ("two", dict(prediction="f", label="y", width=0.1), rf.SchemaError, r"label out of range.*row 1"),
+    "label inf": ("inf", dict(prediction="f", label="y", width=0.1), rf.SchemaError, r"label is NaN or inf.*row 1"),
 }
 
 
@@ -217,7 +217,7 @@ def test_label_errors(pilot: str | None, options: dict, error: type, message: st
     frames = {
         "ok": pl.DataFrame({"f": [0.1, 0.9, 0.5], "y": [0, 1, 1]}),
         "one": pl.DataFrame({"f": [0.1, 0.9, 0.5], "y": [0, None, None]}),
-        "two": pl.DataFrame({"f": [0.1, 0.9, 0.5], "y": [0, 2, 1]}),
+        "inf": pl.DataFrame({"f": [0.1, 0.9, 0.5], "y": [0.0, float("inf"), 1.0]}),
     }
     with pytest.raises(error, match=message):
         rf.sample_size(None if pilot is None else frames[pilot], **options)

@@ -1,4 +1,4 @@
-"""Prediction-powered estimates: a rate from a few labels plus a score on every row.
+"""Prediction-powered estimates: a rate (or any mean) from a few labels plus a score on every row.
 
 A frame whose ``label`` column is filled on a few rows (people labelled them) and whose
 ``prediction`` column (a heuristic, a judge, a ``_passed`` flag) is filled on every row
@@ -73,8 +73,10 @@ def estimate(
         A score column filled on every row (numeric or Boolean; a null is an error: filter or
         fill the rows first), e.g. a heuristic, a judge score or a ``_passed`` flag.
     label : str
-        The human label: 0/1, Boolean, or a number in [0, 1]; null where not labelled. Any
-        other value is a :class:`~ragframe.exceptions.SchemaError` naming the row and value.
+        The human label: any finite number (0/1, a Boolean, a grade in [0, 1], a Likert
+        grade, a latency, a difference: the estimate is its mean); null where not labelled.
+        A NaN, an infinite or a non-numeric label is a
+        :class:`~ragframe.exceptions.SchemaError` naming the row and value.
     method : {"ppi++", "ppi", "classical"}
         ``"ppi++"`` (power-tuned ``lambda``), ``"ppi"`` (``lambda`` = 1) or ``"classical"``
         (the labels alone, ``lambda`` = 0).
@@ -128,7 +130,7 @@ def estimate(
     alpha = validate.confidence(alpha, "alpha", _FUNCTION)
     prediction, label, group_by = _column_args(prediction, label, by)
     df = read_columns(frame, [prediction, label, *group_by], _FUNCTION)
-    y = check_labels(df[label], label, _FUNCTION)
+    y = check_labels(df[label], label, _FUNCTION, real=True)
     f = _check_predictions(df[prediction], prediction)
     codes, keys = _slices(df, group_by)
     table = _estimates(moments(codes, y, f, max(keys.height, 1)), method, alpha)
@@ -162,8 +164,13 @@ def read_columns(frame: Any, columns: list[str], function: str) -> pl.DataFrame:
     return to_polars(frame, columns, function)
 
 
-def check_labels(series: pl.Series, column: str, function: str, *, binary: bool = False) -> np.ndarray:
+def check_labels(
+    series: pl.Series, column: str, function: str, *, binary: bool = False, real: bool = False
+) -> np.ndarray:
     """Labels as float64 (NaN where null): 0/1, Boolean, or numbers in [0, 1] (only 0/1 when ``binary``).
+
+    With ``real``, any finite number (a Likert grade, a latency, a difference): a mean needs
+    no bounds. A NaN or an infinite label is an error in every mode.
 
     Examples
     --------
@@ -173,20 +180,35 @@ def check_labels(series: pl.Series, column: str, function: str, *, binary: bool 
     Traceback (most recent call last):
     ...
     ragframe.exceptions.SchemaError: estimate: label out of range [column 'human', row 1]; expected ..., found 2
+    >>> check_labels(pl.Series([5.0, None, -2.5]), "grade", "estimate", real=True).tolist()
+    [5.0, nan, -2.5]
     """
-    expected = "0 or 1 (or a Boolean), or null" if binary else "0/1, a Boolean or a number in [0, 1], or null"
+    if real:
+        expected = "a finite number (or a Boolean), or null"
+    elif binary:
+        expected = "0 or 1 (or a Boolean), or null"
+    else:
+        expected = "0/1, a Boolean or a number in [0, 1], or null"
     dtype = series.dtype
     if not (dtype.is_numeric() or dtype in (pl.Boolean, pl.Null)):
         raise SchemaError(
             "label column is not numeric", function=function, column=column, expected=expected, found=str(dtype)
         )
     values = series.cast(pl.Float64)
-    bad = values.is_nan() | ((values != 0) & (values != 1) if binary else (values < 0) | (values > 1))
+    if real:
+        bad = ~values.is_finite()
+    else:
+        bad = values.is_nan() | ((values != 0) & (values != 1) if binary else (values < 0) | (values > 1))
     row = first_true_row(bad)
     if row is not None:
         found = series[row]
         raise SchemaError(
-            "label out of range", function=function, column=column, row=row, expected=expected, found=str(found)
+            "label is NaN or infinite" if real else "label out of range",
+            function=function,
+            column=column,
+            row=row,
+            expected=expected,
+            found=str(found),
         )
     return values.to_numpy(allow_copy=True).astype(np.float64, copy=False)
 

@@ -179,7 +179,8 @@ def _difference_std(pilot: Any, std: Any, a: Any, b: Any) -> float:
     scale = float(max(np.abs(both[a].to_numpy()).max(), np.abs(both[b].to_numpy()).max(), np.finfo(float).tiny))
     if sd <= _NO_SPREAD * scale:  # constant differences, up to the rounding of b - a
         raise SchemaError(
-            "the pilot's paired differences have no spread: constant (up to rounding), they say nothing of the spread a "
+            "the pilot's paired differences have no spread: constant (up to rounding), they say nothing of the "
+            "spread a "
             "test must overcome; give std= from another source or a pilot whose differences vary",
             function=_FUNCTION,
             column=b,
@@ -277,7 +278,7 @@ def _labels(pilot: Any, prediction: Any, label: Any, width: Any, rows: Any, alph
     width = validate.number(width, "width", _FUNCTION, minimum=0.0, inclusive=False)
     rows = None if rows is None else validate.integer(rows, "rows", _FUNCTION, minimum=2)
     df = read_columns(pilot, [prediction, label], _FUNCTION)
-    y = check_labels(df[label], label, _FUNCTION)
+    y = check_labels(df[label], label, _FUNCTION, real=True)
     f = _check_predictions(df[prediction], prediction)
     m = moments(np.zeros(y.size, dtype=np.int64), y, f, 1)
     if m.n[0] < 2:
