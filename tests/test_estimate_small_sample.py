@@ -135,3 +135,23 @@ def test_wilson_finite_holds_90_percent_on_few_ares_labels(ares: tuple[np.ndarra
     assert normal < 0.85  # the normal interval misses its 90% on few labels with a rate near 1
     assert wilson >= 0.865  # within 3 Monte Carlo sd (0.0067) of 0.885 and above
     assert wilson > normal + 0.04
+
+
+def test_budget_expected_width_is_an_estimate_with_the_documented_error() -> None:
+    """budget_summary's expected_width against the PPI++ interval rf.estimate gives (the figures in its docstring).
+
+    Issue 36: documented as an upper bound, it was exceeded in 19 of 20 seeds; it is an estimate now,
+    and the error quoted in docs/judges.md and the docstring is this measurement.
+    """
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "few_labels.py"
+    spec = importlib.util.spec_from_file_location("few_labels", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    widths = module.budget_widths(module.ares(), 40, 200, 0.1)
+    ratio = widths[:, 1] / widths[:, 0]
+    assert (round(ratio.mean(), 2), round(ratio.min(), 2), round(ratio.max(), 2)) == (1.03, 0.50, 1.37)
+    assert round((ratio > 1).mean(), 2) == 0.63  # not a bound: the PPI++ interval is wider in 63% of the seeds
+    assert "an estimate (not a bound)" in " ".join(rf.budget_summary.__doc__.split())
