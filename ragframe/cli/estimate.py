@@ -80,7 +80,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--label",
         required=True,
         metavar="COL",
-        help="the human label: 0/1, Boolean or a number in [0, 1]; null where not labelled",
+        help="the human label: any finite number (0/1, Boolean, a grade, a Likert score); null where not labelled",
     )
     parser.add_argument(
         "--by",
