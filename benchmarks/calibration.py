@@ -86,6 +86,7 @@ Usage, from the repository root::
     python benchmarks/calibration.py --sims 2000 --n 100 --seed 0 --tests t wilcoxon permutation bootstrap
     python benchmarks/calibration.py --n 50 --sims 4000 --tests permutation bootstrap --fwer-test wilcoxon
     python benchmarks/calibration.py --judge-samples 3 --judge-tests t wilcoxon permutation bootstrap
+    python benchmarks/calibration.py --small-n 1 2 3 5 8 13 20 30 --only-small-n   # the few-pairs table
 """
 
 from __future__ import annotations
@@ -246,8 +247,9 @@ class FamilyRow:
 
 
 def _compare(a: pl.DataFrame, b: pl.DataFrame, names: list[str], test: str, n_resamples: int, seed: int):
-    # For "permutation" and "bootstrap", ragframe draws ONE matrix of sign-flip / Poisson weights per call
-    # and shares it across every (metric, slice) cell (see the docstring of ragframe/resampling.py): all
+    # For "permutation" and "bootstrap", ragframe draws ONE matrix of sign flips (one index draw per cell
+    # size, for the bootstrap) per call and shares it across every (metric, slice) cell (see the docstring
+    # of ragframe/kernels/resampling.py): all
     # simulations of this call are resampled with the same weights, each on its own independent data. Each
     # cell's resampling distribution, hence each p-value, is still exactly the one a call on that
     # simulation alone would give with these weights, so the per-cell rate is what is measured. The
@@ -277,6 +279,33 @@ def false_positive_rate(test: str, scenario: str, sims: int, n: int, n_resamples
     assert out.height == sims and out["n"].min() == n, "one row of n pairs per simulation"
     resamples = n_resamples if test in RESAMPLING_TESTS else None
     return TestRow(test, scenario, n, sims, resamples, Rate(int(out["significant"].sum()), sims), seconds)
+
+
+def small_n_rates(
+    tests: Sequence[str], sizes: Sequence[int], sims: int, n_resamples: int, seed: int
+) -> list[list[str]]:
+    """The false-positive rate of each test on few pairs (both scenarios), and the share of cells without a p."""
+    table = []
+    for scenario in SCENARIOS:
+        for n in sizes:
+            cells = [scenario, str(n)]
+            for test in tests:
+                rng = np.random.default_rng([seed, 200 + TESTS.index(test), SCENARIOS.index(scenario), n])
+                a, b = SCENARIO_SCORES[scenario](rng, sims * n)
+                left, right = frames(sims, n, a, b, ["score"])
+                out = _compare(left, right, ["score"], test, n_resamples, seed)
+                rate = Rate(int(out["significant"].sum()), sims)
+                no_p = out["p_value"].null_count()
+                cells.append(
+                    "no p" if no_p == sims else f"{rate.value:.4f}" + (f" ({no_p / sims:.0%} no p)" if no_p else "")
+                )
+            table.append(cells)
+    return table
+
+
+def print_small_n(table: list[list[str]], tests: Sequence[str], sims: int) -> None:
+    print(f"\nFalse-positive rate on few pairs at alpha = {ALPHA} ({sims:,} simulations a cell; no p: too few pairs)")
+    print(_format_table(["scenario", "n", *tests], table, [False, True, *[True] * len(tests)]))
 
 
 def family_wise_error(test: str, dependence: str, sims: int, n: int, n_resamples: int, seed: int) -> list[FamilyRow]:
@@ -480,7 +509,20 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--judge-tests", nargs="+", choices=TESTS, default=["t"], help="tests of the judge-noise check (default t)"
     )
+    parser.add_argument(
+        "--small-n",
+        type=int,
+        nargs="+",
+        default=None,
+        metavar="N",
+        help="also the false-positive rate of each test at these few pairs (e.g. 1 2 3 5 8 13 20)",
+    )
+    parser.add_argument("--only-small-n", action="store_true", help="print the few-pairs table only (with --small-n)")
     args = parser.parse_args(argv)
+    if args.small_n and min(args.small_n) < 1:
+        parser.error("--small-n sizes must be >= 1")
+    if args.only_small_n and not args.small_n:
+        parser.error("--only-small-n needs --small-n")
     if args.sims < 1 or args.n < 2 or args.n_resamples < 1 or args.judge_samples < 2:
         parser.error("--sims and --n-resamples must be >= 1, --n and --judge-samples >= 2")
     return args
@@ -493,6 +535,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"compare calibration: {args.sims:,} simulations of n = {args.n} pairs per row, seed {args.seed}, "
         f"{args.n_resamples:,} resamples for permutation/bootstrap"
     )
+    if args.small_n:
+        print_small_n(
+            small_n_rates(args.tests, args.small_n, args.sims, args.n_resamples, args.seed), args.tests, args.sims
+        )
+        if args.only_small_n:
+            return 0
     rates = []
     for test in args.tests:
         for scenario in args.scenarios:

@@ -155,7 +155,10 @@ def test_threshold_for_precision_equals_scikit_learn(ares: pl.DataFrame, target:
     ok = precision[:-1] >= target
     best = np.max(recall[:-1][ok])  # the most recall at that precision: the lowest such cut
     expected = cuts[ok & (recall[:-1] == best)].min()
-    assert rf.calibrate(ares, score="faithfulness", label="human").threshold(precision=target) == expected
+    assert (
+        rf.calibrate(ares, score="faithfulness", label="human").threshold(precision=target, selection="in-sample")
+        == expected
+    )
 
 
 @pytest.mark.parametrize("target", [0.5, 0.8, 0.9, 1.0])
@@ -163,7 +166,7 @@ def test_threshold_for_recall_equals_scikit_learn(ares: pl.DataFrame, target: fl
     x, y = _fit_data(ares)
     _, recall, cuts = precision_recall_curve(y, x)
     expected = cuts[recall[:-1] >= target].max()  # the strictest cut keeping that recall
-    got = rf.calibrate(ares, score="faithfulness", label="human").threshold(recall=target)
+    got = rf.calibrate(ares, score="faithfulness", label="human").threshold(recall=target, selection="in-sample")
     assert got == expected
     assert (x[y == 1] >= got).mean() >= target
 
@@ -173,7 +176,10 @@ THRESHOLD_ERRORS = {
     "none": ({}, "exactly one of"),
     "zero": (dict(precision=0), r"precision must be a number in \(0, 1\]"),
     "above one": (dict(recall=1.5), "recall must be a finite number"),
-    "unreachable": (dict(precision=1.0), "no pass mark on 's' reaches precision 1.0 on the 4 labelled rows"),
+    "unreachable": (
+        dict(precision=1.0, selection="in-sample"),
+        "no pass mark on 's' reaches precision 1.0 on the 4 labelled rows",
+    ),
 }
 
 

@@ -182,11 +182,11 @@ def test_reads_folders_globs_csv_and_eval_output_folders(capsys, tmp_path):
             id="prediction-with-a-null",
         ),
         pytest.param(
-            scored_frame().with_columns(pl.col("human_faithfulness") * 2),
+            scored_frame().with_columns(pl.col("human_faithfulness") / 0),
             (),
             3,
-            "ragframe: error: estimate: label out of range [column 'human_faithfulness', row ",
-            id="label-out-of-range",
+            "ragframe: error: estimate: label is NaN or infinite [column 'human_faithfulness', row ",
+            id="label-not-finite",
         ),
         pytest.param(scored_frame().drop("faithfulness"), (), 3, "missing column [column 'faithfulness']", id="no-col"),
         pytest.param(scored_frame(), ("--method", "mean"), 2, "argument --method: invalid choice: 'mean'", id="method"),
@@ -272,3 +272,26 @@ def test_report_says_why_a_pair_has_no_estimate(tmp_path):
     assert "faithfulness / human_faithfulness: no estimate, faithfulness is null on 3 of the 120 rows" in section
     assert "answer_relevance / ordinal: no estimate, ordinal is not 0/1 or a number in [0, 1]." in section
     assert "<table" not in section
+
+
+@pytest.mark.parametrize(
+    "extra", [("--interval", "wilson"), ("--finite-population",), ("--interval", "wilson", "--finite-population")]
+)
+def test_interval_and_finite_population_options_are_rf_estimate(capsys, scores, extra) -> None:
+    rows = printed_json(capsys, "estimate", scores, *ARGS, "--alpha", "0.1", *extra)
+    options = {
+        "interval": "wilson" if "wilson" in extra else "normal",
+        "finite_population": "--finite-population" in extra,
+    }
+    expected = rf.estimate(
+        scored_frame(), prediction="faithfulness", label="human_faithfulness", alpha=0.1, **options
+    ).row(0, named=True)
+    for key in ("estimate", "ci_low", "ci_high", "classical_ci_low", "classical_ci_high"):
+        assert rows[0][key] == pytest.approx(expected[key], abs=1e-12), key
+
+
+def test_wilson_with_a_graded_label_is_exit_code_3(capsys, tmp_path) -> None:
+    path = tmp_path / "graded.parquet"
+    scored_frame().with_columns(pl.col("human_faithfulness") * 0.5).write_parquet(path)
+    code, _, err = run_cli(capsys, "estimate", path, *ARGS, "--interval", "wilson")
+    assert code == 3 and "label out of range [column 'human_faithfulness'" in err

@@ -205,10 +205,9 @@ def test_every_frame_kind(kind: str) -> None:
 
 
 BAD_LABELS = {
-    "two": ([1.0, 2.0, None], 1, "2.0"),
-    "negative": ([1.0, None, -0.5], 2, "-0.5"),
     "nan": ([float("nan"), 1.0, None], 0, "nan"),
-    "above one": ([0.5, 1.0000001, None], 1, "1.0000001"),
+    "infinite": ([1.0, None, float("inf")], 2, "inf"),
+    "minus infinite": ([0.5, float("-inf"), None], 1, "-inf"),
 }
 
 
@@ -225,9 +224,33 @@ def test_bad_label_names_column_row_value(labels: list, row: int, found: str) ->
     )
 
 
-def test_integer_label_out_of_range_names_the_row() -> None:
-    with pytest.raises(rf.SchemaError, match=r"label out of range \[column 'h', row 2\].*found 5"):
-        rf.estimate(pl.DataFrame({"f": [0.1, 0.2, 0.3], "h": [0, 1, 5]}), prediction="f", label="h")
+def test_infinite_label_names_the_row() -> None:
+    with pytest.raises(rf.SchemaError, match=r"label is NaN or infinite \[column 'h', row 2\].*found inf"):
+        rf.estimate(pl.DataFrame({"f": [0.1, 0.2, 0.3], "h": [0.0, 1.0, float("inf")]}), prediction="f", label="h")
+
+
+REAL_LABELS = {
+    "likert 1-5": lambda rng, size: rng.integers(1, 6, size).astype(float),
+    "latency ms": lambda rng, size: rng.lognormal(6.0, 0.8, size),
+    "differences": lambda rng, size: rng.normal(-0.3, 2.0, size),
+}
+
+
+@pytest.mark.parametrize("labels", REAL_LABELS.values(), ids=REAL_LABELS.keys())
+@pytest.mark.parametrize(("method", "lam"), [("ppi++", None), ("ppi", 1)])
+def test_any_real_label_equals_ppi_py(labels, method: str, lam: float | None) -> None:
+    """Issue 36: a mean needs no bounds (was a SchemaError outside [0, 1]); ppi_py takes any real Y."""
+    rng = np.random.default_rng(36)
+    y_all = labels(rng, 400)
+    f_all = y_all * 0.8 + rng.normal(0, y_all.std() * 0.5, y_all.size)
+    df = pl.DataFrame({"f": f_all, "y": y_all}).with_columns(y=pl.when(pl.int_range(pl.len()) < 60).then("y"))
+    y, f, fu = _arrays(df)
+    row = rf.estimate(df, prediction="f", label="y", method=method, alpha=0.1).row(0, named=True)
+    low, high = ppi_mean_ci(y, f, fu, alpha=0.1, lam=lam)
+    assert row["estimate"] == pytest.approx(float(ppi_mean_pointestimate(y, f, fu, lam=lam)[0]), rel=1e-9)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((float(low[0]), float(high[0])), rel=1e-9)
+    c_low, c_high = classical_mean_ci(y, alpha=0.1)
+    assert (row["classical_ci_low"], row["classical_ci_high"]) == pytest.approx((c_low, c_high), rel=1e-9)
 
 
 def test_string_label_is_a_schema_error() -> None:

@@ -208,7 +208,7 @@ LABEL_ERRORS = {
     "rows one": ("ok", dict(prediction="f", label="y", width=0.1, rows=1), rf.InvalidParameterError, "rows must be"),
     "std with width": ("ok", dict(prediction="f", label="y", width=0.1, std=1.0), rf.InvalidParameterError, "std must"),
     "one label": ("one", dict(prediction="f", label="y", width=0.1), rf.SchemaError, "at least 2 labelled rows"),
-    "label 2": ("two", dict(prediction="f", label="y", width=0.1), rf.SchemaError, r"label out of range.*row 1"),
+    "label inf": ("inf", dict(prediction="f", label="y", width=0.1), rf.SchemaError, r"label is NaN or inf.*row 1"),
 }
 
 
@@ -217,7 +217,105 @@ def test_label_errors(pilot: str | None, options: dict, error: type, message: st
     frames = {
         "ok": pl.DataFrame({"f": [0.1, 0.9, 0.5], "y": [0, 1, 1]}),
         "one": pl.DataFrame({"f": [0.1, 0.9, 0.5], "y": [0, None, None]}),
-        "two": pl.DataFrame({"f": [0.1, 0.9, 0.5], "y": [0, 2, 1]}),
+        "inf": pl.DataFrame({"f": [0.1, 0.9, 0.5], "y": [0.0, float("inf"), 1.0]}),
     }
     with pytest.raises(error, match=message):
         rf.sample_size(None if pilot is None else frames[pilot], **options)
+
+
+# --------------------------------------------------------------------------- issue 36: large effects, degenerate pilots
+
+
+def _power_by_quadrature(effect: float, n: int, alpha: float, alternative: str) -> float:
+    """The paired t test's power from its definition, without the noncentral t's CDF (an independent oracle).
+
+    T = (Z + nc) / sqrt(V / df): P(T > c) = integral over z > -nc of phi(z) P(V < df ((z + nc) / c)^2) for c > 0.
+    """
+    from scipy import integrate, stats
+
+    df, nc = n - 1, effect * math.sqrt(n)
+
+    def upper(c: float, nc: float) -> float:  # P(T > c), c > 0
+        low = max(-nc, -40.0)  # phi is below 1e-300 beyond |z| = 40
+        if low >= 40.0:
+            return 0.0
+        inside = [z for z in (0.0,) if low < z < 40.0]
+        value, _ = integrate.quad(
+            lambda z: stats.norm.pdf(z) * stats.chi2.cdf(df * ((z + nc) / c) ** 2, df),
+            low, 40.0, limit=400, points=inside or None, epsabs=1e-13,
+        )  # fmt: skip
+        return value
+
+    level = alpha / 2 if alternative == "two-sided" else alpha
+    c = stats.t.ppf(1 - level, df)
+    power = 0.0
+    if alternative in ("two-sided", "larger"):
+        power += upper(c, nc)
+    if alternative in ("two-sided", "smaller"):
+        power += upper(c, -nc)  # P(T < -c) for nc is P(T > c) for -nc
+    return power
+
+
+def test_a_large_effect_is_five_pairs_not_sixteen() -> None:
+    """Issue 36: statsmodels' power is NaN at n = 6 (nctdtr's far tail), which broke the search (16)."""
+    assert rf.sample_size(difference=3, std=1, alpha=0.01, power=0.8) == 5
+    assert math.isnan(ttest_power(3.0, 6, 0.01))  # the oracle's own failure, why the search went astray
+    assert ttest_power(3.0, 5, 0.01) >= 0.8 > ttest_power(3.0, 4, 0.01)  # statsmodels where it is finite
+
+
+DESIGNS = [
+    (effect, alpha, power, alternative)
+    for effect in (0.05, 0.3, 1.0, 2.0, 3.0, 4.5, 6.0, 10.0, 25.0, 40.0)
+    for alpha in (0.001, 0.01, 0.05)
+    for power in (0.5, 0.8, 0.99)
+    for alternative in ("two-sided", "larger")
+]
+
+
+@pytest.mark.parametrize(("effect", "alpha", "power", "alternative"), DESIGNS)
+def test_pairs_are_the_smallest_n_by_an_independent_power(effect: float, alpha: float, power: float, alternative: str):
+    n = rf.sample_size(difference=effect, std=1.0, alpha=alpha, power=power, alternative=alternative)
+    assert _power_by_quadrature(effect, n, alpha, alternative) >= power - 1e-9
+    if n > 2:
+        assert _power_by_quadrature(effect, n - 1, alpha, alternative) < power + 1e-9
+    for m in (n - 1, n):  # and statsmodels, wherever it gives a number
+        if m >= 2:
+            reference = ttest_power(effect, m, alpha, alternative=alternative)
+            if np.isfinite(reference):
+                assert paired_t_power(effect, m, alpha, alternative) == pytest.approx(reference, abs=1e-9)
+
+
+def test_power_is_never_nan_where_nctdtr_is() -> None:
+    for n in range(2, 60):
+        for effect in (3.0, 10.0, 17.0, 30.0):
+            value = paired_t_power(effect, n, 0.01)
+            assert 0.0 <= value <= 1.0
+            assert value == pytest.approx(_power_by_quadrature(effect, n, 0.01, "two-sided"), abs=1e-7)
+
+
+def test_the_same_column_twice_is_a_typed_error() -> None:
+    pilot = pl.DataFrame({"old": [0.25, 0.5, 0.75]})
+    with pytest.raises(rf.InvalidParameterError, match=r"b must be a column other than a \('old'\)"):
+        rf.sample_size(pilot, difference=0.1, a="old", b="old")  # was a polars DuplicateError
+
+
+def test_differences_constant_up_to_rounding_are_a_typed_error() -> None:
+    """b - a = 0.1 on every row up to rounding (sd ~1e-17): was 'more than 10^12 pairs'."""
+    a = np.linspace(0.0, 0.8, 50)
+    pilot = pl.DataFrame({"old": a, "new": a + 0.1})
+    assert 0 < np.std((pilot["new"] - pilot["old"]).to_numpy(), ddof=1) < 1e-15
+    with pytest.raises(rf.SchemaError, match=r"no spread: constant \(up to rounding\).*found standard deviation"):
+        rf.sample_size(pilot, difference=0.05, a="old", b="new")
+    spread = pilot.with_columns(new=pl.col("new") + pl.Series(np.resize([0.01, -0.01], 50)))  # a real spread
+    sd = np.std((spread["new"] - spread["old"]).to_numpy(), ddof=1)
+    expected = math.ceil(TTestPower().solve_power(effect_size=0.05 / sd, alpha=0.05, power=0.8))
+    assert rf.sample_size(spread, difference=0.05, a="old", b="new") == expected == 3
+
+
+def test_all_equal_pilot_labels_are_a_typed_error() -> None:
+    """Labels all 1 have spread 0: any plan would claim 2 labels suffice."""
+    pilot = pl.DataFrame({"score": [0.9, 0.1, 0.8, 0.3, 0.7, 0.2], "human": [1, 1, 1, 1, None, None]})
+    with pytest.raises(rf.SchemaError, match=r"labels are all equal.*found 4 labels, all 1"):
+        rf.sample_size(pilot, prediction="score", label="human", width=0.1)
+    mixed = pilot.with_columns(human=pl.Series([1, 0, 1, 1, None, None]))
+    assert rf.sample_size(mixed, prediction="score", label="human", width=0.1)["labels"][0] > 2

@@ -10,7 +10,7 @@ from ragframe.cli.args import EXIT_CODES, SCORES_HELP, add_format_argument, epil
 from ragframe.cli.format import format_frame
 from ragframe.cli.inputs import read_argument
 from ragframe.exceptions import SchemaError
-from ragframe.stats.estimate import ESTIMATE_METHODS, estimate
+from ragframe.stats.estimate import ESTIMATE_METHODS, INTERVALS, estimate
 
 __all__ = ["add_parser", "run", "require_labels"]
 
@@ -54,7 +54,14 @@ def run(args: argparse.Namespace) -> int:
     scores = read_argument(args.scores, "scores")
     require_labels(scores, args.label)
     table = estimate(
-        scores, prediction=args.prediction, label=args.label, method=args.method, alpha=args.alpha, by=args.by
+        scores,
+        prediction=args.prediction,
+        label=args.label,
+        method=args.method,
+        alpha=args.alpha,
+        by=args.by,
+        interval=args.interval,
+        finite_population=args.finite_population,
     )
     print(format_frame(table, args.format))
     return 0
@@ -80,7 +87,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--label",
         required=True,
         metavar="COL",
-        help="the human label: 0/1, Boolean or a number in [0, 1]; null where not labelled",
+        help="the human label: any finite number (0/1, Boolean, a grade, a Likert score); null where not labelled",
     )
     parser.add_argument(
         "--by",
@@ -101,6 +108,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=probability,
         default=0.05,
         help="error level: the intervals cover 1 - alpha (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--interval",
+        choices=INTERVALS,
+        default="normal",
+        help="'normal' (ppi_py's) or 'wilson' (0/1 labels only: holds its level on few labels) (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--finite-population",
+        action="store_true",
+        help="the estimate is about exactly these rows, the labelled ones a sample of them without replacement",
     )
     add_format_argument(parser)
     parser.set_defaults(handler=run)

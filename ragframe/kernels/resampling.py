@@ -15,15 +15,63 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["bootstrap_means", "percentile_interval", "sign_flip_means", "exact_sign_flip_means"]
+__all__ = ["bootstrap_means", "percentile_interval", "poisson_weights", "sign_flip_means", "exact_sign_flip_means"]
 
 _RESAMPLE_BLOCK = 256
+#: Bootstrap weights drawn at a time: resamples x columns (1 MB of float64, kept in cache).
+_BOOT_RESAMPLE_BLOCK = 64
+_BOOT_COLUMN_BLOCK = 2048
 _COLUMN_BLOCK = 16_384
 #: Sign flips: a column block reached by at most this many segments uses byte tables, else a +-1 matrix product.
 _TABLE_MAX_SEGMENTS = 8
 _LOOKUP_BLOCK = 4_194_304  # table look-ups per resample step
 #: Bit j of byte b, shape (8, 256): a group of eight values @ this = the sum of the values under each byte's bits.
 _BYTE_BITS = ((np.arange(256)[None, :] >> np.arange(8)[:, None]) & 1).astype(np.float64)
+
+
+def _poisson_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Poisson(1) by inversion of a 32-bit uniform: the CDF cut points, and a table by the uniform's high 16 bits.
+
+    ``cuts[k]`` is ``round(2**32 P(K <= k))``, so ``K = #{k: u >= cuts[k]}`` for a uniform
+    32-bit ``u``: every probability exact to 2**-32, K at most 12. ``table[h]`` is K for every
+    ``u`` whose high 16 bits are ``h``, or NaN for the 8 of 65,536 values of ``h`` where a cut
+    point falls inside (then the low 16 bits decide).
+    """
+    from math import exp, factorial
+
+    cdf = np.cumsum([exp(-1.0) / factorial(k) for k in range(20)])
+    cuts = np.minimum(np.round(cdf * 2.0**32), 2.0**32).astype(np.uint64)
+    cuts = cuts[: int(np.searchsorted(cuts, 2**32)) + 1]
+    first = np.arange(65536, dtype=np.uint64) << np.uint64(16)
+    low, high = np.searchsorted(cuts, first, side="right"), np.searchsorted(cuts, first + 65535, side="right")
+    return cuts, np.where(low == high, low, np.nan)
+
+
+_POISSON_CUTS, _POISSON_TABLE = _poisson_tables()
+
+
+def poisson_weights(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Independent Poisson(1) counts as float64 (inversion of 32-bit uniforms, :func:`_poisson_tables`).
+
+    One uniform 16-bit draw and one table look-up per weight; the 2**-13 of draws whose
+    high bits straddle a cut point draw their low 16 bits too. About 6x as fast as
+    ``Generator.poisson(1.0)``, the same distribution to 2**-32 per count.
+
+    Examples
+    --------
+    >>> w = poisson_weights(np.random.default_rng(0), (1000, 1000))
+    >>> round(float(w.mean()), 2), round(float(w.var()), 2), bool((w == np.round(w)).all())
+    (1.0, 1.0, True)
+    """
+    high = rng.integers(0, 65536, size=shape, dtype=np.uint16)
+    weights = _POISSON_TABLE[high]
+    straddle = np.flatnonzero(np.isnan(weights))
+    if straddle.size:
+        full = (high.ravel()[straddle].astype(np.uint64) << np.uint64(16)) | rng.integers(
+            0, 65536, size=straddle.size, dtype=np.uint64
+        )
+        weights.ravel()[straddle] = np.searchsorted(_POISSON_CUTS, full, side="right")
+    return weights
 
 
 def _blocks(values: np.ndarray, starts: np.ndarray, counts: np.ndarray, column_start: int, column_stop: int):
@@ -39,25 +87,30 @@ def _blocks(values: np.ndarray, starts: np.ndarray, counts: np.ndarray, column_s
     return active, block
 
 
-def _resample(values, starts, counts, n_resamples, draw, with_denominator):
+def _poisson_resample(values, starts, counts, n_resamples, rng):
+    """Poisson-weighted sums of each segment and the sums of its weights, both (segments, n_resamples).
+
+    Column blocks outside, resample blocks inside, both small (:data:`_BOOT_COLUMN_BLOCK` x
+    :data:`_BOOT_RESAMPLE_BLOCK` weights, 1 MB): the weights are drawn, multiplied and summed
+    while in cache, which on a loaded machine is several times faster than larger blocks.
+    """
     counts = np.asarray(counts, dtype=np.int64)
     starts = np.asarray(starts, dtype=np.int64)
     n_segments = counts.size
     total = np.zeros((n_segments, n_resamples))
     weight = np.zeros((n_segments, n_resamples))
     n_max = int(counts.max()) if n_segments else 0
-    column_blocks = [(c, min(c + _COLUMN_BLOCK, n_max)) for c in range(0, n_max, _COLUMN_BLOCK)]
-    for r0 in range(0, n_resamples, _RESAMPLE_BLOCK):
-        r1 = min(r0 + _RESAMPLE_BLOCK, n_resamples)
-        for c0, c1 in column_blocks:
-            weights = draw((r1 - r0, c1 - c0))
-            active, block = _blocks(values, starts, counts, c0, c1)
+    for c0 in range(0, n_max, _BOOT_COLUMN_BLOCK):
+        c1 = min(c0 + _BOOT_COLUMN_BLOCK, n_max)
+        active, block = _blocks(values, starts, counts, c0, c1)
+        # each active segment's weights inside this block: one row of ones per distinct length
+        lengths, which = np.unique(np.minimum(counts[active], c1) - c0, return_inverse=True)
+        ones = (np.arange(c1 - c0)[None, :] < lengths[:, None]).astype(np.float64)
+        for r0 in range(0, n_resamples, _BOOT_RESAMPLE_BLOCK):
+            r1 = min(r0 + _BOOT_RESAMPLE_BLOCK, n_resamples)
+            weights = poisson_weights(rng, (r1 - r0, c1 - c0))
             total[active, r0:r1] += block @ weights.T
-            if with_denominator:
-                # sum of each active segment's weights inside this column block
-                prefix = np.cumsum(weights, axis=1)
-                last = np.minimum(counts[active], c1) - c0 - 1
-                weight[active, r0:r1] += prefix[:, last].T
+            weight[active, r0:r1] += (ones @ weights.T)[which]
     return total, weight
 
 
@@ -67,8 +120,9 @@ def bootstrap_means(
     """Bootstrap means of each segment, shape (segments, n_resamples); NaN for an empty resample.
 
     Each resample weights every value by an independent Poisson(1) count (the Poisson
-    bootstrap, the large-sample form of drawing n values with replacement) and takes
-    the weighted mean. A resample whose weights are all zero (probability e^-n) is NaN.
+    bootstrap, the large-sample form of drawing n values with replacement; counts from
+    :func:`poisson_weights`) and takes the weighted mean. A resample whose weights are all
+    zero (probability e^-n) is NaN.
 
     Examples
     --------
@@ -77,10 +131,7 @@ def bootstrap_means(
     >>> means.shape, bool(np.nanmax(means[0]) <= 1.0), set(np.unique(means[1][~np.isnan(means[1])]).tolist())
     ((2, 1000), True, {5.0})
     """
-    rng = np.random.default_rng(seed)
-    total, weight = _resample(
-        values, starts, counts, n_resamples, lambda shape: rng.poisson(1.0, size=shape).astype(np.float64), True
-    )
+    total, weight = _poisson_resample(values, starts, counts, n_resamples, np.random.default_rng(seed))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(weight > 0, total / weight, np.nan)
 

@@ -23,13 +23,17 @@ from ragframe.metrics import metric_for_column
 from ragframe.schema import apply_to_frame, first_true_row
 from ragframe.stats.estimate import check_labels, read_columns
 
-__all__ = ["calibrate", "Calibrator", "CALIBRATION_METHODS", "ECE_BINS", "expected_calibration_error"]
+__all__ = ["calibrate", "Calibrator", "CALIBRATION_METHODS", "ECE_BINS", "SELECTIONS", "expected_calibration_error"]
 
 _FUNCTION = "calibrate"
 #: The methods of :func:`calibrate`, the default first.
 CALIBRATION_METHODS = ("isotonic", "logistic")
 #: Equal-width probability bins of the expected calibration error.
 ECE_BINS = 10
+#: How :meth:`Calibrator.threshold` chooses, the default first.
+SELECTIONS = ("cross-validated", "in-sample")
+#: The margins over the target :meth:`Calibrator.threshold` tries, in this step.
+_MARGIN_STEP = 0.0025
 
 Frame = TypeVar("Frame")
 
@@ -52,6 +56,9 @@ class Calibrator:
         ``stage`` (``"before"``, ``"after"``), ``n``, ``brier``, ``ece`` on the rows fit.
     curve : tuple of numpy.ndarray
         The pass marks tried by :meth:`threshold` and the precision and recall of each.
+    data : tuple of numpy.ndarray
+        The scores and labels of the rows fit (what the cross-validation of
+        :meth:`threshold` and :meth:`check` resamples).
 
     Examples
     --------
@@ -73,6 +80,7 @@ class Calibrator:
     increasing: bool
     report: pl.DataFrame
     curve: tuple[np.ndarray, np.ndarray, np.ndarray] = field(default=(np.empty(0), np.empty(0), np.empty(0)))
+    data: tuple[np.ndarray, np.ndarray] = field(default=(np.empty(0), np.empty(0)))
 
     @property
     def output(self) -> str:
@@ -122,8 +130,16 @@ class Calibrator:
         """
         return apply_to_frame(frame, self._column, columns=[self.score], function="Calibrator.predict")
 
-    def threshold(self, *, precision: float | None = None, recall: float | None = None) -> float:
-        """A pass mark on the score meeting a precision or a recall target on the labelled rows.
+    def threshold(
+        self,
+        *,
+        precision: float | None = None,
+        recall: float | None = None,
+        selection: str = "cross-validated",
+        folds: int = 5,
+        seed: int = 0,
+    ) -> float:
+        """A pass mark on the score meeting a precision or a recall target, chosen by cross-validation.
 
         Parameters
         ----------
@@ -133,14 +149,27 @@ class Calibrator:
         recall : float, optional
             Target recall: the pass mark with the most precision-friendly (highest) cut among
             those reaching it. Give exactly one of the two.
+        selection : {"cross-validated", "in-sample"}
+            ``"in-sample"``: the rule above on the rows fit, whose precision (recall) there
+            flatters it: the loosest cut that reaches the target on those rows falls short on
+            new rows more often than not. ``"cross-validated"`` (default): the same rule with
+            the target raised by a margin ``m``, the smallest ``m`` (steps of 0.0025) for which
+            the rule, applied on ``folds - 1`` folds and scored on the fold left out, reaches
+            the target over the out-of-fold rows pooled
+            (``sklearn.model_selection.StratifiedKFold(folds, shuffle=True,
+            random_state=seed)``); then that rule on all rows.
+        folds, seed : int
+            The cross-validation's folds (2 or more; fewer when a class has fewer rows, at
+            least 2) and its shuffle seed.
 
         Returns
         -------
         float
             A score value ``t``: rows pass when ``score >= t`` (``score <= t`` for a metric
-            registered as lower-is-better). Computed in-sample, from the rows the calibrator
-            was fit on; an unreachable target is an
-            :class:`~ragframe.exceptions.InvalidParameterError` naming the best reachable.
+            registered as lower-is-better). An unreachable target is an
+            :class:`~ragframe.exceptions.InvalidParameterError` naming the best reachable;
+            too few labels of a class to cross-validate is one too (use
+            ``selection="in-sample"``, knowing it is optimistic).
 
         Examples
         --------
@@ -148,12 +177,20 @@ class Calibrator:
         >>> import ragframe as rf
         >>> df = pl.DataFrame({"s": [0.1, 0.3, 0.4, 0.6, 0.8, 0.9], "y": [0, 0, 1, 0, 1, 1]})
         >>> calibrator = rf.calibrate(df, score="s", label="y")
-        >>> calibrator.threshold(precision=0.9), calibrator.threshold(recall=1.0)
-        (0.8, 0.4)
+        >>> calibrator.threshold(precision=0.9, selection="in-sample")
+        0.8
+        >>> calibrator.threshold(recall=1.0, selection="in-sample")
+        0.4
         """
         name, target = _target(precision, recall)
+        selection = validate.choice(selection, "selection", "Calibrator.threshold", SELECTIONS)
         cuts, precisions, recalls = self.curve
-        reached = (precisions if name == "precision" else recalls) >= target - 1e-12
+        margin = 0.0
+        if selection == "cross-validated":
+            folds = validate.integer(folds, "folds", "Calibrator.threshold", minimum=2)
+            seed = validate.seed(seed, "seed", "Calibrator.threshold")
+            margin = _cross_validated_margin(self, name, target, folds, seed)
+        reached = (precisions if name == "precision" else recalls) >= min(target + margin, 1.0) - 1e-12
         if not reached.any():
             best = float((precisions if name == "precision" else recalls).max())
             raise InvalidParameterError(
@@ -164,14 +201,19 @@ class Calibrator:
         at = int(np.flatnonzero(reached)[-1 if name == "recall" else 0])
         return float(cuts[at])
 
-    def check(self, frame: Any) -> pl.DataFrame:
-        """The report (Brier score, ECE before and after) on the labelled rows of another frame.
+    def check(self, frame: Any = None, *, folds: int = 5, seed: int = 0) -> pl.DataFrame:
+        """The report (Brier score, ECE before and after) on other labelled rows, or cross-validated.
 
         Parameters
         ----------
-        frame : frame
+        frame : frame, optional
             Any frame kind holding the ``score`` and ``label`` columns (rows with a null label
-            are left out). Use rows the calibrator was not fit on: an honest "after".
+            are left out). Use rows the calibrator was not fit on: an honest "after". Without
+            a frame: the cross-validated report on the rows fit, each row's "after" from a
+            calibrator fit on the other folds (``StratifiedKFold(folds, shuffle=True,
+            random_state=seed)``), pooled over the folds.
+        folds, seed : int
+            The cross-validation's folds and shuffle seed (without a frame only).
 
         Returns
         -------
@@ -186,6 +228,16 @@ class Calibrator:
         >>> calibrator.check(pl.DataFrame({"s": [0.3, 0.9], "y": [0, 1]}))["brier"].round(4).to_list()  # 0.3 -> 0.5
         [0.05, 0.125]
         """
+        if frame is None:
+            folds = validate.integer(folds, "folds", "Calibrator.check", minimum=2)
+            seed = validate.seed(seed, "seed", "Calibrator.check")
+            x, y = self.data
+            fitted = np.empty(y.size)
+            for train, test in _splits(y, folds, seed, "Calibrator.check", self.label):
+                fitted[test] = _probabilities(
+                    _fit(self.method, x[train], y[train], self.increasing), self.method, x[test]
+                )
+            return _report(x, y, fitted, self.increasing)
         x, y = _labelled(frame, self.score, self.label, "Calibrator.check")
         if y.size == 0:
             raise SchemaError("no labelled row to check against", function="Calibrator.check", column=self.label)
@@ -268,7 +320,7 @@ def calibrate(frame: Any, /, *, score: str, label: str, method: str = "isotonic"
     increasing = metric is None or metric.higher_is_better
     model = _fit(method, x, y, increasing)
     report = _report(x, y, _probabilities(model, method, x), increasing)
-    return Calibrator(score, label, method, model, increasing, report, _curve(x, y, increasing))
+    return Calibrator(score, label, method, model, increasing, report, _curve(x, y, increasing), (x, y))
 
 
 # --------------------------------------------------------------------------- pieces
@@ -382,3 +434,49 @@ def _curve(x: np.ndarray, y: np.ndarray, increasing: bool) -> tuple[np.ndarray, 
     cuts = ranked[last] if increasing else -ranked[last]
     precision, recall = true_pos / passed, true_pos / max(int(positive.sum()), 1)
     return cuts[::-1].copy(), precision[::-1].copy(), recall[::-1].copy()
+
+
+def _splits(y: np.ndarray, folds: int, seed: int, function: str, label: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Stratified folds of the labelled rows; fewer folds when a class is small, an error below 2 of each."""
+    from sklearn.model_selection import StratifiedKFold
+
+    smallest = int(min((y == 1).sum(), (y == 0).sum()))
+    if smallest < 2:
+        raise InvalidParameterError(
+            f"{function}: cannot cross-validate on {y.size} labels with {smallest} of a class in {label!r} "
+            "(2 of each needed); pass a frame of other labelled rows, or selection='in-sample' (optimistic)"
+        )
+    splitter = StratifiedKFold(min(folds, smallest), shuffle=True, random_state=seed)
+    return list(splitter.split(np.zeros(y.size), y.astype(np.int64)))
+
+
+def _cross_validated_margin(calibrator: Calibrator, name: str, target: float, folds: int, seed: int) -> float:
+    """The smallest margin m whose rule (the cut reaching target + m in-fold) reaches the target out of fold."""
+    (x, y), increasing, score = calibrator.data, calibrator.increasing, calibrator.score
+    margins = np.arange(0.0, 1.0 - target + _MARGIN_STEP / 2, _MARGIN_STEP)
+    wanted = np.minimum(target + margins, 1.0) - 1e-12
+    hits = np.zeros(margins.size)  # true positives among the passed held-out rows, pooled
+    base = np.zeros(margins.size)  # passed held-out rows (precision) or held-out positives (recall)
+    oriented = x if increasing else -x
+    for train, test in _splits(y, folds, seed, "Calibrator.threshold", calibrator.label):
+        cuts, precisions, recalls = _curve(x[train], y[train], increasing)
+        reached = (precisions if name == "precision" else recalls)[None, :] >= wanted[:, None]
+        found = reached.any(axis=1)
+        at = np.where(
+            name == "recall", reached.shape[1] - 1 - np.argmax(reached[:, ::-1], axis=1), np.argmax(reached, axis=1)
+        )
+        cut = np.where(found, (cuts if increasing else -cuts)[at], np.inf)  # no cut reaches: nothing passes
+        passes = oriented[test][None, :] >= cut[:, None]
+        positive = y[test] == 1
+        hits += (passes & positive[None, :]).sum(axis=1)
+        base += passes.sum(axis=1) if name == "precision" else positive.sum()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        achieved = hits / base
+    ok = np.flatnonzero(achieved >= target - 1e-12)
+    if ok.size == 0:
+        raise InvalidParameterError(
+            f"Calibrator.threshold: no margin makes the pass mark on {score!r} reach {name} {target} on held-out "
+            f"folds (the best is {np.nanmax(np.r_[achieved, 0.0]):.4g}); lower the target, label more rows, "
+            "or use selection='in-sample' (optimistic)"
+        )
+    return float(margins[ok[0]])

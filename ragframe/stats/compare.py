@@ -77,7 +77,7 @@ def compare(
         Paired Student t (scipy.stats.ttest_rel), Wilcoxon signed-rank
         (scipy.stats.wilcoxon, zero_method="wilcox", method "auto"), the sign-flip
         randomisation test of the mean difference (exact when 2^n <= n_resamples), or
-        the percentile bootstrap of the mean difference (Poisson weights).
+        the expanded percentile bootstrap of the mean difference (Poisson weights; no p below 2 pairs).
     alpha : float
         Significance level, strictly between 0 and 1; also sets the interval's coverage (1 - alpha).
     correction : {"holm", "bonferroni", "fdr_bh", None}

@@ -1,4 +1,4 @@
-"""Prediction-powered estimates: a rate from a few labels plus a score on every row.
+"""Prediction-powered estimates: a rate (or any mean) from a few labels plus a score on every row.
 
 A frame whose ``label`` column is filled on a few rows (people labelled them) and whose
 ``prediction`` column (a heuristic, a judge, a ``_passed`` flag) is filled on every row
@@ -35,6 +35,8 @@ __all__ = ["estimate", "ESTIMATE_COLUMNS", "ESTIMATE_METHODS", "Moments", "momen
 _FUNCTION = "estimate"
 #: The methods of :func:`estimate`, the default first.
 ESTIMATE_METHODS = ("ppi++", "ppi", "classical")
+#: The intervals of :func:`estimate`, the default first.
+INTERVALS = ("normal", "wilson")
 #: The output columns after the ``by`` columns, in order.
 ESTIMATE_COLUMNS = [
     "estimate",
@@ -61,6 +63,8 @@ def estimate(
     method: str = "ppi++",
     alpha: float = 0.05,
     by: str | list[str] | None = None,
+    interval: str = "normal",
+    finite_population: bool = False,
 ) -> pl.DataFrame:
     """The rate of ``label`` over all rows, from the labelled rows and ``prediction`` on every row.
 
@@ -73,8 +77,10 @@ def estimate(
         A score column filled on every row (numeric or Boolean; a null is an error: filter or
         fill the rows first), e.g. a heuristic, a judge score or a ``_passed`` flag.
     label : str
-        The human label: 0/1, Boolean, or a number in [0, 1]; null where not labelled. Any
-        other value is a :class:`~ragframe.exceptions.SchemaError` naming the row and value.
+        The human label: any finite number (0/1, a Boolean, a grade in [0, 1], a Likert
+        grade, a latency, a difference: the estimate is its mean); null where not labelled.
+        A NaN, an infinite or a non-numeric label is a
+        :class:`~ragframe.exceptions.SchemaError` naming the row and value.
     method : {"ppi++", "ppi", "classical"}
         ``"ppi++"`` (power-tuned ``lambda``), ``"ppi"`` (``lambda`` = 1) or ``"classical"``
         (the labels alone, ``lambda`` = 0).
@@ -82,6 +88,23 @@ def estimate(
         Error level: the intervals target coverage ``1 - alpha``.
     by : str or list of str, optional
         Slice columns: one row per slice (sorted, nulls first), each estimated on its own rows.
+    interval : {"normal", "wilson"}
+        ``"normal"`` (default): ppi_py's normal (Wald) interval, ``estimate +- z se``.
+        ``"wilson"``: for 0/1 labels only (a :class:`~ragframe.exceptions.SchemaError`
+        otherwise), the score-type interval that holds its level on few labels: the rates
+        ``mu`` with ``(estimate - mu)**2 <= q**2 se(mu)**2``, where ``se(mu)`` puts the
+        Bernoulli variance ``mu (1 - mu)`` in place of the labels' sample variance (Wilson
+        1927), keeping the labels' correlation with the prediction, and ``q`` is Student's t
+        quantile with ``n - 1`` degrees of freedom (as Pan 2002 does for Wilson's interval).
+        Without a prediction (``lambda`` 0) it is that t-Wilson interval. Both the method's
+        and the classical columns.
+    finite_population : bool
+        False (default): the rows are a sample of a larger population (ppi_py's model).
+        True: the estimate is about exactly the slice's rows and the labelled rows are a
+        uniform sample of them without replacement (a budget that labels a large share of a
+        log): ``se**2 = (1 - n / (n + N)) S**2 / n`` with ``S**2`` the sample variance
+        (``ddof=1``) of ``Y - lambda (1 + n/N) f`` (the exact variance of the estimate under
+        sampling without replacement), so the interval shrinks to 0 as every row is labelled.
 
     Returns
     -------
@@ -126,12 +149,15 @@ def estimate(
     """
     method = validate.choice(method, "method", _FUNCTION, ESTIMATE_METHODS)
     alpha = validate.confidence(alpha, "alpha", _FUNCTION)
+    interval = validate.choice(interval, "interval", _FUNCTION, INTERVALS)
+    if not isinstance(finite_population, bool):
+        raise validate.fail(_FUNCTION, "finite_population", "True or False", finite_population)
     prediction, label, group_by = _column_args(prediction, label, by)
     df = read_columns(frame, [prediction, label, *group_by], _FUNCTION)
-    y = check_labels(df[label], label, _FUNCTION)
+    y = check_labels(df[label], label, _FUNCTION, real=interval == "normal", binary=interval == "wilson")
     f = _check_predictions(df[prediction], prediction)
     codes, keys = _slices(df, group_by)
-    table = _estimates(moments(codes, y, f, max(keys.height, 1)), method, alpha)
+    table = _estimates(moments(codes, y, f, max(keys.height, 1)), method, alpha, interval, finite_population)
     return pl.concat([keys, table], how="horizontal") if group_by else table
 
 
@@ -162,8 +188,13 @@ def read_columns(frame: Any, columns: list[str], function: str) -> pl.DataFrame:
     return to_polars(frame, columns, function)
 
 
-def check_labels(series: pl.Series, column: str, function: str, *, binary: bool = False) -> np.ndarray:
+def check_labels(
+    series: pl.Series, column: str, function: str, *, binary: bool = False, real: bool = False
+) -> np.ndarray:
     """Labels as float64 (NaN where null): 0/1, Boolean, or numbers in [0, 1] (only 0/1 when ``binary``).
+
+    With ``real``, any finite number (a Likert grade, a latency, a difference): a mean needs
+    no bounds. A NaN or an infinite label is an error in every mode.
 
     Examples
     --------
@@ -173,20 +204,35 @@ def check_labels(series: pl.Series, column: str, function: str, *, binary: bool 
     Traceback (most recent call last):
     ...
     ragframe.exceptions.SchemaError: estimate: label out of range [column 'human', row 1]; expected ..., found 2
+    >>> check_labels(pl.Series([5.0, None, -2.5]), "grade", "estimate", real=True).tolist()
+    [5.0, nan, -2.5]
     """
-    expected = "0 or 1 (or a Boolean), or null" if binary else "0/1, a Boolean or a number in [0, 1], or null"
+    if real:
+        expected = "a finite number (or a Boolean), or null"
+    elif binary:
+        expected = "0 or 1 (or a Boolean), or null"
+    else:
+        expected = "0/1, a Boolean or a number in [0, 1], or null"
     dtype = series.dtype
     if not (dtype.is_numeric() or dtype in (pl.Boolean, pl.Null)):
         raise SchemaError(
             "label column is not numeric", function=function, column=column, expected=expected, found=str(dtype)
         )
     values = series.cast(pl.Float64)
-    bad = values.is_nan() | ((values != 0) & (values != 1) if binary else (values < 0) | (values > 1))
+    if real:
+        bad = ~values.is_finite()
+    else:
+        bad = values.is_nan() | ((values != 0) & (values != 1) if binary else (values < 0) | (values > 1))
     row = first_true_row(bad)
     if row is not None:
         found = series[row]
         raise SchemaError(
-            "label out of range", function=function, column=column, row=row, expected=expected, found=str(found)
+            "label is NaN or infinite" if real else "label out of range",
+            function=function,
+            column=column,
+            row=row,
+            expected=expected,
+            found=str(found),
         )
     return values.to_numpy(allow_copy=True).astype(np.float64, copy=False)
 
@@ -302,31 +348,109 @@ def ppi_standard_error(m: Moments, lam: np.ndarray) -> np.ndarray:
     return np.sqrt(rectifier + imputed)
 
 
-def _estimates(m: Moments, method: str, alpha: float) -> pl.DataFrame:
+def _estimates(m: Moments, method: str, alpha: float, interval: str, finite: bool) -> pl.DataFrame:
     from scipy.special import ndtri  # scipy.stats.norm.ppf, without importing scipy.stats
 
     z = float(ndtri(1 - alpha / 2.0))
     zero = np.zeros(m.n.size)
-    se_classical = np.where(m.n >= 2, ppi_standard_error(m, zero), np.nan)
     lam = {"ppi++": ppi_lambda(m), "ppi": np.where(m.n_unlabeled > 0, 1.0, np.nan), "classical": zero}[method]
+    spread = _finite_standard_error if finite else ppi_standard_error
+    se_classical = np.where(m.n >= 2, spread(m, zero), np.nan)
     with np.errstate(invalid="ignore"):
         point = m.y_mean + np.where(lam == 0, 0.0, lam * (m.u_mean - m.f_mean))
-        se = np.where(m.n >= 2, ppi_standard_error(m, lam), np.nan)
+        se = np.where(m.n >= 2, spread(m, lam), np.nan)
         gain = se_classical**2 / se**2
     gain = np.where(np.isfinite(gain), gain, np.nan)
+    if interval == "wilson":
+        from scipy.special import stdtrit
+
+        q = stdtrit(np.maximum(m.n - 1, 1), 1 - alpha / 2.0)  # Student t, n - 1 df (Pan 2002), per slice
+        low, high = wilson_interval(m, lam, point, q, finite)
+        c_low, c_high = wilson_interval(m, zero, m.y_mean, q, finite)
+    else:
+        low, high = point - z * se, point + z * se
+        c_low, c_high = m.y_mean - z * se_classical, m.y_mean + z * se_classical
     columns = {
         "estimate": point,
-        "ci_low": point - z * se,
-        "ci_high": point + z * se,
+        "ci_low": low,
+        "ci_high": high,
         "n_labeled": m.n,
         "n_unlabeled": m.n_unlabeled,
         "method": [method] * m.n.size,
         "lambda": lam,
         "classical_estimate": m.y_mean,
-        "classical_ci_low": m.y_mean - z * se_classical,
-        "classical_ci_high": m.y_mean + z * se_classical,
+        "classical_ci_low": c_low,
+        "classical_ci_high": c_high,
         "effective_n": m.n * gain,
         "ess_gain": gain,
     }
     table = pl.DataFrame(columns, schema_overrides={"n_labeled": pl.Int64, "n_unlabeled": pl.Int64})
     return table.with_columns(pl.col(pl.Float64).fill_nan(None))
+
+
+def _finite_standard_error(m: Moments, lam: np.ndarray) -> np.ndarray:
+    """Standard error about the slice's own rows: ``(1 - n/M) S**2 / n``, ``S**2`` of ``Y - lam (1 + n/N) f`` (ddof 1).
+
+    The estimate minus the slice's mean is the labelled mean minus the slice's mean of ``g =
+    Y - lam (1 + n/N) f``, so under sampling without replacement its variance is the
+    textbook ``(1 - n/M) S_g**2 / n`` (Cochran, *Sampling Techniques*, 1977, theorem 2.2).
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kappa = _finite_kappa(m, lam)
+        s2 = np.maximum(m.s_yy - 2 * kappa * m.s_yf + kappa**2 * m.s_ff, 0.0) / (m.n - 1)
+        share = 1 - m.n / (m.n + m.n_unlabeled)
+        return np.sqrt(share * s2 / m.n)
+
+
+def _finite_kappa(m: Moments, lam: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(lam == 0, 0.0, lam * (1 + m.n / m.n_unlabeled))
+
+
+def wilson_interval(
+    m: Moments, lam: np.ndarray, point: np.ndarray, z: float | np.ndarray, finite: bool, steps: int = 64
+) -> tuple[np.ndarray, np.ndarray]:
+    """Score-type interval of a 0/1 rate: ``{mu: (point - mu)**2 <= z**2 se(mu)**2}``, by bisection per slice.
+
+    ``se(mu)**2 = c V(mu) / n + imputed`` with ``V(mu) = (sigma(mu) - k rho s_f)**2 + k**2 s_f**2 (1
+    - rho**2)``, the variance of ``Y - k f`` when ``Y`` is Bernoulli(``mu``): ``sigma(mu)**2 = mu (1
+    - mu)``, ``rho`` and ``s_f`` the labelled rows' correlation and the predictions' standard
+    deviation (``k = lambda``, ``c = 1`` and ``imputed = lambda**2 var(f_unlabelled) / N`` as
+    ppi_py; or, with ``finite``, ``k = lambda (1 + n/N)``, ``c = 1 - n/M``, ``imputed = 0`` and
+    ``ddof=1``). With ``lambda`` 0 it is Wilson's (1927) interval (Agresti and Coull, *The
+    American Statistician* 52(2), 1998, recommend it over the Wald interval for a proportion).
+    Null below 2 labels.
+
+    Examples
+    --------
+    >>> m = moments(np.zeros(20, dtype=np.int64), np.r_[np.ones(17), np.zeros(3)], np.full(20, 0.5), 1)
+    >>> low, high = wilson_interval(m, np.zeros(1), m.y_mean, 1.959963984540054, False)
+    >>> round(float(low[0]), 4), round(float(high[0]), 4)  # Wilson's 95% interval for 17 of 20
+    (0.6396, 0.9476)
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ddof = 1 if finite else 0
+        kappa = _finite_kappa(m, lam) if finite else lam
+        share = 1 - m.n / (m.n + m.n_unlabeled) if finite else np.ones(m.n.size)
+        imputed = np.zeros(m.n.size) if finite else np.where(lam == 0, 0.0, lam**2 * m.s_uu / m.n_unlabeled**2)
+        s_f = np.sqrt(m.s_ff / (m.n - ddof))
+        rho = m.s_yf / np.sqrt(m.s_yy * m.s_ff)
+        rho = np.where(np.isfinite(rho), np.clip(rho, -1.0, 1.0), 0.0)
+        s_f = np.where(np.isfinite(s_f), s_f, 0.0)
+        k_rho, k_rest = kappa * rho * s_f, kappa**2 * s_f**2 * (1 - rho**2)
+
+        def variance(mu: np.ndarray) -> np.ndarray:
+            sigma = np.sqrt(np.clip(mu * (1 - mu), 0.0, None))
+            return share * ((sigma - k_rho) ** 2 + k_rest) / m.n + imputed
+
+        reach = z * np.sqrt(share * ((0.5 + np.abs(k_rho)) ** 2 + k_rest) / m.n + imputed) + 1e-12
+        bounds = []
+        for side in (-1.0, 1.0):  # the crossing between point (inside) and point + side * reach (outside)
+            inside, outside = point.copy(), point + side * reach
+            for _ in range(steps):
+                middle = (inside + outside) / 2
+                ok = (point - middle) ** 2 <= z**2 * variance(middle)
+                inside, outside = np.where(ok, middle, inside), np.where(ok, outside, middle)
+            bounds.append(inside)
+    usable = (m.n >= 2) & np.isfinite(point)
+    return np.where(usable, bounds[0], np.nan), np.where(usable, bounds[1], np.nan)

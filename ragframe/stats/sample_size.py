@@ -30,6 +30,8 @@ _FUNCTION = "sample_size"
 ALTERNATIVES = ("two-sided", "larger", "smaller")
 #: The largest answer searched for the pairs question.
 _MAX_PAIRS = 10**12
+#: A pilot's differences whose standard deviation is at most this share of the scores' scale are constant.
+_NO_SPREAD = 1e-9
 
 
 def sample_size(
@@ -155,42 +157,100 @@ def _difference_std(pilot: Any, std: Any, a: Any, b: Any) -> float:
     _refuse(_FUNCTION, "a pilot frame (its std comes from a and b)", std=std)
     a = validate.column_name(a, "a", _FUNCTION)
     b = validate.column_name(b, "b", _FUNCTION)
+    if a == b:
+        raise validate.fail(_FUNCTION, "b", f"a column other than a ({a!r}): a column minus itself has no spread", b)
     df = read_columns(pilot, [a, b], _FUNCTION)
     for name in (a, b):
         if not df.schema[name].is_numeric() or df.schema[name] == pl.Boolean:
             raise SchemaError(
                 "score column is not numeric", function=_FUNCTION, column=name, found=str(df.schema[name])
             )
-    diffs = (df[b].cast(pl.Float64) - df[a].cast(pl.Float64)).drop_nulls().to_numpy()
-    if diffs.size < 2 or not np.all(np.isfinite(diffs)) or np.std(diffs) == 0:
+    both = df.select(pl.col(a).cast(pl.Float64), pl.col(b).cast(pl.Float64)).drop_nulls()
+    diffs = (both[b] - both[a]).to_numpy()
+    if diffs.size < 2 or not np.all(np.isfinite(diffs)):
         raise SchemaError(
-            "the pilot's paired differences have no spread to plan with",
+            "the pilot needs at least 2 finite pairs to plan with",
             function=_FUNCTION,
             column=b,
-            expected="at least 2 finite pairs that differ",
-            found=f"{diffs.size} pairs",
+            expected="at least 2 rows with finite a and b",
+            found=f"{diffs.size} pairs" if np.all(np.isfinite(diffs)) else "a NaN or infinite difference",
         )
-    return float(np.std(diffs, ddof=1))
+    sd = float(np.std(diffs, ddof=1))
+    scale = float(max(np.abs(both[a].to_numpy()).max(), np.abs(both[b].to_numpy()).max(), np.finfo(float).tiny))
+    if sd <= _NO_SPREAD * scale:  # constant differences, up to the rounding of b - a
+        raise SchemaError(
+            "the pilot's paired differences have no spread: constant (up to rounding), they say nothing of the "
+            "spread a "
+            "test must overcome; give std= from another source or a pilot whose differences vary",
+            function=_FUNCTION,
+            column=b,
+            expected=f"differences with a standard deviation above {_NO_SPREAD:g} x the scores' scale",
+            found=f"standard deviation {sd:.3g} over {diffs.size} pairs",
+        )
+    return sd
 
 
 def paired_t_power(effect: float, n: int, alpha: float, alternative: str = "two-sided") -> float:
     """Power of the one-sample (paired) t test with ``n`` pairs: statsmodels' ``ttest_power``.
 
+    The noncentral t's tails come from ``scipy.special.nctdtr``, which returns NaN for some
+    large noncentralities (around 38-50 with few degrees of freedom, and beyond 10^9); there
+    they come from the other tail (``1 - nctdtr(df, -nc, -t)``) or, when that is NaN too,
+    from :func:`_nct_cdf_by_quadrature`, so the power is never NaN.
+
     Examples
     --------
     >>> round(paired_t_power(0.5, 34, 0.05), 4)
     0.8078
+    >>> round(paired_t_power(3.0, 6, 0.01), 4)  # statsmodels: NaN (nctdtr's lower tail is NaN here)
+    0.9827
     """
-    from scipy.special import nctdtr, stdtrit
+    from scipy.special import stdtrit
 
     df, nc = n - 1, effect * math.sqrt(n)
     level = alpha / 2 if alternative == "two-sided" else alpha
     result = 0.0
     if alternative in ("two-sided", "larger"):
-        result += 1 - float(nctdtr(df, nc, stdtrit(df, 1 - level)))
+        result += 1 - _nct_cdf(df, nc, float(stdtrit(df, 1 - level)))
     if alternative in ("two-sided", "smaller"):
-        result += float(nctdtr(df, nc, stdtrit(df, level)))
-    return result
+        result += _nct_cdf(df, nc, float(stdtrit(df, level)))
+    return min(max(result, 0.0), 1.0)
+
+
+def _nct_cdf(df: float, nc: float, t: float) -> float:
+    """P(T <= t) for T noncentral t(df, nc): nctdtr, its mirror image, or quadrature where both are NaN."""
+    from scipy.special import nctdtr
+
+    value = float(nctdtr(df, nc, t))
+    if math.isfinite(value):
+        return min(max(value, 0.0), 1.0)
+    value = 1 - float(nctdtr(df, -nc, -t))
+    if math.isfinite(value):
+        return min(max(value, 0.0), 1.0)
+    return _nct_cdf_by_quadrature(df, nc, t)
+
+
+def _nct_cdf_by_quadrature(df: float, nc: float, t: float) -> float:
+    """P(T <= t) = E[Phi(t sqrt(V / df) - nc)], V ~ chi2(df), integrated over V's quantiles u in (0, 1).
+
+    Examples
+    --------
+    >>> from scipy.special import nctdtr
+    >>> abs(_nct_cdf_by_quadrature(4, 2.0, 1.5) - float(nctdtr(4, 2.0, 1.5))) < 1e-8
+    True
+    """
+    from scipy.integrate import quad
+    from scipy.special import chdtri, ndtr
+
+    def integrand(u: float) -> float:
+        return float(ndtr(t * math.sqrt(float(chdtri(df, u)) / df) - nc))
+
+    value, _ = quad(integrand, 0.0, 1.0, limit=200, epsabs=1e-12, points=[1e-6, 0.5, 1 - 1e-6])
+    if not math.isfinite(value):  # cannot check: fail loudly rather than plan with NaN
+        raise InvalidParameterError(
+            f"{_FUNCTION}: the noncentral t distribution cannot be evaluated at df={df}, noncentrality={nc:g}"
+        )
+    return min(max(value, 0.0), 1.0)
 
 
 def _smallest_n(enough: Any, most: int) -> int:
@@ -218,12 +278,21 @@ def _labels(pilot: Any, prediction: Any, label: Any, width: Any, rows: Any, alph
     width = validate.number(width, "width", _FUNCTION, minimum=0.0, inclusive=False)
     rows = None if rows is None else validate.integer(rows, "rows", _FUNCTION, minimum=2)
     df = read_columns(pilot, [prediction, label], _FUNCTION)
-    y = check_labels(df[label], label, _FUNCTION)
+    y = check_labels(df[label], label, _FUNCTION, real=True)
     f = _check_predictions(df[prediction], prediction)
     m = moments(np.zeros(y.size, dtype=np.int64), y, f, 1)
     if m.n[0] < 2:
         raise SchemaError(
             "the pilot needs at least 2 labelled rows", function=_FUNCTION, column=label, found=f"{m.n[0]}"
+        )
+    if m.s_yy[0] <= _NO_SPREAD**2 * m.n[0] * max(float(np.nanmax(np.abs(y))), 1.0) ** 2:
+        raise SchemaError(
+            "the pilot's labels are all equal, so their spread (0) would make any number of labels look "
+            "enough; label more pilot rows, until both outcomes (or several values) appear",
+            function=_FUNCTION,
+            column=label,
+            expected="labelled rows that differ",
+            found=f"{m.n[0]} labels, all {m.y_mean[0]:g}",
         )
     from scipy.special import ndtri
 

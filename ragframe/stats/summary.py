@@ -724,8 +724,8 @@ def summarize(
         interval never claims a mean above 1; unbounded columns are not clipped; clipping
         only removes impossible values, so coverage is kept). ``"bootstrap"``: the
         percentile bootstrap (``n_resamples`` Poisson-weighted resamples drawn with
-        ``seed``), inside the values' range by construction; better than t for skewed or
-        near-boundary scores.
+        ``seed``), inside the values' range by construction; measured, it covers no better
+        than t on skewed or near-boundary scores, and worse on few values (docs/statistics.md).
     percentile_method : str
         numpy's method name for p50/p90/p95/p99 (the anchor seed's p95 is ``"higher"``).
     confidence : float
