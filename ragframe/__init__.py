@@ -21,6 +21,8 @@ from ragframe.exceptions import (
     SchemaError,
     SkippedMetricWarning,
 )
+from ragframe.io.annotations import to_annotations
+from ragframe.io.datasets import read_dataset, write_dataset
 from ragframe.io.scores import read_scores
 from ragframe.io.streaming import ParquetEvaluation, ResumeError, RunFailedError, evaluate_parquet
 from ragframe.io.trec import read_qrels, read_trec_run, write_qrels, write_trec_run
@@ -108,6 +110,7 @@ __all__ = [
     "judgments_to_qrels",
     "list_metrics",
     "merge_summary_states",
+    "read_dataset",
     "read_qrels",
     "read_scores",
     "read_trec_run",
@@ -130,7 +133,9 @@ __all__ = [
     "summarize",
     "summarize_batch",
     "summary_state",
+    "to_annotations",
     "unregister_metric",
+    "write_dataset",
     "write_qrels",
     "write_trec_run",
 ]
