@@ -28,6 +28,9 @@ gate
     A CI check: fails (exit code 1) when a metric regressed against a baseline (larger
     than a threshold and significant, see :func:`ragframe.stats.regressions`) or when a
     metric's mean is below a floor.
+annotations
+    :func:`ragframe.to_annotations` of an eval output: Phoenix span and document
+    annotations or LangSmith feedback as JSONL, optionally sent to a server.
 
 Exit codes (:data:`EXIT_CODES`): 0 ok, 1 the gate failed, 2 usage error, 3 input or
 runtime error (a missing, unreadable or unwritable file, a frame without the columns
@@ -45,7 +48,7 @@ import traceback
 
 import polars as pl
 
-from ragframe.cli import compare, demo, estimate, gate, report, summary, trec
+from ragframe.cli import annotations, compare, demo, estimate, gate, report, summary, trec
 from ragframe.cli import eval as eval_command
 from ragframe.cli.args import UsageError, flag_spelling, speak_in_flags
 from ragframe.exceptions import InvalidParameterError, RagframeError
@@ -75,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
         "errors are one line on stderr. 'ragframe COMMAND --help' for more.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in (demo, eval_command, trec, summary, compare, gate, report, estimate):
+    for command in (demo, eval_command, trec, summary, compare, gate, report, estimate, annotations):
         command.add_parser(sub)
     for command_parser in sub.choices.values():  # the library's errors, spelled in this command's flags
         command_parser.set_defaults(flag_spelling=flag_spelling(command_parser))

@@ -64,8 +64,9 @@ def read_dataset(path: str | os.PathLike[str], /, *, format: str) -> pl.DataFram
     -------
     polars.DataFrame
         One row per sample: ``question``, ``answer``, ``contexts``, ``ground_truth``,
-        ``retrieved_ids``, ... as docs/datasets.md maps them; fields ragframe has no role for are
-        kept as columns under their own names.
+        ``retrieved_ids``, ... as docs/datasets.md maps them (a field no sample of the file has
+        gives no column); fields ragframe has no role for are kept as columns under their own
+        names.
 
     Raises
     ------
@@ -83,7 +84,7 @@ def read_dataset(path: str | os.PathLike[str], /, *, format: str) -> pl.DataFram
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "ds.jsonl"
     >>> _ = p.write_text(json.dumps({"user_input": "q", "retrieved_contexts": ["c"], "response": "a"}) + "\\n")
     >>> rf.read_dataset(p, format="ragas").columns
-    ['question', 'contexts', 'answer', 'ground_truth', 'reference_contexts', 'retrieved_ids', 'relevant_ids']
+    ['question', 'contexts', 'answer']
     """
     return _READERS[_format(format, "read_dataset")](path, function="read_dataset")
 

@@ -151,11 +151,15 @@ def check_records(
 def records_frame(
     records: Sequence[Record], kinds: Mapping[str, str], rename: Mapping[str, str], function: str
 ) -> pl.DataFrame:
-    """The records as a frame: the fields of ``kinds`` with their dtypes (renamed by ``rename``), then the
-    other fields of the records in first-seen order, their dtypes inferred from every record."""
+    """The records as a frame: the fields of ``kinds`` that some record has, with their dtypes (renamed by
+    ``rename``), then the other fields of the records in first-seen order, their dtypes inferred from every
+    record."""
     rows = [record for _, record in records]
     columns: list[pl.Series] = []
+    seen = {key for r in rows for key in r}
     for field, kind in kinds.items():
+        if field not in seen:  # a field no record has is not made up as a column of nulls
+            continue
         values = [r.get(field) for r in rows]
         if kind == "id":  # ids are text in the contract; a JSON number id becomes its decimal text
             values = [None if v is None else str(v) for v in values]

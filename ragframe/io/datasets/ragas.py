@@ -41,14 +41,14 @@ from ragframe.io.datasets.common import (
 __all__ = ["read_ragas", "write_ragas", "RAGAS_FIELDS", "LEGACY_FIELDS"]
 
 #: ragas >= 0.2 field: (kind, ragframe column).
-RAGAS_FIELDS: dict[str, tuple[str, str]] = {
+RAGAS_FIELDS: dict[str, tuple[str, str]] = {  # in the order of ragas's SingleTurnSample, which it writes in
     "user_input": ("str", "question"),
     "retrieved_contexts": ("list[str]", "contexts"),
-    "response": ("str", "answer"),
-    "reference": ("str", "ground_truth"),
     "reference_contexts": ("list[str]", "reference_contexts"),
     "retrieved_context_ids": ("list[id]", "retrieved_ids"),
     "reference_context_ids": ("list[id]", "relevant_ids"),
+    "response": ("str", "answer"),
+    "reference": ("str", "ground_truth"),
 }
 #: ragas < 0.2 field: (kind, ragframe column).
 LEGACY_FIELDS: dict[str, tuple[str, str]] = {

@@ -75,7 +75,8 @@ def _split(place: str, path: Any, row: int, record: dict[str, Any], function: st
         )
     out["contexts"] = [d["text"] for d in docs]
     ids = [d.get("doc_id") for d in docs]
-    out["retrieved_ids"] = None if all(i is None for i in ids) else ids
+    if any(i is not None for i in ids):  # doc_id is optional in RAGChecker: no ids, no retrieved_ids
+        out["retrieved_ids"] = ids
     return out
 
 
@@ -111,11 +112,7 @@ def read_ragchecker(path: str | os.PathLike[str], *, function: str = "read_datas
     records = [(f"result {i}", _split(f"result {i}", path, i, r, function)) for i, r in enumerate(results)]
     kinds = {f: k for f, (k, _) in RAGCHECKER_FIELDS.items()}
     check_records(records, kinds, path, function)
-    frame = records_frame(records, kinds, {f: c for f, (_, c) in RAGCHECKER_FIELDS.items()}, function)
-    present = {k for _, r in records for k in r}
-    # a field no result has (an input file has no claims) is not made up as a null column
-    absent = [c for f, (_, c) in RAGCHECKER_FIELDS.items() if f not in present and f in _CLAIM_FIELDS]
-    return frame.drop(absent)
+    return records_frame(records, kinds, {f: c for f, (_, c) in RAGCHECKER_FIELDS.items()}, function)
 
 
 def write_ragchecker(

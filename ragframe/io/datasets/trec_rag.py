@@ -121,15 +121,10 @@ def read_trec_rag(path: str | os.PathLike[str], *, function: str = "read_dataset
     kinds = {f: k for f, (k, _) in TREC_RAG_FIELDS.items()}
     check_records(records, kinds, path, function)
     frame = records_frame(records, kinds, {f: c for f, (_, c) in TREC_RAG_FIELDS.items()}, function)
-    answer = pl.col("answer_sentences").list.join(" ").alias("answer")
-    return frame.with_columns(answer).select(
-        "run_id",
-        "topic_id",
-        "question",
-        "retrieved_ids",
-        "answer",
-        pl.exclude("run_id", "topic_id", "question", "retrieved_ids", "answer"),
-    )
+    if "answer_sentences" in frame.columns:
+        frame = frame.with_columns(pl.col("answer_sentences").list.join(" ").alias("answer"))
+    first = [c for c in ("run_id", "topic_id", "question", "retrieved_ids", "answer") if c in frame.columns]
+    return frame.select(*first, pl.exclude(first))
 
 
 def write_trec_rag(
@@ -201,7 +196,7 @@ def write_trec_rag(
         sentences, citations = pl.col(n["answer_sentences"]), pl.col(n["sentence_citations"])
     else:
         sentences = pl.concat_list(pl.col(n["answer"]))
-        citations = pl.concat_list(pl.lit([], dtype=pl.List(pl.Int64)))
+        citations = pl.lit(pl.Series([[[]]], dtype=pl.List(pl.List(pl.Int64)))).first()
     joined = sentences.list.join(" ")
     if n["response_length"] in df.columns:
         length = pl.col(n["response_length"])
