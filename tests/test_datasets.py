@@ -86,7 +86,7 @@ def test_ragas_legacy_names():
 def test_ragas_mixed_names_refused(tmp_path):
     p = tmp_path / "mixed.jsonl"
     p.write_text(json.dumps({"user_input": "q", "contexts": ["c"]}) + "\n")
-    with pytest.raises(rf.SchemaError, match="mixes ragas >= 0.2 fields"):
+    with pytest.raises(rf.SchemaError, match=r"mixes ragas >= 0\.2 fields"):
         rf.read_dataset(p, format="ragas")
 
 
