@@ -228,13 +228,13 @@ def to_annotations(
     """
     function = "to_annotations"
     validate.choice(target, "target", function, tuple(ANNOTATION_TARGETS))
-    documents = validate.column_list(list(documents), "documents", function, allow_empty=True)
+    documents = validate.column_list(documents, "documents", function, allow_empty=True)
     df = to_polars(scored.collect() if isinstance(scored, pl.LazyFrame) else scored, function=function)
     names = {"root_span_id": root_span_id, "retriever_span_id": retriever_span_id, "llm_span_id": llm_span_id}
     if metrics is None:
         columns = score_columns(df.schema)
     else:
-        metrics = validate.column_list(metrics, "metrics", function)
+        metrics = validate.column_list(metrics, "metrics", function, allow_empty=True)
         missing = [m for m in metrics if m not in df.columns]
         if missing:
             raise InvalidParameterError(f"{function}: metrics names a column the frame lacks: {missing[0]!r}")
@@ -323,7 +323,7 @@ def _phoenix_payloads(records: pl.DataFrame) -> Iterable[tuple[str, dict[str, An
     """Phoenix REST bodies: span annotations, then document annotations (``{"data": [...]}``)."""
     spans = records.filter(pl.col("document_position").is_null())
     docs = records.filter(pl.col("document_position").is_not_null())
-    for route, part in (("/v1/span_annotations", spans), ("/v1/document_annotations", docs)):
+    for route, part in (("/v1/span_annotations?sync=true", spans), ("/v1/document_annotations?sync=true", docs)):
         if part.height == 0:
             continue
         body = []
@@ -352,7 +352,7 @@ def send_annotations(
 ) -> int:
     """POST annotation records to a Phoenix or LangSmith server; the number of records sent.
 
-    Phoenix: ``POST {endpoint}/v1/span_annotations`` and ``/v1/document_annotations`` with
+    Phoenix: ``POST {endpoint}/v1/span_annotations?sync=true`` and ``/v1/document_annotations?sync=true`` with
     ``{"data": [...]}`` (1,000 records a request), key as ``Authorization: Bearer``. LangSmith:
     ``POST {endpoint}/feedback`` one record a request, key as ``x-api-key``. The key is read from
     the environment variable ``api_key_env`` (none sent when not given) and never shown.
