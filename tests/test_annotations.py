@@ -61,6 +61,10 @@ def test_phoenix_document_annotations_are_qrels_grades_by_position():
         ("s1", "relevance", 2, 2.0),
         ("s2", "relevance", 0, 0.0),
     ]
+    llm = rf.to_annotations(SCORED, metrics=[], annotator_kinds={"relevance": "LLM"})
+    assert llm["annotator_kind"].unique().to_list() == ["LLM"]
+    with pytest.raises(rf.InvalidParameterError, match="annotator_kinds"):
+        rf.to_annotations(SCORED, annotator_kinds={"relevance": "ROBOT"})
     binary = SCORED.drop("relevance").with_columns(relevant_ids=pl.Series([["d2"], ["d9"]]))
     docs = rf.to_annotations(binary, metrics=[])
     assert docs["score"].to_list() == [0.0, 1.0, 0.0, 1.0]

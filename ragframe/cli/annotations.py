@@ -31,6 +31,7 @@ def run(args: argparse.Namespace) -> int:
         metrics=args.metrics,
         documents=args.documents or (),
         spans=dict(args.span or []),
+        annotator_kinds=dict(args.annotator_kind or []),
     )
     write_annotations(records, args.output)
     line = f"{records.height} {args.target} annotation records written to {args.output}"
@@ -71,6 +72,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="METRIC=COL",
         help="the span-id column a score column goes on (default: retriever_span_id for metrics that read no "
         "answer, root_span_id for the others)",
+    )
+    parser.add_argument(
+        "--annotator-kind",
+        nargs="+",
+        action="extend",
+        type=mapping,
+        metavar="NAME=KIND",
+        help="an annotation's annotator kind, LLM, CODE or HUMAN (default: LLM for a judge's score, HUMAN for "
+        "the qrels' relevance, CODE otherwise); Phoenix computes its retrieval metrics only from LLM document "
+        "annotations: --annotator-kind relevance=LLM",
     )
     parser.add_argument("--endpoint", metavar="URL", help="also POST the records to this server's base URL")
     parser.add_argument(

@@ -170,6 +170,7 @@ def to_annotations(
     retriever_span_id: str = "retriever_span_id",
     llm_span_id: str = "llm_span_id",
     retrieved_ids: str = "retrieved_ids",
+    annotator_kinds: Mapping[str, str] | None = None,
 ) -> pl.DataFrame:
     """The records Phoenix or LangSmith ingest for the scores of a scored frame.
 
@@ -195,6 +196,12 @@ def to_annotations(
         that read no answer, root span for the others), e.g. ``{"faithfulness": "llm_span_id"}``.
     root_span_id, retriever_span_id, llm_span_id, retrieved_ids : str
         The frame's names of those columns.
+    annotator_kinds : mapping of str to str, optional
+        An annotation name's annotator kind (``"LLM"``, ``"CODE"`` or ``"HUMAN"``), overriding the
+        default (``"LLM"`` for a judge's score, ``"HUMAN"`` for the qrels' ``relevance``, ``"CODE"``
+        otherwise). Phoenix 20 computes its retrieval metrics (nDCG, precision, hit) only from
+        document annotations of kind ``"LLM"``: pass ``{"relevance": "LLM"}`` to have it do so from
+        the qrels.
 
     Returns
     -------
@@ -287,6 +294,14 @@ def to_annotations(
         for c in ANNOTATION_TARGETS["phoenix"]
     }
     out = pl.concat(parts) if parts else pl.DataFrame(schema=schema)
+    if annotator_kinds:
+        kinds = dict(annotator_kinds)
+        for name, kind in kinds.items():
+            validate.choice(kind, f"annotator_kinds[{name!r}]", function, ("LLM", "CODE", "HUMAN"))
+        out = out.with_columns(
+            pl.col("name").replace_strict(kinds, default=pl.col("annotator_kind"), return_dtype=pl.String)
+            .alias("annotator_kind")
+        )
     if target == "langsmith":
         return out.select(
             pl.col("span_id").alias("run_id"),
