@@ -49,25 +49,50 @@ def spans_for(rows: pl.DataFrame) -> tuple[list[dict], pl.DataFrame]:
     for i, r in enumerate(rows.iter_rows(named=True)):
         trace, root, ret, llm = f"{i + 1:032x}", f"{3 * i + 1:016x}", f"{3 * i + 2:016x}", f"{3 * i + 3:016x}"
         start = t0 + timedelta(seconds=i)
-        stamp = {"start_time": start.isoformat(), "end_time": (start + timedelta(milliseconds=900)).isoformat(),
-                 "status_code": "OK"}
+        stamp = {
+            "start_time": start.isoformat(),
+            "end_time": (start + timedelta(milliseconds=900)).isoformat(),
+            "status_code": "OK",
+        }
         # the documents as a list (Phoenix counts a retriever span's documents from it)
-        docs = {"retrieval": {"documents": [
-            {"document": {"id": f"ares-{r['id']}-{j}", "content": text}} for j, text in enumerate(r["contexts"])
-        ]}}
+        docs = {
+            "retrieval": {
+                "documents": [
+                    {"document": {"id": f"ares-{r['id']}-{j}", "content": text}} for j, text in enumerate(r["contexts"])
+                ]
+            }
+        }
         spans += [
-            {"name": "rag", "context": {"trace_id": trace, "span_id": root}, "span_kind": "CHAIN", **stamp,
-             "attributes": {"input.value": r["question"], "output.value": r["answer"]}},
-            {"name": "retrieve", "context": {"trace_id": trace, "span_id": ret}, "parent_id": root,
-             "span_kind": "RETRIEVER", **stamp, "attributes": {"input.value": r["question"], **docs}},
-            {"name": "generate", "context": {"trace_id": trace, "span_id": llm}, "parent_id": root,
-             "span_kind": "LLM", **stamp, "attributes": {"input.value": r["question"], "output.value": r["answer"],
-                                                         "llm.model_name": "fake"}},
+            {
+                "name": "rag",
+                "context": {"trace_id": trace, "span_id": root},
+                "span_kind": "CHAIN",
+                **stamp,
+                "attributes": {"input.value": r["question"], "output.value": r["answer"]},
+            },
+            {
+                "name": "retrieve",
+                "context": {"trace_id": trace, "span_id": ret},
+                "parent_id": root,
+                "span_kind": "RETRIEVER",
+                **stamp,
+                "attributes": {"input.value": r["question"], **docs},
+            },
+            {
+                "name": "generate",
+                "context": {"trace_id": trace, "span_id": llm},
+                "parent_id": root,
+                "span_kind": "LLM",
+                **stamp,
+                "attributes": {"input.value": r["question"], "output.value": r["answer"], "llm.model_name": "fake"},
+            },
         ]
         ids.append((trace, root, ret, llm, [f"ares-{r['id']}-{j}" for j in range(len(r["contexts"]))]))
     frame = rows.with_columns(
-        pl.Series("trace_id", [x[0] for x in ids]), pl.Series("root_span_id", [x[1] for x in ids]),
-        pl.Series("retriever_span_id", [x[2] for x in ids]), pl.Series("llm_span_id", [x[3] for x in ids]),
+        pl.Series("trace_id", [x[0] for x in ids]),
+        pl.Series("root_span_id", [x[1] for x in ids]),
+        pl.Series("retriever_span_id", [x[2] for x in ids]),
+        pl.Series("llm_span_id", [x[3] for x in ids]),
         pl.Series("retrieved_ids", [x[4] for x in ids]),
     )
     return spans, frame
@@ -87,12 +112,19 @@ def main() -> int:
     args = parser.parse_args()
     port, grpc = free_port(), free_port()
     work = tempfile.mkdtemp(prefix="phoenix-")
-    env = {**os.environ, "PHOENIX_WORKING_DIR": work, "PHOENIX_PORT": str(port), "PHOENIX_HOST": "127.0.0.1",
-           "PHOENIX_GRPC_PORT": str(grpc), "PHOENIX_TELEMETRY_ENABLED": "false"}
+    env = {
+        **os.environ,
+        "PHOENIX_WORKING_DIR": work,
+        "PHOENIX_PORT": str(port),
+        "PHOENIX_HOST": "127.0.0.1",
+        "PHOENIX_GRPC_PORT": str(grpc),
+        "PHOENIX_TELEMETRY_ENABLED": "false",
+    }
     env.pop("PYTHONPATH", None)
-    log = open(os.path.join(work, "server.log"), "w")  # noqa: SIM115 - closed at the end
-    server = subprocess.Popen([args.phoenix_python, "-m", "phoenix.server.main", "serve"], env=env, stdout=log,
-                              stderr=subprocess.STDOUT)
+    log = open(os.path.join(work, "server.log"), "w")
+    server = subprocess.Popen(
+        [args.phoenix_python, "-m", "phoenix.server.main", "serve"], env=env, stdout=log, stderr=subprocess.STDOUT
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(240):
@@ -111,17 +143,24 @@ def main() -> int:
         reply = httpx.post(f"{base}/v1/projects/default/spans", json={"data": spans}, timeout=30)
         print(f"Phoenix {version} on {base}: POST spans -> {reply.status_code} {reply.text}")
         time.sleep(3)  # spans are inserted from a queue
-        scored = rf.evaluate(rows.with_columns(
-            relevant_ids=pl.when(pl.col("human_context_relevance") == 1).then(pl.col("retrieved_ids"))
-            .otherwise(pl.lit([], dtype=pl.List(pl.String)))))
+        scored = rf.evaluate(
+            rows.with_columns(
+                relevant_ids=pl.when(pl.col("human_context_relevance") == 1)
+                .then(pl.col("retrieved_ids"))
+                .otherwise(pl.lit([], dtype=pl.List(pl.String)))
+            )
+        )
         records = rf.to_annotations(scored, annotator_kinds={"relevance": "LLM"})
         sent = send_annotations(records, base)
-        print(f"to_annotations: {records.height} records "
-              f"({records['document_position'].is_null().sum()} span, "
-              f"{records['document_position'].is_not_null().sum()} document); sent {sent}")
+        print(
+            f"to_annotations: {records.height} records "
+            f"({records['document_position'].is_null().sum()} span, "
+            f"{records['document_position'].is_not_null().sum()} document); sent {sent}"
+        )
         time.sleep(2)
-        shown = httpx.post(f"{base}/graphql", json={"query": QUERY, "variables": {"first": 3 * args.rows}},
-                           timeout=30).json()
+        shown = httpx.post(
+            f"{base}/graphql", json={"query": QUERY, "variables": {"first": 3 * args.rows}}, timeout=30
+        ).json()
         if "errors" in shown:
             print(json.dumps(shown["errors"], indent=1)[:2000])
             return 1
@@ -139,8 +178,11 @@ def main() -> int:
         for span_id in (first["root_span_id"], first["retriever_span_id"]):
             print(json.dumps(by_span.get(span_id), indent=1, ensure_ascii=False))
         table = [
-            (r["retriever_span_id"], r["human_context_relevance"], by_span.get(r["retriever_span_id"], {}).get(
-                "documentRetrievalMetrics"))
+            (
+                r["retriever_span_id"],
+                r["human_context_relevance"],
+                by_span.get(r["retriever_span_id"], {}).get("documentRetrievalMetrics"),
+            )
             for r in rows.iter_rows(named=True)
         ]
         print("retriever span, ARES human context relevance, Phoenix's retrieval metrics from the annotations:")

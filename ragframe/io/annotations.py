@@ -299,7 +299,8 @@ def to_annotations(
         for name, kind in kinds.items():
             validate.choice(kind, f"annotator_kinds[{name!r}]", function, ("LLM", "CODE", "HUMAN"))
         out = out.with_columns(
-            pl.col("name").replace_strict(kinds, default=pl.col("annotator_kind"), return_dtype=pl.String)
+            pl.col("name")
+            .replace_strict(kinds, default=pl.col("annotator_kind"), return_dtype=pl.String)
             .alias("annotator_kind")
         )
     if target == "langsmith":
