@@ -122,13 +122,20 @@ def test_deepeval_test_cases_written_by_deepeval():
     ]
 
 
+@pytest.mark.parametrize("name", ["deepeval_goldens.json", "deepeval_test_cases.json"])
+def test_deepeval_file_written_back_is_deepevals_own(tmp_path, name):
+    src = rf.read_dataset(DATA / name, format="deepeval")
+    p = rf.write_dataset(src, tmp_path / name, format="deepeval")
+    assert p.read_text(encoding="utf-8").rstrip("\n") == (DATA / name).read_text(encoding="utf-8").rstrip("\n")
+
+
 def test_deepeval_roundtrip(tmp_path):
     src = rf.read_dataset(DATA / "deepeval_goldens.json", format="deepeval")
     p = rf.write_dataset(src, tmp_path / "g.json", format="deepeval")
     cols = ["question", "answer", "ground_truth", "contexts", "reference_contexts"]
     assert_frame_equal(rf.read_dataset(p, format="deepeval").select(cols), src.select(cols))
     # what deepeval's loaders look up: input, actual_output, expected_output, retrieval_context, context
-    assert set(json.loads(p.read_text())[0]) == {
+    assert set(json.loads(p.read_text())[0]) >= {
         "input",
         "actual_output",
         "expected_output",

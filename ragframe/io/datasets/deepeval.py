@@ -24,7 +24,7 @@ import polars as pl
 from ragframe.exceptions import InputFileError, SchemaError
 from ragframe.io.datasets.common import check_records, frame_rows, load_json, load_jsonl, records_frame, write_json
 
-__all__ = ["read_deepeval", "write_deepeval", "DEEPEVAL_FIELDS"]
+__all__ = ["read_deepeval", "write_deepeval", "DEEPEVAL_FIELDS", "GOLDEN_EXTRAS"]
 
 #: DeepEval field: (kind, ragframe column).
 DEEPEVAL_FIELDS: dict[str, tuple[str, str]] = {
@@ -35,6 +35,20 @@ DEEPEVAL_FIELDS: dict[str, tuple[str, str]] = {
     "context": ("list[str]", "reference_contexts"),
 }
 _OUT = {c: f for f, (_, c) in DEEPEVAL_FIELDS.items()}
+#: DeepEval's other golden fields, in the order ``save_as`` writes them: written back when the frame has them.
+GOLDEN_EXTRAS: tuple[str, ...] = (
+    "name",
+    "comments",
+    "source_file",
+    "tools_called",
+    "expected_tools",
+    "token_cost",
+    "input_token_count",
+    "output_token_count",
+    "additional_metadata",
+    "custom_column_key_values",
+    "expectations",
+)
 
 
 def read_deepeval(path: str | os.PathLike[str], *, function: str = "read_dataset") -> pl.DataFrame:
@@ -86,7 +100,9 @@ def write_deepeval(
     frame : polars/pandas/pyarrow frame
         Rows in the contract; ``question`` is required (DeepEval's ``input``); ``answer``,
         ``ground_truth``, ``contexts``, ``reference_contexts`` are written when present, a null
-        value as JSON null. Other columns are not written.
+        value as JSON null, then DeepEval's other golden fields (``GOLDEN_EXTRAS``: ``name``,
+        ``comments``, ``additional_metadata``, ...) that the frame has. Other columns are not
+        written.
     path : str or os.PathLike
         The JSON file.
     function : str, default "write_dataset"
@@ -114,4 +130,5 @@ def write_deepeval(
             "the question column is required", function=function, column=names["question"], available=df.columns
         )
     present = [pl.col(names[role]).alias(_OUT[role]) for role in _OUT if names[role] in df.columns]
+    present += [pl.col(f) for f in GOLDEN_EXTRAS if f in df.columns]
     return write_json(df.select(present).to_dicts(), path, indent=4)

@@ -67,7 +67,7 @@ def _csv_records(path: str | os.PathLike[str], function: str) -> list[Record]:
     if not p.is_file():
         raise InputFileError(f"{function}: no such file: {str(p)!r}")
     try:
-        text = p.read_text(encoding="utf-8-sig")
+        text = p.read_bytes().decode("utf-8-sig")  # no newline translation: a "\r" in a cell stays
     except UnicodeDecodeError as exc:
         raise InputFileError(f"{function}: {str(p)!r} is not UTF-8 ({exc.reason})") from None
     reader = csv.DictReader(io.StringIO(text, newline=""))
