@@ -337,3 +337,18 @@ def test_roundtrip_property(tmp_path, rows, fmt):
             assert back[column].to_list() == expected.to_list(), column
         else:  # a field no row had is not a column
             assert expected.null_count() == df.height, column
+
+
+def test_fields_without_a_role_keep_their_values(tmp_path):
+    """Polars alone would read [1.5, true] as [1.5, 1.0] and {"a": 1} beside "x" as "{1}": such a field is
+    kept as each value's JSON text instead; a field of one JSON type keeps its dtype."""
+    p = tmp_path / "extra.jsonl"
+    rows = [
+        {"user_input": "q1", "mixed": 1.5, "obj": {"a": 1}, "tag": "x", "n": 1},
+        {"user_input": "q2", "mixed": True, "obj": "x", "tag": None, "n": 2.5},
+    ]
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    got = rf.read_dataset(p, format="ragas")
+    assert got["mixed"].to_list() == ["1.5", "true"]
+    assert got["obj"].to_list() == ['{"a": 1}', '"x"']
+    assert got["tag"].to_list() == ["x", None] and got["n"].to_list() == [1.0, 2.5]

@@ -174,14 +174,36 @@ def records_frame(
     taken = {s.name for s in columns}
     for key in extra:
         name = key if key not in taken else f"{key}_original"
-        try:
-            columns.append(pl.Series(name, [r.get(key) for r in rows], strict=False))
-        except (TypeError, ValueError, pl.exceptions.PolarsError):
-            # values of several JSON types in one field: kept as their JSON text, not dropped
-            columns.append(
-                pl.Series(name, [None if key not in r else json.dumps(r[key]) for r in rows], dtype=pl.String)
-            )
+        columns.append(_kept(name, [r.get(key) for r in rows]))
     return pl.DataFrame(columns)
+
+
+def _same(value: Any) -> Any:
+    """A JSON value compared as JSON means it: numbers by value (``1 == 1.0``), booleans apart from numbers,
+    an object's null members the same as absent ones (a struct column fills them)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, (int, float)):
+        return ("number", float(value))
+    if isinstance(value, list):
+        return ("list", tuple(_same(v) for v in value))
+    if isinstance(value, dict):
+        return ("object", tuple(sorted((k, _same(v)) for k, v in value.items() if v is not None)))
+    return (type(value).__name__, value)
+
+
+def _kept(name: str, values: list[Any]) -> pl.Series:
+    """A field ragframe has no role for, as a column: its dtype inferred from every value, unless that
+    would change a value (polars would read ``[1.5, true]`` as ``[1.5, 1.0]``), then each value's JSON text."""
+    try:
+        series = pl.DataFrame([{name: v} for v in values], infer_schema_length=None)[name]
+        if [_same(v) for v in series.to_list()] == [_same(v) for v in values]:
+            return series
+    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
+        pass
+    return pl.Series(name, [None if v is None else json.dumps(v, ensure_ascii=False) for v in values], dtype=pl.String)
 
 
 def frame_rows(frame: Any, function: str) -> pl.DataFrame:
