@@ -236,3 +236,10 @@ def test_cli_annotations_from_an_eval_folder(eval_output, tmp_path, capsys, serv
 def test_cli_annotations_usage_errors(eval_output, tmp_path, capsys):
     assert main(["annotations", str(eval_output), "-o", str(tmp_path / "a.jsonl"), "--metrics", "nope"]) == 2
     assert main(["annotations", str(tmp_path / "missing"), "-o", str(tmp_path / "a.jsonl")]) == 3
+    assert main(["annotations", str(eval_output), "-o", str(tmp_path / "a.jsonl"), "--api-key-env", "K"]) == 2
+    assert "only used with --endpoint" in capsys.readouterr().err
+
+
+def test_nan_scores_become_null():
+    df = SCORED.with_columns(ndcg_at_3=pl.Series([float("nan"), 0.0]))
+    assert rf.to_annotations(df.drop("relevance"), metrics=["ndcg_at_3"])["score"].to_list() == [None, 0.0]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ragframe.cli.args import EXIT_CODES, SCORES_HELP, add_metrics_argument, epilog, mapping
+from ragframe.cli.args import EXIT_CODES, SCORES_HELP, UsageError, add_metrics_argument, epilog, mapping
 from ragframe.cli.inputs import read_argument
 from ragframe.io.annotations import send_annotations, to_annotations, write_annotations
 
@@ -24,6 +24,8 @@ POSTs them to that server. Prints how many records were written (and sent)."""
 
 def run(args: argparse.Namespace) -> int:
     """Write (and send) the annotations of SCORES; 0."""
+    if args.api_key_env and not args.endpoint:
+        raise UsageError("--api-key-env is only used with --endpoint (no server to send the key to)")
     scores = read_argument(args.scores, "scores")
     records = to_annotations(
         scores,

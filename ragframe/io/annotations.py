@@ -264,7 +264,7 @@ def to_annotations(
                 pl.lit(column).alias("name"),
                 pl.lit(_annotator(column, df.columns)).alias("annotator_kind"),
                 label.cast(pl.String).alias("label"),
-                pl.col(column).cast(pl.Float64).alias("score"),
+                pl.col(column).cast(pl.Float64).fill_nan(None).alias("score"),  # NaN is not JSON
                 (pl.col(reason).cast(pl.String) if reason in df.columns else pl.lit(None, dtype=pl.String)).alias(
                     "explanation"
                 ),
