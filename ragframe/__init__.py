@@ -91,6 +91,9 @@ _EXPORTS: dict[str, str] = {
     "summary_state": "ragframe.stats.summary",
     "agreement_with_labels": "ragframe.stats.validity",
     "generate_testset": "ragframe.testsets",
+    "to_annotations": "ragframe.io.annotations",
+    "read_dataset": "ragframe.io.datasets",
+    "write_dataset": "ragframe.io.datasets",
     "generated_qrels": "ragframe.testsets",
     "generation_rejections": "ragframe.testsets",
 }
@@ -164,6 +167,7 @@ __all__ = [
     "judgments_to_qrels",
     "list_metrics",
     "merge_summary_states",
+    "read_dataset",
     "read_qrels",
     "read_scores",
     "read_trec_run",
@@ -186,7 +190,9 @@ __all__ = [
     "summarize",
     "summarize_batch",
     "summary_state",
+    "to_annotations",
     "unregister_metric",
+    "write_dataset",
     "write_qrels",
     "write_trec_run",
 ]

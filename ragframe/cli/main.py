@@ -31,6 +31,9 @@ gate
     A CI check: fails (exit code 1) when a metric regressed against a baseline (larger
     than a threshold and significant, see :func:`ragframe.stats.regressions`) or when a
     metric's mean is below a floor.
+annotations
+    :func:`ragframe.to_annotations` of an eval output: Phoenix span and document
+    annotations or LangSmith feedback as JSONL, optionally sent to a server.
 
 Exit codes (:data:`EXIT_CODES`): 0 ok, 1 the gate failed, 2 usage error, 3 input or
 runtime error (a missing, unreadable or unwritable file, a frame without the columns
@@ -63,7 +66,7 @@ _POLARS_DUMPS = ("Resolved plan until failure", "This error occurred with the fo
 
 
 #: The commands, in --help's order: each a module of ragframe.cli, imported when its parser is built
-COMMANDS = ("demo", "eval", "trec", "summary", "compare", "gate", "report", "estimate", "generate")
+COMMANDS = ("demo", "eval", "trec", "summary", "compare", "gate", "report", "estimate", "generate", "annotations")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
