@@ -1,13 +1,13 @@
 """Metrics: the registry (:mod:`ragframe.metrics.registry`) and the families that register into it.
 
 Importing this package registers the built-in families: ``retrieval`` (trec_eval-exact ranking
-measures), ``heuristic`` (the seven no-LLM RAG metrics), ``judge`` (the LLM-judge metrics) and
-``custom`` (user metrics). :func:`list_metrics` shows them.
+measures), ``heuristic`` (the seven no-LLM RAG metrics), ``judge`` (the LLM-judge metrics),
+``ragchecker`` (RAGChecker's claim-level diagnostics) and ``custom`` (user metrics). :func:`list_metrics` shows them.
 """
 
 from __future__ import annotations
 
-from ragframe.metrics import custom, heuristic, retrieval  # noqa: F401  (registration on import)
+from ragframe.metrics import custom, heuristic, ragchecker, retrieval  # noqa: F401  (registration on import)
 from ragframe.metrics.registry import (
     COMPOSITE,
     Family,
