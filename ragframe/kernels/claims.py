@@ -20,7 +20,7 @@ import polars as pl
 
 from ragframe.exceptions import SchemaError
 
-__all__ = ["LabelList", "LabelMatrix", "label_list", "label_matrix", "segment_count"]
+__all__ = ["LabelList", "LabelMatrix", "label_codes", "label_list", "label_matrix", "segment_count"]
 
 
 @dataclass(frozen=True)
@@ -114,10 +114,17 @@ def _check_dtype(series: pl.Series, column: str, function: str, expected: str, d
         raise SchemaError("wrong dtype", function=function, column=column, expected=expected, found=str(series.dtype))
 
 
-def _codes(
+def label_codes(
     values: pl.Series, rows: np.ndarray, labels: Sequence[str], column: str, function: str, what: str
 ) -> np.ndarray:
-    """Each value's index in ``labels``; a null or unknown label is a SchemaError naming its row."""
+    """Each value's index in ``labels`` (int8); a null or unknown label is a SchemaError naming its row.
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> label_codes(pl.Series(["no", "yes"]), np.array([0, 3]), ("yes", "no"), "v", "f", "label").tolist()
+    [1, 0]
+    """
     codes = values.cast(pl.String).replace_strict(list(labels), list(range(len(labels))), default=-1, return_dtype=pl.Int8)
     codes = codes.fill_null(-1).to_numpy(writable=True)
     codes[values.is_null().to_numpy()] = -2
@@ -166,7 +173,7 @@ def label_list(series: pl.Series, column: str, function: str, labels: Sequence[s
     if not row.size:
         return LabelList(np.zeros(0, np.int8), row, lengths, null)
     values = series.filter(pl.Series(lengths > 0)).explode()
-    return LabelList(_codes(values, row, labels, column, function, what), row, lengths, null)
+    return LabelList(label_codes(values, row, labels, column, function, what), row, lengths, null)
 
 
 def label_matrix(
@@ -237,5 +244,5 @@ def label_matrix(
     if not claim.size:
         return LabelMatrix(np.zeros(0, np.int8), row, claim, passage, claims, passages, claim_row, null)
     values = inner.filter(pl.Series(widths > 0)).explode()
-    codes = _codes(values, row, labels, column, function, what)
+    codes = label_codes(values, row, labels, column, function, what)
     return LabelMatrix(codes, row, claim, passage, claims, passages, claim_row, null)

@@ -2,12 +2,13 @@
 
 Importing this package registers the built-in families: ``retrieval`` (trec_eval-exact ranking
 measures), ``heuristic`` (the seven no-LLM RAG metrics), ``judge`` (the LLM-judge metrics),
-``ragchecker`` (RAGChecker's claim-level diagnostics) and ``custom`` (user metrics). :func:`list_metrics` shows them.
+``ragchecker`` (RAGChecker's claim-level diagnostics), ``nuggets`` (TREC RAG's nugget scores) and
+``custom`` (user metrics). :func:`list_metrics` shows them.
 """
 
 from __future__ import annotations
 
-from ragframe.metrics import custom, heuristic, ragchecker, retrieval  # noqa: F401  (registration on import)
+from ragframe.metrics import custom, heuristic, nuggets, ragchecker, retrieval  # noqa: F401  (registration on import)
 from ragframe.metrics.registry import (
     COMPOSITE,
     Family,
