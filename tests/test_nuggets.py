@@ -66,12 +66,21 @@ def test_renamed_column_and_extra_struct_fields():
 @pytest.mark.parametrize(
     ("rows", "match"),
     [
-        ([[{"text": "a", "importance": "vital", "assignment": "support"}], [{"text": "b", "importance": "Vital",
-          "assignment": "support"}]], r"unknown nugget importance \[column 'nuggets', row 1\].*found 'Vital'"),
-        ([[], [{"text": "b", "importance": "okay", "assignment": "supported"}]],
-         r"unknown nugget assignment \[column 'nuggets', row 1\]"),
-        ([[], [{"text": "b", "importance": "okay", "assignment": None}]],
-         r"nugget without an assignment.*\[column 'nuggets', row 1\]"),
+        (
+            [
+                [{"text": "a", "importance": "vital", "assignment": "support"}],
+                [{"text": "b", "importance": "Vital", "assignment": "support"}],
+            ],
+            r"unknown nugget importance \[column 'nuggets', row 1\].*found 'Vital'",
+        ),
+        (
+            [[], [{"text": "b", "importance": "okay", "assignment": "supported"}]],
+            r"unknown nugget assignment \[column 'nuggets', row 1\]",
+        ),
+        (
+            [[], [{"text": "b", "importance": "okay", "assignment": None}]],
+            r"nugget without an assignment.*\[column 'nuggets', row 1\]",
+        ),
         ([[], [{"text": "b", "importance": None, "assignment": "support"}]], r"row 1\].*found null"),
     ],
 )

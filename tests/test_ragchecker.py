@@ -137,18 +137,28 @@ def test_renamed_columns():
     [
         ({"answer2response": [["Entailment"], ["entailment"]]}, r"unknown verdict \[column 'answer2response', row 1\]"),
         ({"answer2response": [["Entailment"], ["Neutral", None]]}, r"row 1\].*found null"),
-        ({"retrieved2answer": [[["Neutral"]], [["Neutral"], ["Neutral", "Neutral"]]]},
-         r"ragged verdict matrix \[column 'retrieved2answer', row 1\]"),
+        (
+            {"retrieved2answer": [[["Neutral"]], [["Neutral"], ["Neutral", "Neutral"]]]},
+            r"ragged verdict matrix \[column 'retrieved2answer', row 1\]",
+        ),
         ({"retrieved2answer": [[["Neutral"]], [None]]}, r"null verdict list of a claim.*row 1"),
-        ({"response2answer": [["Neutral"], ["Neutral", "Neutral"]]},
-         r"disagree on the number of claims \[column 'retrieved2answer', row 1\]"),
-        ({"retrieved2response": [[["Neutral"]], [["Neutral", "Neutral"]]]},
-         r"disagree on the number of passages \[column 'retrieved2answer', row 1\]"),
+        (
+            {"response2answer": [["Neutral"], ["Neutral", "Neutral"]]},
+            r"disagree on the number of claims \[column 'retrieved2answer', row 1\]",
+        ),
+        (
+            {"retrieved2response": [[["Neutral"]], [["Neutral", "Neutral"]]]},
+            r"disagree on the number of passages \[column 'retrieved2answer', row 1\]",
+        ),
     ],
 )
 def test_wrong_shaped_verdicts_are_typed_errors_naming_the_row(change, match):
-    base = {"answer2response": [["Entailment"], ["Neutral"]], "response2answer": [["Neutral"], ["Neutral"]],
-            "retrieved2response": [[["Neutral"]], [["Neutral"]]], "retrieved2answer": [[["Neutral"]], [["Neutral"]]]}
+    base = {
+        "answer2response": [["Entailment"], ["Neutral"]],
+        "response2answer": [["Neutral"], ["Neutral"]],
+        "retrieved2response": [[["Neutral"]], [["Neutral"]]],
+        "retrieved2answer": [[["Neutral"]], [["Neutral"]]],
+    }
     columns = {**base, **change}
     frame = pl.DataFrame({c: pl.Series(c, columns[c], dtype=DTYPES[c]) for c in COLUMNS})
     with pytest.raises(rf.SchemaError, match=match):

@@ -125,7 +125,9 @@ def label_codes(
     >>> label_codes(pl.Series(["no", "yes"]), np.array([0, 3]), ("yes", "no"), "v", "f", "label").tolist()
     [1, 0]
     """
-    codes = values.cast(pl.String).replace_strict(list(labels), list(range(len(labels))), default=-1, return_dtype=pl.Int8)
+    codes = values.cast(pl.String).replace_strict(
+        list(labels), list(range(len(labels))), default=-1, return_dtype=pl.Int8
+    )
     codes = codes.fill_null(-1).to_numpy(writable=True)
     codes[values.is_null().to_numpy()] = -2
     bad = np.flatnonzero(codes < 0)
@@ -139,7 +141,9 @@ def label_codes(
     return codes
 
 
-def label_list(series: pl.Series, column: str, function: str, labels: Sequence[str], *, what: str = "label") -> LabelList:
+def label_list(
+    series: pl.Series, column: str, function: str, labels: Sequence[str], *, what: str = "label"
+) -> LabelList:
     """Flatten a ``list[str]`` column whose elements are labels of ``labels``.
 
     Parameters
@@ -166,8 +170,10 @@ def label_list(series: pl.Series, column: str, function: str, labels: Sequence[s
     """
     _check_dtype(series, column, function, "list[str]", 1)
     null = series.is_null().to_numpy()
-    lengths = series.list.len().fill_null(0).to_numpy().astype(np.int64) if series.dtype != pl.Null else np.zeros(
-        series.len(), np.int64
+    lengths = (
+        series.list.len().fill_null(0).to_numpy().astype(np.int64)
+        if series.dtype != pl.Null
+        else np.zeros(series.len(), np.int64)
     )
     row = np.repeat(np.arange(series.len(), dtype=np.int64), lengths)
     if not row.size:
@@ -216,7 +222,9 @@ def label_matrix(
         return LabelMatrix(np.zeros(0, np.int8), empty, empty, empty, zeros, zeros, empty, null)
     claims = series.list.len().fill_null(0).to_numpy().astype(np.int64)
     claim_row = np.repeat(np.arange(n, dtype=np.int64), claims)
-    inner = series.filter(pl.Series(claims > 0)).explode() if claim_row.size else pl.Series([], dtype=series.dtype.inner)
+    inner = (
+        series.filter(pl.Series(claims > 0)).explode() if claim_row.size else pl.Series([], dtype=series.dtype.inner)
+    )
     if inner.null_count():
         first = int(np.flatnonzero(inner.is_null().to_numpy())[0])
         raise SchemaError(

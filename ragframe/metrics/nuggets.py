@@ -93,7 +93,11 @@ def nugget_table(series: pl.Series, column: str, function: str) -> pl.DataFrame:
     [(0, False, -1)]
     """
     dtype = series.dtype
-    fields = {f.name for f in dtype.inner.fields} if isinstance(dtype, pl.List) and isinstance(dtype.inner, pl.Struct) else None
+    fields = (
+        {f.name for f in dtype.inner.fields}
+        if isinstance(dtype, pl.List) and isinstance(dtype.inner, pl.Struct)
+        else None
+    )
     if dtype != pl.Null and (fields is None or "importance" not in fields):
         raise SchemaError(
             "wrong dtype", function=function, column=column,

@@ -52,7 +52,8 @@ class RagcheckerOptions:
 
     answer2response: str = option(
         "answer2response",
-        "Column of the reference's verdict on each answer claim (list of ``Entailment``/``Neutral``/``Contradiction``).",
+        "Column of the reference's verdict on each answer claim (list of ``Entailment``, ``Neutral``, "
+        "``Contradiction``).",
         check=validate.column_name,
     )
     response2answer: str = option(
@@ -188,7 +189,7 @@ def _context_utilization(v: _Verdicts) -> np.ndarray:
 
 
 def _response_claims(v: _Verdicts) -> tuple[np.ndarray, np.ndarray]:
-    """Per answer claim: its reference verdict is Entailment, and some passage entails it (rows null in either: False)."""
+    """Per answer claim: the reference entails it, some passage entails it (a row null in either: False)."""
     v.same_claims("answer2response", "retrieved2response")
     a2r, m = v.get("answer2response"), v.get("retrieved2response")
     faithful = np.zeros(a2r.codes.size, bool)
@@ -316,9 +317,7 @@ def _check(options: dict[str, Any], function: str) -> dict[str, Any]:
     return check_options(RagcheckerOptions, options, function)
 
 
-register_family(
-    Family(name="ragchecker", score=_score, options=RagcheckerOptions, check=_check, columns=_columns)
-)
+register_family(Family(name="ragchecker", score=_score, options=RagcheckerOptions, check=_check, columns=_columns))
 
 for _name, (_group, _inputs, _lower, _kernel, _description) in _METRICS.items():
     register_metric(
