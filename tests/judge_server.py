@@ -60,6 +60,7 @@ __all__ = [
     "FakeJudgeServer",
     "Request",
     "expected_score",
+    "nugget_labels",
     "prompt_kind",
     "reply_text",
     "verdict_lines",
@@ -88,11 +89,24 @@ def expected_score(prompt: str) -> float:
     if kind == "f1" and k:
         share = k / 10
         return 2 * share * share / (share + share)
+    if kind == "nuggets":
+        labels = nugget_labels(prompt)
+        return (labels.count("support") + 0.5 * labels.count("partial_support")) / len(labels) if labels else 0.0
     return k / 10
 
 
+def nugget_labels(prompt: str) -> list[str]:
+    """The labels the server gives the nuggets a prompt lists (``1. ...`` lines after ``Nuggets:``): nugget i gets
+    ``("support", "partial_support", "not_support")[(i + len(prompt)) % 3]``."""
+    listed = prompt.split("Nuggets:", 1)[1].split("Instructions:", 1)[0] if "Nuggets:" in prompt else ""
+    n = len(re.findall(r"(?m)^\d+\. ", listed))
+    return [("support", "partial_support", "not_support")[(i + len(prompt)) % 3] for i in range(1, n + 1)]
+
+
 def prompt_kind(prompt: str) -> str:
-    """Which verdicts a prompt asks for: ``"f1"``, ``"passages"``, ``"ranked"``, ``"share"`` or ``"score"``."""
+    """The verdicts a prompt asks for: ``"f1"``, ``"passages"``, ``"ranked"``, ``"share"``, ``"nuggets"``, ``"score"``."""
+    if "Nugget 1: support" in prompt:
+        return "nuggets"
     if "Reference claim: <the claim>" in prompt:
         return "f1"
     if "Verdict <passage number>:" in prompt:
@@ -121,6 +135,8 @@ def verdict_lines(prompt: str, k: int) -> str:
         n = passage_count(prompt)
         shown = round(k / 10 * n)
         return "".join(f"Verdict {i + 1}: {'yes' if i < shown else 'no'}\n" for i in range(n))
+    if kind == "nuggets":
+        return "".join(f"Nugget {i}: {label}\n" for i, label in enumerate(nugget_labels(prompt), start=1))
     return ""
 
 

@@ -279,6 +279,8 @@ def _claims_frame():
 
     return pl.DataFrame(
         {
+            "question": ["What is the capital of France?"],
+            "answer": ["Paris is the capital."],
             "answer2response": [["Entailment"]],
             "response2answer": [["Neutral"]],
             "retrieved2response": [[["Entailment"]]],
@@ -304,13 +306,15 @@ def _output_suffixes() -> set[str]:
     )
     table = _builtin_table()
     graded = table.filter(table["inputs"].list.contains("relevance"))["name"].to_list()  # judged non-relevant counts
-    claim_level = table.filter(table["family"].is_in(["ragchecker", "nuggets"]))["name"].to_list()
+    claim_level = table.filter(
+        table["family"].is_in(["ragchecker", "nuggets"]) | table["inputs"].list.contains("nuggets")
+    )["name"].to_list()
     names = [name for name in table["name"] if name not in graded and name not in claim_level]
     graded_frame = frame.drop("relevant_ids").with_columns(relevance=pl.lit([{"id": "d2", "grade": 1}]))
     runs = [
         rf.evaluate(frame, names, judge=lambda p: "Score: 0.5", cache=False, explain=True, n_samples=2),
         rf.evaluate(graded_frame, graded),
-        rf.evaluate(_claims_frame(), claim_level, explain=True),
+        rf.evaluate(_claims_frame(), claim_level, explain=True, judge=lambda p: "Nugget 1: support", cache=False),
         rf.evaluate(frame, ["faithfulness"], mode="hybrid", hybrid_band=(0.0, 1.0), judge=lambda p: "Score: 1"),
     ]
     suffixes = set()

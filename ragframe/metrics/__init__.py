@@ -40,7 +40,8 @@ __all__ = [
 ]
 
 # after the built-in families, so that rf.list_metrics() lists the judge metrics last
-from ragframe.metrics import callback, judge  # noqa: F401
+# (nugget_judge registers judge_nugget_assignment, a judge metric: after the judge family)
+from ragframe.metrics import callback, judge, nugget_judge  # noqa: F401
 from ragframe.metrics import registry as _registry
 
 _registry._BUILT_IN.update(m.name for m in _registry.metrics())  # these cannot be unregistered
