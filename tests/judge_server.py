@@ -104,7 +104,7 @@ def nugget_labels(prompt: str) -> list[str]:
 
 
 def prompt_kind(prompt: str) -> str:
-    """The verdicts a prompt asks for: ``"f1"``, ``"passages"``, ``"ranked"``, ``"share"``, ``"nuggets"``, ``"score"``."""
+    """The verdicts a prompt asks for: ``f1``, ``passages``, ``ranked``, ``share``, ``nuggets`` or ``score``."""
     if "Nugget 1: support" in prompt:
         return "nuggets"
     if "Reference claim: <the claim>" in prompt:
