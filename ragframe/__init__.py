@@ -28,6 +28,7 @@ from ragframe.judges import OpenAIJudge, judge_usage
 from ragframe.metrics import Metric, list_metrics, register_metric, score_columns, unregister_metric
 from ragframe.metrics.callback import callback_metric
 from ragframe.metrics.judge import judge_metric
+from ragframe.metrics.nugget_creation import create_nuggets
 from ragframe.metrics.retrieval import evaluate_run, retrieval_metrics, run_summary
 from ragframe.namespace import register as _register_namespace
 from ragframe.retrieve import retrieve
@@ -91,6 +92,7 @@ __all__ = [
     "cohen_kappa",
     "compare",
     "compare_runs",
+    "create_nuggets",
     "detect_regressions",
     "estimate",
     "evaluate",

@@ -107,6 +107,10 @@ def prompt_kind(prompt: str) -> str:
     """The verdicts a prompt asks for: ``f1``, ``passages``, ``ranked``, ``share``, ``nuggets`` or ``score``."""
     if "Nugget 1: support" in prompt:
         return "nuggets"
+    if "Nugget: <the fact>" in prompt:
+        return "nugget_creation"
+    if "Nugget 1: vital" in prompt:
+        return "nugget_importance"
     if "Reference claim: <the claim>" in prompt:
         return "f1"
     if "Verdict <passage number>:" in prompt:
@@ -137,6 +141,11 @@ def verdict_lines(prompt: str, k: int) -> str:
         return "".join(f"Verdict {i + 1}: {'yes' if i < shown else 'no'}\n" for i in range(n))
     if kind == "nuggets":
         return "".join(f"Nugget {i}: {label}\n" for i, label in enumerate(nugget_labels(prompt), start=1))
+    if kind == "nugget_creation":  # 1 to 4 facts, by the prompt's length
+        return "".join(f"Nugget: fact {i} of {len(prompt)}\n" for i in range(1, len(prompt) % 4 + 2))
+    if kind == "nugget_importance":  # nugget i is vital when i + len(prompt) is even
+        n = len(nugget_labels(prompt))
+        return "".join(f"Nugget {i}: {'vital' if (i + len(prompt)) % 2 == 0 else 'okay'}\n" for i in range(1, n + 1))
     return ""
 
 

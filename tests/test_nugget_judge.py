@@ -138,3 +138,74 @@ def test_wrong_nuggets_are_typed_errors_naming_the_row():
     )  # fmt: skip
     with pytest.raises(rf.SchemaError, match=r"nugget without text \[column 'nuggets', row 1\]"):
         rf.evaluate(bad, [NAME], judge=lambda p: "", cache=False)
+
+
+# ----------------------------------------------------------------------------- nugget creation
+
+
+PASSAGES = pl.DataFrame(
+    {
+        "question": ["Capital of France?", "Boiling point?", None],
+        "contexts": [["Paris is the capital of France.", "It lies on the Seine."], ["Water boils at 100 C."], ["x"]],
+    }
+)
+
+
+def test_create_nuggets_with_a_callable_judge_then_assign_and_score():
+    calls = []
+
+    def judge(prompt):
+        calls.append(prompt)
+        if "Nugget: <the fact>" in prompt:
+            return "Nugget: Paris is the capital" if "France" in prompt else "Nugget: none"
+        return "Nugget 1: vital"
+
+    out = rf.create_nuggets(PASSAGES, judge, cache=False)
+    assert len(calls) == 3  # two creations (the null question calls nothing), one importance call
+    assert out["nuggets_status"].to_list() == ["ok", "ok", "skipped"]
+    assert out["nuggets"].to_list()[:2] == [[{"text": "Paris is the capital", "importance": "vital",
+                                              "assignment": None}], []]  # fmt: skip
+    assert out["nuggets_error"][2] == "null question: no nuggets created"
+    answered = out.head(2).with_columns(answer=pl.lit("Paris."))
+    scored = rf.evaluate(answered, ["judge_nugget_assignment"], judge=lambda p: "Nugget 1: support", cache=False)
+    assert scored["judge_nugget_assignment"].to_list() == [1.0, 0.0]
+
+
+def test_create_nuggets_re_asks_and_reports_the_failing_step():
+    replies = {"creation": iter(["no facts here", "Nugget: a\nNugget: b"]), "importance": iter(["Nugget 1: vital"] * 9)}
+
+    def judge(prompt):
+        return next(replies["creation" if "Nugget: <the fact>" in prompt else "importance"])
+
+    out = rf.create_nuggets(PASSAGES.head(1), judge, cache=False, parse_retries=1)
+    status, error = out.select("nuggets_status", "nuggets_error").row(0)  # creation re-asked once and read
+    assert status == "parse_error" and error.startswith("importance: no line for nugget 2")
+    assert error.endswith("[2 replies read, none readable]")
+    too_many = rf.create_nuggets(PASSAGES.head(1), lambda p: "Nugget: a\nNugget: b", max_nuggets=1, cache=False)
+    assert too_many["nuggets_status"][0] == "parse_error" and "more than the 1" in too_many["nuggets_error"][0]
+
+
+def test_create_nuggets_on_the_fake_server_with_cache_and_frame_kinds(tmp_path):
+    pytest.importorskip("httpx")
+    with FakeJudgeServer() as server:
+        judge = rf.OpenAIJudge("fake", base_url=server.base_url, api_key="sk-x", max_retries=0)
+        cache = tmp_path / "c.sqlite3"
+        out = rf.create_nuggets(PASSAGES, judge, cache=cache)
+        assert out["nuggets_status"].to_list() == ["ok", "ok", "skipped"] and len(server.log) == 4
+        for nuggets in out["nuggets"].to_list()[:2]:
+            assert 1 <= len(nuggets) <= 4 and {n["importance"] for n in nuggets} <= {"vital", "okay"}
+        again = rf.create_nuggets(PASSAGES.to_arrow(), judge, cache=cache)  # cached; an Arrow table stays one
+        assert len(server.log) == 4 and type(again).__name__ == "Table"
+        assert again.column("nuggets").to_pylist() == out["nuggets"].to_list()
+        server.rules["Boiling"] = "500"
+        failed = rf.create_nuggets(PASSAGES, judge, cache=False)
+        assert failed["nuggets_status"].to_list() == ["ok", "http_error", "skipped"]
+
+
+def test_create_nuggets_checks_its_parameters():
+    with pytest.raises(rf.InvalidParameterError, match="create_nuggets: max_nuggets"):
+        rf.create_nuggets(PASSAGES, lambda p: "", max_nuggets=0)
+    with pytest.raises(rf.SchemaError, match="create_nuggets"):
+        rf.create_nuggets(PASSAGES.drop("contexts"), lambda p: "")
+    dry = rf.create_nuggets(PASSAGES, lambda p: "", cache=False, dry_run=True)
+    assert dry["nuggets_status"].to_list() == ["skipped"] * 3
