@@ -109,6 +109,8 @@ def prompt_kind(prompt: str) -> str:
         return "nuggets"
     if "Nugget: <the fact>" in prompt:
         return "nugget_creation"
+    if "Pair 1: full" in prompt:
+        return "citations"
     if "Nugget 1: vital" in prompt:
         return "nugget_importance"
     if "Reference claim: <the claim>" in prompt:
@@ -141,6 +143,9 @@ def verdict_lines(prompt: str, k: int) -> str:
         return "".join(f"Verdict {i + 1}: {'yes' if i < shown else 'no'}\n" for i in range(n))
     if kind == "nuggets":
         return "".join(f"Nugget {i}: {label}\n" for i, label in enumerate(nugget_labels(prompt), start=1))
+    if kind == "citations":  # pair i: ("none", "partial", "full")[(i + len(prompt)) % 3]
+        n = len(re.findall(r"(?m)^Pair \d+:$", prompt))
+        return "".join(f"Pair {i}: {('none', 'partial', 'full')[(i + len(prompt)) % 3]}\n" for i in range(1, n + 1))
     if kind == "nugget_creation":  # 1 to 4 facts, by the prompt's length
         return "".join(f"Nugget: fact {i} of {len(prompt)}\n" for i in range(1, len(prompt) % 4 + 2))
     if kind == "nugget_importance":  # nugget i is vital when i + len(prompt) is even
