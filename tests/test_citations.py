@@ -147,7 +147,7 @@ def test_the_fake_server_with_cache_and_statuses(tmp_path):
         judge = rf.OpenAIJudge("fake", base_url=server.base_url, api_key="sk-x", max_retries=0)
         out = rf.evaluate(frame, list(CITATION_METRICS), judge=judge, cache=tmp_path / "c.sqlite3")
         assert len(server.log) == 2 and out["citation_judge_status"].to_list() == ["ok", "ok"]
-        for prompt, row in zip(sorted(r.prompt for r in server.log), [0, 1]):
+        for prompt in sorted(r.prompt for r in server.log):
             label = ("none", "partial", "full")[(1 + len(prompt)) % 3]
             weight = {"none": 0.0, "partial": 0.5, "full": 1.0}[label]
             expected = (1 + 0 + 1 + weight) / 4

@@ -175,6 +175,7 @@ FAMILY_SECTIONS = {
     "judge": "## Judge metrics (LLM)",
     "ragchecker": "## Claim-level metrics",
     "nuggets": "## Claim-level metrics",
+    "citations": "## Claim-level metrics",
 }
 
 
