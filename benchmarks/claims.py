@@ -147,8 +147,12 @@ def bench_ragchecker(total: int, repeat: int, seed: int) -> bool:
     rows = ragchecker_rows(total, seed)
     cells = sum(len(r["answer2response"]) * len(r["retrieved2response"][0]) + len(r["response2answer"])
                 * len(r["retrieved2answer"][0]) for r in rows)  # fmt: skip
-    schema = {"answer2response": pl.List(pl.String), "response2answer": pl.List(pl.String),
-              "retrieved2response": pl.List(pl.List(pl.String)), "retrieved2answer": pl.List(pl.List(pl.String))}
+    schema = {
+        "answer2response": pl.List(pl.String),
+        "response2answer": pl.List(pl.String),
+        "retrieved2response": pl.List(pl.List(pl.String)),
+        "retrieved2answer": pl.List(pl.List(pl.String)),
+    }
     frame = pl.DataFrame({c: pl.Series([r[c] for r in rows], dtype=t) for c, t in schema.items()})  # fmt: skip
     seconds, scored = best_of(repeat, lambda: rf.evaluate(frame, ["ragchecker"]))
     print(f"ragchecker: {len(rows):,} rows, {cells:,} claim x passage entailments")
