@@ -180,3 +180,74 @@ def test_one_million_entailments_score_in_one_pass():
         expected = ragchecker_row(**rows[int(i)])
         assert {n: scored[f"ragchecker_{n}"][int(i)] for n in expected} == expected
     assert all(not math.isnan(v) for v in scored.mean().row(0))
+
+
+def _expected_signals(name: str, score: float, row: dict) -> int:
+    """How many claims (or passages) explain=True names for a row, from the score and the row's sizes."""
+    r, g = len(row["answer2response"]), len(row["response2answer"])
+    p = len(row["retrieved2answer"][0]) if g else len(row["retrieved2response"][0]) if r else 0
+    if name == "precision":
+        return round((1 - score) * r)
+    if name == "recall":
+        return round((1 - score) * g)
+    if name == "f1":
+        return -1  # checked as precision's plus recall's
+    if name == "claim_recall":
+        return round((1 - score) * g) if p else 0
+    if name == "context_precision":
+        return round((1 - score) * p) if g else 0
+    if name == "faithfulness":
+        return round((1 - score) * r) if p else 0
+    if name == "context_utilization":
+        recalled = sum(any(v == "Entailment" for v in claim) for claim in row["retrieved2answer"])
+        return round((1 - score) * recalled) if p else 0
+    return round(score * r)  # the lower-is-better shares of answer claims
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_explain_names_the_claims_behind_each_score(seed):
+    rng = np.random.default_rng(seed)
+    rows = [_random_row(rng) for _ in range(12)]
+    frame = _frame(rows).with_columns(
+        pl.Series("response_claims", [[f"a{i}" for i in range(len(r["answer2response"]))] for r in rows]),
+        pl.Series("gt_answer_claims", [[["g", "is", str(i)] for i in range(len(r["response2answer"]))] for r in rows]),
+    )
+    out = rf.evaluate(frame, list(RAGCHECKER_METRICS), explain=True)
+    for metric in RAGCHECKER_METRICS:
+        name = metric.removeprefix("ragchecker_")
+        for i, row in enumerate(rows):
+            signals = out[f"{metric}_signals"][i].to_list()
+            expected = _expected_signals(name, out[metric][i], row)
+            if expected >= 0:
+                assert len(signals) == expected, (name, row, signals)
+            for signal in signals:
+                number = int(signal["message"].split(":")[0].split()[-1]) - 1
+                if signal["message"].startswith("answer claim"):
+                    assert signal["evidence"] == f"a{number}"
+                elif signal["message"].startswith("reference claim"):
+                    assert signal["evidence"] == f"g is {number}"
+        f1 = [len(out[f"{metric}_signals"][i]) for i in range(len(rows))] if name == "f1" else None
+        if f1 is not None:
+            both = [len(out["ragchecker_precision_signals"][i]) + len(out["ragchecker_recall_signals"][i])
+                    for i in range(len(rows))]  # fmt: skip
+            assert f1 == both
+
+
+def test_explain_on_ragcheckers_example_names_its_hallucinated_claim():
+    data = _checking_outputs()["results"]
+    frame = _frame(data).with_columns(
+        pl.Series("response_claims", [r["response_claims"] for r in data]),
+        pl.Series("gt_answer_claims", [r["gt_answer_claims"] for r in data]),
+    )
+    out = rf.evaluate(frame, ["ragchecker_hallucination", "ragchecker_context_precision"], explain=True)
+    assert out["ragchecker_hallucination_signals"][0].to_list() == [
+        {"id": "hallucinated_claim", "severity": "critical", "message": "answer claim 11: wrong, and in no passage",
+         "evidence": "Amazon River length 4,350 miles"}
+    ]  # fmt: skip
+    assert [s["message"] for s in out["ragchecker_context_precision_signals"][0]] == [
+        "passage 3: entails no reference claim"
+    ]
+    bad = frame.with_columns(pl.Series("response_claims", [["only one"], ["x"]]))
+    with pytest.raises(rf.SchemaError, match=r"response_claims and answer2response disagree.*row 0"):
+        rf.evaluate(bad, ["ragchecker_precision"], explain=True)

@@ -36,6 +36,7 @@ from ragframe import validate
 from ragframe.exceptions import SchemaError
 from ragframe.kernels.claims import LabelList, LabelMatrix, label_list, label_matrix
 from ragframe.metrics.registry import Family, Metric, Requests, check_options, option, register_family, register_metric
+from ragframe.metrics.text_engine import Signals
 
 __all__ = ["RAGCHECKER_METRICS", "VERDICTS", "RagcheckerOptions"]
 
@@ -69,6 +70,16 @@ class RagcheckerOptions:
     retrieved2answer: str = option(
         "retrieved2answer",
         "Column of each passage's verdict on each reference claim (list of lists, [claim][passage]).",
+        check=validate.column_name,
+    )
+    response_claims: str = option(
+        "response_claims",
+        "Column of the answer's claims (list of str, or of [subject, relation, object]); read with ``explain=True``.",
+        check=validate.column_name,
+    )
+    gt_answer_claims: str = option(
+        "gt_answer_claims",
+        "Column of the reference's claims (as ``response_claims``); read with ``explain=True``.",
         check=validate.column_name,
     )
 
@@ -173,7 +184,8 @@ def _context_precision(v: _Verdicts) -> np.ndarray:
     return _share(count, m.passages, m.claims > 0)
 
 
-def _context_utilization(v: _Verdicts) -> np.ndarray:
+def _utilization_masks(v: _Verdicts) -> tuple[LabelMatrix, np.ndarray, np.ndarray]:
+    """Per reference claim (of retrieved2answer): some passage entails it; and the answer entails it too."""
     v.same_claims("response2answer", "retrieved2answer")
     m, r2a = v.get("retrieved2answer"), v.get("response2answer")
     recalled = m.claim_any(_entailed(m))
@@ -183,6 +195,11 @@ def _context_utilization(v: _Verdicts) -> np.ndarray:
     entailed = _entailed(r2a)
     keep = ~m.null[r2a.row]
     used[aligned] = recalled[aligned] & entailed[keep]
+    return m, recalled, used
+
+
+def _context_utilization(v: _Verdicts) -> np.ndarray:
+    m, recalled, used = _utilization_masks(v)
     n_recalled = np.bincount(m.claim_row, weights=recalled.astype(np.float64), minlength=v.n)[: v.n]
     n_used = np.bincount(m.claim_row, weights=used.astype(np.float64), minlength=v.n)[: v.n]
     return _share(n_used, n_recalled, (m.claims > 0) & (m.passages > 0))
@@ -199,7 +216,8 @@ def _response_claims(v: _Verdicts) -> tuple[np.ndarray, np.ndarray]:
     return _entailed(a2r), faithful
 
 
-def _noise_sensitivity(v: _Verdicts) -> tuple[np.ndarray, np.ndarray]:
+def _noise_masks(v: _Verdicts) -> tuple[LabelList, np.ndarray, np.ndarray, np.ndarray]:
+    """Per answer claim: wrong and entailed by a relevant passage; wrong and entailed only by irrelevant ones."""
     v.same_claims("answer2response", "retrieved2response")
     v.same_passages()
     a2r, resp, ans = v.get("answer2response"), v.get("retrieved2response"), v.get("retrieved2answer")
@@ -218,10 +236,12 @@ def _noise_sensitivity(v: _Verdicts) -> tuple[np.ndarray, np.ndarray]:
     rel[keep_a] = relevant_faithful[keep_m]
     irr[keep_a] = irrelevant_faithful[keep_m]
     when = (a2r.lengths > 0) & (resp.passages > 0) & (ans.claims > 0)
-    return (
-        _share(a2r.count(rel & incorrect), a2r.lengths, when),
-        _share(a2r.count(irr & incorrect), a2r.lengths, when),
-    )
+    return a2r, rel & incorrect & when[a2r.row], irr & incorrect & when[a2r.row], when
+
+
+def _noise_sensitivity(v: _Verdicts) -> tuple[np.ndarray, np.ndarray]:
+    a2r, relevant, irrelevant, when = _noise_masks(v)
+    return _share(a2r.count(relevant), a2r.lengths, when), _share(a2r.count(irrelevant), a2r.lengths, when)
 
 
 def _unfaithfulness(v: _Verdicts) -> tuple[np.ndarray, np.ndarray]:
@@ -290,6 +310,119 @@ _METRICS: dict[str, tuple[str, tuple[str, ...], bool, RagcheckerKernel, str]] = 
 RAGCHECKER_METRICS: tuple[str, ...] = tuple(f"ragchecker_{name}" for name in _METRICS)
 
 
+# ----------------------------------------------------------------------------- explain=True
+
+
+@dataclass(frozen=True)
+class _Flag:
+    """Elements (answer claims, reference claims or passages) a metric's signal names, one per marked element."""
+
+    side: str
+    row: np.ndarray
+    lengths: np.ndarray
+    mask: np.ndarray
+    id: str
+    severity: str
+    text: str
+
+
+def _claim_flags(name: str, v: _Verdicts) -> list[_Flag]:
+    """What ``explain=True`` shows for one metric: the claims (or passages) that lowered a higher-is-better score
+    or raised a lower-is-better one."""
+    out: list[_Flag] = []
+    if name in ("precision", "f1"):
+        a2r = v.get("answer2response")
+        out.append(_Flag("answer", a2r.row, a2r.lengths, ~_entailed(a2r), "incorrect_claim", "warning",
+                         ": the reference does not entail it"))  # fmt: skip
+    if name in ("recall", "f1"):
+        r2a = v.get("response2answer")
+        out.append(_Flag("reference", r2a.row, r2a.lengths, ~_entailed(r2a), "missed_claim", "warning",
+                         ": the answer does not entail it"))  # fmt: skip
+    if name == "claim_recall":
+        m = v.get("retrieved2answer")
+        unrecalled = ~m.claim_any(_entailed(m)) & (m.passages > 0)[m.claim_row]
+        out.append(_Flag("reference", m.claim_row, m.claims, unrecalled, "unretrieved_claim", "warning",
+                         ": no passage entails it"))  # fmt: skip
+    if name == "context_precision":
+        m = v.get("retrieved2answer")
+        rows = np.repeat(np.arange(v.n, dtype=np.int64), m.passages)
+        out.append(_Flag("passage", rows, m.passages, ~m.passage_any(_entailed(m)), "irrelevant_passage", "warning",
+                         ": entails no reference claim"))  # fmt: skip
+    if name == "context_utilization":
+        m, recalled, used = _utilization_masks(v)
+        out.append(_Flag("reference", m.claim_row, m.claims, recalled & ~used, "unused_claim", "warning",
+                         ": a passage holds it, the answer does not"))  # fmt: skip
+    if name.startswith("noise_sensitivity"):
+        a2r, relevant, irrelevant, _ = _noise_masks(v)
+        if name.endswith("_relevant") and not name.endswith("irrelevant"):
+            out.append(_Flag("answer", a2r.row, a2r.lengths, relevant, "misled_by_relevant", "warning",
+                             ": wrong, and entailed by a relevant passage"))  # fmt: skip
+        else:
+            out.append(_Flag("answer", a2r.row, a2r.lengths, irrelevant, "misled_by_irrelevant", "warning",
+                             ": wrong, and entailed only by irrelevant passages"))  # fmt: skip
+    if name in ("hallucination", "self_knowledge"):
+        a2r, m = v.get("answer2response"), v.get("retrieved2response")
+        correct, faithful = _response_claims(v)
+        judged = (m.passages > 0)[a2r.row]
+        if name == "hallucination":
+            out.append(_Flag("answer", a2r.row, a2r.lengths, ~faithful & ~correct & judged, "hallucinated_claim",
+                             "critical", ": wrong, and in no passage"))  # fmt: skip
+        else:
+            out.append(_Flag("answer", a2r.row, a2r.lengths, ~faithful & correct & judged, "self_knowledge_claim",
+                             "info", ": right, but in no passage"))  # fmt: skip
+    if name == "faithfulness":
+        m = v.get("retrieved2response")
+        unfaithful = ~m.claim_any(_entailed(m)) & (m.passages > 0)[m.claim_row]
+        out.append(_Flag("answer", m.claim_row, m.claims, unfaithful, "unfaithful_claim", "warning",
+                         ": no passage entails it"))  # fmt: skip
+    return out
+
+
+def _claim_texts(view: pl.DataFrame, column: str | None, function: str) -> tuple[pl.Series, np.ndarray] | None:
+    """A claims column flattened (one text per claim, a triple joined by spaces) and its claims per row."""
+    if column is None or column not in view.columns:
+        return None
+    series = view.get_column(column)
+    dtype = series.dtype
+    inner = dtype.inner if isinstance(dtype, pl.List) else None
+    if inner not in (pl.String, pl.List(pl.String)):
+        raise SchemaError("wrong dtype", function=function, column=column,
+                          expected="list[str] or list[list[str]]", found=str(dtype))  # fmt: skip
+    lengths = series.list.len().fill_null(0).to_numpy().astype(np.int64)
+    flat = series.filter(pl.Series(lengths > 0)).explode() if lengths.sum() else pl.Series([], dtype=inner)
+    if inner == pl.List(pl.String):
+        flat = flat.list.join(" ")
+    return flat.cast(pl.String), lengths
+
+
+def _signals(flags: list[_Flag], texts: dict[str, Any], null: np.ndarray, n: int, name: str) -> pl.Series:
+    signals = Signals()
+    for flag in flags:
+        starts = np.cumsum(flag.lengths) - flag.lengths
+        position = np.arange(flag.row.size, dtype=np.int64) - starts[flag.row]
+        keep = flag.mask & ~null[flag.row]
+        rows, positions = flag.row[keep], position[keep]
+        noun = "passage" if flag.side == "passage" else f"{flag.side} claim"
+        messages = pl.select(
+            pl.concat_str(pl.lit(f"{noun} "), pl.Series(positions + 1).cast(pl.String), pl.lit(flag.text))
+        ).to_series()
+        evidence = None
+        known = texts.get(flag.side)
+        if known is not None:
+            flat, lengths = known
+            where = (np.cumsum(lengths) - lengths)[rows] + positions
+            inside = positions < lengths[rows]
+            evidence = (
+                pl.Series([None] * rows.size, dtype=pl.String).scatter(
+                    np.flatnonzero(inside), flat.gather(where[inside])
+                )
+                if rows.size
+                else None
+            )
+        signals.add(rows, positions, [flag.id] * rows.size, flag.severity, messages, evidence)
+    return signals.column(f"{name}_signals", n)
+
+
 # ----------------------------------------------------------------------------- the family
 
 
@@ -298,18 +431,48 @@ def _column(role: str, options: Mapping[str, Any]) -> str:
     return named if isinstance(named, str) and named else role
 
 
+_CLAIM_COLUMNS = {"answer": "response_claims", "reference": "gt_answer_claims"}
+
+
 def _columns(requests: Requests, options: Mapping[str, Any], available: Sequence[str]) -> dict[str, str]:
-    return {role: _column(role, options) for metric, _ in requests for role in metric.inputs}
+    out = {role: _column(role, options) for metric, _ in requests for role in metric.inputs}
+    if requests and options.get("explain") is True:  # the claims' texts, as evidence, when the frame has them
+        out.update(
+            {role: _column(role, options) for role in _CLAIM_COLUMNS.values() if _column(role, options) in available}
+        )
+    return out
 
 
 def _score(view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], function: str) -> pl.DataFrame:
     columns = _columns(requests, options, view.columns)
     verdicts = _Verdicts(view, columns, function)
+    explain = options.get("explain") is True
+    texts: dict[str, Any] = {}
+    if explain:
+        sides = {
+            "answer": ("answer2response", "retrieved2response"),
+            "reference": ("response2answer", "retrieved2answer"),
+        }
+        for side, role in _CLAIM_COLUMNS.items():
+            texts[side] = _claim_texts(view, columns.get(role), function)
+            for verdicts_role in (r for r in sides[side] if r in columns and texts[side] is not None):
+                claims = verdicts.claims(verdicts_role)
+                both = ~(verdicts.get(verdicts_role).null | view.get_column(columns[role]).is_null().to_numpy())
+                bad = np.flatnonzero(both & (claims != texts[side][1]))
+                if bad.size:
+                    raise SchemaError(
+                        f"{role} and {verdicts_role} disagree on the number of claims", function=function,
+                        column=columns[role], row=int(bad[0]), expected=f"{int(claims[bad[0]])} claims",
+                        found=str(int(texts[side][1][bad[0]])),
+                    )  # fmt: skip
     out = []
     for metric, _ in requests:
         values = metric.kernel(verdicts)
-        values = np.where(verdicts.null(metric.inputs), np.nan, values)
-        out.append(pl.Series(metric.name, values, dtype=pl.Float64, nan_to_null=True))
+        null = verdicts.null(metric.inputs)
+        out.append(pl.Series(metric.name, np.where(null, np.nan, values), dtype=pl.Float64, nan_to_null=True))
+        if explain:
+            name = metric.name.removeprefix("ragchecker_")
+            out.append(_signals(_claim_flags(name, verdicts), texts, null, view.height, metric.name))
     return pl.DataFrame(out, height=view.height)
 
 
