@@ -181,3 +181,19 @@ def test_columnar_on_many_rows_equals_row_by_row():
     frame = pl.DataFrame({"answer": answers, "contexts": [["paris capital", "louvre paris", "seine"]] * 50})
     whole = _scores(frame)
     assert all(_scores(frame.slice(i, 1)).row(0) == whole.row(i) for i in range(0, 50, 7))
+
+
+def test_explain_names_the_unsupported_citations_and_sentences():
+    out = rf.evaluate(pl.DataFrame({"answer": [ANSWER, None], "contexts": [CONTEXTS] * 2}),
+                      ["citation_precision", "citation_recall"], explain=True)  # fmt: skip
+    precision = out["citation_precision_signals"][0].to_list()
+    assert [(s["id"], s["message"]) for s in precision] == [
+        ("unsupported_citation", "sentence 2: passage 1 does not support it"),
+        ("partially_supported_citation", "sentence 3: passage 2 supports part of it"),
+    ]
+    assert precision[0]["evidence"] == "It has the Louvre."
+    recall = out["citation_recall_signals"][0].to_list()
+    assert [s["message"] for s in recall] == [
+        "sentence 3: no cited passage fully supports it", "sentence 4: no cited passage fully supports it"
+    ]
+    assert out["citation_recall_signals"][1].to_list() == []

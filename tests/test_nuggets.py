@@ -94,3 +94,21 @@ def test_wrong_nuggets_are_typed_errors_naming_the_row(rows, match):
 def test_a_wrong_shaped_nuggets_column_is_a_schema_error(values):
     with pytest.raises(rf.SchemaError, match=r"wrong dtype \[column 'nuggets'\]"):
         rf.evaluate(pl.DataFrame({"nuggets": values}), ["nugget_all"])
+
+
+def test_explain_names_the_nuggets_the_answer_misses():
+    row = [
+        {"text": "a", "importance": "vital", "assignment": "support"},
+        {"text": "b", "importance": "vital", "assignment": "partial_support"},
+        {"text": "c", "importance": "okay", "assignment": "not_support"},
+    ]
+    frame = pl.DataFrame({"nuggets": pl.Series("nuggets", [row, [], None], dtype=NUGGET_DTYPE)})
+    out = rf.evaluate(frame, ["nugget_strict_vital", "nugget_all"], explain=True)
+    assert out["nugget_all_signals"][0].to_list() == [  # in the nuggets' order
+        {"id": "partially_supported_nugget", "severity": "info", "message": "nugget 2: the answer supports part of it",
+         "evidence": "b"},
+        {"id": "unsupported_nugget", "severity": "warning", "message": "nugget 3: the answer does not support it",
+         "evidence": "c"},
+    ]  # fmt: skip
+    assert [s["evidence"] for s in out["nugget_strict_vital_signals"][0]] == ["b"]  # okay nuggets do not count
+    assert out["nugget_all_signals"].to_list()[1:] == [[], []]

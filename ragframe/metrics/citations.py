@@ -64,7 +64,7 @@ from ragframe.judges.templates import load_template, render
 from ragframe.kernels.claims import segment_count
 from ragframe.kernels.text import unicode_sentences_expr, unicode_tokenize_expr
 from ragframe.metrics.registry import Family, Metric, Requests, check_options, option, register_family, register_metric
-from ragframe.metrics.text_engine import contexts_column, stop_words, string_column
+from ragframe.metrics.text_engine import Signals, contexts_column, stop_words, string_column
 
 __all__ = ["CITATION_METRICS", "CitationOptions", "citation_pairs", "read_pair_labels"]
 
@@ -131,7 +131,7 @@ def _sentences_from_markers(view: pl.DataFrame, column: str, function: str) -> p
     long = frame.explode("s").filter(pl.col("s").is_not_null())
     return long.select(
         "row",
-        pl.col("s").str.replace_all(_MARKER, "").str.strip_chars().alias("text"),
+        pl.col("s").str.replace_all(rf"\s*{_MARKER}", "").str.strip_chars().alias("text"),
         pl.col("s").str.extract_all(_MARKER).list.join(" ").str.extract_all(r"\d+")
         .list.eval(pl.element().cast(pl.Int64) - 1).list.unique(maintain_order=True).alias("cited"),
     )  # fmt: skip
@@ -370,15 +370,60 @@ def _score(view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], f
         "citation_recall": _share(segment_count(sentence_row, has_full & ~missing, n), n_sentences),
         "citation_precision": _share(segment_count(row, full & ~missing[sentence], n), n_pairs),
     }
+    explain = options.get("explain") is True
     out = []
     for i, (metric, _) in enumerate(requests):
         out.append(pl.Series(metric.name, np.where(failed, np.nan, values[metric.kernel]), nan_to_null=True))
+        if explain:
+            out.append(_signals(metric.kernel, sentences, pairs, labels, has_full & ~missing, failed, n))
         if judged and i == 0:
             skipped = ["skipped" if null[r] else statuses[r] for r in range(n)]
             why = ["null input: not scored" if null[r] else errors[r] for r in range(n)]
             out.append(pl.Series("citation_judge_status", skipped, dtype=pl.String))
             out.append(pl.Series("citation_judge_error", why, dtype=pl.String))
     return pl.DataFrame(out, height=n)
+
+
+def _signals(
+    name: str,
+    sentences: pl.DataFrame,
+    pairs: pl.DataFrame,
+    labels: np.ndarray,
+    supported: np.ndarray,
+    failed: np.ndarray,
+    n: int,
+) -> pl.Series:
+    """``explain=True``: the citations not fully supporting their sentence (the precisions), or the sentences no
+    citation fully supports (the recalls); the sentence as evidence."""
+    signals = Signals()
+    starts = sentences.group_by("row", maintain_order=True).agg(pl.col("sentence").min())
+    first = np.zeros(n, np.int64)
+    first[starts["row"].to_numpy()] = starts["sentence"].to_numpy()
+    if name.endswith("precision"):
+        row, sentence = pairs["row"].to_numpy(), pairs["sentence"].to_numpy()
+        kinds = (
+            (0, "unsupported_citation", "warning", "does not support it"),
+            (1, "partially_supported_citation", "info", "supports part of it"),
+        )
+        for code, signal, severity, text in kinds:
+            keep = (labels == code) & ~failed[row]
+            cited = pairs.filter(pl.Series(keep))
+            messages = cited.select(
+                pl.concat_str(pl.lit("sentence "), (pl.Series(sentence[keep] - first[row[keep]] + 1)).cast(pl.String),
+                              pl.lit(": passage "), (pl.col("passage") + 1).cast(pl.String), pl.lit(f" {text}"))
+            ).to_series()  # fmt: skip
+            signals.add(row[keep], sentence[keep], [signal] * int(keep.sum()), severity, messages,
+                        cited["sentence_text"])  # fmt: skip
+    else:
+        row, sentence = sentences["row"].to_numpy(), sentences["sentence"].to_numpy()
+        keep = ~supported & ~failed[row]
+        messages = pl.select(
+            pl.concat_str(pl.lit("sentence "), pl.Series(sentence[keep] - first[row[keep]] + 1).cast(pl.String),
+                          pl.lit(": no cited passage fully supports it"))
+        ).to_series()  # fmt: skip
+        signals.add(row[keep], sentence[keep], ["unsupported_sentence"] * int(keep.sum()), "warning", messages,
+                    sentences["text"].filter(pl.Series(keep)))  # fmt: skip
+    return signals.column(f"{name}_signals", n)
 
 
 def _share(count: np.ndarray, total: np.ndarray) -> np.ndarray:

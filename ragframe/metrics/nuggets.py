@@ -39,6 +39,7 @@ from ragframe import validate
 from ragframe.exceptions import SchemaError
 from ragframe.kernels.claims import label_codes, segment_count
 from ragframe.metrics.registry import Family, Metric, Requests, check_options, option, register_family, register_metric
+from ragframe.metrics.text_engine import Signals
 
 __all__ = ["ASSIGNMENTS", "IMPORTANCES", "NUGGET_METRICS", "NuggetOptions", "NuggetScores", "nugget_table"]
 
@@ -160,16 +161,47 @@ def _columns(requests: Requests, options: Mapping[str, Any], available: Sequence
     return {"nuggets": _column(options)} if requests else {}
 
 
+def _signals(table: pl.DataFrame, texts: pl.Series, n: int, spec: NuggetScores, name: str) -> pl.Series:
+    """``explain=True``: one signal per counted nugget the answer does not fully support (its text as evidence)."""
+    row = table["row"].to_numpy()
+    lengths = np.bincount(row, minlength=n)[:n]
+    position = np.arange(row.size) - (np.cumsum(lengths) - lengths)[row]
+    assignment = table["assignment"].to_numpy()
+    counted = table["vital"].to_numpy() if spec.vital_only else np.ones(row.size, bool)
+    signals = Signals()
+    kinds = (
+        (2, "unsupported_nugget", "warning", "the answer does not support it"),
+        (1, "partially_supported_nugget", "info", "the answer supports part of it"),
+    )
+    for code, signal, severity, text in kinds:
+        keep = counted & (assignment == code)
+        messages = pl.select(
+            pl.concat_str(pl.lit("nugget "), pl.Series(position[keep] + 1).cast(pl.String), pl.lit(f": {text}"))
+        ).to_series()
+        signals.add(
+            row[keep], position[keep], [signal] * int(keep.sum()), severity, messages, texts.filter(pl.Series(keep))
+        )
+    return signals.column(f"{name}_signals", n)
+
+
 def _score(view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], function: str) -> pl.DataFrame:
     column = _column(options)
     series = view.get_column(column)
     table = nugget_table(series, column, function)
     _unassigned(table, column, function)
     null = series.is_null().to_numpy()
+    explain = options.get("explain") is True
+    if explain:
+        fields = {f.name for f in series.dtype.inner.fields} if series.dtype != pl.Null else set()
+        flat = series.filter(series.list.len().fill_null(0) > 0).explode() if table.height else None
+        texts = (flat.struct.field("text").cast(pl.String) if flat is not None and "text" in fields
+                 else pl.Series([None] * table.height, dtype=pl.String))  # fmt: skip
     out = []
     for metric, _ in requests:
         values = np.where(null, np.nan, _scores(table, view.height, metric.kernel))
         out.append(pl.Series(metric.name, values, dtype=pl.Float64, nan_to_null=True))
+        if explain:
+            out.append(_signals(table, texts, view.height, metric.kernel, metric.name))
     return pl.DataFrame(out, height=view.height)
 
 
