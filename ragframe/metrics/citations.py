@@ -412,7 +412,8 @@ def _signals(
                 pl.concat_str(pl.lit("sentence "), (pl.Series(sentence[keep] - first[row[keep]] + 1)).cast(pl.String),
                               pl.lit(": passage "), (pl.col("passage") + 1).cast(pl.String), pl.lit(f" {text}"))
             ).to_series()  # fmt: skip
-            signals.add(row[keep], sentence[keep], [signal] * int(keep.sum()), severity, messages,
+            order = np.flatnonzero(keep)  # the pairs' order: by sentence, then citation (no ties)
+            signals.add(row[keep], order, [signal] * int(keep.sum()), severity, messages,
                         cited["sentence_text"])  # fmt: skip
     else:
         row, sentence = sentences["row"].to_numpy(), sentences["sentence"].to_numpy()

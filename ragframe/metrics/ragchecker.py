@@ -397,7 +397,7 @@ def _claim_texts(view: pl.DataFrame, column: str | None, function: str) -> tuple
 
 def _signals(flags: list[_Flag], texts: dict[str, Any], null: np.ndarray, n: int, name: str) -> pl.Series:
     signals = Signals()
-    for flag in flags:
+    for number, flag in enumerate(flags):
         starts = np.cumsum(flag.lengths) - flag.lengths
         position = np.arange(flag.row.size, dtype=np.int64) - starts[flag.row]
         keep = flag.mask & ~null[flag.row]
@@ -419,7 +419,8 @@ def _signals(flags: list[_Flag], texts: dict[str, Any], null: np.ndarray, n: int
                 if rows.size
                 else None
             )
-        signals.add(rows, positions, [flag.id] * rows.size, flag.severity, messages, evidence)
+        order = positions + number * (1 << 40)  # a row's signals: flag by flag, each in claim order (no ties)
+        signals.add(rows, order, [flag.id] * rows.size, flag.severity, messages, evidence)
     return signals.column(f"{name}_signals", n)
 
 
