@@ -27,6 +27,7 @@ from ragframe.io.trec import read_qrels, read_trec_run, write_qrels, write_trec_
 from ragframe.judges import OpenAIJudge, judge_usage
 from ragframe.metrics import Metric, list_metrics, register_metric, score_columns, unregister_metric
 from ragframe.metrics.callback import callback_metric
+from ragframe.metrics.claim_checking import check_claims
 from ragframe.metrics.judge import judge_metric
 from ragframe.metrics.nugget_creation import create_nuggets
 from ragframe.metrics.retrieval import evaluate_run, retrieval_metrics, run_summary
@@ -89,6 +90,7 @@ __all__ = [
     "budget_summary",
     "calibrate",
     "callback_metric",
+    "check_claims",
     "cohen_kappa",
     "compare",
     "compare_runs",

@@ -105,6 +105,8 @@ def nugget_labels(prompt: str) -> list[str]:
 
 def prompt_kind(prompt: str) -> str:
     """The verdicts a prompt asks for: ``f1``, ``passages``, ``ranked``, ``share``, ``nuggets`` or ``score``."""
+    if "Claim 1: Entailment" in prompt:
+        return "claim_checking"
     if "Nugget 1: support" in prompt:
         return "nuggets"
     if "Nugget: <the fact>" in prompt:
@@ -143,6 +145,11 @@ def verdict_lines(prompt: str, k: int) -> str:
         return "".join(f"Verdict {i + 1}: {'yes' if i < shown else 'no'}\n" for i in range(n))
     if kind == "nuggets":
         return "".join(f"Nugget {i}: {label}\n" for i, label in enumerate(nugget_labels(prompt), start=1))
+    if kind == "claim_checking":  # claim i: ("Entailment", "Neutral", "Contradiction")[(i + len(prompt)) % 3]
+        listed = prompt.split("Claims:", 1)[1].split("Instructions:", 1)[0]
+        n = len(re.findall(r"(?m)^\d+\. ", listed))
+        verdicts = ("Entailment", "Neutral", "Contradiction")
+        return "".join(f"Claim {i}: {verdicts[(i + len(prompt)) % 3]}\n" for i in range(1, n + 1))
     if kind == "citations":  # pair i: ("none", "partial", "full")[(i + len(prompt)) % 3]
         n = len(re.findall(r"(?m)^Pair \d+:$", prompt))
         return "".join(f"Pair {i}: {('none', 'partial', 'full')[(i + len(prompt)) % 3]}\n" for i in range(1, n + 1))
