@@ -197,3 +197,29 @@ def test_explain_names_the_unsupported_citations_and_sentences():
         "sentence 3: no cited passage fully supports it", "sentence 4: no cited passage fully supports it"
     ]
     assert out["citation_recall_signals"][1].to_list() == []
+
+
+def test_ragframe_eval_scores_the_claim_level_metrics(tmp_path, capsys):
+    """The command line: nuggets with assignments, citations and RAGChecker verdicts, renamed by --column."""
+    from ragframe.cli.main import main
+
+    log = tmp_path / "log.parquet"
+    pl.DataFrame(
+        {
+            "id": [1, 2],
+            "response": [ANSWER, "Lyon is big."],
+            "contexts": [CONTEXTS] * 2,
+            "nuggets": pl.Series([[{"text": "Paris", "importance": "vital", "assignment": "support"}], []],
+                                 dtype=pl.List(pl.Struct({"text": pl.String, "importance": pl.String,
+                                                          "assignment": pl.String}))),
+            "answer2response": [["Entailment", "Neutral"], []],
+        }
+    ).write_parquet(log)  # fmt: skip
+    out = tmp_path / "out"
+    metrics = ["nugget_all", "citation_recall", "weighted_support_precision", "ragchecker_precision"]
+    assert main(["eval", str(log), "-o", str(out), "--metrics", *metrics, "--column", "answer=response"]) == 0
+    scores = pl.read_parquet(out / "scores").sort("id")
+    assert scores["nugget_all"].to_list() == [1.0, 0.0]
+    assert scores["citation_recall"].to_list() == [0.5, 0.0]
+    assert scores["ragchecker_precision"].to_list() == [0.5, 0.0]
+    assert "citation_recall" in capsys.readouterr().out
