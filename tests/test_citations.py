@@ -223,3 +223,29 @@ def test_ragframe_eval_scores_the_claim_level_metrics(tmp_path, capsys):
     assert scores["citation_recall"].to_list() == [0.5, 0.0]
     assert scores["ragchecker_precision"].to_list() == [0.5, 0.0]
     assert "citation_recall" in capsys.readouterr().out
+
+
+def test_lexical_labels_against_ragcheckers_llm_verdicts():
+    """The agreement docs/claims.md reports: RAGChecker's 171 claim x passage verdicts on its two example rows."""
+    import json
+
+    from conftest import shared_path
+
+    from ragframe.metrics.citations import citation_pairs
+
+    folder = shared_path("ragchecker_human_labels")
+    inputs = json.loads((folder / "checking_inputs.json").read_text(encoding="utf-8"))["results"]
+    outputs = json.loads((folder / "checking_outputs.json").read_text(encoding="utf-8"))["results"]
+    rows, entailed = [], []
+    for given, checked in zip(inputs, outputs):
+        passages = [c["text"] for c in given["retrieved_context"]]
+        for claims, matrix in ((checked["response_claims"], checked["retrieved2response"]),
+                               (checked["gt_answer_claims"], checked["retrieved2answer"])):  # fmt: skip
+            rows.append({"answer_sentences": [" ".join(c) for c in claims], "contexts": passages,
+                         "sentence_citations": [list(range(len(passages)))] * len(claims)})  # fmt: skip
+            entailed += [v == "Entailment" for claim in matrix for v in claim]
+    _, pairs, _ = citation_pairs(pl.DataFrame(rows), {"citation_band": (0.2, 0.8)}, "test")
+    label, truth = pairs["label"].to_numpy(), np.array(entailed)
+    assert (label.size, truth.sum()) == (171, 35)
+    full, none = label == 2, label == 0
+    assert (full.sum(), (full & truth).sum(), none.sum(), (none & truth).sum()) == (21, 19, 87, 0)
