@@ -237,8 +237,8 @@ def test_lexical_labels_against_ragcheckers_llm_verdicts():
     inputs = json.loads((folder / "checking_inputs.json").read_text(encoding="utf-8"))["results"]
     outputs = json.loads((folder / "checking_outputs.json").read_text(encoding="utf-8"))["results"]
     rows, entailed = [], []
-    for given, checked in zip(inputs, outputs):
-        passages = [c["text"] for c in given["retrieved_context"]]
+    for item, checked in zip(inputs, outputs):
+        passages = [c["text"] for c in item["retrieved_context"]]
         for claims, matrix in ((checked["response_claims"], checked["retrieved2response"]),
                                (checked["gt_answer_claims"], checked["retrieved2answer"])):  # fmt: skip
             rows.append({"answer_sentences": [" ".join(c) for c in claims], "contexts": passages,
