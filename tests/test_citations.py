@@ -194,7 +194,8 @@ def test_explain_names_the_unsupported_citations_and_sentences():
     assert precision[0]["evidence"] == "It has the Louvre."
     recall = out["citation_recall_signals"][0].to_list()
     assert [s["message"] for s in recall] == [
-        "sentence 3: no cited passage fully supports it", "sentence 4: no cited passage fully supports it"
+        "sentence 3: no cited passage fully supports it",
+        "sentence 4: no cited passage fully supports it",
     ]
     assert out["citation_recall_signals"][1].to_list() == []
 
