@@ -133,8 +133,8 @@ def _unassigned(table: pl.DataFrame, column: str, function: str) -> None:
     missing = table.filter(pl.col("assignment") < 0)
     if missing.height:
         raise SchemaError(
-            "nugget without an assignment (the nugget scores read assignments: fill them, e.g. from TREC RAG's "
-            "assignment files)", function=function, column=column, row=int(missing["row"][0]),
+            "nugget without an assignment (the nugget scores read assignments: fill them from TREC RAG's "
+            "assignment files, or have a judge label them with judge_nugget_assignment)", function=function, column=column, row=int(missing["row"][0]),
             expected=" or ".join(ASSIGNMENTS), found="null",
         )  # fmt: skip
 
