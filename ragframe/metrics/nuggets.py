@@ -134,8 +134,8 @@ def _unassigned(table: pl.DataFrame, column: str, function: str) -> None:
     if missing.height:
         raise SchemaError(
             "nugget without an assignment (the nugget scores read assignments: fill them from TREC RAG's "
-            "assignment files, or have a judge label them with judge_nugget_assignment)", function=function, column=column, row=int(missing["row"][0]),
-            expected=" or ".join(ASSIGNMENTS), found="null",
+            "assignment files, or have a judge label them with judge_nugget_assignment)", function=function,
+            column=column, row=int(missing["row"][0]), expected=" or ".join(ASSIGNMENTS), found="null",
         )  # fmt: skip
 
 
