@@ -127,6 +127,10 @@ class RagframeNamespace:
     def judge_context_precision(self, **options: Any) -> Any:
         return _functions.judge_context_precision(self._frame, **options)
 
+    @_like(_functions.judge_nugget_assignment)
+    def judge_nugget_assignment(self, **options: Any) -> Any:
+        return _functions.judge_nugget_assignment(self._frame, **options)
+
     @_like(_functions.judge_context_recall)
     def judge_context_recall(self, **options: Any) -> Any:
         return _functions.judge_context_recall(self._frame, **options)

@@ -40,11 +40,59 @@ def _text(rng: np.random.Generator, role: str) -> str | None:
     return "".join(pieces)
 
 
+_VERDICTS = ["Entailment", "Neutral", "Contradiction"]
+_CLAIM_COLUMNS = ("answer2response", "response2answer", "retrieved2response", "retrieved2answer", "nuggets")
+
+
+class _Claims:
+    """Per row: answer claims R, reference claims G and passages P (each possibly 0), shared by the verdict columns."""
+
+    def __init__(self, rng: np.random.Generator, n: int) -> None:
+        self.rng = rng
+        self.shapes = rng.integers(0, 4, size=(n, 3))
+        self.n = n
+
+    def verdicts(self, *shape: int) -> list:
+        return self.rng.choice(_VERDICTS, size=shape, p=[0.5, 0.3, 0.2]).tolist()
+
+
+def _claim_column(column: str, claims: _Claims) -> pl.Series:
+    rng = claims.rng
+    values: list = []
+    for r, g, p in claims.shapes:
+        if rng.random() < 0.05:
+            values.append(None)
+        elif column == "answer2response":
+            values.append(claims.verdicts(r))
+        elif column == "response2answer":
+            values.append(claims.verdicts(g))
+        elif column == "retrieved2response":
+            values.append(claims.verdicts(r, p))
+        elif column == "retrieved2answer":
+            values.append(claims.verdicts(g, p))
+        else:
+            values.append(
+                [
+                    {"text": f"nugget {i}", "importance": str(rng.choice(["vital", "okay"])),
+                     "assignment": str(rng.choice(["support", "partial_support", "not_support"]))}
+                    for i in range(int(rng.integers(0, 6)))
+                ]
+            )  # fmt: skip
+    if column == "nuggets":
+        dtype = pl.List(pl.Struct({"text": pl.String, "importance": pl.String, "assignment": pl.String}))
+    elif column.startswith("retrieved2"):
+        dtype = pl.List(pl.List(pl.String))
+    else:
+        dtype = pl.List(pl.String)
+    return pl.Series(column, values, dtype=dtype)
+
+
 def make_frame(inputs: tuple[str, ...], n: int, seed: int) -> pl.DataFrame:
     """A frame with ``n`` rows holding the ``inputs`` columns and a ``meta`` column."""
     rng = np.random.default_rng(seed)
     data: dict[str, pl.Series] = {"meta": pl.Series("meta", [f"row{i}" for i in range(n)])}
     retrieved = [_ids(rng, 8) for _ in range(n)]
+    claims = _Claims(np.random.default_rng([seed, 1]), n)  # its own stream: the other columns stay as they were
     for column in inputs:
         if column == "retrieved_ids":
             values = [None if rng.random() < 0.05 else r for r in retrieved]
@@ -76,6 +124,8 @@ def make_frame(inputs: tuple[str, ...], n: int, seed: int) -> pl.DataFrame:
                 for _ in range(n)
             ]
             data[column] = pl.Series(column, values, dtype=pl.List(pl.String))
+        elif column in _CLAIM_COLUMNS:
+            data[column] = _claim_column(column, claims)
         else:
             raise KeyError(f"frames.make_frame does not know how to build column {column!r}")
     return pl.DataFrame(list(data.values()))

@@ -64,6 +64,7 @@ __all__ = [
     "FakeJudgeServer",
     "Request",
     "expected_score",
+    "nugget_labels",
     "prompt_kind",
     "reply_text",
     "verdict_lines",
@@ -92,11 +93,32 @@ def expected_score(prompt: str) -> float:
     if kind == "f1" and k:
         share = k / 10
         return 2 * share * share / (share + share)
+    if kind == "nuggets":
+        labels = nugget_labels(prompt)
+        return (labels.count("support") + 0.5 * labels.count("partial_support")) / len(labels) if labels else 0.0
     return k / 10
 
 
+def nugget_labels(prompt: str) -> list[str]:
+    """The labels the server gives the nuggets a prompt lists (``1. ...`` lines after ``Nuggets:``): nugget i gets
+    ``("support", "partial_support", "not_support")[(i + len(prompt)) % 3]``."""
+    listed = prompt.split("Nuggets:", 1)[1].split("Instructions:", 1)[0] if "Nuggets:" in prompt else ""
+    n = len(re.findall(r"(?m)^\d+\. ", listed))
+    return [("support", "partial_support", "not_support")[(i + len(prompt)) % 3] for i in range(1, n + 1)]
+
+
 def prompt_kind(prompt: str) -> str:
-    """Which verdicts a prompt asks for: ``"f1"``, ``"passages"``, ``"ranked"``, ``"share"`` or ``"score"``."""
+    """The verdicts a prompt asks for: ``f1``, ``passages``, ``ranked``, ``share``, ``nuggets`` or ``score``."""
+    if "Claim 1: Entailment" in prompt:
+        return "claim_checking"
+    if "Nugget 1: support" in prompt:
+        return "nuggets"
+    if "Nugget: <the fact>" in prompt:
+        return "nugget_creation"
+    if "Pair 1: full" in prompt:
+        return "citations"
+    if "Nugget 1: vital" in prompt:
+        return "nugget_importance"
     if "Reference claim: <the claim>" in prompt:
         return "f1"
     if "Verdict <passage number>:" in prompt:
@@ -125,6 +147,21 @@ def verdict_lines(prompt: str, k: int) -> str:
         n = passage_count(prompt)
         shown = round(k / 10 * n)
         return "".join(f"Verdict {i + 1}: {'yes' if i < shown else 'no'}\n" for i in range(n))
+    if kind == "nuggets":
+        return "".join(f"Nugget {i}: {label}\n" for i, label in enumerate(nugget_labels(prompt), start=1))
+    if kind == "claim_checking":  # claim i: ("Entailment", "Neutral", "Contradiction")[(i + len(prompt)) % 3]
+        listed = prompt.split("Claims:", 1)[1].split("Instructions:", 1)[0]
+        n = len(re.findall(r"(?m)^\d+\. ", listed))
+        verdicts = ("Entailment", "Neutral", "Contradiction")
+        return "".join(f"Claim {i}: {verdicts[(i + len(prompt)) % 3]}\n" for i in range(1, n + 1))
+    if kind == "citations":  # pair i: ("none", "partial", "full")[(i + len(prompt)) % 3]
+        n = len(re.findall(r"(?m)^Pair \d+:$", prompt))
+        return "".join(f"Pair {i}: {('none', 'partial', 'full')[(i + len(prompt)) % 3]}\n" for i in range(1, n + 1))
+    if kind == "nugget_creation":  # 1 to 4 facts, by the prompt's length
+        return "".join(f"Nugget: fact {i} of {len(prompt)}\n" for i in range(1, len(prompt) % 4 + 2))
+    if kind == "nugget_importance":  # nugget i is vital when i + len(prompt) is even
+        n = len(nugget_labels(prompt))
+        return "".join(f"Nugget {i}: {'vital' if (i + len(prompt)) % 2 == 0 else 'okay'}\n" for i in range(1, n + 1))
     return ""
 
 

@@ -34,6 +34,9 @@ FAMILY_OPTIONS: dict[str, dict[str, Any]] = {
     "heuristic": {"explain": True},
     "retrieval": {"k": [1, 3, 10]},
     "judge": {"judge": fake_judge, "cache": False, "n_samples": 2},
+    "ragchecker": {"explain": True},
+    "nuggets": {"explain": True},
+    "citations": {"explain": True},
 }
 
 

@@ -105,14 +105,26 @@ def test_missing_extra_names_it(monkeypatch):
         ("rag", HEURISTIC, {}),
         ("rag", HEURISTIC, {"compat": "rag-eval-node-ts", "explain": True}),
         ("rag", ["answer_words", "faithfulness"], {}),
+        ("claims", ["ragchecker", "nuggets", "citations"], {"explain": True}),
     ],
-    ids=["retrieval-trec", "trec-measures-named", "heuristic-default", "heuristic-compat", "custom"],
+    ids=["retrieval-trec", "trec-measures-named", "heuristic-default", "heuristic-compat", "custom", "claim-level"],
 )
 def test_scores_equal_local_on_oracle_data(cluster, custom_metric, data, metrics, options):
-    frame = helpers.trec_wide() if data == "trec" else helpers.rag_log()
+    frame = helpers.trec_wide() if data == "trec" else helpers.rag_log() if data == "rag" else _claims_frame()
     want = rf.evaluate(frame, metrics, **options)
     got = collect(rf.distributed.score_dataset(dataset(frame, 3), metrics, batch_size=17, **options))
     assert_same_scores(got, want)
+
+
+def _claims_frame() -> pl.DataFrame:
+    """Random verdicts, nuggets and cited answers (tests/frames.py), 60 rows."""
+    from frames import make_frame
+
+    columns = ("answer2response", "response2answer", "retrieved2response", "retrieved2answer", "nuggets")
+    frame = make_frame(columns, 60, 5).drop("meta")
+    cited = [f"Paris is the capital of France [{i % 3 + 1}]. It is big [1][2]." for i in range(60)]
+    passages = [["Paris is the capital of France.", "Paris is big.", "Lyon."]] * 60
+    return frame.with_columns(pl.Series("answer", cited), pl.Series("contexts", passages), id=pl.int_range(60))
 
 
 def test_generated_log_in_many_blocks(cluster, custom_metric):

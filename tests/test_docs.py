@@ -173,6 +173,9 @@ FAMILY_SECTIONS = {
     "retrieval": "## Ranking measures",
     "heuristic": "## Heuristic metrics (no LLM)",
     "judge": "## Judge metrics (LLM)",
+    "ragchecker": "## Claim-level metrics",
+    "nuggets": "## Claim-level metrics",
+    "citations": "## Claim-level metrics",
 }
 
 
@@ -271,6 +274,23 @@ def test_columns_md_documents_every_metric_input(role):
     assert re.search(rf"^\| `{re.escape(role)}`", text, flags=re.M), f"docs/columns.md: no row for `{role}`"
 
 
+def _claims_frame():
+    """One row of every claim-level input column (RAGChecker's verdicts, nuggets)."""
+    import polars as pl
+
+    return pl.DataFrame(
+        {
+            "question": ["What is the capital of France?"],
+            "answer": ["Paris is the capital."],
+            "answer2response": [["Entailment"]],
+            "response2answer": [["Neutral"]],
+            "retrieved2response": [[["Entailment"]]],
+            "retrieved2answer": [[["Neutral"]]],
+            "nuggets": [[{"text": "Paris", "importance": "vital", "assignment": "support"}]],
+        }
+    )
+
+
 def _output_suffixes() -> set[str]:
     """The companion-column suffixes a run of every built-in metric writes (``_passed``, ``_reason``...)."""
     import polars as pl
@@ -287,11 +307,15 @@ def _output_suffixes() -> set[str]:
     )
     table = _builtin_table()
     graded = table.filter(table["inputs"].list.contains("relevance"))["name"].to_list()  # judged non-relevant counts
-    names = [name for name in table["name"] if name not in graded]
+    claim_level = table.filter(
+        table["family"].is_in(["ragchecker", "nuggets"]) | table["inputs"].list.contains("nuggets")
+    )["name"].to_list()
+    names = [name for name in table["name"] if name not in graded and name not in claim_level]
     graded_frame = frame.drop("relevant_ids").with_columns(relevance=pl.lit([{"id": "d2", "grade": 1}]))
     runs = [
         rf.evaluate(frame, names, judge=lambda p: "Score: 0.5", cache=False, explain=True, n_samples=2),
         rf.evaluate(graded_frame, graded),
+        rf.evaluate(_claims_frame(), claim_level, explain=True, judge=lambda p: "Nugget 1: support", cache=False),
         rf.evaluate(frame, ["faithfulness"], mode="hybrid", hybrid_band=(0.0, 1.0), judge=lambda p: "Score: 1"),
     ]
     suffixes = set()

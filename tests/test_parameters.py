@@ -169,7 +169,8 @@ def test_the_declarations_hold_invalid_values_to_test():
 
 @pytest.mark.parametrize(("family", "option", "value"), INVALID, ids=[f"{f}-{o}-{v!r}" for f, o, v in INVALID])
 def test_a_declared_invalid_value_is_refused_naming_the_option(family, option, value):
-    metrics = {"heuristic": ["faithfulness"], "retrieval": ["mrr"], "judge": ["judge_faithfulness"]}[family]
+    metrics = {"heuristic": ["faithfulness"], "retrieval": ["mrr"], "judge": ["judge_faithfulness"],
+               "citations": ["citation_recall"]}[family]  # fmt: skip
     extra = {"judge": _judge, "cache": False} if family == "judge" and option != "judge" else {}
     options = {**extra, option: value}
     if family == "heuristic" and option in _SEED_ONLY:

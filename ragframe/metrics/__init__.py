@@ -1,7 +1,9 @@
 """Metrics: the registry (:mod:`ragframe.metrics.registry`) and the families that register into it.
 
 Importing this package registers the built-in families: ``retrieval`` (trec_eval-exact ranking
-measures), ``heuristic`` (the seven no-LLM RAG metrics), ``judge`` (the LLM-judge metrics) and
+measures), ``heuristic`` (the seven no-LLM RAG metrics), ``judge`` (the LLM-judge metrics),
+``ragchecker`` (RAGChecker's claim-level diagnostics), ``nuggets`` (TREC RAG's nugget scores),
+``citations`` (ALCE's and TREC RAG's citation support) and
 ``custom`` (user metrics). :func:`list_metrics` shows them.
 """
 
@@ -38,8 +40,13 @@ __all__ = [
     "unregister_metric",
 ]
 
-# after the built-in families, so that rf.list_metrics() lists the judge metrics last
-from ragframe.metrics import callback, judge  # noqa: F401
+# the claim-level families (docs/claims.md) after the ranking and heuristic ones; then the judge metrics, listed last
+import ragframe.metrics.citations
+import ragframe.metrics.nuggets
+import ragframe.metrics.ragchecker  # noqa: F401
+
+# (nugget_judge registers judge_nugget_assignment, a judge metric: after the judge family)
+from ragframe.metrics import callback, judge, nugget_judge  # noqa: F401
 from ragframe.metrics import registry as _registry
 
 _registry._BUILT_IN.update(m.name for m in _registry.metrics())  # these cannot be unregistered

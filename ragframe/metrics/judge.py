@@ -115,6 +115,8 @@ def build_prompts(
     view: pl.DataFrame, metric: Metric, template: str, options: Mapping[str, Any], function: str
 ) -> tuple[list[str | None], list[str | None], list[int] | None]:
     """Each row's prompt (None when an input is null: skipped), why it was skipped, passage counts."""
+    if hasattr(metric.kernel, "prompts"):  # a judge metric with prompts of its own (judge_nugget_assignment)
+        return metric.kernel.prompts(view, template, options, function)
     n = view.height
     values: dict[str, list[Any]] = {}
     counts = None
@@ -183,6 +185,8 @@ def _leave_out_unchosen(
 
 
 def _score_metric(view: pl.DataFrame, metric: Metric, options: Mapping[str, Any], function: str) -> list[pl.Series]:
+    if not isinstance(metric.kernel, JudgeSpec):  # its own prompts and reading (judge_nugget_assignment)
+        return metric.kernel.score_rows(view, metric, options, function)
     spec: JudgeSpec = metric.kernel
     template = template_for(metric, options)
     if template != spec.template and not spec.score_fallback:  # the user's template may ask for a score only
@@ -517,4 +521,5 @@ EXAMPLE_REPLY = {
     "passages": "Verdict 1: yes",
     "ranked": "Verdict 1: yes",
     "f1": "Answer claim: a\nVerdict: yes\nReference claim: a\nCovered: yes",
+    "nuggets": "Nugget 1: support",
 }

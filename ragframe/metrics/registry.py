@@ -235,6 +235,9 @@ class Family:
     run_options : tuple of str
         The run's options (:class:`ragframe.run.RunOptions`) these functions also take (the judge
         family's: ``budget``, ``budget_seed``, ``by``).
+    reads_judge : bool
+        The family calls the ``judge=`` option itself when it is given (``citations``: the
+        uncertain sentence x passage pairs), so a run of its metrics alone may pass a judge.
     """
 
     name: str
@@ -246,6 +249,7 @@ class Family:
     function: str | None = None
     per_metric: str | None = None
     run_options: tuple[str, ...] = ()
+    reads_judge: bool = False
 
     @property
     def defaults(self) -> dict[str, Any]:

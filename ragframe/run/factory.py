@@ -47,6 +47,11 @@ _APPENDS = {
 #: How errors call a family's metrics.
 _NOUNS = {"retrieval": "ranking"}
 _SAMPLE = '>>> df = pl.DataFrame({"question": ["q"], "answer": ["a"], "contexts": [["a"]], "ground_truth": ["a"]})'
+#: The sample frame of a metric reading other columns than the text roles.
+_SAMPLES = {
+    "nuggets": '>>> df = pl.DataFrame({"question": ["q"], "answer": ["a"], '
+    '"nuggets": [[{"text": "a", "importance": "vital", "assignment": None}]]})',
+}
 _FAMILY_EXAMPLES = {
     "score_retrieval": (
         '>>> df = pl.DataFrame({"retrieved_ids": [["a", "b", "c"]], "relevant_ids": [["b"]]})\n'
@@ -111,7 +116,8 @@ def _docstring(function: str, family: Family, metric: Metric | None) -> str:
             example = f"{reply}\n>>> {call}[\"{metric.name}_status\"].to_list()\n['ok']"
         else:
             example = f'>>> "{metric.name}" in {function}(df).columns\nTrue'
-        example = f">>> import polars as pl\n{_SAMPLE}\n{example}"
+        sample = next((_SAMPLES[role] for role in metric.inputs if role in _SAMPLES), _SAMPLE)
+        example = f">>> import polars as pl\n{sample}\n{example}"
     else:
         summary = f"Append {family.name} metrics to a frame, one Float64 column per metric (and cutoff)."
         reads = "the columns its metrics read"

@@ -138,7 +138,8 @@ def check_judging(requests: list[tuple[Metric, int | None]], checked: Mapping[st
             )
         if prompts:
             raise InvalidParameterError(f"{function}: prompt= is given but no metric of this run is judged")
-        if options["judge"] is not None:  # a judge that would never be called: the run is not what was asked
+        reads = any(registry.get_family(m.family).reads_judge for m, _ in requests)
+        if options["judge"] is not None and not reads:  # a judge never called: the run is not what was asked
             names = [m.column(k) for m, k in requests]
             shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
             raise InvalidParameterError(
