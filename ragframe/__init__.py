@@ -49,6 +49,7 @@ from ragframe.run.functions import (
     score_retrieval,
 )
 from ragframe.stats.agreement import agreement, cohen_kappa, judgment_summary, judgments_to_qrels
+from ragframe.stats.assessors import assessor_agreement
 from ragframe.stats.batch_summary import batch_passed, detect_regressions, summarize_batch
 from ragframe.stats.calibrate import Calibrator, calibrate
 from ragframe.stats.compare import adjust_p_values, compare, compare_runs
@@ -83,6 +84,7 @@ __all__ = [
     "aevaluate",
     "agreement",
     "agreement_with_labels",
+    "assessor_agreement",
     "batch_passed",
     "budget_summary",
     "calibrate",
