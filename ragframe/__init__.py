@@ -55,6 +55,7 @@ from ragframe.stats.calibrate import Calibrator, calibrate
 from ragframe.stats.compare import adjust_p_values, compare, compare_runs
 from ragframe.stats.estimate import estimate
 from ragframe.stats.gate import gate
+from ragframe.stats.preference import preference_agreement
 from ragframe.stats.regressions import regressions
 from ragframe.stats.sample_size import sample_size
 from ragframe.stats.summary import SummaryState, merge_summary_states, summarize, summary_state
@@ -110,6 +111,7 @@ __all__ = [
     "judgments_to_qrels",
     "list_metrics",
     "merge_summary_states",
+    "preference_agreement",
     "read_qrels",
     "read_scores",
     "read_trec_run",
