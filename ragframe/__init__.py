@@ -56,6 +56,7 @@ from ragframe.stats.compare import adjust_p_values, compare, compare_runs
 from ragframe.stats.estimate import estimate
 from ragframe.stats.gate import gate
 from ragframe.stats.preference import preference_agreement
+from ragframe.stats.ranking_agreement import ranking_agreement
 from ragframe.stats.regressions import regressions
 from ragframe.stats.sample_size import sample_size
 from ragframe.stats.summary import SummaryState, merge_summary_states, summarize, summary_state
@@ -112,6 +113,7 @@ __all__ = [
     "list_metrics",
     "merge_summary_states",
     "preference_agreement",
+    "ranking_agreement",
     "read_qrels",
     "read_scores",
     "read_trec_run",
