@@ -28,6 +28,7 @@ from ragframe.judges import OpenAIJudge, judge_usage
 from ragframe.metrics import Metric, list_metrics, register_metric, score_columns, unregister_metric
 from ragframe.metrics.callback import callback_metric
 from ragframe.metrics.judge import judge_metric
+from ragframe.metrics.relevance import judge_relevance
 from ragframe.metrics.retrieval import evaluate_run, retrieval_metrics, run_summary
 from ragframe.namespace import register as _register_namespace
 from ragframe.retrieve import retrieve
@@ -55,6 +56,7 @@ from ragframe.stats.calibrate import Calibrator, calibrate
 from ragframe.stats.compare import adjust_p_values, compare, compare_runs
 from ragframe.stats.estimate import estimate
 from ragframe.stats.gate import gate
+from ragframe.stats.holes import fill_holes, judged_at_k
 from ragframe.stats.preference import preference_agreement
 from ragframe.stats.ranking_agreement import ranking_agreement
 from ragframe.stats.regressions import regressions
@@ -99,6 +101,7 @@ __all__ = [
     "evaluate",
     "evaluate_parquet",
     "evaluate_run",
+    "fill_holes",
     "gate",
     "judge_answer_correctness",
     "judge_answer_relevance",
@@ -109,6 +112,8 @@ __all__ = [
     "judge_metric",
     "judge_usage",
     "judgment_summary",
+    "judge_relevance",
+    "judged_at_k",
     "judgments_to_qrels",
     "list_metrics",
     "merge_summary_states",

@@ -59,6 +59,7 @@ from typing import Any
 __all__ = [
     "FakeJudgeServer",
     "Request",
+    "expected_grades",
     "expected_score",
     "prompt_kind",
     "reply_text",
@@ -91,8 +92,18 @@ def expected_score(prompt: str) -> float:
     return k / 10
 
 
+def expected_grades(prompt: str) -> list[int]:
+    """The 0-3 grades the fake server gives a relevance prompt's passages: ``(len(prompt) + i) % 4`` for passage i."""
+    return [(len(prompt) + i) % 4 for i in range(passage_count(prompt))]
+
+
 def prompt_kind(prompt: str) -> str:
-    """Which verdicts a prompt asks for: ``"f1"``, ``"passages"``, ``"ranked"``, ``"share"`` or ``"score"``."""
+    """Which verdicts a prompt asks for.
+
+    ``"f1"``, ``"passages"``, ``"ranked"``, ``"share"``, ``"grades"`` (relevance grades), else ``"score"``.
+    """
+    if "Grade <passage number>:" in prompt:
+        return "grades"
     if "Reference claim: <the claim>" in prompt:
         return "f1"
     if "Verdict <passage number>:" in prompt:
@@ -121,6 +132,8 @@ def verdict_lines(prompt: str, k: int) -> str:
         n = passage_count(prompt)
         shown = round(k / 10 * n)
         return "".join(f"Verdict {i + 1}: {'yes' if i < shown else 'no'}\n" for i in range(n))
+    if kind == "grades":  # rf.judge_relevance's prompt: one 0-3 grade per passage
+        return "".join(f"Grade {i + 1}: {g}\n" for i, g in enumerate(expected_grades(prompt)))
     return ""
 
 
