@@ -55,6 +55,7 @@ from ragframe.stats.batch_summary import batch_passed, detect_regressions, summa
 from ragframe.stats.calibrate import Calibrator, calibrate
 from ragframe.stats.compare import adjust_p_values, compare, compare_runs
 from ragframe.stats.estimate import estimate
+from ragframe.stats.estimate_systems import estimate_systems
 from ragframe.stats.gate import gate
 from ragframe.stats.holes import fill_holes, judged_at_k
 from ragframe.stats.preference import preference_agreement
@@ -98,6 +99,7 @@ __all__ = [
     "compare_runs",
     "detect_regressions",
     "estimate",
+    "estimate_systems",
     "evaluate",
     "evaluate_parquet",
     "evaluate_run",
