@@ -140,7 +140,7 @@ def estimate_systems(
         raise InvalidParameterError(f"{_FUNCTION}: need at least two systems, found {len(names)}")
     per_system = estimate(df, prediction=prediction, label=label, method=method, alpha=alpha, by=system)
     keyed = df.with_columns(pl.col(system).cast(pl.String))
-    wide = keyed.pivot(on=system, index=on, values=[prediction, label], separator="|")
+    wide = keyed.pivot(on=system, index=on, values=[prediction, label], separator="|").sort(on)
     wide = wide.rename(
         {c: c.replace(f"{prediction}|", "prediction|", 1) for c in wide.columns if c.startswith(f"{prediction}|")}
     )
