@@ -65,8 +65,8 @@ def tau_ap(reference: np.ndarray, candidate: np.ndarray) -> np.ndarray:
     ``i - 1`` systems above it that the reference also puts above it; tau_ap is
     ``2 / (N - 1) * sum(C(i) / (i - 1)) - 1``: 1 for the same ranking, -1 for the reverse,
     and, unlike Kendall's tau, a swap near the top costs more than one near the bottom. It is
-    not symmetric. Candidate ties are ordered by system position (stable), and a pair tied in
-    the reference counts half.
+    not symmetric. A pair tied in either ranking counts half (candidate ties are walked in
+    system order).
 
     Examples
     --------
@@ -78,10 +78,11 @@ def tau_ap(reference: np.ndarray, candidate: np.ndarray) -> np.ndarray:
     n = reference.shape[1]
     order = np.argsort(-candidate, axis=1, kind="stable")
     ref = np.take_along_axis(reference, order, axis=1)  # reference scores in the candidate's order
+    cand = np.take_along_axis(candidate, order, axis=1)
     above = ref[:, None, :] > ref[:, :, None]  # [r, i, j]: j above i in the reference
-    tied = ref[:, None, :] == ref[:, :, None]
+    tied = (ref[:, None, :] == ref[:, :, None]) | (cand[:, None, :] == cand[:, :, None])
     earlier = np.tril(np.ones((n, n), dtype=bool), k=-1)  # j before i in the candidate
-    correct = ((above + 0.5 * tied) * earlier).sum(axis=2)[:, 1:]
+    correct = (np.where(tied, 0.5, above.astype(np.float64)) * earlier).sum(axis=2)[:, 1:]
     return 2.0 / (n - 1) * (correct / np.arange(1, n)).sum(axis=1) - 1.0
 
 
