@@ -113,6 +113,20 @@ def test_frame_kinds_and_bad_inputs() -> None:
         rf.judge_relevance(PAIRS.with_columns(pl.lit(None, dtype=pl.String).alias("query_id")), judge=judge)
     with pytest.raises(rf.SchemaError):
         rf.judge_relevance(PAIRS.drop("passage"), judge=judge)
+    with pytest.raises(rf.SchemaError, match=r"rename the input's column.*'relevance'"):
+        rf.judge_relevance(PAIRS.with_columns(pl.lit(1).alias("relevance")), judge=judge)
+
+
+def test_a_pair_grade_does_not_depend_on_the_other_rows() -> None:
+    def judge(prompt: str) -> str:
+        return f"Grade 1: {len(prompt) % 4}"
+
+    whole = rf.judge_relevance(PAIRS, judge=judge, cache=False)
+    for i in range(PAIRS.height):
+        alone = rf.judge_relevance(PAIRS.slice(i, 1), judge=judge, cache=False)
+        assert alone.row(0) == whole.row(i)
+    reordered = rf.judge_relevance(PAIRS.reverse(), judge=judge, cache=False)
+    assert reordered.reverse().equals(whole)
 
 
 def test_labels_become_qrels_that_score_a_run(server) -> None:
@@ -154,6 +168,10 @@ def test_judged_at_k_and_fill_holes_by_hand() -> None:
         run, qrels, judge=lambda p: "Grade 1: 3", queries=queries, passages=texts.head(2), k=3, cache=False
     )
     assert no_text.filter(pl.col("doc_id") == "c")["error"].item().startswith("no query or passage text")
+    with pytest.raises(rf.SchemaError, match="not a whole number"):
+        rf.fill_holes(
+            run, qrels.with_columns(pl.lit(1.5).alias("relevance")), judge=str, queries=queries, passages=texts
+        )
 
 
 def test_fill_holes_on_dl19_bm25(server, tmp_path) -> None:

@@ -243,9 +243,11 @@ def judge_relevance(
         )
 
     columns = list(dict.fromkeys([query_id, query, passage]))
+    hint = "rename the input's column (e.g. people's 'relevance') before grading"
     if frame_kind(frame, function) == "lazy":
-        return apply_to_frame(to_polars(frame, None, function), compute, columns=columns, function=function).lazy()
-    return apply_to_frame(frame, compute, columns=columns, function=function)
+        eager = to_polars(frame, None, function)
+        return apply_to_frame(eager, compute, columns=columns, function=function, clash_hint=hint).lazy()
+    return apply_to_frame(frame, compute, columns=columns, function=function, clash_hint=hint)
 
 
 def _grade(

@@ -16,7 +16,7 @@ import polars as pl
 from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.metrics.relevance import judge_relevance
-from ragframe.schema import check_same_id_kind, first_true_row, to_polars
+from ragframe.schema import check_same_id_kind, first_true_row, integer_grades, to_polars
 
 __all__ = ["judged_at_k", "fill_holes"]
 
@@ -37,7 +37,12 @@ def _top_k(run: Any, k: int, query_id: str, doc_id: str, score: str, function: s
 
 
 def _labels(qrels: Any, query_id: str, doc_id: str, relevance: str, function: str) -> pl.DataFrame:
-    return to_polars(qrels, [query_id, doc_id, relevance], function)
+    """The qrels with whole-number grades (Int64): a null or fractional grade is an error, never truncated."""
+    df = to_polars(qrels, [query_id, doc_id, relevance], function)
+    at = first_true_row(df.get_column(relevance).is_null())
+    if at is not None:
+        raise SchemaError("null grade in the qrels", function=function, column=relevance, row=at, found="null")
+    return df.with_columns(integer_grades(df.get_column(relevance), relevance, function))
 
 
 def judged_at_k(
@@ -206,7 +211,7 @@ def fill_holes(
     people = human.select(
         query_id,
         doc_id,
-        pl.col(relevance).cast(pl.Int64),
+        pl.col(relevance),
         pl.lit("human").alias("source"),
         pl.lit("ok").alias("status"),
         pl.lit(None, dtype=pl.String).alias("error"),
