@@ -150,3 +150,14 @@ def test_bad_inputs() -> None:
         rf.preference_agreement(frame, first="a", second="b", human="a", confidence=1.0)
     with pytest.raises(rf.InvalidParameterError, match="n_resamples"):
         rf.preference_agreement(frame, first="a", second="b", human="a", n_resamples=-1)
+
+
+def test_bootstrap_in_blocks_gives_the_same_intervals(ragchecker, monkeypatch) -> None:
+    import ragframe.stats.preference as preference
+
+    labels, _ = ragchecker
+    frame = labels.filter(pl.col("aspect") == "completeness_label")
+    kw = {"first": "first", "second": "second", "human": "human", "cluster": "instance_id", "n_resamples": 300}
+    whole = rf.preference_agreement(frame, **kw)
+    monkeypatch.setattr(preference, "_CELLS", 7 * frame.height)  # blocks of 7 resamples
+    assert rf.preference_agreement(frame, **kw).equals(whole)

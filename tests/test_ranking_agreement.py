@@ -138,3 +138,13 @@ def test_bad_inputs() -> None:
         rf.ranking_agreement(a, a, metric="m", alpha=0)
     with pytest.raises(rf.SchemaError):
         rf.ranking_agreement(a, a, metric="nope")
+
+
+def test_bootstrap_in_blocks_gives_the_same_intervals(monkeypatch) -> None:
+    import ragframe.stats.ranking_agreement as module
+
+    scores = _runs("dl19")
+    kw = {"metric": "ndcg_at_10", "metric_b": "mrr_at_10", "n_resamples": 300}
+    whole = rf.ranking_agreement(scores, scores, **kw)
+    monkeypatch.setattr(module, "_CELLS", 36 * 7)  # blocks of 7 resamples of 6 x 6 systems
+    assert rf.ranking_agreement(scores, scores, **kw).equals(whole)

@@ -23,6 +23,8 @@ from ragframe.schema import first_true_row, to_polars
 
 __all__ = ["preference_agreement", "weighted_correlations"]
 
+_CELLS = 4_000_000  # bootstrap weights held at once (resamples x rows)
+
 
 def _ranks(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Average ranks (1-based, ties averaged) of ``values`` in each weighted resample.
@@ -204,7 +206,12 @@ def preference_agreement(
         n_clusters = int(code.max()) + 1
         rng = np.random.default_rng(seed)
         counts = rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_resamples)
-        draws = weighted_correlations(x, y, counts[:, code].astype(np.float64))
+        step = max(1, _CELLS // x.size)  # resamples per block: at most about _CELLS weights in memory
+        blocks = [
+            weighted_correlations(x, y, counts[start : start + step, code].astype(np.float64))
+            for start in range(0, n_resamples, step)
+        ]
+        draws = (np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks]))
         with warnings.catch_warnings():  # a constant side in every resample: the bounds are null
             warnings.simplefilter("ignore", RuntimeWarning)
             bounds = [np.concatenate(percentile_interval(d[None, :], confidence)) for d in draws]

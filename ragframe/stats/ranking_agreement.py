@@ -25,6 +25,8 @@ from ragframe.schema import first_true_row, id_dtype_ok, to_polars
 
 __all__ = ["ranking_agreement", "kendall_tau_b", "tau_ap"]
 
+_CELLS = 8_000_000  # (resample, system, system) cells of tau_ap held at once
+
 
 def _snap(means: np.ndarray) -> np.ndarray:
     """Means rounded to 12 significant digits of each row's largest: equal means summed in another order tie."""
@@ -265,9 +267,11 @@ def ranking_agreement(
         n_q = len(common)
         weights = rng.multinomial(n_q, np.full(n_q, 1.0 / n_q), size=n_resamples) / n_q  # (R, Q)
         boot_a, boot_b = _snap(weights @ score_a.T), _snap(weights @ score_b.T)  # (R, S) bootstrap means
+        step = max(1, _CELLS // (len(names) * len(names)))  # tau_ap holds (resamples, S, S) at once
+        parts = [slice(start, start + step) for start in range(0, n_resamples, step)]
         draws = {
             "kendall_tau": kendall_tau_b(boot_a, boot_b),
-            "tau_ap": tau_ap(boot_a, boot_b),
+            "tau_ap": np.concatenate([tau_ap(boot_a[p], boot_b[p]) for p in parts]),
             "spearman": _spearman(boot_a, boot_b),
         }
         with warnings.catch_warnings():  # constant resamples give NaN, left out of the bounds
