@@ -292,8 +292,12 @@ def _judge_part(args: argparse.Namespace, judge: rf.OpenAIJudge | None) -> None:
     log = pl.read_parquet(example_rag_log())
     log = log.head(args.rows) if args.rows is not None else log
     cache: Path | bool = False if args.no_cache else (args.cache or True)
-    table, judged, seconds = judge_agreement(log, judge, cache, args.n_resamples)
-    print_judge(judge, log.height, table, judged, seconds)
+    try:
+        table, judged, seconds = judge_agreement(log, judge, cache, args.n_resamples)
+    except rf.SchemaError as error:  # a judge that scored no row at all: nothing to compare, say so and go on
+        print(f"\nJudge {judge!r} on the first {log.height} ARES rows: no AUROC ({error})")
+    else:
+        print_judge(judge, log.height, table, judged, seconds)
     ragchecker_judge(judge, cache, args.rows, args.n_resamples)
     dl19_relevance(judge, cache, args.rows)
 
@@ -303,6 +307,8 @@ ASPECTS = ("correctness_label", "completeness_label", "overall_label")
 
 def _preference_cells(frame: pl.DataFrame, first: str, second: str, n_resamples: int, **options) -> list[str]:
     cells = []
+    if frame.select(pl.col(first).is_null() | pl.col(second).is_null()).to_series().all():
+        return ["-"] * len(ASPECTS)  # no score difference at all (every judge call failed)
     for aspect in ASPECTS:
         r = rf.preference_agreement(
             frame, first=first, second=second, human=aspect, n_resamples=n_resamples, **options

@@ -102,3 +102,15 @@ def test_judge_url_form_and_the_assessor_tables(validity, capsys):
     assert "judge statuses (both answers): ok 12" in out
     assert "DL19 relevance grading: 6 NIST-judged pairs of the BM25 top 10" in out
     assert re.search(r"^graded 0-3 +6 +\d\.\d{3}", out, flags=re.MULTILINE)
+
+
+def test_a_judge_that_never_answers_readably_still_reaches_every_table(validity, capsys):
+    with FakeJudgeServer() as server:
+        server.rules[""] = "bad_score"  # every reply unreadable
+        argv = ["--judge", server.base_url, "--rows", "2", "--n-resamples", "20", "--no-cache"]
+        assert validity.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "ARES rows: no AUROC" in out
+    assert re.search(r"^judge_answer_correctness +- +- +-$", out, flags=re.MULTILINE)
+    assert "judge statuses (both answers): parse_error 4" in out
+    assert "judge statuses: parse_error 2" in out and "no grade came back" in out
