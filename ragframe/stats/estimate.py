@@ -88,6 +88,11 @@ def estimate(
         Error level: the intervals target coverage ``1 - alpha``.
     by : str or list of str, optional
         Slice columns: one row per slice (sorted, nulls first), each estimated on its own rows.
+    systems : str, optional
+        The system column of a frame with one row per system and ``query_id``: the result is
+        :func:`ragframe.estimate_systems`'s (``by`` is not taken then).
+    pairs : bool
+        With ``systems``: the differences between every two systems.
 
     Returns
     -------
