@@ -29,12 +29,22 @@ Replies go to the judge cache (``--cache``; the library's default file unless
 ``--no-cache``), so a rerun costs nothing. Without ``--judge`` that part is skipped (one
 line says so). The judge never sees the held-out sets.
 
+The judge also meets the assessor sets (``docs/assessors.md``): it scores both answers of the
+first ``--rows`` RAGChecker pairs with ``judge_answer_correctness``, and its row of the
+preference meta-evaluation (``rf.preference_agreement``, Pearson / Spearman x100) is printed
+beside RAGChecker's and the annotators'; and it grades the first ``--rows`` NIST-judged
+(query, passage) pairs of the DL19 BM25 top 10 with ``rf.judge_relevance`` (0-3), compared
+with NIST's grades by ``rf.assessor_agreement`` (graded, and binarised at >= 2 and >= 1).
+``--judge`` takes a model name, or the endpoint's URL (``--judge http://127.0.0.1:8080/v1``,
+the model then from ``--model``).
+
 Usage::
 
     python benchmarks/validity.py                 # development sets
     python benchmarks/validity.py --held-out      # and the held-out ones
     OPENAI_API_KEY=... python benchmarks/validity.py --judge gpt-4o-mini --input-price 0.15 --output-price 0.6
     python benchmarks/validity.py --judge qwen2.5 --base-url http://127.0.0.1:8000/v1 --rows 50
+    python benchmarks/validity.py --judge http://127.0.0.1:8080/v1 --rows 50
 """
 
 from __future__ import annotations
@@ -176,9 +186,10 @@ def make_judge(args: argparse.Namespace) -> rf.OpenAIJudge | None:
     if args.judge is None:
         return None
     extra = {} if args.max_tokens is None else {"max_tokens": args.max_tokens}
+    is_url = args.judge.startswith(("http://", "https://"))
     return rf.OpenAIJudge(
-        args.judge,
-        base_url=args.base_url,
+        args.model if is_url else args.judge,
+        base_url=args.judge if is_url else args.base_url,
         timeout=args.timeout,
         max_concurrency=args.concurrency,
         input_price_per_million=args.input_price,
@@ -281,18 +292,148 @@ def _judge_part(args: argparse.Namespace, judge: rf.OpenAIJudge | None) -> None:
     log = pl.read_parquet(example_rag_log())
     log = log.head(args.rows) if args.rows is not None else log
     cache: Path | bool = False if args.no_cache else (args.cache or True)
-    table, judged, seconds = judge_agreement(log, judge, cache, args.n_resamples)
-    print_judge(judge, log.height, table, judged, seconds)
+    try:
+        table, judged, seconds = judge_agreement(log, judge, cache, args.n_resamples)
+    except rf.SchemaError as error:  # a judge that scored no row at all: nothing to compare, say so and go on
+        print(f"\nJudge {judge!r} on the first {log.height} ARES rows: no AUROC ({error})")
+    else:
+        print_judge(judge, log.height, table, judged, seconds)
+    ragchecker_judge(judge, cache, args.rows, args.n_resamples)
+    dl19_relevance(judge, cache, args.rows)
+
+
+ASPECTS = ("correctness_label", "completeness_label", "overall_label")
+
+
+def _preference_cells(frame: pl.DataFrame, first: str, second: str, n_resamples: int, **options) -> list[str]:
+    cells = []
+    if frame.select(pl.col(first).is_null() | pl.col(second).is_null()).to_series().all():
+        return ["-"] * len(ASPECTS)  # no score difference at all (every judge call failed)
+    for aspect in ASPECTS:
+        r = rf.preference_agreement(
+            frame, first=first, second=second, human=aspect, n_resamples=n_resamples, **options
+        ).row(0, named=True)
+        if r["pearson"] is None:
+            cells.append("-")
+            continue
+        interval = "" if r["pearson_low"] is None else f" [{100 * r['pearson_low']:.1f}, {100 * r['pearson_high']:.1f}]"
+        cells.append(f"{100 * r['pearson']:.2f} / {100 * r['spearman']:.2f}{interval}")
+    return cells
+
+
+def ragchecker_judge(judge: rf.OpenAIJudge, cache: Path | bool, rows: int | None, n_resamples: int) -> None:
+    """The judge's answer correctness in RAGChecker's preference meta-evaluation, beside RAGChecker's own."""
+    folder = SHARED / "ragchecker_human_labels"
+    if not (folder / "baseline_ragchecker.json").exists():
+        print("\nRAGChecker preference meta-evaluation: data not found; skipped")
+        return
+    human = json.loads((folder / "human_labeled_data.json").read_text(encoding="utf-8"))
+    base = {r["instance_id"]: r for r in json.loads((folder / "baseline_ragchecker.json").read_text(encoding="utf-8"))}
+    instances = pl.DataFrame(
+        [
+            {
+                "instance_id": r["instance_id"],
+                "question": r["query"],
+                "ground_truth": r["gt_answer"],
+                "answer_1": _response(r["model1"]),
+                "answer_2": _response(r["model2"]),
+                "ragchecker_1": base[r["instance_id"]]["model1"]["ragchecker"]["overall_label"],
+                "ragchecker_2": base[r["instance_id"]]["model2"]["ragchecker"]["overall_label"],
+            }
+            for r in human[0::2]
+        ]
+    )
+    instances = instances.head(rows) if rows is not None else instances
+    labels = pl.DataFrame([{"instance_id": r["instance_id"], **{a: r[a] for a in ASPECTS}} for r in human])
+    scored = instances
+    for side in ("1", "2"):
+        judged = rf.evaluate(
+            instances,
+            ["answer_correctness"],
+            mode="llm",
+            judge=judge,
+            cache=cache,
+            answer=f"answer_{side}",
+            composite=False,
+        )
+        heuristic = rf.evaluate(instances, ["answer_correctness"], answer=f"answer_{side}", composite=False)
+        scored = scored.with_columns(
+            judged["answer_correctness"].alias(f"judge_{side}"),
+            judged["answer_correctness_status"].alias(f"status_{side}"),
+            heuristic["answer_correctness"].alias(f"heuristic_{side}"),
+        )
+    frame = labels.join(scored, on="instance_id")
+    options = {"cluster": "instance_id"}
+    print(f"\nRAGChecker preference meta-evaluation, the first {instances.height} pairs x 2 annotators")
+    print("(rf.preference_agreement: Pearson / Spearman x100 [95% interval of Pearson]; a missing judge score")
+    print(" counts as the median difference, as RAGChecker's protocol says)")
+    print(f"{'metric':32} " + " ".join(f"{a.replace('_label', ''):>29}" for a in ASPECTS))
+    for name, first, second in (
+        ("RAGChecker overall score", "ragchecker_1", "ragchecker_2"),
+        ("ragframe answer_correctness", "heuristic_1", "heuristic_2"),
+        ("judge_answer_correctness", "judge_1", "judge_2"),
+    ):
+        cells = _preference_cells(frame, first, second, n_resamples, **options)
+        print(f"{name:32} " + " ".join(f"{c:>29}" for c in cells))
+    statuses = pl.concat([scored["status_1"], scored["status_2"]]).value_counts(sort=True).rows()
+    print("judge statuses (both answers): " + ", ".join(f"{s} {c}" for s, c in statuses))
+
+
+def dl19_relevance(judge: rf.OpenAIJudge, cache: Path | bool, rows: int | None) -> None:
+    """The judge's 0-3 grades of NIST-judged DL19 passages (BM25 top 10) against NIST's grades."""
+    text = SHARED / "rankllm_dl_runs" / "bm25_top100_with_text.dl19.json"
+    qrels_path = SHARED / "anserini_qrels" / "qrels.dl19-passage.txt"
+    if not (text.exists() and qrels_path.exists()):
+        print("\nDL19 relevance grading: data not found; skipped")
+        return
+    hits = json.loads(text.read_text(encoding="utf-8"))
+    pairs = pl.DataFrame(
+        [
+            {
+                "query_id": str(h["qid"]),
+                "doc_id": h["docid"],
+                "rank": h["rank"],
+                "query": q["query"],
+                "passage": h["content"],
+            }
+            for q in hits
+            for h in q["hits"][:10]
+        ]
+    )
+    nist = rf.read_qrels(qrels_path)
+    pairs = pairs.join(nist.select("query_id", "doc_id"), on=["query_id", "doc_id"], how="semi").sort(
+        "query_id", "rank"
+    )
+    pairs = pairs.head(rows) if rows is not None else pairs
+    graded = rf.judge_relevance(pairs, judge=judge, cache=cache)
+    llm = graded.filter(pl.col("relevance").is_not_null()).select("query_id", "doc_id", "relevance")
+    statuses = graded["relevance_status"].value_counts(sort=True).rows()
+    print(f"\nDL19 relevance grading: {pairs.height} NIST-judged pairs of the BM25 top 10, rf.judge_relevance (0-3)")
+    print("judge statuses: " + ", ".join(f"{s} {c}" for s, c in statuses))
+    if llm.height == 0:
+        print("no grade came back: no agreement to compute")
+        return
+    print(f"{'labels':14} {'pairs':>6} {'agreement':>9} {'kappa':>7} {'linear':>7} {'quadratic':>9}")
+    for name, at in (("graded 0-3", None), (">= 2", 2), (">= 1", 1)):
+        r = rf.assessor_agreement(nist, llm, binarize_at=at).row(0, named=True)
+        kappas = f"{r['kappa']:>7.3f} {r['kappa_linear']:>7.3f} {r['kappa_quadratic']:>9.3f}"
+        print(f"{name:14} {r['pairs']:>6} {r['agreement']:>9.3f} {kappas}")
+    print("(TREC RAG 2025 for scale: NIST vs UMBRELA-v2 agree 0.441, kappa 0.233 graded; kappa 0.431 at >= 2)")
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--held-out", action="store_true", help="also the held-out sets (HaluEval QA, FaithBench)")
     parser.add_argument("--n-resamples", type=int, default=2000, help="bootstrap resamples of each interval")
-    judge = parser.add_argument_group("LLM judge (on the ARES dev rows only)")
-    judge.add_argument("--judge", metavar="MODEL", help="model name of an OpenAI-compatible endpoint")
+    judge = parser.add_argument_group("LLM judge (ARES, RAGChecker and DL19 dev rows)")
+    judge.add_argument(
+        "--judge", metavar="MODEL|URL", help="model name of an OpenAI-compatible endpoint, or the endpoint's URL"
+    )
+    judge.add_argument("--model", default="default", help="the model name when --judge is a URL")
     judge.add_argument("--base-url", help="the endpoint, up to /v1 (default: OPENAI_BASE_URL, else OpenAI's)")
-    judge.add_argument("--rows", type=int, help="judge the first N ARES rows (default: all 200)")
+    judge.add_argument(
+        "--rows", type=int, help="judge the first N rows of each set (default: all: 200 ARES, 280 pairs, 430 passages)"
+    )
     judge.add_argument("--input-price", type=float, help="price per million input tokens")
     judge.add_argument("--output-price", type=float, help="price per million output tokens")
     judge.add_argument("--max-tokens", type=int, help="max_tokens of each reply (default: not sent)")

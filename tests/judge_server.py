@@ -63,6 +63,7 @@ from typing import Any
 __all__ = [
     "FakeJudgeServer",
     "Request",
+    "expected_grades",
     "expected_score",
     "nugget_labels",
     "prompt_kind",
@@ -99,6 +100,11 @@ def expected_score(prompt: str) -> float:
     return k / 10
 
 
+def expected_grades(prompt: str) -> list[int]:
+    """The 0-3 grades the fake server gives a relevance prompt's passages: ``(len(prompt) + i) % 4`` for passage i."""
+    return [(len(prompt) + i) % 4 for i in range(passage_count(prompt))]
+
+
 def nugget_labels(prompt: str) -> list[str]:
     """The labels the server gives the nuggets a prompt lists (``1. ...`` lines after ``Nuggets:``): nugget i gets
     ``("support", "partial_support", "not_support")[(i + len(prompt)) % 3]``."""
@@ -108,7 +114,9 @@ def nugget_labels(prompt: str) -> list[str]:
 
 
 def prompt_kind(prompt: str) -> str:
-    """The verdicts a prompt asks for: ``f1``, ``passages``, ``ranked``, ``share``, ``nuggets`` or ``score``."""
+    """The verdicts a prompt asks for: ``f1``, ``passages``, ``ranked``, ``share``, ``nuggets``, ``grades`` or ``score``."""
+    if "Grade <passage number>:" in prompt:
+        return "grades"
     if "Claim 1: Entailment" in prompt:
         return "claim_checking"
     if "Nugget 1: support" in prompt:
@@ -162,6 +170,8 @@ def verdict_lines(prompt: str, k: int) -> str:
     if kind == "nugget_importance":  # nugget i is vital when i + len(prompt) is even
         n = len(nugget_labels(prompt))
         return "".join(f"Nugget {i}: {'vital' if (i + len(prompt)) % 2 == 0 else 'okay'}\n" for i in range(1, n + 1))
+    if kind == "grades":  # rf.judge_relevance's prompt: one 0-3 grade per passage
+        return "".join(f"Grade {i + 1}: {g}\n" for i, g in enumerate(expected_grades(prompt)))
     return ""
 
 

@@ -64,7 +64,9 @@ def test_judge_rows_against_the_fake_server(validity, capsys, tmp_path):
         log = pl.read_parquet(example_rag_log()).head(20)
         judge = rf.OpenAIJudge("fake", base_url=server.base_url, api_key="")
         judged = rf.evaluate(log, list(PAIRS), mode="llm", judge=judge, cache=tmp_path / "ragframe" / "judge.sqlite3")
-        assert len(server.log) == requests == 60  # 20 rows x 3 metrics, then all cached
+        # ARES 20 rows x 3 metrics, RAGChecker 20 pairs x 2 answers (two of the 40 prompts are the same: one
+        # cached reply), DL19 20 passages; then all cached
+        assert len(server.log) == requests == 60 + 39 + 20
     rows = _judge_rows(out)
     heuristic = rf.evaluate(log, list(PAIRS))
     for metric, label in PAIRS.items():
@@ -86,3 +88,29 @@ def test_without_a_judge_one_line_says_skipped(validity, capsys):
     out = capsys.readouterr().out
     skipped = [line for line in out.splitlines() if "Judge" in line]
     assert skipped == ["Judge: skipped (no judge configured; --judge MODEL [--base-url URL], key from OPENAI_API_KEY)"]
+
+
+def test_judge_url_form_and_the_assessor_tables(validity, capsys):
+    with FakeJudgeServer() as server:
+        argv = ["--judge", server.base_url, "--model", "m", "--rows", "6", "--n-resamples", "20", "--no-cache"]
+        assert validity.main(argv) == 0
+        assert len(server.log) == 6 * 3 + 6 * 2 + 6
+        assert {r.body["model"] for r in server.log} == {"m"}
+    out = capsys.readouterr().out
+    assert "RAGChecker preference meta-evaluation, the first 6 pairs x 2 annotators" in out
+    assert re.search(r"^judge_answer_correctness +-?\d+\.\d\d / -?\d+\.\d\d", out, flags=re.MULTILINE)
+    assert "judge statuses (both answers): ok 12" in out
+    assert "DL19 relevance grading: 6 NIST-judged pairs of the BM25 top 10" in out
+    assert re.search(r"^graded 0-3 +6 +\d\.\d{3}", out, flags=re.MULTILINE)
+
+
+def test_a_judge_that_never_answers_readably_still_reaches_every_table(validity, capsys):
+    with FakeJudgeServer() as server:
+        server.rules[""] = "bad_score"  # every reply unreadable
+        argv = ["--judge", server.base_url, "--rows", "2", "--n-resamples", "20", "--no-cache"]
+        assert validity.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "ARES rows: no AUROC" in out
+    assert re.search(r"^judge_answer_correctness +- +- +-$", out, flags=re.MULTILINE)
+    assert "judge statuses (both answers): parse_error 4" in out
+    assert "judge statuses: parse_error 2" in out and "no grade came back" in out
