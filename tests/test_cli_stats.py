@@ -502,7 +502,7 @@ def test_help_documents_every_flag_and_exit_codes(capsys, monkeypatch, command):
 def test_top_level_help_lists_commands_and_exit_codes(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     code, out, _ = run_cli(capsys, "--help")
-    usage = "usage: ragframe [-h] {demo,eval,trec,summary,compare,gate,report,estimate} ..."
+    usage = "usage: ragframe [-h] {demo,eval,trec,summary,compare,gate,report,estimate,generate,annotations} ..."
     assert code == 0 and out.startswith(usage)
     text = " ".join(out.split())
     assert "exit codes: 0 ok, 1 gate failed, 2 usage error, 3 input or runtime error, 130 interrupted" in text

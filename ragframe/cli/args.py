@@ -15,6 +15,7 @@ from typing import Any
 
 from ragframe.cli.format import FORMATS
 from ragframe.exceptions import UsageError
+from ragframe.extras import require
 from ragframe.stats.options import DEFAULTS
 from ragframe.stats.paired_tests import TESTS
 
@@ -58,6 +59,21 @@ SCORES_HELP = (
     "unless --metrics names others."
 )
 _CORRECTION_CHOICES = ("holm", "bonferroni", "fdr_bh", "none")
+
+
+def read_toml(path: str) -> dict[str, Any]:
+    """The table of the TOML config file ``path`` (tomllib, or tomli on Python 3.10); a usage error when invalid."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        tomllib = require("cli", "tomli", function="reading a TOML config on Python 3.10")
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"config file {path!r} not found") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"config file {path!r} is not valid TOML: {exc}") from exc
 
 
 def epilog(*paragraphs: str) -> str:

@@ -16,6 +16,7 @@ from ragframe.cli.args import (
     epilog,
     mapping,
     positive_int,
+    read_toml,
     unit_interval,
 )
 from ragframe.cli.format import format_frame
@@ -88,17 +89,7 @@ def _load_config(path: str | None) -> dict[str, Any]:
     """The TOML file's table (a [columns] table is flattened into the column-name options)."""
     if path is None:
         return {}
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        tomllib = require("cli", "tomli", function="reading a TOML config on Python 3.10")
-    try:
-        with open(path, "rb") as handle:
-            config = tomllib.load(handle)
-    except FileNotFoundError as exc:
-        raise FileNotFoundError(f"config file {path!r} not found") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"config file {path!r} is not valid TOML: {exc}") from exc
+    config = read_toml(path)
     columns = config.pop("columns", {})
     if not isinstance(columns, dict):
         raise UsageError(f"config file {path!r}: [columns] must be a table of role = column name")

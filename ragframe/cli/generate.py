@@ -9,10 +9,9 @@ from typing import Any
 
 import polars as pl
 
-from ragframe.cli.args import UsageError, epilog, non_negative_int, positive_int
+from ragframe.cli.args import UsageError, epilog, non_negative_int, positive_int, read_toml
 from ragframe.cli.eval import _budget_option, budget_part
 from ragframe.cli.inputs import read_argument
-from ragframe.extras import require
 from ragframe.testsets import generate_testset, generation_rejections
 
 __all__ = ["add_parser", "run", "load_config"]
@@ -49,17 +48,7 @@ def load_config(path: str | None) -> dict[str, Any]:
     """The TOML config's table, its keys checked against :data:`CONFIG_KEYS`."""
     if path is None:
         return {}
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        tomllib = require("cli", "tomli", function="reading a TOML config on Python 3.10")
-    try:
-        with open(path, "rb") as handle:
-            config = tomllib.load(handle)
-    except FileNotFoundError as exc:
-        raise FileNotFoundError(f"config file {path!r} not found") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"config file {path!r} is not valid TOML: {exc}") from exc
+    config = read_toml(path)
     unknown = sorted(set(config) - set(CONFIG_KEYS))
     if unknown:
         raise UsageError(f"config file {path!r}: unknown key {unknown[0]!r}; known keys: {sorted(CONFIG_KEYS)}")

@@ -384,7 +384,7 @@ class TrecKernel:
     Examples
     --------
     >>> TrecKernel("map_cut", "cutoffs").measure(("average_precision_at_5",), (5,), {})
-    TrecMeasure(root='map_cut', params=(5,), names=('average_precision_at_5',))
+    TrecMeasure(root='map_cut', params=(5,), names=('average_precision_at_5',), placeholder_kept=False)
     """
 
     root: str
