@@ -162,6 +162,7 @@ class Request:
     served: float | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    path: str = ""  # the request target as sent: path and query string
 
 
 @dataclass
@@ -286,7 +287,7 @@ class FakeJudgeServer:
             prompt = body["messages"][-1]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
             body, prompt = raw.decode("utf-8", "replace"), None
-        request = Request(now, prompt, body, dict(handler.headers.items()))
+        request = Request(now, prompt, body, dict(handler.headers.items()), path=handler.path)
         with self._lock:
             self.log.append(request)
             self.in_flight += 1

@@ -70,7 +70,7 @@ import weakref
 from collections.abc import AsyncIterator, Mapping
 from functools import lru_cache
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import polars as pl
 
@@ -121,7 +121,7 @@ def _api_key(api_key: Any, api_key_env: Any) -> secrets.Secret | None:
     if not isinstance(api_key, str):
         raise InvalidParameterError(f"{name}: api_key must be a str, found a {type(api_key).__name__}")
     secrets.protect({"api_key": api_key}, name)  # refuses '***', the redacted form of a key
-    return secrets.Secret(api_key) if api_key else None
+    return secrets.Secret(api_key) if api_key.strip() else None  # held stripped: a key read from a file
 
 
 def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -191,14 +191,29 @@ class _Final(Exception):
         self.error = error
 
 
-def _base_url(value: Any) -> str:
+def _base_url(value: Any) -> tuple[str, str]:
+    """The base URL as shown (no trailing ``/`` or ``/chat/completions``) and the endpoint a call is POSTed to.
+
+    The path is joined before the query string: ``https://host/v1?api-version=2024-06-01``
+    posts to ``https://host/v1/chat/completions?api-version=2024-06-01``. The URL's secrets
+    (userinfo, secret query parameters) are registered for :func:`ragframe.secrets.scrub`.
+    """
     url = value if value is not None else (os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
-    parts = urlsplit(url) if isinstance(url, str) else None
+    try:
+        parts = urlsplit(url.strip()) if isinstance(url, str) else None
+    except ValueError:  # an unbalanced [ in the host
+        parts = None
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise fail("OpenAIJudge", "base_url", "an http(s) URL such as 'http://127.0.0.1:8000/v1'", url)
-    url = url.rstrip("/")
+        raise fail(
+            "OpenAIJudge", "base_url", "an http(s) URL such as 'http://127.0.0.1:8000/v1'", secrets.scrub(str(url))
+        )
+    for found in secrets.url_secrets(url):
+        secrets.register(found)
+    path = parts.path.rstrip("/")
     suffix = "/chat/completions"
-    return url[: -len(suffix)] if url.endswith(suffix) else url
+    path = path[: -len(suffix)] if path.endswith(suffix) else path
+    shown = urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+    return shown, urlunsplit((parts.scheme, parts.netloc, path + suffix, parts.query, ""))
 
 
 def _optional(value: Any, name: str, *, positive: bool) -> float | None:
@@ -312,7 +327,7 @@ class OpenAIJudge:
         if not isinstance(model, str) or not model:
             raise fail(name, "model", "a non-empty model name (str)", model)
         self.model = model
-        self.base_url = _base_url(base_url)
+        self.base_url, self._endpoint = _base_url(base_url)
         self._api_key = _api_key(api_key, api_key_env)
         self._key_env = api_key_env
         self.timeout = number(timeout, "timeout", name, minimum=0.0, inclusive=False)
@@ -366,6 +381,8 @@ class OpenAIJudge:
         state = {k: v for k, v in self.__dict__.items() if k not in self._RUNTIME}
         if secrets.is_carrying() and self._api_key is not None:  # a pipe to evaluate_parquet's child
             state["_carried_key"] = self._api_key
+        if not secrets.is_carrying():  # a key in the URL's query string or userinfo is not pickled either
+            state["base_url"], state["_endpoint"] = secrets.scrub(self.base_url), secrets.scrub(self._endpoint)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -622,8 +639,8 @@ class OpenAIJudge:
         """
         httpx = _import_httpx()
         headers = {"Authorization": f"Bearer {self._api_key.reveal()}"} if self._api_key is not None else {}
-        where = f"POST {self.base_url}/chat/completions"
-        task = asyncio.ensure_future(client.post(f"{self.base_url}/chat/completions", json=body, headers=headers))
+        where = f"POST {self._endpoint}"
+        task = asyncio.ensure_future(client.post(self._endpoint, json=body, headers=headers))
         adaptive, queued = self._adaptive, False
         try:
             while True:
@@ -655,7 +672,7 @@ class OpenAIJudge:
 
     def _reply(self, response: Any) -> JudgeReply:
         """The reply of a response; raises _Retry for what may be retried and JudgeHTTPError for what may not."""
-        where = f"POST {self.base_url}/chat/completions"
+        where = f"POST {self._endpoint}"
         status = response.status_code
         if status == 429 or status in _RETRYABLE or status >= 500:
             kind = JudgeRateLimited if status == 429 else JudgeHTTPError

@@ -70,7 +70,7 @@ import polars as pl
 from ragframe.concurrency import run_sync
 from ragframe.exceptions import InvalidParameterError, RagframeError
 from ragframe.judges.base import CallableJudge, Judge, JudgeCallError, JudgeReply, as_judge
-from ragframe.judges.budget import BudgetGate, cost_bound, estimated_cost
+from ragframe.judges.budget import DRY_RUN_REPLY_TOKENS, BudgetGate, cost_bound, estimated_cost
 from ragframe.judges.cache import JudgeCache, cache_key, resolve_cache
 from ragframe.judges.progress import JudgeProgress
 from ragframe.judges.usage import GLOBAL_USAGE, JudgeUsage, active_ledgers, price_of, token_estimate
@@ -83,8 +83,6 @@ logger = logging.getLogger("ragframe.judges")
 
 #: Calls in flight when neither the caller nor the judge says.
 DEFAULT_CONCURRENCY = 8
-#: Reply tokens a dry run assumes when the judge has no ``expected_reply_tokens``.
-DRY_RUN_REPLY_TOKENS = 100
 #: Re-asks of an unreadable reply per (prompt, sample) and run, by default.
 DEFAULT_PARSE_RETRIES = 2
 #: Appended to the prompt when a reply could not be read (``{error}``: why, from ``check``).

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
 import numpy as np
@@ -164,6 +164,11 @@ class Evaluator:
     def __call__(self, frame: Frame, /) -> Frame:
         """``df.pipe(evaluator)``: the same as :meth:`evaluate`."""
         return self.evaluate(frame)
+
+    def __repr__(self) -> str:
+        # scrubbed: a key in a judge's base_url (its query string or userinfo) is a str, not a Secret
+        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
+        return secrets.scrub(f"{type(self).__name__}({shown})")
 
     def __getstate__(self) -> dict[str, Any]:
         # the user metrics it names travel with it, so that a child process (evaluate_parquet's,
