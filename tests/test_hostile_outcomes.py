@@ -243,6 +243,52 @@ def test_overwrite_removes_ragframe_files_only(log_file, tmp_path):
     assert sorted(p.name for p in (out / "scores").iterdir()) == ["part-00000.parquet", "part-00001.parquet"]
 
 
+# issue 36 item 2: --overwrite deletes only what a ragframe manifest proves ragframe wrote
+USER_FILES = {
+    "summary": ["summary.parquet"],
+    "another-programs-manifest": ["manifest.json"],
+    "a-part-name": ["scores/part-00099.parquet"],
+    "a-temporary-name": ["scores/.part-00000.parquet.123.tmp", ".manifest.json.7.tmp"],
+    "a-ragframe-looking-folder": ["manifest.json", "summary.parquet", "scores/part-00000.parquet"],
+}
+
+
+def _user_folder(out: Path, names: list[str]) -> dict[str, bytes]:
+    for name in names:
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_bytes(b'{"files": ["scores/part-00000.parquet"]}' if name == "manifest.json" else b"mine")
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("names", list(USER_FILES.values()), ids=list(USER_FILES))
+def test_overwrite_refuses_a_folder_without_a_ragframe_manifest(names, log_file, tmp_path, capsys):
+    out = tmp_path / "mine"
+    before = _user_folder(out, names)
+    argv = ["eval", str(log_file), "-o", str(out), "--metrics", "faithfulness", "--no-progress", "--overwrite"]
+    assert main(argv) == 2  # a usage error: this folder is not a ragframe output folder
+    line = assert_one_error_line(capsys.readouterr().err)
+    assert f"{str(out)!r} holds files but no ragframe manifest" in line, line
+    with pytest.raises(ResumeError, match=r"holds files but no ragframe manifest") as error:
+        rf.evaluate_parquet(log_file, out, metrics=["faithfulness"], overwrite=True, progress=False)
+    assert repr(str(out)) in str(error.value)
+    assert {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_overwrite_deletes_only_the_parts_the_manifest_lists(log_file, tmp_path, capsys):
+    out = tmp_path / "out"
+    flags = ["--metrics", "faithfulness", "--no-progress", "--batch-rows", "5"]
+    assert main(["eval", str(log_file), "-o", str(out), *flags]) == 0
+    assert manifest(out)["batches"] == 3  # 12 rows in batches of 5: recorded before any part is written
+    (out / "scores" / "part-00099.parquet").write_bytes(b"mine")  # a part name the manifest does not list
+    assert main(["eval", str(log_file), "-o", str(out), *flags, "--overwrite"]) == 3
+    assert "part-00099.parquet' is not a file ragframe wrote" in assert_one_error_line(capsys.readouterr().err)
+    assert (out / "scores" / "part-00099.parquet").read_bytes() == b"mine"
+    (out / "scores" / "part-00099.parquet").unlink()
+    (out / "scores" / ".part-00001.parquet.4242.tmp").write_bytes(b"half")  # a killed writer's temporary: listed
+    assert main(["eval", str(log_file), "-o", str(out), *flags, "--overwrite"]) == 0
+    assert sorted(p.name for p in (out / "scores").iterdir()) == [f"part-0000{i}.parquet" for i in range(3)]
+
+
 # ----------------------------------------------------------------------------- 6. a checkout stays clean
 
 
