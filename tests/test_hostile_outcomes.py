@@ -289,6 +289,42 @@ def test_overwrite_deletes_only_the_parts_the_manifest_lists(log_file, tmp_path,
     assert sorted(p.name for p in (out / "scores").iterdir()) == [f"part-0000{i}.parquet" for i in range(3)]
 
 
+# issue 36 item 4: an option that does nothing without another is a usage error naming both
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--metrics", "faithfulness", "--max-failure-rate", "0.1"], ("--max-failure-rate", "judge metric")),
+        (["--metrics", "faithfulness", "--hybrid-band", "0.3", "0.7"], ("--hybrid-band", "--mode hybrid")),
+        (["--metrics", "faithfulness", "--budget-seed", "3"], ("--budget-seed", "--budget")),
+    ],
+    ids=["max-failure-rate-without-a-judge", "hybrid-band-without-hybrid", "budget-seed-without-budget"],
+)
+def test_an_option_that_would_do_nothing_is_a_usage_error(flags, named, log_file, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["eval", str(log_file), "-o", str(out), "--no-progress", *flags]) == 2
+    line = assert_one_error_line(capsys.readouterr().err)
+    assert all(word in line for word in named), line
+    assert not out.exists()  # refused before anything is written
+
+
+def test_options_that_would_do_nothing_are_refused_by_the_library(log_file, tmp_path):
+    with pytest.raises(InvalidParameterError, match=r"max_failure_rate=0\.1 .*no judge metric"):
+        rf.evaluate_parquet(log_file, tmp_path / "o", metrics=["faithfulness"], max_failure_rate=0.1, progress=False)
+    assert not (tmp_path / "o").exists()
+    with pytest.raises(InvalidParameterError, match=r"hybrid_band= .*mode='hybrid'"):
+        rf.Evaluator(["faithfulness"], hybrid_band=(0.3, 0.7))
+    with pytest.raises(InvalidParameterError, match=r"hybrid_band= .*mode='hybrid'"):
+        rf.Evaluator(["faithfulness"], mode="llm", judge=len, hybrid_band=(0.3, 0.7))
+    with pytest.raises(InvalidParameterError, match=r"budget_seed= .*budget="):
+        rf.Evaluator(["judge_faithfulness"], judge=len, budget_seed=3)
+    with pytest.raises(InvalidParameterError, match=r"budget_summary: .*no judge columns"):
+        rf.budget_summary(pl.DataFrame({"faithfulness": [0.5, 1.0]}))
+    # each with its partner is fine
+    rf.Evaluator(["faithfulness"], mode="hybrid", judge=len, hybrid_band=(0.3, 0.7))
+    rf.Evaluator(["faithfulness"], metric_modes={"faithfulness": "hybrid"}, judge=len, hybrid_band=(0.3, 0.7))
+    rf.Evaluator(["judge_faithfulness"], judge=len, budget=2, budget_seed=3)
+
+
 # ----------------------------------------------------------------------------- 6. a checkout stays clean
 
 

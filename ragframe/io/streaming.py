@@ -918,6 +918,8 @@ def evaluate_parquet(
         )
     batches, job, expected = _plan_run(source, Path(out), evaluator, batch_rows, keep)
     limit = failure_limit(max_failure_rate, function)
+    if limit is not None:
+        check_judged(job.evaluator, job.read, limit, function)
     manifest = _start_output(
         job.out, {**expected, "batches": len(batches)}, resume, overwrite, runner.engine if runner else "local"
     )
@@ -1220,6 +1222,16 @@ def failure_limit(value: Any, function: str) -> float | None:
     if value is None:
         return None
     return validate.number(value, "max_failure_rate", function, minimum=0.0, maximum=1.0)
+
+
+def check_judged(evaluator: Evaluator, columns: Sequence[str], limit: float, function: str) -> None:
+    """``max_failure_rate`` limits the share of failed judge calls: a run without a judged metric has none to limit."""
+    written = evaluator.written_columns(dict.fromkeys(columns, pl.String()), function=function)
+    if not any(c.endswith("_status") for c in written):
+        raise InvalidParameterError(
+            f"{function}: max_failure_rate={limit:g} limits the share of failed judge calls, and this run has no "
+            "judge metric (judge_*, or mode='llm'/'hybrid' with a judge); drop it, or add a judge metric"
+        )
 
 
 def check_outcome(result: ParquetEvaluation, max_failure_rate: float | None, files: Sequence[str]) -> None:

@@ -63,6 +63,21 @@ def _all_options() -> dict[str, Any]:
     return merged
 
 
+def _check_partners(given: Mapping[str, Any], checked: Mapping[str, Any], function: str) -> None:
+    """An option given without the one it works with does nothing: an error naming both (not silence)."""
+    hybrid = checked["mode"] == "hybrid" or "hybrid" in checked["metric_modes"].values()
+    if given.get("hybrid_band") is not None and not hybrid:
+        raise InvalidParameterError(
+            f"{function}: hybrid_band= chooses the rows a hybrid run sends to the judge, and needs mode='hybrid' "
+            "(or a metric_modes entry 'hybrid'); without it no row is routed by the band"
+        )
+    if "budget_seed" in given and checked["budget"] is None:
+        raise InvalidParameterError(
+            f"{function}: budget_seed= seeds a judge budget's draw of rows, and needs budget=; without a "
+            "budget every row is judged"
+        )
+
+
 @dataclass(frozen=True, init=False)
 class Evaluator:
     """A run configuration: metrics and options, checked once, reused for every frame.
@@ -325,6 +340,7 @@ class Evaluator:
         checked["metric_modes"] = routing.check_metric_modes(merged["metric_modes"], function)
         checked["hybrid_band"] = routing.check_hybrid_band(merged["hybrid_band"], function)
         checked["budget"] = check_budget(merged["budget"], merged["budget_seed"], merged["by"], function)
+        _check_partners(given, checked, function)
         return checked
 
     # ------------------------------------------------------------------ metrics and columns
