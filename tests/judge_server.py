@@ -34,7 +34,9 @@ gateways do: a request finding it empty gets a 429 with ``Retry-After: 1`` and, 
 OpenAI's, ``retry-after-ms`` with the time until the next token); ``server.slots`` (None:
 every request is computed at once; ``n``: at most ``n`` at a time, the others wait in
 arrival order, as llama.cpp's server with ``n`` slots does: ``slots=1`` serialises them,
-each taking ``latency`` seconds once its turn comes).
+each taking ``latency`` seconds once its turn comes); ``server.refuse_each_prompt`` (``n``: the
+first ``n`` requests of each prompt get the ``"429"`` fault, with ``Retry-After:
+server.retry_after``, none when it is None).
 
 Measurements: ``server.log`` (one :class:`Request` per request: ``start`` (arrival),
 ``served`` (its turn came) and ``end`` on ``time.monotonic()``, prompt, body, headers,
@@ -174,6 +176,7 @@ class FakeJudgeServer:
     slow_seconds: float = 5.0
     requests_per_second: float | None = None
     slots: int | None = None
+    refuse_each_prompt: int = 0  # the first N requests of each prompt are answered 429 (with ``retry_after``)
     rules: dict[str, str] = field(default_factory=dict)
     log: list[Request] = field(default_factory=list)
     in_flight: int = 0
@@ -262,6 +265,10 @@ class FakeJudgeServer:
     # --- the work ---------------------------------------------------------------------------
     def _fault_for(self, prompt: str | None, now: float) -> str | None:
         with self._lock:
+            if self.refuse_each_prompt and prompt is not None:
+                seen = sum(1 for r in self.log if r.prompt == prompt)  # this request is logged already
+                if seen <= self.refuse_each_prompt:
+                    return "429"
             for needle, fault in self.rules.items():
                 if prompt is not None and needle in prompt:
                     return fault

@@ -85,7 +85,7 @@ from ragframe.judges.base import (
     JudgeTimeout,
     as_judge,
 )
-from ragframe.judges.limits import AdaptiveLimits, RateLimiter, Sent
+from ragframe.judges.limits import UNADVISED_BACKOFF_CAP, AdaptiveLimits, RateLimiter, Sent
 from ragframe.judges.usage import JudgeUsage, token_estimate
 from ragframe.validate import fail, flag, integer, number, positive_int
 
@@ -181,6 +181,7 @@ class _Retry(Exception):
         super().__init__(str(error))
         self.error, self.wait = error, wait
         self.cut = False  # this 429 cut the learned rate
+        self.sent_at: float | None = None  # when the refused request left (a back-off's round)
 
 
 class _Final(Exception):
@@ -371,11 +372,12 @@ class OpenAIJudge:
         max_rate = self.requests_per_minute / 60 if self.requests_per_minute else None
         self._adaptive = AdaptiveLimits(self.max_concurrency, max_rate)
         self._usage = JudgeUsage()
+        self._backing_off_until = -math.inf  # the latest end of a call's wait after a 429 without Retry-After
         self._lock = threading.Lock()
         self._sessions: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self._holders: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
-    _RUNTIME = ("_api_key", "_limiter", "_adaptive", "_usage", "_lock", "_sessions", "_holders")
+    _RUNTIME = ("_api_key", "_limiter", "_adaptive", "_usage", "_lock", "_sessions", "_holders", "_backing_off_until")
 
     def __getstate__(self) -> dict[str, Any]:
         state = {k: v for k, v in self.__dict__.items() if k not in self._RUNTIME}
@@ -566,7 +568,8 @@ class OpenAIJudge:
                 if end is not None:
                     error = retry.error
                     raise type(error)(f"{error}{self._attempts(attempt)}{end}", retries=attempt) from None
-                delay = self._backoff(attempt, retry.wait)
+                limited = isinstance(retry.error, JudgeRateLimited)
+                delay = self._backoff(attempt, retry.wait, retry.sent_at if limited else None)
                 logger.info("%s: %s (%s); retrying in %.2f s", self.model, retry.error, progress, delay)
                 await asyncio.sleep(delay)
                 attempt += 1
@@ -589,17 +592,29 @@ class OpenAIJudge:
             return f"; the server asked to retry after {wait:.1f} s, past the rate_limit_budget of {budget:g} s"
         return None
 
-    def _backoff(self, attempt: int, wait: float | None) -> float:
+    def _backoff(self, attempt: int, wait: float | None, unadvised_at: float | None = None) -> float:
         """Full jitter under the exponential ceiling, after the server's Retry-After when it gave one.
 
         The jitter on top of Retry-After keeps the calls that were told to wait the same time from
-        all coming back at once (and being refused again together).
+        all coming back at once (and being refused again together). A 429 without Retry-After
+        (``unadvised_at``: when the refused request left) waits by the judge's shared back-off
+        level instead, capped (:meth:`AdaptiveLimits.unadvised_backoff`).
         """
+        if wait is None and unadvised_at is not None:
+            cap = min(self.backoff_max, UNADVISED_BACKOFF_CAP)
+            ceiling = self._adaptive.unadvised_backoff(unadvised_at, self.backoff_base, cap)
+            delay = random.uniform(ceiling / 2, ceiling)
+            self._backing_off_until = max(self._backing_off_until, self._adaptive.clock() + delay)
+            return delay
         jitter = random.uniform(0.0, min(self.backoff_max, self.backoff_base * 2**attempt))
         if wait is not None:
             self._limiter.pause(wait)
             return wait + jitter
         return jitter
+
+    def rate_limit_wait(self) -> float:
+        """Seconds before this judge sends again after a 429 (a ``Retry-After`` or the shared back-off); 0: none."""
+        return max(self._limiter.paused_for(), self._backing_off_until - self._adaptive.clock(), 0.0)
 
     async def _attempt(self, client: Any, body: dict[str, Any], estimate: int, *, may_cut: bool) -> JudgeReply:
         """One POST in a place of the window, after the configured and the learned pacing.
@@ -616,7 +631,10 @@ class OpenAIJudge:
             try:
                 response = await self._exchange(client, body, sent)
                 status = response.status_code
-                outcome = "refused" if status == 429 else "accepted" if 200 <= status < 300 else "answered"
+                if status == 429:  # a 429 without Retry-After carries no rate: it cuts nothing (judges.limits)
+                    outcome = "refused" if retry_after_seconds(response.headers) is not None else "throttled"
+                else:
+                    outcome = "accepted" if 200 <= status < 300 else "answered"
             finally:
                 cut = adaptive.finished(sent, outcome)
         finally:
@@ -624,7 +642,7 @@ class OpenAIJudge:
         try:
             reply = self._reply(response)
         except _Retry as retry:
-            retry.cut = cut
+            retry.cut, retry.sent_at = cut, sent.at
             raise
         if reply.input_tokens is not None and reply.output_tokens is not None:
             self._limiter.settle(estimate, reply.input_tokens + reply.output_tokens)

@@ -548,7 +548,10 @@ async def _call_all(
     plan: _Plan, pending: list[tuple[str, str, int, int, _Outcome | None]], outcomes: dict[str, _Outcome]
 ) -> None:
     """``plan.concurrency`` workers take the pending (prompt, sample)s in order; each reply is cached as it arrives."""
-    progress = JudgeProgress(len(pending), plan.metric, enabled=plan.progress)
+    waiting = getattr(plan.judge, "rate_limit_wait", None)  # shown on the line while 429s hold the judge
+    progress = JudgeProgress(
+        len(pending), plan.metric, enabled=plan.progress, waiting=waiting if callable(waiting) else None
+    )
     items = iter(pending)
 
     async def worker() -> None:
