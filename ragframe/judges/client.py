@@ -10,7 +10,9 @@ Retries
     A wait is exponential backoff with full jitter (drawn uniformly from ``[0,
     min(backoff_max, backoff_base * 2**attempt)]``); when the answer has a ``Retry-After``
     (seconds or an HTTP date; OpenAI's ``retry-after-ms`` first), that long is waited first,
-    the jitter on top, and every call of the judge pauses for it.
+    the jitter on top, and every call of the judge pauses for it. A 429 without one waits
+    by the judge's shared back-off level instead, never more than
+    :data:`ragframe.judges.limits.UNADVISED_BACKOFF_CAP` seconds (:mod:`ragframe.judges.limits`).
 
     - **429** is retried for as long as the server keeps refusing for less than
       ``rate_limit_budget`` seconds (default 300), whatever the number of attempts: a call
