@@ -302,7 +302,8 @@ def portable(value: Any) -> Any:
     """Frozen options (nested tuples of ``(name, value)`` pairs) without the pairs whose value is a :class:`Secret`.
 
     What an object holding options pickles outside :func:`carrying`: the copy has no key
-    (a judge made from it reads ``OPENAI_API_KEY``, or the variable ``api_key_env`` names).
+    (a judge made from it reads ``OPENAI_API_KEY``, or the variable ``api_key_env`` names);
+    a URL's secrets (:func:`url_secrets`) are masked (``?api-key=***``).
 
     Examples
     --------
@@ -314,6 +315,8 @@ def portable(value: Any) -> Any:
     if type(value) is tuple:
         kept = (v for v in value if not (type(v) is tuple and len(v) == 2 and isinstance(v[1], Secret)))
         return tuple(portable(v) for v in kept)
+    if isinstance(value, str) and url_secrets(value):  # a key in a base_url's query string or userinfo
+        return scrub(value)
     return value
 
 

@@ -556,6 +556,8 @@ def test_a_key_in_the_base_url_reaches_the_server_and_no_artefact(
         ("repr", repr(ev)),
         ("to_dict", json.dumps(ev.to_dict())),
         ("judge repr", repr(rf.OpenAIJudge("fake", base_url=given))),
+        ("evaluator pickle", pickle.dumps(ev)),
+        ("judge pickle", pickle.dumps(rf.OpenAIJudge("fake", base_url=given))),
         ("caplog", caplog.text),
         ("stdout", captured.out),
         ("stderr", captured.err),
