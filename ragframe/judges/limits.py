@@ -58,8 +58,9 @@ Learned limits (:class:`AdaptiveLimits`)
       accepted answer between, back to the start at the next accepted answer, and never more
       than :data:`UNADVISED_BACKOFF_CAP` seconds. The refused call waits between half of it
       and all of it; the others go on, and the window's slow start counts such an answer as
-      an accepted one (a server that answers at once is not queueing) (a pause of every call at each such 429 kept a server
-      that refuses some requests and answers the rest idle most of the time).
+      an accepted one (a server that answers at once is not queueing). A pause of every call
+      at each such 429 was tried: it kept a server that refuses some requests and answers the
+      rest idle most of the time.
 
     A configured limit stays an upper bound: the learned rate never exceeds
     ``requests_per_minute``, the window never exceeds ``max_concurrency``.
