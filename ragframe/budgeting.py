@@ -30,6 +30,7 @@ import numpy as np
 import polars as pl
 
 from ragframe import validate
+from ragframe.exceptions import InvalidParameterError
 from ragframe.judges.budget import (
     CANDIDATE_SCHEMA,
     Budget,
@@ -247,6 +248,12 @@ def budget_summary(scored: Any, /, *, by: str | list[str] | None = None, alpha: 
         was 0.50-1.37 times this width at 40 chosen rows (1.03 on average; wider in 63% of
         the seeds): plan with a margin.
 
+    Raises
+    ------
+    InvalidParameterError
+        The frame has no judge columns (no ``<column>_status`` with its ``<column>_error``):
+        there is no budget to summarise.
+
     Examples
     --------
     >>> import polars as pl
@@ -270,7 +277,11 @@ def budget_summary(scored: Any, /, *, by: str | list[str] | None = None, alpha: 
             continue
         tables.append(_summary_of(frame, name, group_by, z))
     if not tables:
-        return pl.DataFrame(schema={"metric": pl.String, **{c: pl.Int64 for c in ("rows", "candidates")}})
+        raise InvalidParameterError(
+            "budget_summary: the frame has no judge columns (a judge score's '<column>_status' and "
+            f"'<column>_error' from a judged run, found {frame.columns[:8]}): it summarises what a judge "
+            "budget bought; pass the output of a run with judge metrics"
+        )
     return pl.concat(tables, how="vertical_relaxed")
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
-from ragframe.secrets import scrub
+from ragframe.redaction import scrub
 
 __all__ = [
     "RagframeError",

@@ -20,9 +20,15 @@ The rule has three parts, used by every sink:
   variable that holds one, and is shown as it is. :func:`protect` wraps such values in a
   ``Secret`` when options come in; :func:`redact` shows them as ``'***'`` when they go out.
 - **Values.** Every key ragframe holds is registered in this process (and in the child
-  processes it is carried to); :func:`scrub` replaces any registered key inside a text
-  (a reply a gateway echoed it in, an error message, a log record) by ``***``, and the
-  password of a URL (``https://user:PASSWORD@host``) too. Keys shorter than
+  processes it is carried to), as it was given and without surrounding whitespace (a
+  :class:`Secret` holds the stripped form: a key read from a file, or from a variable set
+  from one, often ends in a newline); :func:`scrub` replaces any registered key inside a
+  text (a reply a gateway echoed it in, an error message, a log record) by ``***``, and
+  the secrets of a URL too: its userinfo (``https://user:PASSWORD@host``,
+  ``https://TOKEN@host``) and its secret-looking query parameters (``?api-key=``,
+  ``key``, ``token``, ``sig``, ``code``, ...: :func:`is_secret_query_name`), whose values
+  are also registered when options come in (:func:`protect`). The scrubbing itself
+  lives in :mod:`ragframe.redaction` (which :mod:`ragframe.exceptions` uses). Keys shorter than
   :data:`MIN_SCRUB_LENGTH` characters are not scrubbed from free text (they would match
   ordinary words); they are still never shown where they are named.
 - **Sinks.** Manifests, ``Evaluator.to_dict``, reports, judge replies before they are
@@ -48,16 +54,28 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
+
+from ragframe.exceptions import InvalidParameterError
+from ragframe.redaction import (
+    MIN_SCRUB_LENGTH,
+    REDACTED,
+    is_secret_name,
+    is_secret_query_name,
+    register,
+    scrub,
+    url_secrets,
+)
 
 __all__ = [
     "REDACTED",
     "MIN_SCRUB_LENGTH",
     "Secret",
     "is_secret_name",
+    "is_secret_query_name",
+    "url_secrets",
     "is_secret_reference",
     "protect",
     "redact",
@@ -72,53 +90,16 @@ __all__ = [
     "LOGGERS",
 ]
 
-#: What a secret is shown as.
-REDACTED = "***"
-#: Registered keys shorter than this are not scrubbed from free text (see the module doc).
-MIN_SCRUB_LENGTH = 8
 #: The loggers of ragframe; each gets a :class:`ScrubFilter` (a test checks that every
 #: ``ragframe*`` logger of every module is among them).
-LOGGERS = ("ragframe", "ragframe.judge", "ragframe.judges", "ragframe.retrieve")
+#: ``httpx`` logs each request's URL at INFO level: a key in a base URL's query string is masked there too.
+LOGGERS = ("ragframe", "ragframe.judge", "ragframe.judges", "ragframe.retrieve", "httpx")
 
-_SECRET_NAME = re.compile(
-    r"(?:^|_)(?:(?:api|access|secret|private|client)_?key|token|secret|password|passwd|passphrase"
-    r"|authorization|auth|credentials?|bearer|cookie)$"
-)
-_URL_PASSWORD = re.compile(r"(?P<head>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/@:]*:)(?P<password>[^\s/@]+)@")
-
-_lock = threading.Lock()
-_known: set[str] = set()
-_pattern: re.Pattern[str] | None = None
 _carry = threading.local()
 
 
 def _normal(name: str) -> str:
     return name.strip().lower().replace("-", "_")
-
-
-def is_secret_name(name: Any) -> bool:
-    """Whether an option (or header, or field) of this name holds a secret (see the module doc).
-
-    Parameters
-    ----------
-    name : object
-        The name; anything but a str is not a secret's name.
-
-    Returns
-    -------
-    bool
-
-    Examples
-    --------
-    >>> [is_secret_name(n) for n in ("api_key", "Authorization", "x-api-key", "auth_token", "password")]
-    [True, True, True, True, True]
-    >>> [is_secret_name(n) for n in ("max_tokens", "tokens_per_minute", "prompt_cache_key", "api_key_env")]
-    [False, False, False, False]
-    """
-    if not isinstance(name, str):
-        return False
-    normal = _normal(name)
-    return not normal.endswith("_env") and _SECRET_NAME.search(normal) is not None
 
 
 def is_secret_reference(name: Any) -> bool:
@@ -163,9 +144,9 @@ class Secret:
     def __init__(self, value: str, variable: str | None = None) -> None:
         if not isinstance(value, str):
             raise TypeError(f"a Secret holds a str, found a {type(value).__name__}")
-        self._value = value
+        self._value = value.strip()  # a key read from a file or a variable set from one ends in a newline
         self.variable = variable
-        register(value)
+        register(value)  # both forms: an error may show either
 
     def reveal(self) -> str:
         """The key itself: for the ``Authorization`` header, nothing else."""
@@ -204,62 +185,7 @@ class Secret:
         )
 
 
-def register(value: Any) -> None:
-    """Remember a key so that :func:`scrub` replaces it in any text of this process.
-
-    Parameters
-    ----------
-    value : str or Secret
-        The key; one shorter than :data:`MIN_SCRUB_LENGTH` characters is not registered.
-    """
-    global _pattern
-    text = value.reveal() if isinstance(value, Secret) else value
-    if not isinstance(text, str) or len(text) < MIN_SCRUB_LENGTH or text in _known:
-        return
-    with _lock:
-        _known.add(text)
-        ordered = sorted(_known, key=len, reverse=True)  # a key inside a longer one: the longer first
-        _pattern = re.compile("|".join(re.escape(k) for k in ordered))
-
-
-def scrub(text: str, *extra: Any) -> str:
-    """``text`` with every registered key (and ``extra`` ones) replaced by ``***``, and URL passwords masked.
-
-    Parameters
-    ----------
-    text : str
-        Any text (a reply, an error message, a log line).
-    *extra : str, Secret or None
-        Keys to replace whatever their length (a judge's own key).
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> scrub("POST https://me:hunter2@gateway.example/v1 failed")
-    'POST https://me:***@gateway.example/v1 failed'
-    >>> scrub("echo: abc", "abc")
-    'echo: ***'
-    """
-    if not isinstance(text, str):
-        return text
-    for key in extra:
-        key = key.reveal() if isinstance(key, Secret) else key
-        if isinstance(key, str) and key:
-            text = text.replace(key, REDACTED)
-    pattern = _pattern
-    if pattern is not None:
-        text = pattern.sub(REDACTED, text)
-    if "://" in text:
-        text = _URL_PASSWORD.sub(lambda m: f"{m['head']}{REDACTED}@", text)
-    return text
-
-
 def _fail(message: str) -> Exception:
-    from ragframe.exceptions import InvalidParameterError
-
     return InvalidParameterError(message)
 
 
@@ -308,9 +234,9 @@ def protect(value: Any, function: str, where: str = "") -> Any:
         return out
     if type(value) in (list, tuple):
         return type(value)(protect(item, function, where) for item in value)
-    if isinstance(value, str) and "://" in value:
-        for match in _URL_PASSWORD.finditer(value):
-            register(match["password"])
+    if isinstance(value, str):
+        for found in url_secrets(value):  # a key in a base_url: scrubbed from any text from now on
+            register(found)
     return value
 
 
@@ -376,7 +302,8 @@ def portable(value: Any) -> Any:
     """Frozen options (nested tuples of ``(name, value)`` pairs) without the pairs whose value is a :class:`Secret`.
 
     What an object holding options pickles outside :func:`carrying`: the copy has no key
-    (a judge made from it reads ``OPENAI_API_KEY``, or the variable ``api_key_env`` names).
+    (a judge made from it reads ``OPENAI_API_KEY``, or the variable ``api_key_env`` names);
+    a URL's secrets (:func:`url_secrets`) are masked (``?api-key=***``).
 
     Examples
     --------
@@ -388,6 +315,8 @@ def portable(value: Any) -> Any:
     if type(value) is tuple:
         kept = (v for v in value if not (type(v) is tuple and len(v) == 2 and isinstance(v[1], Secret)))
         return tuple(portable(v) for v in kept)
+    if isinstance(value, str) and url_secrets(value):  # a key in a base_url's query string or userinfo
+        return scrub(value)
     return value
 
 
@@ -455,7 +384,7 @@ def from_environment(variable: Any, function: str, *, required: bool = True) -> 
         found = f"a {type(variable).__name__}" if not isinstance(variable, str) else repr(variable)
         raise _fail(f"{function}: api_key_env must be the name of an environment variable (a str), found {found}")
     value = os.environ.get(variable)
-    if not value:
+    if not value or not value.strip():
         if required:
             raise _fail(
                 f"{function}: api_key_env names the environment variable {variable!r}, which is not set "

@@ -38,7 +38,9 @@ each taking ``latency`` seconds once its turn comes); ``server.gather`` (None: n
 held while fewer than ``n`` are in flight, until ``n`` are (then nothing is held until ``reset()``) or
 until ``gather_quiet`` seconds pass with no new request (a client still growing its window, as the
 judge's slow start does, sends no more until it gets answers): a test of a client's concurrency bound
-then reads ``max_in_flight`` without depending on how fast a loaded machine sends the requests).
+then reads ``max_in_flight`` without depending on how fast a loaded machine sends the requests);
+``server.refuse_each_prompt`` (``n``: the first ``n`` requests of each prompt get the ``"429"`` fault,
+with ``Retry-After: server.retry_after``, none when it is None).
 
 Measurements: ``server.log`` (one :class:`Request` per request: ``start`` (arrival),
 ``served`` (its turn came) and ``end`` on ``time.monotonic()``, prompt, body, headers,
@@ -114,7 +116,10 @@ def nugget_labels(prompt: str) -> list[str]:
 
 
 def prompt_kind(prompt: str) -> str:
-    """The verdicts a prompt asks for: ``f1``, ``passages``, ``ranked``, ``share``, ``nuggets``, ``grades`` or ``score``."""
+    """The verdicts a prompt asks for: ``f1``, ``passages``, ``ranked``, ``share``, ``nuggets``, ``grades``, ...
+
+    ``claim_checking``, ``nugget_creation``, ``citations``, ``nugget_importance``, else ``score``.
+    """
     if "Grade <passage number>:" in prompt:
         return "grades"
     if "Claim 1: Entailment" in prompt:
@@ -213,6 +218,7 @@ class Request:
     served: float | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    path: str = ""  # the request target as sent: path and query string
 
 
 @dataclass
@@ -226,6 +232,7 @@ class FakeJudgeServer:
     slots: int | None = None
     gather: int | None = None
     gather_quiet: float = 1.0
+    refuse_each_prompt: int = 0  # the first N requests of each prompt are answered 429 (with ``retry_after``)
     rules: dict[str, str] = field(default_factory=dict)
     log: list[Request] = field(default_factory=list)
     in_flight: int = 0
@@ -318,6 +325,10 @@ class FakeJudgeServer:
     # --- the work ---------------------------------------------------------------------------
     def _fault_for(self, prompt: str | None, now: float) -> str | None:
         with self._lock:
+            if self.refuse_each_prompt and prompt is not None:
+                seen = sum(1 for r in self.log if r.prompt == prompt)  # this request is logged already
+                if seen <= self.refuse_each_prompt:
+                    return "429"
             for needle, fault in self.rules.items():
                 if prompt is not None and needle in prompt:
                     return fault
@@ -343,7 +354,7 @@ class FakeJudgeServer:
             prompt = body["messages"][-1]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
             body, prompt = raw.decode("utf-8", "replace"), None
-        request = Request(now, prompt, body, dict(handler.headers.items()))
+        request = Request(now, prompt, body, dict(handler.headers.items()), path=handler.path)
         with self._lock:
             self.log.append(request)
             self.in_flight += 1

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent / "ragframe"
 #: The floors, lowest first: a module may import its own floor and the floors below.
 FLOORS: tuple[tuple[str, ...], ...] = (
     # base: errors, keys, checks, the frame contract, optional imports, the text of a cell
-    ("exceptions", "secrets", "validate", "schema", "concurrency", "extras", "display"),
+    ("exceptions", "redaction", "secrets", "validate", "schema", "concurrency", "extras", "display"),
     ("kernels",),  # whole-column computations
     ("judges",),  # the judge transport: clients, cache, usage, budget, reply parsing
     ("metrics",),  # metric definitions and the registry
@@ -235,6 +235,28 @@ def test_no_import_cycle_between_packages():
     known = set(KNOWN_UPWARD)
     kept = [imp for imp in ALL_IMPORTS if (imp.importer, imp.imported) not in known]
     assert package_cycles(kept) == []
+
+
+def module_circles(imports: list[Import]) -> list[tuple[str, str]]:
+    """Pairs of modules that import each other (at any depth of their code, function-level imports included)."""
+    edges = {(imp.importer, imp.imported) for imp in imports if imp.imported in MODULES}
+    return sorted((a, b) for a, b in edges if a < b and (b, a) in edges)
+
+
+def test_no_two_modules_import_each_other():
+    """A 2-file circle (exceptions <-> secrets, judges.budget <-> judges.runner) hides inside a package or
+    the base floor, where the package rule does not look: none is allowed, even by a function-level import."""
+    assert module_circles(ALL_IMPORTS) == []
+
+
+def test_a_two_module_circle_is_found():
+    imports = [
+        _fake("ragframe.judges.budget", "ragframe.judges.runner"),
+        _fake("ragframe.judges.runner", "ragframe.judges.budget"),
+        _fake("ragframe.judges.runner", "ragframe.judges.cache"),
+    ]
+    assert module_circles(imports) == [("ragframe.judges.budget", "ragframe.judges.runner")]
+    assert module_circles(imports[1:]) == []
 
 
 def test_no_private_name_is_imported_across_packages():

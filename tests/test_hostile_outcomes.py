@@ -243,6 +243,88 @@ def test_overwrite_removes_ragframe_files_only(log_file, tmp_path):
     assert sorted(p.name for p in (out / "scores").iterdir()) == ["part-00000.parquet", "part-00001.parquet"]
 
 
+# issue 36 item 2: --overwrite deletes only what a ragframe manifest proves ragframe wrote
+USER_FILES = {
+    "summary": ["summary.parquet"],
+    "another-programs-manifest": ["manifest.json"],
+    "a-part-name": ["scores/part-00099.parquet"],
+    "a-temporary-name": ["scores/.part-00000.parquet.123.tmp", ".manifest.json.7.tmp"],
+    "a-ragframe-looking-folder": ["manifest.json", "summary.parquet", "scores/part-00000.parquet"],
+}
+
+
+def _user_folder(out: Path, names: list[str]) -> dict[str, bytes]:
+    for name in names:
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_bytes(b'{"files": ["scores/part-00000.parquet"]}' if name == "manifest.json" else b"mine")
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("names", list(USER_FILES.values()), ids=list(USER_FILES))
+def test_overwrite_refuses_a_folder_without_a_ragframe_manifest(names, log_file, tmp_path, capsys):
+    out = tmp_path / "mine"
+    before = _user_folder(out, names)
+    argv = ["eval", str(log_file), "-o", str(out), "--metrics", "faithfulness", "--no-progress", "--overwrite"]
+    assert main(argv) == 2  # a usage error: this folder is not a ragframe output folder
+    line = assert_one_error_line(capsys.readouterr().err)
+    assert f"{str(out)!r} holds files but no ragframe manifest" in line, line
+    with pytest.raises(ResumeError, match=r"holds files but no ragframe manifest") as error:
+        rf.evaluate_parquet(log_file, out, metrics=["faithfulness"], overwrite=True, progress=False)
+    assert repr(str(out)) in str(error.value)
+    assert {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_overwrite_deletes_only_the_parts_the_manifest_lists(log_file, tmp_path, capsys):
+    out = tmp_path / "out"
+    flags = ["--metrics", "faithfulness", "--no-progress", "--batch-rows", "5"]
+    assert main(["eval", str(log_file), "-o", str(out), *flags]) == 0
+    assert manifest(out)["batches"] == 3  # 12 rows in batches of 5: recorded before any part is written
+    (out / "scores" / "part-00099.parquet").write_bytes(b"mine")  # a part name the manifest does not list
+    assert main(["eval", str(log_file), "-o", str(out), *flags, "--overwrite"]) == 3
+    assert "part-00099.parquet' is not a file ragframe wrote" in assert_one_error_line(capsys.readouterr().err)
+    assert (out / "scores" / "part-00099.parquet").read_bytes() == b"mine"
+    (out / "scores" / "part-00099.parquet").unlink()
+    (out / "scores" / ".part-00001.parquet.4242.tmp").write_bytes(b"half")  # a killed writer's temporary: listed
+    assert main(["eval", str(log_file), "-o", str(out), *flags, "--overwrite"]) == 0
+    assert sorted(p.name for p in (out / "scores").iterdir()) == [f"part-0000{i}.parquet" for i in range(3)]
+
+
+# issue 36 item 4: an option that does nothing without another is a usage error naming both
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--metrics", "faithfulness", "--max-failure-rate", "0.1"], ("--max-failure-rate", "judge metric")),
+        (["--metrics", "faithfulness", "--hybrid-band", "0.3", "0.7"], ("--hybrid-band", "--mode hybrid")),
+        (["--metrics", "faithfulness", "--budget-seed", "3"], ("--budget-seed", "--budget")),
+    ],
+    ids=["max-failure-rate-without-a-judge", "hybrid-band-without-hybrid", "budget-seed-without-budget"],
+)
+def test_an_option_that_would_do_nothing_is_a_usage_error(flags, named, log_file, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["eval", str(log_file), "-o", str(out), "--no-progress", *flags]) == 2
+    line = assert_one_error_line(capsys.readouterr().err)
+    assert all(word in line for word in named), line
+    assert not out.exists()  # refused before anything is written
+
+
+def test_options_that_would_do_nothing_are_refused_by_the_library(log_file, tmp_path):
+    with pytest.raises(InvalidParameterError, match=r"max_failure_rate=0\.1 .*no judge metric"):
+        rf.evaluate_parquet(log_file, tmp_path / "o", metrics=["faithfulness"], max_failure_rate=0.1, progress=False)
+    assert not (tmp_path / "o").exists()
+    with pytest.raises(InvalidParameterError, match=r"hybrid_band= .*mode='hybrid'"):
+        rf.Evaluator(["faithfulness"], hybrid_band=(0.3, 0.7))
+    with pytest.raises(InvalidParameterError, match=r"hybrid_band= .*mode='hybrid'"):
+        rf.Evaluator(["faithfulness"], mode="llm", judge=len, hybrid_band=(0.3, 0.7))
+    with pytest.raises(InvalidParameterError, match=r"budget_seed= .*budget="):
+        rf.Evaluator(["judge_faithfulness"], judge=len, budget_seed=3)
+    with pytest.raises(InvalidParameterError, match=r"budget_summary: .*no judge columns"):
+        rf.budget_summary(pl.DataFrame({"faithfulness": [0.5, 1.0]}))
+    # each with its partner is fine
+    rf.Evaluator(["faithfulness"], mode="hybrid", judge=len, hybrid_band=(0.3, 0.7))
+    rf.Evaluator(["faithfulness"], metric_modes={"faithfulness": "hybrid"}, judge=len, hybrid_band=(0.3, 0.7))
+    rf.Evaluator(["judge_faithfulness"], judge=len, budget=2, budget_seed=3)
+
+
 # ----------------------------------------------------------------------------- 6. a checkout stays clean
 
 

@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ragframe as rf
-from ragframe import secrets
+from ragframe import redaction, secrets
 from ragframe.cli.main import main
 from ragframe.exceptions import InvalidParameterError, ResumeError, SchemaError
 
@@ -51,8 +51,8 @@ def clean_environment(monkeypatch):
     monkeypatch.delenv(VARIABLE, raising=False)
     # the keys registered here (hypothesis registers '00000000'...) are forgotten after each test: the
     # registry is process-wide, and a later test's numbers must not be scrubbed
-    monkeypatch.setattr(secrets, "_known", set(secrets._known))
-    monkeypatch.setattr(secrets, "_pattern", secrets._pattern)
+    monkeypatch.setattr(redaction, "_known", set(redaction._known))
+    monkeypatch.setattr(redaction, "_pattern", redaction._pattern)
 
 
 def write_log(path: Path) -> Path:
@@ -143,8 +143,8 @@ def file_artefacts(folder: Path) -> list[tuple[str, bytes | str]]:
 def fresh_process_report(out: Path, report: Path, monkeypatch) -> None:
     """``ragframe report OUT`` as a fresh process runs it: knowing no key (nothing to scrub by value)."""
     with monkeypatch.context() as patch:
-        patch.setattr(secrets, "_known", set())
-        patch.setattr(secrets, "_pattern", None)
+        patch.setattr(redaction, "_known", set())
+        patch.setattr(redaction, "_pattern", None)
         assert main(["report", str(out), "-o", str(report)]) == 0
 
 
@@ -514,3 +514,96 @@ def test_short_keys_are_redacted_by_name_but_not_scrubbed_from_text():
     secrets.register(short)
     assert secrets.scrub(f"a {short}") == f"a {short}"  # documented: shorter than MIN_SCRUB_LENGTH
     assert secrets.scrub(f"a {short}", short) == "a ***"  # a judge's own key, whatever its length
+
+
+# --- issue 36: a key in the base URL (query string, userinfo), a key with surrounding whitespace -------
+URLS = {
+    "query-api-key": ("{base}?api-key={key}", "/v1/chat/completions?api-key={key}"),
+    "azure-api-version": (  # a trailing slash before the query string too
+        "{base}/?api-version=2024-06-01&api-key={key}", "/v1/chat/completions?api-version=2024-06-01&api-key={key}"),
+    "query-sig": ("{base}?sv=2024&sig={key}", "/v1/chat/completions?sv=2024&sig={key}"),
+    "userinfo": ("http://me:{key}@{host}/v1", "/v1/chat/completions"),
+}  # fmt: skip
+
+
+def searched_run(judge, toml, server, tmp_path, monkeypatch) -> list[tuple[str, bytes | str]]:
+    """A judged run (children, then this process) and a fresh process's report: every file they wrote."""
+    log = write_log(tmp_path / "log.parquet")
+    searched = tmp_path / "searched"
+    assert run(judge, toml, log, searched / "children", searched / "children.sqlite3", 1, tmp_path) == 0
+    assert run(judge, toml, log, searched / "here", searched / "here.sqlite3", None, tmp_path) == 0
+    fresh_process_report(searched / "children", searched / "report.html", monkeypatch)
+    for folder in ("children", "here"):
+        scores = pl.read_parquet(searched / folder / "scores").sort("id")
+        assert scores[f"{METRIC}_status"].to_list() == ["ok", "http_error", "ok", "ok"]
+    return file_artefacts(searched)
+
+
+@pytest.mark.parametrize("via", ["toml", "python"])
+@pytest.mark.parametrize("url", list(URLS))
+def test_a_key_in_the_base_url_reaches_the_server_and_no_artefact(
+    url, via, server, tmp_path, monkeypatch, caplog, capfd
+):
+    caplog.set_level(logging.DEBUG)
+    base = server.base_url
+    given, path = (u.format(base=base, key=KEY, host=base.split("//")[1].split("/")[0]) for u in URLS[url])
+    judge = {**judge_options(server), "base_url": given}
+    artefacts = searched_run(judge, "" if via == "toml" else None, server, tmp_path, monkeypatch)
+    assert {r.path for r in server.log} == {path}  # joined before the query string
+    ev = rf.Evaluator([METRIC], judge=judge)
+    captured = capfd.readouterr()
+    artefacts += [
+        ("repr", repr(ev)),
+        ("to_dict", json.dumps(ev.to_dict())),
+        ("judge repr", repr(rf.OpenAIJudge("fake", base_url=given))),
+        ("evaluator pickle", pickle.dumps(ev)),
+        ("judge pickle", pickle.dumps(rf.OpenAIJudge("fake", base_url=given))),
+        ("caplog", caplog.text),
+        ("stdout", captured.out),
+        ("stderr", captured.err),
+    ]
+    assert "judge calls failed" in captured.err
+    assert_nowhere(artefacts)
+    assert "***" in ev.to_dict()["judge"]["base_url"]
+
+
+@pytest.mark.parametrize("padding", ["{key}\n", " \t{key} ", "{key}\r\n"], ids=["newline", "spaces", "crlf"])
+@pytest.mark.parametrize("way", ["toml-api_key_env", "python-dict-api_key", "rf.OpenAIJudge-api_key", "OPENAI_API_KEY"])
+def test_a_key_with_surrounding_whitespace_is_stripped_when_read(way, padding, server, tmp_path, monkeypatch, capfd):
+    padded = padding.format(key=KEY)
+    if way in ("toml-api_key_env", "OPENAI_API_KEY"):
+        monkeypatch.setenv(VARIABLE if way != "OPENAI_API_KEY" else "OPENAI_API_KEY", padded)
+        judge = {**judge_options(server), "api_key_env": VARIABLE} if way != "OPENAI_API_KEY" else judge_options(server)
+        toml = f'api_key_env = "{VARIABLE}"' if way == "toml-api_key_env" else None
+    elif way == "python-dict-api_key":
+        judge, toml = {**judge_options(server), "api_key": padded}, None
+    else:
+        judge, toml = rf.OpenAIJudge(api_key=padded, **judge_options(server)), None
+    artefacts = searched_run(judge, toml, server, tmp_path, monkeypatch)
+    assert {r.headers.get("Authorization") for r in server.log} == {f"Bearer {KEY}"}
+    captured = capfd.readouterr()
+    assert_nowhere([*artefacts, ("stdout", captured.out), ("stderr", captured.err)])
+
+
+def test_scrub_masks_secret_query_parameters_and_userinfo():
+    value = "tok-0123456789abcdef"
+    url = f"POST https://gw.example/v1/chat/completions?api-version=2024-06-01&api-key={value}&x=1 failed"
+    assert secrets.scrub(url) == (
+        "POST https://gw.example/v1/chat/completions?api-version=2024-06-01&api-key=***&x=1 failed"
+    )
+    for name in ("key", "token", "sig", "signature", "access_token", "subscription-key", "code", "apikey", "API_KEY"):
+        assert secrets.scrub(f"https://h/v1?{name}={value}#top") == f"https://h/v1?{name}=***#top", name
+    assert secrets.scrub(f"https://{value}@h/v1") == "https://***@h/v1"  # a token as the user name
+    assert (
+        secrets.scrub("https://h/v1?api-version=2024-06-01&max_tokens=5")
+        == "https://h/v1?api-version=2024-06-01&max_tokens=5"
+    )
+    # the URL's secrets are registered when the options come in: scrubbed from any text afterwards
+    secrets.protect({"judge": {"base_url": f"https://h/v1?sig={value}"}}, "Evaluator")
+    assert secrets.scrub(f"the gateway said {value}") == "the gateway said ***"
+
+
+def test_a_secret_is_stripped_and_both_forms_are_scrubbed():
+    key = secrets.Secret(f" {KEY}\n")
+    assert key.reveal() == KEY and key == secrets.Secret(KEY)
+    assert secrets.scrub(f"Illegal header value b'Bearer {KEY}\\n'") == "Illegal header value b'Bearer ***\\n'"

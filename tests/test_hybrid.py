@@ -248,5 +248,5 @@ def test_mode_options_round_trip_and_pickle():
         "faithfulness": [0.1, 0.9]
     }
     assert rf.Evaluator.from_dict(config) == ev
-    again = pickle.loads(pickle.dumps(rf.Evaluator(["faithfulness"], mode="llm", judge=len, hybrid_band=(0.1, 0.2))))
-    assert again.option("hybrid_band") == [0.1, 0.2] and again.option("mode") == "llm"
+    again = pickle.loads(pickle.dumps(rf.Evaluator(["faithfulness"], mode="hybrid", judge=len, hybrid_band=(0.1, 0.2))))
+    assert again.option("hybrid_band") == [0.1, 0.2] and again.option("mode") == "hybrid"

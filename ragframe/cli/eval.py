@@ -258,6 +258,19 @@ def _skip_lines() -> Iterator[None]:
         yield
 
 
+def _check_overwrite(out: str) -> None:
+    """--overwrite on a folder that holds files but no ragframe manifest: a usage error, nothing removed."""
+    from pathlib import Path
+
+    from ragframe.exceptions import ResumeError
+    from ragframe.io.streaming import check_overwrite
+
+    try:
+        check_overwrite(Path(out))
+    except ResumeError as exc:
+        raise UsageError(str(exc)) from exc
+
+
 def run(args: argparse.Namespace) -> int:
     with _skip_lines():
         return _run(args)
@@ -270,6 +283,8 @@ def _run(args: argparse.Namespace) -> int:
     evaluator = _evaluator(args, config)
     if args.address is not None and args.engine != "ray":
         raise UsageError("--address needs --engine ray")
+    if args.overwrite:
+        _check_overwrite(args.out)
     if args.engine == "ray":
         return _reported(args, lambda: _run_on_ray(args, evaluator, config))
     run_options: dict[str, Any] = {

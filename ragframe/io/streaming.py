@@ -113,7 +113,6 @@ NOT_FAILED = NOT_FAILED_STATUSES
 _TOP_ERRORS = 3
 _ERROR_CHARACTERS = 300
 #: The names of the files a run writes in scores/, rejects/ and state/ (and their temporaries).
-_PART_NAME = re.compile(r"(part-\d{5}\.parquet|\.part-\d{5}\.parquet\.\d+\.tmp)")
 
 
 @dataclass
@@ -624,9 +623,16 @@ def _open_output(out: Path, expected: dict[str, Any], resume: bool, overwrite: b
             )
         for leftover in [*out.glob(".*.tmp"), *out.glob("*/.*.tmp")]:  # half-written files of a killed run
             leftover.unlink()
-        return {**manifest, "options": expected["options"]}  # rewritten redacted (an older run's may hold a key)
+        return {
+            **manifest,
+            "options": expected["options"],
+            "batches": expected.get("batches"),
+        }  # rewritten redacted (an older run's may hold a key)
     if any(path.exists() for path in ours):
-        raise ResumeError(f"{out} holds ragframe output without a manifest; pass overwrite=True to replace it")
+        raise ResumeError(
+            f"{out} holds files named as ragframe's but no ragframe manifest: overwrite=True removes only the "
+            "files a ragframe run's manifest lists; move them away, or choose another output folder"
+        )
     return fresh
 
 
@@ -636,17 +642,79 @@ _RUN_FILES = (MANIFEST, "summary.parquet")
 _PART_FOLDERS = ("scores", "rejects", "state")
 _RAY_TEMPORARY = "_ray_scored"
 _RUN_TEMPORARY = re.compile(r"\.(manifest\.json|summary\.parquet)\.\d+\.tmp")
+_PART_TEMPORARY = re.compile(r"\.(part-\d{5}\.parquet)\.\d+\.tmp")
+
+
+def is_run_manifest(content: Any) -> bool:
+    """Whether ``content`` (a parsed ``manifest.json``) is a ragframe run's manifest.
+
+    A run's manifest is a JSON object with an integer ``format``, a ``source`` and
+    ``options``, and the parts it wrote: ``finished`` (the local engine's batches, with
+    ``batches``, their number, since format 3) or ``files`` (the ray engine's part files).
+
+    Examples
+    --------
+    >>> is_run_manifest({"format": 3, "source": {}, "options": {}, "finished": {}, "batches": 2})
+    True
+    >>> is_run_manifest({"files": ["scores/part-00000.parquet"]})  # another program's manifest
+    False
+    """
+    return (
+        isinstance(content, dict)
+        and isinstance(content.get("format"), int)
+        and "source" in content
+        and "options" in content
+        and (isinstance(content.get("finished"), dict) or isinstance(content.get("files"), list))
+    )
+
+
+def check_overwrite(out: Path, function: str = "evaluate_parquet") -> dict[str, Any]:
+    """The manifest of the run in ``out`` that ``overwrite=True`` may replace; {} for an empty or absent folder.
+
+    Raises
+    ------
+    ResumeError
+        ``out`` holds files but no ragframe run's manifest (:func:`is_run_manifest`): nothing
+        proves that ragframe wrote them, so none is removed.
+    """
+    out = Path(out)
+    if not out.is_dir() or not any(out.iterdir()):
+        return {}
+    manifest = _stored_manifest(out)
+    if not is_run_manifest(manifest):
+        raise ResumeError(
+            f"{function}: {str(out)!r} holds files but no ragframe manifest ({MANIFEST} of a ragframe run): "
+            "overwrite=True removes only the files a ragframe run's manifest lists, and nothing proves that "
+            "ragframe wrote these; move them away, or choose another output folder"
+        )
+    return manifest
+
+
+def _listed(manifest: dict[str, Any]) -> set[str]:
+    """The part files (``folder/name``) a run's manifest lists: every batch's parts, or the ray engine's files."""
+    files = manifest.get("files")
+    if isinstance(files, list):
+        return {f for f in files if isinstance(f, str) and f.count("/") == 1 and f.split("/")[0] in _PART_FOLDERS}
+    batches = manifest.get("batches")
+    numbers = set(range(batches)) if isinstance(batches, int) else set()
+    numbers |= {int(k) for k in manifest.get("finished", {}) if str(k).isdigit()}
+    return {f"{folder}/part-{n:05d}.parquet" for folder in _PART_FOLDERS for n in numbers}
 
 
 def remove_output(out: Path, function: str = "evaluate_parquet") -> None:
-    """Remove what an earlier run wrote in ``out`` (``overwrite=True``), and nothing else.
+    """Remove what an earlier run wrote in ``out`` (``overwrite=True``), as its manifest lists, and nothing else.
 
-    Ragframe's files are the parts (``part-00000.parquet`` and their temporaries, or the
-    files a ray-engine manifest lists), ``summary.parquet`` and ``manifest.json``. Any other
-    file in ``scores/``, ``rejects/`` or ``state/`` is an error naming it, raised before
-    anything is removed: those folders are read as a whole, so it cannot stay there.
+    A folder that holds files but no ragframe run's manifest is refused (:func:`check_overwrite`).
+    Ragframe's files are the parts the manifest lists (every batch of a local run, or the files
+    of a ray-engine run) and their temporaries (``.part-00000.parquet.<pid>.tmp``),
+    ``summary.parquet``, ``manifest.json`` and theirs. Any other file in ``scores/``,
+    ``rejects/`` or ``state/`` is an error naming it, raised before anything is removed: those
+    folders are read as a whole, so it cannot stay there. Files beside them are kept.
     """
-    listed = set(_stored_manifest(out).get("files", []))
+    manifest = check_overwrite(out, function)
+    if not manifest:
+        return
+    listed = _listed(manifest)
     ours: list[Path] = []
     foreign: list[Path] = []
     for name in _PART_FOLDERS:
@@ -655,8 +723,9 @@ def remove_output(out: Path, function: str = "evaluate_parquet") -> None:
             foreign += [folder] if folder.exists() else []
             continue
         for path in sorted(folder.iterdir()):
-            mine = path.is_file() and (_PART_NAME.fullmatch(path.name) or f"{name}/{path.name}" in listed)
-            (ours if mine else foreign).append(path)
+            temporary = _PART_TEMPORARY.fullmatch(path.name)
+            listed_as = f"{name}/{temporary[1]}" if temporary else f"{name}/{path.name}"
+            (ours if path.is_file() and listed_as in listed else foreign).append(path)
     for name in _RUN_FILES:
         if (out / name).exists():
             (ours if (out / name).is_file() else foreign).append(out / name)
@@ -789,7 +858,8 @@ def evaluate_parquet(
         input (the id and metadata, not the long texts).
     resume, overwrite : bool
         Continue a run with the same source and options (default), or replace the
-        folder's previous output.
+        folder's previous output: only the files its manifest lists are removed, and a
+        folder that holds files but no ragframe manifest is refused (:func:`remove_output`).
     progress : bool
         Show a progress bar on a terminal (tqdm when installed); never in a pipe or CI.
     batches_per_process : int or None
@@ -866,7 +936,11 @@ def evaluate_parquet(
         )
     batches, job, expected = _plan_run(source, Path(out), evaluator, batch_rows, keep)
     limit = failure_limit(max_failure_rate, function)
-    manifest = _start_output(job.out, expected, resume, overwrite, runner.engine if runner else "local")
+    if limit is not None:
+        check_judged(job.evaluator, job.read, limit, function)
+    manifest = _start_output(
+        job.out, {**expected, "batches": len(batches)}, resume, overwrite, runner.engine if runner else "local"
+    )
     _plan_budget(job, batches, manifest)
     if on_start is not None:
         on_start(job.evaluator.outputs(job.read))
@@ -1166,6 +1240,16 @@ def failure_limit(value: Any, function: str) -> float | None:
     if value is None:
         return None
     return validate.number(value, "max_failure_rate", function, minimum=0.0, maximum=1.0)
+
+
+def check_judged(evaluator: Evaluator, columns: Sequence[str], limit: float, function: str) -> None:
+    """``max_failure_rate`` limits the share of failed judge calls: a run without a judged metric has none to limit."""
+    written = evaluator.written_columns(dict.fromkeys(columns, pl.String()), function=function)
+    if not any(c.endswith("_status") for c in written):
+        raise InvalidParameterError(
+            f"{function}: max_failure_rate={limit:g} limits the share of failed judge calls, and this run has no "
+            "judge metric (judge_*, or mode='llm'/'hybrid' with a judge); drop it, or add a judge metric"
+        )
 
 
 def check_outcome(result: ParquetEvaluation, max_failure_rate: float | None, files: Sequence[str]) -> None:

@@ -74,6 +74,10 @@ from ragframe import validate
 from ragframe.exceptions import InvalidParameterError
 from ragframe.judges.usage import price_of, token_estimate
 
+#: Reply tokens a dry run (and a cost bound) assumes when the judge has no ``expected_reply_tokens``
+#: (defined here, not in ``judges.runner``, which imports this module: no 2-module import circle).
+DRY_RUN_REPLY_TOKENS = 100
+
 __all__ = [
     "Budget",
     "BudgetGate",
@@ -200,8 +204,6 @@ def reply_cap(judge: Any) -> int | None:
 
 
 def _reply_tokens(judge: Any) -> int:
-    from ragframe.judges.runner import DRY_RUN_REPLY_TOKENS
-
     value = getattr(judge, "expected_reply_tokens", None)
     return value if isinstance(value, int) and value >= 0 else DRY_RUN_REPLY_TOKENS
 

@@ -10,7 +10,9 @@ Retries
     A wait is exponential backoff with full jitter (drawn uniformly from ``[0,
     min(backoff_max, backoff_base * 2**attempt)]``); when the answer has a ``Retry-After``
     (seconds or an HTTP date; OpenAI's ``retry-after-ms`` first), that long is waited first,
-    the jitter on top, and every call of the judge pauses for it.
+    the jitter on top, and every call of the judge pauses for it. A 429 without one waits
+    by the judge's shared back-off level instead, never more than
+    :data:`ragframe.judges.limits.UNADVISED_BACKOFF_CAP` seconds (:mod:`ragframe.judges.limits`).
 
     - **429** is retried for as long as the server keeps refusing for less than
       ``rate_limit_budget`` seconds (default 300), whatever the number of attempts: a call
@@ -70,7 +72,7 @@ import weakref
 from collections.abc import AsyncIterator, Mapping
 from functools import lru_cache
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import polars as pl
 
@@ -85,7 +87,7 @@ from ragframe.judges.base import (
     JudgeTimeout,
     as_judge,
 )
-from ragframe.judges.limits import AdaptiveLimits, RateLimiter, Sent
+from ragframe.judges.limits import UNADVISED_BACKOFF_CAP, AdaptiveLimits, RateLimiter, Sent
 from ragframe.judges.usage import JudgeUsage, token_estimate
 from ragframe.validate import fail, flag, integer, number, positive_int
 
@@ -121,7 +123,7 @@ def _api_key(api_key: Any, api_key_env: Any) -> secrets.Secret | None:
     if not isinstance(api_key, str):
         raise InvalidParameterError(f"{name}: api_key must be a str, found a {type(api_key).__name__}")
     secrets.protect({"api_key": api_key}, name)  # refuses '***', the redacted form of a key
-    return secrets.Secret(api_key) if api_key else None
+    return secrets.Secret(api_key) if api_key.strip() else None  # held stripped: a key read from a file
 
 
 def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -181,6 +183,7 @@ class _Retry(Exception):
         super().__init__(str(error))
         self.error, self.wait = error, wait
         self.cut = False  # this 429 cut the learned rate
+        self.sent_at: float | None = None  # when the refused request left (a back-off's round)
 
 
 class _Final(Exception):
@@ -191,14 +194,29 @@ class _Final(Exception):
         self.error = error
 
 
-def _base_url(value: Any) -> str:
+def _base_url(value: Any) -> tuple[str, str]:
+    """The base URL as shown (no trailing ``/`` or ``/chat/completions``) and the endpoint a call is POSTed to.
+
+    The path is joined before the query string: ``https://host/v1?api-version=2024-06-01``
+    posts to ``https://host/v1/chat/completions?api-version=2024-06-01``. The URL's secrets
+    (userinfo, secret query parameters) are registered for :func:`ragframe.secrets.scrub`.
+    """
     url = value if value is not None else (os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
-    parts = urlsplit(url) if isinstance(url, str) else None
+    try:
+        parts = urlsplit(url.strip()) if isinstance(url, str) else None
+    except ValueError:  # an unbalanced [ in the host
+        parts = None
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise fail("OpenAIJudge", "base_url", "an http(s) URL such as 'http://127.0.0.1:8000/v1'", url)
-    url = url.rstrip("/")
+        raise fail(
+            "OpenAIJudge", "base_url", "an http(s) URL such as 'http://127.0.0.1:8000/v1'", secrets.scrub(str(url))
+        )
+    for found in secrets.url_secrets(url):
+        secrets.register(found)
+    path = parts.path.rstrip("/")
     suffix = "/chat/completions"
-    return url[: -len(suffix)] if url.endswith(suffix) else url
+    path = path[: -len(suffix)] if path.endswith(suffix) else path
+    shown = urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+    return shown, urlunsplit((parts.scheme, parts.netloc, path + suffix, parts.query, ""))
 
 
 def _optional(value: Any, name: str, *, positive: bool) -> float | None:
@@ -312,7 +330,7 @@ class OpenAIJudge:
         if not isinstance(model, str) or not model:
             raise fail(name, "model", "a non-empty model name (str)", model)
         self.model = model
-        self.base_url = _base_url(base_url)
+        self.base_url, self._endpoint = _base_url(base_url)
         self._api_key = _api_key(api_key, api_key_env)
         self._key_env = api_key_env
         self.timeout = number(timeout, "timeout", name, minimum=0.0, inclusive=False)
@@ -356,16 +374,19 @@ class OpenAIJudge:
         max_rate = self.requests_per_minute / 60 if self.requests_per_minute else None
         self._adaptive = AdaptiveLimits(self.max_concurrency, max_rate)
         self._usage = JudgeUsage()
+        self._backing_off_until = -math.inf  # the latest end of a call's wait after a 429 without Retry-After
         self._lock = threading.Lock()
         self._sessions: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self._holders: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
-    _RUNTIME = ("_api_key", "_limiter", "_adaptive", "_usage", "_lock", "_sessions", "_holders")
+    _RUNTIME = ("_api_key", "_limiter", "_adaptive", "_usage", "_lock", "_sessions", "_holders", "_backing_off_until")
 
     def __getstate__(self) -> dict[str, Any]:
         state = {k: v for k, v in self.__dict__.items() if k not in self._RUNTIME}
         if secrets.is_carrying() and self._api_key is not None:  # a pipe to evaluate_parquet's child
             state["_carried_key"] = self._api_key
+        if not secrets.is_carrying():  # a key in the URL's query string or userinfo is not pickled either
+            state["base_url"], state["_endpoint"] = secrets.scrub(self.base_url), secrets.scrub(self._endpoint)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -549,7 +570,8 @@ class OpenAIJudge:
                 if end is not None:
                     error = retry.error
                     raise type(error)(f"{error}{self._attempts(attempt)}{end}", retries=attempt) from None
-                delay = self._backoff(attempt, retry.wait)
+                limited = isinstance(retry.error, JudgeRateLimited)
+                delay = self._backoff(attempt, retry.wait, retry.sent_at if limited else None)
                 logger.info("%s: %s (%s); retrying in %.2f s", self.model, retry.error, progress, delay)
                 await asyncio.sleep(delay)
                 attempt += 1
@@ -572,17 +594,29 @@ class OpenAIJudge:
             return f"; the server asked to retry after {wait:.1f} s, past the rate_limit_budget of {budget:g} s"
         return None
 
-    def _backoff(self, attempt: int, wait: float | None) -> float:
+    def _backoff(self, attempt: int, wait: float | None, unadvised_at: float | None = None) -> float:
         """Full jitter under the exponential ceiling, after the server's Retry-After when it gave one.
 
         The jitter on top of Retry-After keeps the calls that were told to wait the same time from
-        all coming back at once (and being refused again together).
+        all coming back at once (and being refused again together). A 429 without Retry-After
+        (``unadvised_at``: when the refused request left) waits by the judge's shared back-off
+        level instead, capped (:meth:`AdaptiveLimits.unadvised_backoff`).
         """
+        if wait is None and unadvised_at is not None:
+            cap = min(self.backoff_max, UNADVISED_BACKOFF_CAP)
+            ceiling = self._adaptive.unadvised_backoff(unadvised_at, self.backoff_base, cap)
+            delay = random.uniform(ceiling / 2, ceiling)
+            self._backing_off_until = max(self._backing_off_until, self._adaptive.clock() + delay)
+            return delay
         jitter = random.uniform(0.0, min(self.backoff_max, self.backoff_base * 2**attempt))
         if wait is not None:
             self._limiter.pause(wait)
             return wait + jitter
         return jitter
+
+    def rate_limit_wait(self) -> float:
+        """Seconds before this judge sends again after a 429 (a ``Retry-After`` or the shared back-off); 0: none."""
+        return max(self._limiter.paused_for(), self._backing_off_until - self._adaptive.clock(), 0.0)
 
     async def _attempt(self, client: Any, body: dict[str, Any], estimate: int, *, may_cut: bool) -> JudgeReply:
         """One POST in a place of the window, after the configured and the learned pacing.
@@ -599,7 +633,10 @@ class OpenAIJudge:
             try:
                 response = await self._exchange(client, body, sent)
                 status = response.status_code
-                outcome = "refused" if status == 429 else "accepted" if 200 <= status < 300 else "answered"
+                if status == 429:  # a 429 without Retry-After carries no rate: it cuts nothing (judges.limits)
+                    outcome = "refused" if retry_after_seconds(response.headers) is not None else "throttled"
+                else:
+                    outcome = "accepted" if 200 <= status < 300 else "answered"
             finally:
                 cut = adaptive.finished(sent, outcome)
         finally:
@@ -607,7 +644,7 @@ class OpenAIJudge:
         try:
             reply = self._reply(response)
         except _Retry as retry:
-            retry.cut = cut
+            retry.cut, retry.sent_at = cut, sent.at
             raise
         if reply.input_tokens is not None and reply.output_tokens is not None:
             self._limiter.settle(estimate, reply.input_tokens + reply.output_tokens)
@@ -622,8 +659,8 @@ class OpenAIJudge:
         """
         httpx = _import_httpx()
         headers = {"Authorization": f"Bearer {self._api_key.reveal()}"} if self._api_key is not None else {}
-        where = f"POST {self.base_url}/chat/completions"
-        task = asyncio.ensure_future(client.post(f"{self.base_url}/chat/completions", json=body, headers=headers))
+        where = f"POST {self._endpoint}"
+        task = asyncio.ensure_future(client.post(self._endpoint, json=body, headers=headers))
         adaptive, queued = self._adaptive, False
         try:
             while True:
@@ -655,7 +692,7 @@ class OpenAIJudge:
 
     def _reply(self, response: Any) -> JudgeReply:
         """The reply of a response; raises _Retry for what may be retried and JudgeHTTPError for what may not."""
-        where = f"POST {self.base_url}/chat/completions"
+        where = f"POST {self._endpoint}"
         status = response.status_code
         if status == 429 or status in _RETRYABLE or status >= 500:
             kind = JudgeRateLimited if status == 429 else JudgeHTTPError

@@ -48,6 +48,20 @@ Learned limits (:class:`AdaptiveLimits`)
       instead of timing out the queued ones. One cut per round, as for the rate. After a
       cut each accepted request sent after it adds ``1 / window`` (about one per round).
 
+    - **429s without ``Retry-After``.** A 429 that does not say when to come back carries no
+      rate: a server may refuse a request for reasons of its own (the measured case: every
+      prompt refused twice, whatever the pace), and halving the rate at each such refusal
+      drove it to a request every 21-25 s. So it cuts neither the rate nor the window; it
+      sets a back-off level shared by every call of the judge
+      (:meth:`AdaptiveLimits.unadvised_backoff`): half of ``backoff_base`` seconds, doubled once per
+      round of such refusals (a refusal of a request sent after the last step) without an
+      accepted answer between, back to the start at the next accepted answer, and never more
+      than :data:`UNADVISED_BACKOFF_CAP` seconds. The refused call waits between half of it
+      and all of it; the others go on, and the window's slow start counts such an answer as
+      an accepted one (a server that answers at once is not queueing). A pause of every call
+      at each such 429 was tried: it kept a server that refuses some requests and answers the
+      rest idle most of the time.
+
     A configured limit stays an upper bound: the learned rate never exceeds
     ``requests_per_minute``, the window never exceeds ``max_concurrency``.
 
@@ -97,7 +111,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["RateLimiter", "AdaptiveLimits", "Sent", "DECREASE", "RECOVERY", "MIN_RATE"]
+__all__ = ["RateLimiter", "AdaptiveLimits", "Sent", "DECREASE", "RECOVERY", "MIN_RATE", "UNADVISED_BACKOFF_CAP"]
 
 #: The factor a 429 (the rate and the window) or a queueing server (the window) cuts by.
 DECREASE = 0.5
@@ -105,6 +119,9 @@ DECREASE = 0.5
 RECOVERY = 20
 #: The learned rate never goes below this many requests a second (one a minute).
 MIN_RATE = 1 / 60
+#: Seconds, at most, of the back-off that 429s without ``Retry-After`` set for every call of a judge
+#: (:meth:`AdaptiveLimits.unadvised_backoff`; the judge's ``backoff_max`` when lower).
+UNADVISED_BACKOFF_CAP = 4.0
 #: Seconds of send times kept for measuring the rate the judge was sending at.
 _SEND_MEMORY = 600.0
 
@@ -217,6 +234,11 @@ class RateLimiter:
         with self._lock:
             self._paused_until = max(self._paused_until, self.clock() + seconds)
 
+    def paused_for(self) -> float:
+        """Seconds before a request may start again after a pause (0: none); what the progress line shows."""
+        with self._lock:
+            return max(0.0, self._paused_until - self.clock())
+
 
 @dataclass(frozen=True)
 class Sent:
@@ -274,6 +296,8 @@ class AdaptiveLimits:
         self._window_cut_at = -math.inf
         self._accepted_since_cut = 0  # accepted requests sent after the last cut
         self._closed_since: float | None = None  # the first 429 after the last accepted request
+        self._unadvised_level = 0  # rounds of 429s without Retry-After since the last accepted answer
+        self._unadvised_round_at = -math.inf  # a refusal of a request sent before this is the same round
         self._last_answer = -math.inf
         self._sends: deque[float] = deque()
         self._refusals: deque[float] = deque()  # send times of refused requests
@@ -388,7 +412,8 @@ class AdaptiveLimits:
         sent : Sent
             What :meth:`sent` returned for it.
         outcome : str
-            ``"accepted"`` (a 2xx), ``"refused"`` (a 429), ``"answered"`` (another status) or
+            ``"accepted"`` (a 2xx), ``"refused"`` (a 429 with ``Retry-After``), ``"throttled"``
+            (a 429 without: recorded, but it cuts nothing), ``"answered"`` (another status) or
             ``"lost"`` (no answer: a timeout or a connection error).
 
         Returns
@@ -406,6 +431,13 @@ class AdaptiveLimits:
                 grants = self._accepted(sent, now)
             elif outcome == "refused":
                 cut = self._refused(sent, now)
+            elif outcome == "throttled":  # no rate in it: the shared back-off deals with it
+                self._closed_since = now if self._closed_since is None else self._closed_since
+                self._refusals.append(sent.at)
+                _forget(self._refusals, now)
+                if self._slow_start and self.window < self.max_concurrency:  # answered at once: not queued
+                    self.window = min(float(self.max_concurrency), self.window + 1.0)
+                    grants = self._grants()
         self._dispatch(grants)
         return cut
 
@@ -413,8 +445,33 @@ class AdaptiveLimits:
         """Shorthand for ``finished(sent, "refused")``."""
         return self.finished(sent, "refused")
 
+    def unadvised_backoff(self, sent_at: float, base: float, cap: float = UNADVISED_BACKOFF_CAP) -> float:
+        """Seconds every call of the judge waits after a 429 without ``Retry-After`` (see the module doc).
+
+        Parameters
+        ----------
+        sent_at : float
+            When the refused request was sent (:attr:`Sent.at`): a request sent before the
+            last step is of the same round, and does not double the back-off again.
+        base : float
+            The judge's ``backoff_base``: the first round's ceiling is half of it.
+        cap : float
+            The most (default :data:`UNADVISED_BACKOFF_CAP`).
+
+        Returns
+        -------
+        float
+            The ceiling of the refused call's wait, ``min(cap, base * 2 ** (rounds - 2))``.
+        """
+        with self._lock:
+            if sent_at >= self._unadvised_round_at:
+                self._unadvised_level += 1
+                self._unadvised_round_at = self.clock()
+            return min(cap, base * 2.0 ** (self._unadvised_level - 2))
+
     def _accepted(self, sent: Sent, now: float) -> list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]:
         self._closed_since = None
+        self._unadvised_level, self._unadvised_round_at = 0, -math.inf
         self._accepts.append(now)
         _forget(self._accepts, now)
         if sent.at >= self._rate_cut_at:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import Any, TextIO
 
 __all__ = ["JudgeProgress", "SHOW_AFTER"]
@@ -44,11 +45,22 @@ class JudgeProgress:
         Default ``sys.stderr``; nothing is shown unless ``stream.isatty()``.
     show_after : float, optional
         Seconds before anything is shown; default :data:`SHOW_AFTER`.
+    waiting : callable, optional
+        Seconds the judge waits on a server's rate limit now (``OpenAIJudge.rate_limit_wait``):
+        while above 0 the line ends ``waiting on rate limits (N s)``.
     """
 
     def __init__(
-        self, total: int, metric: str, *, enabled: bool, stream: TextIO | None = None, show_after: float | None = None
+        self,
+        total: int,
+        metric: str,
+        *,
+        enabled: bool,
+        stream: TextIO | None = None,
+        show_after: float | None = None,
+        waiting: Callable[[], float] | None = None,
     ) -> None:
+        self.waiting = waiting
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = bool(enabled) and total > 0 and (_isatty(self.stream) or _notebook(self.stream))
         self.total, self.done, self.metric = total, 0, metric
@@ -81,14 +93,24 @@ class JudgeProgress:
                 return
             self.shown = True
             self._bar = self._tqdm()
+        note = self._waiting_note()
         if self._bar is not None:
+            self._bar.set_postfix_str(note.strip(), refresh=False)
             self._bar.refresh()
             return
         rate = self.done / max(elapsed, 1e-9)
         eta = f"{(self.total - self.done) / rate:,.0f} s" if rate else "?"
-        line = f"\rjudge {self.metric}: {self.done:,}/{self.total:,} calls  {rate:,.1f} calls/s  ETA {eta}  "
+        line = f"\rjudge {self.metric}: {self.done:,}/{self.total:,} calls  {rate:,.1f} calls/s  ETA {eta}{note}  "
         self.stream.write(line)
         self.stream.flush()
+
+    def _waiting_note(self) -> str:
+        """``  waiting on rate limits (N s)`` while the judge is paused by the server's 429s, else ``""``."""
+        try:
+            seconds = float(self.waiting()) if self.waiting is not None else 0.0
+        except Exception:  # a progress line is not worth failing for
+            return ""
+        return f"  waiting on rate limits ({seconds:.1f} s)" if seconds > 0 else ""
 
     def _tqdm(self) -> Any:
         try:

@@ -70,7 +70,7 @@ import polars as pl
 from ragframe.concurrency import run_sync
 from ragframe.exceptions import InvalidParameterError, RagframeError
 from ragframe.judges.base import CallableJudge, Judge, JudgeCallError, JudgeReply, as_judge
-from ragframe.judges.budget import BudgetGate, cost_bound, estimated_cost
+from ragframe.judges.budget import DRY_RUN_REPLY_TOKENS, BudgetGate, cost_bound, estimated_cost
 from ragframe.judges.cache import JudgeCache, cache_key, resolve_cache
 from ragframe.judges.progress import JudgeProgress
 from ragframe.judges.usage import GLOBAL_USAGE, JudgeUsage, active_ledgers, price_of, token_estimate
@@ -83,8 +83,6 @@ logger = logging.getLogger("ragframe.judges")
 
 #: Calls in flight when neither the caller nor the judge says.
 DEFAULT_CONCURRENCY = 8
-#: Reply tokens a dry run assumes when the judge has no ``expected_reply_tokens``.
-DRY_RUN_REPLY_TOKENS = 100
 #: Re-asks of an unreadable reply per (prompt, sample) and run, by default.
 DEFAULT_PARSE_RETRIES = 2
 #: Appended to the prompt when a reply could not be read (``{error}``: why, from ``check``).
@@ -550,7 +548,10 @@ async def _call_all(
     plan: _Plan, pending: list[tuple[str, str, int, int, _Outcome | None]], outcomes: dict[str, _Outcome]
 ) -> None:
     """``plan.concurrency`` workers take the pending (prompt, sample)s in order; each reply is cached as it arrives."""
-    progress = JudgeProgress(len(pending), plan.metric, enabled=plan.progress)
+    waiting = getattr(plan.judge, "rate_limit_wait", None)  # shown on the line while 429s hold the judge
+    progress = JudgeProgress(
+        len(pending), plan.metric, enabled=plan.progress, waiting=waiting if callable(waiting) else None
+    )
     items = iter(pending)
 
     async def worker() -> None:

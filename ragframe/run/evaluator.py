@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
 import numpy as np
@@ -61,6 +61,21 @@ def _all_options() -> dict[str, Any]:
     for name in registry.families():
         merged.update(registry.get_family(name).defaults)
     return merged
+
+
+def _check_partners(given: Mapping[str, Any], checked: Mapping[str, Any], function: str) -> None:
+    """An option given without the one it works with does nothing: an error naming both (not silence)."""
+    hybrid = checked["mode"] == "hybrid" or "hybrid" in checked["metric_modes"].values()
+    if given.get("hybrid_band") is not None and not hybrid:
+        raise InvalidParameterError(
+            f"{function}: hybrid_band= chooses the rows a hybrid run sends to the judge, and needs mode='hybrid' "
+            "(or a metric_modes entry 'hybrid'); without it no row is routed by the band"
+        )
+    if "budget_seed" in given and checked["budget"] is None:
+        raise InvalidParameterError(
+            f"{function}: budget_seed= seeds a judge budget's draw of rows, and needs budget=; without a "
+            "budget every row is judged"
+        )
 
 
 @dataclass(frozen=True, init=False)
@@ -164,6 +179,11 @@ class Evaluator:
     def __call__(self, frame: Frame, /) -> Frame:
         """``df.pipe(evaluator)``: the same as :meth:`evaluate`."""
         return self.evaluate(frame)
+
+    def __repr__(self) -> str:
+        # scrubbed: a key in a judge's base_url (its query string or userinfo) is a str, not a Secret
+        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
+        return secrets.scrub(f"{type(self).__name__}({shown})")
 
     def __getstate__(self) -> dict[str, Any]:
         # the user metrics it names travel with it, so that a child process (evaluate_parquet's,
@@ -320,6 +340,7 @@ class Evaluator:
         checked["metric_modes"] = routing.check_metric_modes(merged["metric_modes"], function)
         checked["hybrid_band"] = routing.check_hybrid_band(merged["hybrid_band"], function)
         checked["budget"] = check_budget(merged["budget"], merged["budget_seed"], merged["by"], function)
+        _check_partners(given, checked, function)
         return checked
 
     # ------------------------------------------------------------------ metrics and columns
