@@ -79,15 +79,7 @@ def test_bad_inputs() -> None:
         rf.estimate_systems(pl.concat([df, df.head(1)]), prediction="judge", label="human")
     with pytest.raises(rf.InvalidParameterError, match="two systems"):
         rf.estimate_systems(df.filter(pl.col("run_id") == "good"), prediction="judge", label="human")
-    with pytest.raises(rf.SchemaError):
-        rf.estimate_systems(df.with_columns(pl.col("human") * 3), prediction="judge", label="human")
+    with pytest.raises(rf.SchemaError):  # any real label is a mean's label (issue 36); a NaN is not
+        rf.estimate_systems(df.with_columns(pl.col("human") / 0.0 * 0.0), prediction="judge", label="human")
 
 
-def test_rf_estimate_with_systems_is_estimate_systems() -> None:
-    df = _systems(n_queries=80, n_labeled=20)
-    want = rf.estimate_systems(df, prediction="judge", label="human", pairs=True)
-    assert rf.estimate(df, prediction="judge", label="human", systems="run_id", pairs=True).equals(want)
-    ranked = rf.estimate(df, prediction="judge", label="human", systems="run_id")
-    assert ranked.equals(rf.estimate_systems(df, prediction="judge", label="human"))
-    with pytest.raises(rf.InvalidParameterError, match="pairs= needs systems="):
-        rf.estimate(df, prediction="judge", label="human", pairs=True)

@@ -26,7 +26,7 @@ import numpy as np
 import polars as pl
 
 from ragframe import validate
-from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.exceptions import SchemaError
 from ragframe.kernels.groups import group_codes
 from ragframe.schema import first_true_row, to_polars
 
@@ -65,14 +65,11 @@ def estimate(
     by: str | list[str] | None = None,
     interval: str = "normal",
     finite_population: bool = False,
-    systems: str | None = None,
-    pairs: bool = False,
 ) -> pl.DataFrame:
     """The rate of ``label`` over all rows, from the labelled rows and ``prediction`` on every row.
 
-    With ``systems="run_id"`` (one row per system and ``query_id``) it is
-    :func:`ragframe.estimate_systems`: each system's rate and its rank interval, or with
-    ``pairs=True`` the difference between every two systems (``docs/assessors.md``).
+    For several systems (one row per system and ``query_id``), their rank intervals and
+    differences: :func:`ragframe.estimate_systems` (``docs/assessors.md``).
 
     Parameters
     ----------
@@ -111,11 +108,6 @@ def estimate(
         log): ``se**2 = (1 - n / (n + N)) S**2 / n`` with ``S**2`` the sample variance
         (``ddof=1``) of ``Y - lambda (1 + n/N) f`` (the exact variance of the estimate under
         sampling without replacement), so the interval shrinks to 0 as every row is labelled.
-    systems : str, optional
-        The system column of a frame with one row per system and ``query_id``: the result is
-        :func:`ragframe.estimate_systems`'s (``by`` is not taken then).
-    pairs : bool
-        With ``systems``: the differences between every two systems.
 
     Returns
     -------
@@ -158,14 +150,6 @@ def estimate(
     >>> round(row["classical_estimate"], 4), round(row["ess_gain"], 2)  # worth 2.45 times the 4 labels
     (0.5, 2.45)
     """
-    if systems is not None or pairs:  # systems and their differences: a module of their own
-        from ragframe.stats.estimate_systems import estimate_systems
-
-        if by is not None or systems is None:
-            raise InvalidParameterError(f"{_FUNCTION}: pairs= needs systems= (the system column), and by= is not taken")
-        return estimate_systems(
-            frame, prediction=prediction, label=label, system=systems, method=method, alpha=alpha, pairs=pairs
-        )
     method = validate.choice(method, "method", _FUNCTION, ESTIMATE_METHODS)
     alpha = validate.confidence(alpha, "alpha", _FUNCTION)
     interval = validate.choice(interval, "interval", _FUNCTION, INTERVALS)

@@ -164,8 +164,9 @@ def preference_agreement(
     ...     "score_1": [0.2, 0.9, 0.5, 0.4], "score_2": [0.8, 0.1, 0.5, None], "label": [2, -2, 0, 1],
     ... })
     >>> out = rf.preference_agreement(pairs, first="score_1", second="score_2", human="label", n_resamples=0)
-    >>> out.select("n", "missing", "spearman").row(0)
-    (4, 1, 0.8)
+    >>> n, missing, spearman = out.select("n", "missing", "spearman").row(0)
+    >>> n, missing, round(spearman, 4)  # spearmanr([0.6, -0.8, 0, 0], [2, -2, 0, 1]): the null set to the median
+    (4, 1, 0.9487)
     """
     function = "preference_agreement"
     for name, value in (("first", first), ("second", second), ("human", human)):
