@@ -23,6 +23,7 @@ from ragframe.exceptions import (
 )
 from ragframe.io.scores import read_scores
 from ragframe.io.streaming import ParquetEvaluation, ResumeError, RunFailedError, evaluate_parquet
+from ragframe.io.traces import read_traces
 from ragframe.io.trec import read_qrels, read_trec_run, write_qrels, write_trec_run
 from ragframe.judges import OpenAIJudge, judge_usage
 from ragframe.metrics import Metric, list_metrics, register_metric, score_columns, unregister_metric
@@ -111,6 +112,7 @@ __all__ = [
     "read_qrels",
     "read_scores",
     "read_trec_run",
+    "read_traces",
     "register_metric",
     "regressions",
     "retrieval_metrics",
