@@ -21,7 +21,7 @@ from ragframe.exceptions import InputFileError, InvalidParameterError
 from ragframe.io.traces.assemble import REJECT_SCHEMA, RETRIEVAL, ROW_SCHEMA, assemble
 from ragframe.io.traces.langsmith import read_langsmith
 from ragframe.io.traces.otlp import otlp_json_chunks, otlp_proto_chunks
-from ragframe.io.traces.phoenix import read_phoenix
+from ragframe.io.traces.phoenix import phoenix_chunks
 from ragframe.io.traces.spans import empty_spans
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "REJECT_SCHEMA",
     "read_traces",
     "read_spans",
+    "checked_spans",
     "span_chunks",
     "trace_files",
     "file_format",
@@ -131,12 +132,12 @@ def span_chunks(path: Path, format: str, function: str = "read_traces") -> Itera
     elif reader == "otlp-proto":
         yield from otlp_proto_chunks(path, function)
     elif reader == "phoenix":
-        yield read_phoenix(path, function)
+        yield from phoenix_chunks(path, function)
     else:
         yield read_langsmith(path, function)
 
 
-def _checked(spans: pl.DataFrame, function: str) -> pl.DataFrame:
+def checked_spans(spans: pl.DataFrame, function: str) -> pl.DataFrame:
     """Spans without a trace id or span id are an error naming the file and line."""
     bad = spans.filter(pl.col("trace_id").is_null() | (pl.col("trace_id") == "") | pl.col("span_id").is_null())
     if bad.height:
@@ -161,7 +162,7 @@ def read_spans(
     """
     format = validate.choice(format, "format", function, FORMATS)
     frames = [
-        _checked(chunk, function)
+        checked_spans(chunk, function)
         for path in trace_files(source, function)
         for chunk in span_chunks(path, format, function)
     ]

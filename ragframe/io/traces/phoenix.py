@@ -13,15 +13,20 @@ too. Every column is mapped with polars expressions over the whole table.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
+import pyarrow.parquet as pq
 
 from ragframe.exceptions import InputFileError
 from ragframe.io.traces.otlp import gathered
 from ragframe.io.traces.spans import DOCUMENT, conform
 
-__all__ = ["read_phoenix", "phoenix_frame_to_spans", "TABLE_SUFFIXES"]
+__all__ = ["read_phoenix", "phoenix_chunks", "phoenix_frame_to_spans", "TABLE_SUFFIXES", "CHUNK_ROWS"]
+
+#: Rows of a Parquet span table read at once.
+CHUNK_ROWS = 200_000
 
 #: The file endings of span tables.
 TABLE_SUFFIXES = (".parquet", ".csv", ".json", ".jsonl", ".ndjson")
@@ -66,6 +71,24 @@ def read_phoenix(path: Path, function: str = "read_traces") -> pl.DataFrame:
     ('t', 'CHAIN', 'q')
     """
     return phoenix_frame_to_spans(read_table(path, function), path, function)
+
+
+def phoenix_chunks(path: Path, function: str = "read_traces") -> Iterator[pl.DataFrame]:
+    """Span frames of a span table: a Parquet file in batches of :data:`CHUNK_ROWS` rows, other files whole."""
+    if path.suffix.lower() != ".parquet":
+        yield read_phoenix(path, function)
+        return
+    try:
+        handle = pq.ParquetFile(path)
+    except Exception as exc:  # not Parquet: name the file
+        raise InputFileError(f"{function}: cannot read the span table {str(path)!r}: {exc}") from exc
+    offset = 0
+    with handle:
+        for batch in handle.iter_batches(batch_size=CHUNK_ROWS):
+            frame = pl.from_arrow(batch)
+            assert isinstance(frame, pl.DataFrame)
+            yield phoenix_frame_to_spans(frame, path, function, offset)
+            offset += frame.height
 
 
 def _column(frame: pl.DataFrame, *names: str, dtype: pl.DataType = pl.String) -> pl.Expr:
@@ -133,8 +156,11 @@ def _messages(series: pl.Series | None, role: str | None) -> pl.Expr:
     return pl.lit(series).list.eval(content).list.last()
 
 
-def phoenix_frame_to_spans(frame: pl.DataFrame, path: Path, function: str = "read_traces") -> pl.DataFrame:
-    """The span frame of a Phoenix span table already in memory (``path`` names it in errors and ``source_file``)."""
+def phoenix_frame_to_spans(
+    frame: pl.DataFrame, path: Path, function: str = "read_traces", offset: int = 0
+) -> pl.DataFrame:
+    """The span frame of a Phoenix span table already in memory (``path`` names it in errors and ``source_file``;
+    ``offset`` is the table row of the frame's first row)."""
     missing = [c for c in _REQUIRED if c not in frame.columns]
     if missing:
         raise InputFileError(
@@ -181,7 +207,7 @@ def phoenix_frame_to_spans(frame: pl.DataFrame, path: Path, function: str = "rea
         (pl.lit(tags) if tags is not None else pl.lit(None, pl.List(pl.String))).alias("tags"),
         *(_documents(series).alias(column) for column, series in documents.items()),
         pl.lit(str(path)).alias("source_file"),
-        pl.int_range(pl.len(), dtype=pl.Int64).alias("source_row"),
+        (pl.int_range(pl.len(), dtype=pl.Int64) + offset).alias("source_row"),
     )
     flat = [c for c in frame.columns if _FLAT.fullmatch(c)]
     if flat:  # flattened lists: gathered as OTLP's key/value attributes are
