@@ -31,7 +31,7 @@ from openinference.semconv.trace import (
 )
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import SpanLimits, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.id_generator import IdGenerator
@@ -65,17 +65,19 @@ def _documents(prefix: str, docs: Sequence[Mapping[str, Any]]) -> dict[str, Any]
     return attributes
 
 
-def make_spans(rows: Iterable[Mapping[str, Any]], seed: int = 0) -> list[Any]:
+def make_spans(rows: Iterable[Mapping[str, Any]], seed: int = 0, attribute_limit: int | None = 10_000) -> list[Any]:
     """The SDK's finished spans (``ReadableSpan``) of ``rows``, one trace per row.
 
     A row: ``question, answer, documents`` (list of {content, id, score}) and optionally
     ``reranked`` (documents), ``metadata`` (dict), ``session_id``, ``tags``, ``model``,
     ``prompt_tokens``, ``completion_tokens``, ``retrievers`` (a list of document lists:
     several RETRIEVER spans instead of one), ``llm`` (False: no LLM span), ``root_io``
-    (False: the root has no input/output values).
+    (False: the root has no input/output values). ``attribute_limit``: the SDK's
+    attributes per span (its default, 128, holds about 40 documents; None keeps it).
     """
     exporter = InMemorySpanExporter()
-    provider = TracerProvider(id_generator=SeededIds(seed))
+    limits = SpanLimits(max_span_attributes=attribute_limit) if attribute_limit else None
+    provider = TracerProvider(id_generator=SeededIds(seed), span_limits=limits)
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("ragframe-tests")
     for n, row in enumerate(rows):

@@ -15,6 +15,9 @@ The policy (docs/traces.md):
 - The **LLM span** is the last LLM span (by start time). ``question`` is the root's
   ``input.value``, else the LLM span's last user message; ``answer`` the root's
   ``output.value``, else the LLM span's last output message.
+- A trace with a span whose SDK dropped attributes (OTLP's ``droppedAttributesCount``:
+  the SDK keeps 128 attributes a span by default, about 40 documents, and drops the
+  oldest, the span kind first) is rejected: its documents may be incomplete.
 - Token counts are summed over the trace's LLM spans; ``model`` is the LLM span's.
 """
 
@@ -152,6 +155,8 @@ def assemble(spans: pl.DataFrame, retrieval: str = "reranker") -> tuple[pl.DataF
         pl.col("session_id").drop_nulls().first().alias("any_session"),
         chosen.alias("retriever_span_id"),
         docs.alias("docs"),
+        pl.col("dropped_attributes").fill_null(0).max().alias("dropped"),
+        pl.col("span_id").filter(pl.col("dropped_attributes").fill_null(0) > 0).first().alias("dropping_span"),
         _last("span_id", llm).alias("llm_span_id"),
         _last("user_message", llm).alias("user_message"),
         _last("llm_output", llm).alias("llm_output"),
@@ -193,6 +198,15 @@ def assemble(spans: pl.DataFrame, retrieval: str = "reranker") -> tuple[pl.DataF
         )
         .when(pl.col("unreachable") > 0)
         .then(pl.format("parent cycle: {} spans do not lead up to the root span", pl.col("unreachable")))
+        .when(pl.col("dropped") > 0)
+        .then(
+            pl.format(
+                "span {} dropped {} attributes at the SDK's attribute limit: its documents or kind may be lost "
+                "(raise OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT)",
+                pl.col("dropping_span"),
+                pl.col("dropped"),
+            )
+        )
         .when(~has_chosen)
         .then(pl.lit(f"no {wanted[retrieval]} span (retrieval={retrieval!r})"))
         .when(pl.col("docs").is_null())

@@ -54,6 +54,7 @@ _SPAN = pl.Struct(
         "startTimeUnixNano": pl.String,
         "endTimeUnixNano": pl.String,
         "attributes": _ATTRIBUTES,
+        "droppedAttributesCount": pl.Int64,
     }
 )
 #: The part of an ``ExportTraceServiceRequest`` the reader reads.
@@ -268,6 +269,7 @@ def spans_of_requests(data: bytes, numbers: list[int], path: Path, function: str
         "name",
         pl.col("startTimeUnixNano").cast(pl.Int64, strict=False).alias("start_ns"),
         pl.col("endTimeUnixNano").cast(pl.Int64, strict=False).alias("end_ns"),
+        pl.col("droppedAttributesCount").alias("dropped_attributes"),
         pl.lit(str(path)).alias("source_file"),
         "source_row",
     )

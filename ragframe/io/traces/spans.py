@@ -39,6 +39,7 @@ SPAN_SCHEMA = pl.Schema(
         "documents": pl.List(DOCUMENT),  # retrieval.documents
         "reranker_input": pl.List(DOCUMENT),  # reranker.input_documents
         "reranker_output": pl.List(DOCUMENT),  # reranker.output_documents
+        "dropped_attributes": pl.Int64,  # attributes the SDK dropped at its limit (OTLP droppedAttributesCount)
         "source_file": pl.String,
         "source_row": pl.Int64,  # 0-based line (JSON lines) or row (tables) the span was read from
     }
