@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import IO, Any
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.json as pa_json
 
 from ragframe.exceptions import InputFileError
 from ragframe.extras import require
@@ -61,6 +63,37 @@ _SPAN = pl.Struct(
 REQUEST_SCHEMA = pl.Schema(
     {"resourceSpans": pl.List(pl.Struct({"scopeSpans": pl.List(pl.Struct({"spans": pl.List(_SPAN)}))}))}
 )
+
+
+def _arrow_schema() -> pa.Schema:
+    """:data:`REQUEST_SCHEMA` for pyarrow's JSON reader (plain lists and strings, which it can fill)."""
+    text = pa.string()
+    scalar = [("stringValue", text), ("intValue", text), ("doubleValue", pa.float64()), ("boolValue", pa.bool_())]
+    value = pa.struct([*scalar, ("arrayValue", pa.struct([("values", pa.list_(pa.struct(scalar)))]))])
+    attributes = pa.list_(pa.struct([("key", text), ("value", value)]))
+    fields = [("traceId", text), ("spanId", text), ("parentSpanId", text), ("name", text)]
+    fields += [("startTimeUnixNano", text), ("endTimeUnixNano", text), ("attributes", attributes)]
+    span = pa.struct([*fields, ("droppedAttributesCount", pa.int64())])
+    scope = pa.struct([("spans", pa.list_(span))])
+    return pa.schema([("resourceSpans", pa.list_(pa.struct([("scopeSpans", pa.list_(scope))])))])
+
+
+_ARROW_OPTIONS = pa_json.ParseOptions(explicit_schema=_arrow_schema(), unexpected_field_behavior="ignore")
+
+
+def _read_requests(data: bytes) -> pl.DataFrame:
+    """The requests of ``data``: pyarrow's multithreaded JSON reader, else polars' (which also turns JSON
+    numbers written where OTLP has strings, such as ``"intValue": 3``, into text)."""
+    try:
+        table = pa_json.read_json(
+            io.BytesIO(data), read_options=pa_json.ReadOptions(block_size=1 << 24), parse_options=_ARROW_OPTIONS
+        )
+        frame = pl.from_arrow(table)
+        assert isinstance(frame, pl.DataFrame)
+        return frame.cast(dict(REQUEST_SCHEMA))
+    except (pa.ArrowException, ValueError):
+        return pl.read_ndjson(io.BytesIO(data), schema=REQUEST_SCHEMA)
+
 
 _DOCUMENT_KEY = (
     r"^(retrieval\.documents|reranker\.input_documents|reranker\.output_documents)"
@@ -214,7 +247,7 @@ def _hex_id(column: str) -> pl.Expr:
 def spans_of_requests(data: bytes, numbers: list[int], path: Path, function: str) -> pl.DataFrame:
     """The span frame of ``data``: JSON lines of ExportTraceServiceRequests whose file line numbers are ``numbers``."""
     try:
-        requests = pl.read_ndjson(io.BytesIO(data), schema=REQUEST_SCHEMA)
+        requests = _read_requests(data)
     except Exception as exc:  # polars' ComputeError: find the line to name
         number, why = _first_bad_line(data, numbers)
         raise InputFileError(f"{function}: {str(path)!r} line {number + 1}: {why}") from exc
