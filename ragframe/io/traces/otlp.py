@@ -96,12 +96,11 @@ def _read_requests(data: bytes) -> pl.DataFrame:
 
 
 _DOCUMENT_KEY = (
-    r"^(retrieval\.documents|reranker\.input_documents|reranker\.output_documents)"
+    r"^(retrieval\.documents|reranker\.output_documents)"
     r"\.(\d+)\.document\.(content|id|score)$"
 )
 _DOCUMENT_COLUMNS = {
     "retrieval.documents": "documents",
-    "reranker.input_documents": "reranker_input",
     "reranker.output_documents": "reranker_output",
 }
 _INPUT_MESSAGE_KEY = r"^llm\.input_messages\.(\d+)\.message\.(role|content)$"

@@ -34,7 +34,6 @@ _REQUIRED = ("context.trace_id", "context.span_id")
 _DOC_FIELDS = {"content": "document.content", "id": "document.id", "score": "document.score"}
 _NESTED_DOCUMENTS = {
     "documents": "attributes.retrieval.documents",
-    "reranker_input": "attributes.reranker.input_documents",
     "reranker_output": "attributes.reranker.output_documents",
 }
 _FLAT = re.compile(
@@ -223,9 +222,7 @@ def phoenix_frame_to_spans(
                 pl.lit(None, pl.List(pl.String)).alias("array"),
             )
         )
-        found = gathered(long).select(
-            "sid", "documents", "reranker_input", "reranker_output", "user_message", "llm_output"
-        )
+        found = gathered(long).select("sid", "documents", "reranker_output", "user_message", "llm_output")
         spans = (
             spans.with_row_index("sid")
             .join(found, on="sid", how="left", suffix="_flat", maintain_order="left")

@@ -3,7 +3,8 @@
 Each reader (:mod:`.otlp`, :mod:`.phoenix`, :mod:`.langsmith`) turns its files into one
 frame of :data:`SPAN_SCHEMA`: one row per span, the OpenInference attributes the rows need
 already pulled out into typed columns (documents as lists of :data:`DOCUMENT` structs in
-rank order). :mod:`.assemble` turns that frame into rows, whatever the source format.
+rank order). A reranker's input documents are not kept: they are the retriever's output, and
+no policy reads them. :mod:`.assemble` turns that frame into rows, whatever the source format.
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ SPAN_SCHEMA = pl.Schema(
         "metadata": pl.String,  # the metadata attribute: a JSON object
         "tags": pl.List(pl.String),  # tag.tags
         "documents": pl.List(DOCUMENT),  # retrieval.documents
-        "reranker_input": pl.List(DOCUMENT),  # reranker.input_documents
         "reranker_output": pl.List(DOCUMENT),  # reranker.output_documents
         "dropped_attributes": pl.Int64,  # attributes the SDK dropped at its limit (OTLP droppedAttributesCount)
         "source_file": pl.String,

@@ -5,10 +5,13 @@ batches), so the rows are made in two passes, neither holding more than a chunk 
 bucket:
 
 1. every chunk of every file (:func:`ragframe.io.traces.span_chunks`: about 32 MiB of
-   JSON lines, or 200,000 table rows) becomes span frames split by a hash of the trace id
-   into ``buckets`` files, ``OUT/traces/spans/bucket-0003/chunk-00012.parquet``;
-2. each bucket (every span of its traces) is read back and assembled into rows
-   (:func:`ragframe.io.traces.assemble.assemble`), ``OUT/traces/rows/part-00003.parquet``;
+   JSON lines, or 200,000 table rows) becomes a span frame, each span given the slot
+   ``hash(trace_id) % SLOTS``, written sorted by slot in small row groups
+   (``OUT/traces/spans/chunk-00012.parquet``);
+2. the slots are cut into ``buckets`` ranges so that each holds about
+   :data:`BUCKET_BYTES` of spans (the sum of the chunks' in-memory sizes tells); each range
+   (every span of its traces, read with the other row groups skipped) is assembled into
+   rows (:func:`ragframe.io.traces.assemble.assemble`), ``OUT/traces/rows/part-00003.parquet``;
    the traces that cannot be rows go to ``OUT/traces/rejects.parquet``.
 
 The ``metadata.<key>`` columns get one dtype over all parts (a key whose values differ in
@@ -36,8 +39,12 @@ from ragframe.io.traces.spans import SPAN_SCHEMA
 
 __all__ = ["StagedTraces", "stage_traces", "BUCKET_BYTES", "TRACE_REJECTS"]
 
-#: Input bytes per bucket (the second pass holds one bucket's spans).
+#: Span frame bytes (polars' estimate) per bucket: the second pass holds one bucket's spans.
 BUCKET_BYTES = 256 * 1024 * 1024
+#: Hash slots of trace ids; a bucket is a range of slots.
+SLOTS = 4096
+#: Rows per row group of the span chunks (small, so that a bucket's range of slots skips the others).
+ROW_GROUP = 8192
 #: Where the rejected traces land in an evaluate_parquet output folder.
 TRACE_REJECTS = "rejects/traces.parquet"
 _STAGE_VERSION = 1
@@ -114,25 +121,27 @@ def stage_traces(
                 shutil.rmtree(part)
         for path in (rejects_path, manifest):
             path.unlink(missing_ok=True)
-    total = sum(f["size"] for f in expected["files"])
-    buckets = buckets or max(1, math.ceil(total / BUCKET_BYTES))
-    chunk = 0
+    chunk, estimated = 0, 0
+    spans_folder.mkdir(parents=True, exist_ok=True)
     for path in files:
         for spans in span_chunks(path, format, function):
             spans = checked_spans(spans, function).with_columns(
-                (pl.col("trace_id").hash(seed=31) % buckets).cast(pl.Int64).alias("bucket")
+                (pl.col("trace_id").hash(seed=31) % SLOTS).cast(pl.Int32).alias("slot")
             )
-            for (bucket,), part in spans.partition_by("bucket", as_dict=True).items():
-                target = spans_folder / f"bucket-{bucket:05d}"
-                target.mkdir(parents=True, exist_ok=True)
-                part.drop("bucket").write_parquet(target / f"chunk-{chunk:05d}.parquet")
+            estimated += spans.estimated_size()
+            spans.sort("slot").write_parquet(spans_folder / f"chunk-{chunk:05d}.parquet", row_group_size=ROW_GROUP)
             chunk += 1
+    buckets = min(SLOTS, buckets or max(1, math.ceil(estimated / BUCKET_BYTES)))
     rows_folder.mkdir(parents=True, exist_ok=True)
+    parts = sorted(spans_folder.glob("chunk-*.parquet"))
     assembled, rejected, schemas = [], [], []
     for bucket in range(buckets):
-        target = spans_folder / f"bucket-{bucket:05d}"
-        parts = sorted(target.glob("*.parquet")) if target.exists() else []
-        spans = pl.read_parquet(parts) if parts else pl.DataFrame(schema=SPAN_SCHEMA)
+        low, high = bucket * SLOTS // buckets, (bucket + 1) * SLOTS // buckets
+        spans = (
+            pl.scan_parquet(parts).filter(pl.col("slot").is_between(low, high - 1)).drop("slot").collect()
+            if parts
+            else pl.DataFrame(schema=SPAN_SCHEMA)
+        )
         rows, bad = assemble(spans, retrieval)
         path = rows_folder / f".assembled-{bucket:05d}.parquet"
         rows.write_parquet(path)
