@@ -15,6 +15,8 @@ import random
 import polars as pl
 import pytest
 from conftest import shared_path
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("opentelemetry.sdk")
 pytest.importorskip("openinference.semconv")
@@ -360,3 +362,37 @@ def test_langsmith_run_exports(tmp_path):
 def test_read_spans_counts_the_example():
     spans = read_spans(example_traces())
     assert spans.group_by("kind").len().sort("kind").rows() == [("CHAIN", 200), ("LLM", 200), ("RETRIEVER", 200)]
+
+
+def test_protobuf_without_opentelemetry_proto_names_the_extra(ares_spans, tmp_path, monkeypatch):
+    import sys
+
+    path = write(ares_spans[:6], tmp_path, "pb")
+    monkeypatch.setitem(sys.modules, "opentelemetry.proto.collector.trace.v1.trace_service_pb2", None)
+    with pytest.raises(rf.MissingDependencyError, match=r"ragframe\[traces\]"):
+        rf.read_traces(path)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_traces_row_depends_only_on_its_own_spans(ares_spans, tmp_path_factory, data):
+    """Any subset of the traces, in any span order, cut into lines anyhow, gives those traces' rows unchanged."""
+    table = trace_gen.phoenix_table(ares_spans[:90])  # 30 traces
+    reference = rf.read_traces(_table_file(table, tmp_path_factory)).sort("trace_id")
+    traces = reference["trace_id"].to_list()
+    kept = data.draw(st.lists(st.sampled_from(traces), min_size=1, unique=True))
+    order = data.draw(st.permutations(range(table.height)))
+    subset = table[list(order)].filter(pl.col("context.trace_id").is_in(kept))
+    rows = rf.read_traces(_table_file(subset, tmp_path_factory)).sort("trace_id")
+    expected = reference.filter(pl.col("trace_id").is_in(kept))
+    assert rows.drop("source_file", strict=False).equals(expected.drop("source_file", strict=False))
+    spans = [s for s in ares_spans[:90] if f"{s.context.trace_id:032x}" in kept]
+    per_line = data.draw(st.integers(1, 20))
+    path = trace_gen.write_otlp_json(spans, tmp_path_factory.mktemp("o") / "t.jsonl", spans_per_line=per_line)
+    assert rf.read_traces(path).sort("trace_id").equals(rows)
+
+
+def _table_file(table: pl.DataFrame, factory) -> object:
+    path = factory.mktemp("t") / "spans.parquet"
+    table.write_parquet(path)
+    return path

@@ -122,3 +122,18 @@ def test_cli_phoenix_and_langsmith_inputs(tmp_path):
     assert pl.read_parquet(out / "scores")["faithfulness"].to_list() == [1.0]
     with pytest.raises(rf.InvalidParameterError):
         rf.evaluate_parquet(tmp_path / "spans.parquet", tmp_path / "q", input_format="zipkin", progress=False)
+
+
+def test_an_output_folder_inside_the_traces_folder_is_not_read_as_traces(tmp_path):
+    folder, _ = _broken(tmp_path)
+    args = ["eval", str(folder), "-o", str(folder / "scored"), "--input-format", "openinference"]
+    assert main([*args, "--metrics", "faithfulness"]) == 0
+    assert main([*args, "--metrics", "faithfulness"]) == 0  # again: resumes, its own parts are not traces
+
+
+def test_staged_rows_of_other_files_are_not_reused_silently(tmp_path):
+    stage_traces(example_traces(), tmp_path / "t", "openinference", buckets=2)
+    folder, _ = _broken(tmp_path)
+    with pytest.raises(rf.ResumeError, match="other trace files or options"):
+        stage_traces(folder, tmp_path / "t", "openinference")
+    assert stage_traces(folder, tmp_path / "t", "openinference", overwrite=True).traces == 1

@@ -53,8 +53,25 @@ def _suffix(path: Path) -> str:
     return suffixes[-1] if suffixes else ""
 
 
+def _files_under(root: Path, known: tuple[str, ...]) -> list[Path]:
+    """Files with a known ending under ``root``, leaving out ragframe output folders (a run's ``manifest.json``,
+    staged rows' ``stage.json``) and hidden files."""
+    found: list[Path] = []
+    for folder, subfolders, names in os.walk(root):
+        here = Path(folder)
+        if here != root and ((here / "manifest.json").is_file() or (here / "stage.json").is_file()):
+            subfolders[:] = []
+            continue
+        found += [here / n for n in names if not n.startswith(".") and _suffix(here / n) in known]
+    return sorted(found)
+
+
 def trace_files(source: str | os.PathLike | Sequence[str | os.PathLike], function: str = "read_traces") -> list[Path]:
     """The trace files of ``source``: a file, a folder (searched recursively for known endings) or a glob; sorted.
+
+    A folder never yields the files of a ragframe output folder below it (one holding
+    ``manifest.json`` or ``stage.json``), so ``ragframe eval traces/ -o traces/scored``
+    can run again.
 
     Examples
     --------
@@ -70,11 +87,7 @@ def trace_files(source: str | os.PathLike | Sequence[str | os.PathLike], functio
     for item in sources:
         path = Path(item)
         if path.is_dir():
-            found = sorted(
-                p
-                for p in path.rglob("*")
-                if p.is_file() and not p.name.startswith(".") and _suffix(p) in known and "rejects" not in p.parts
-            )
+            found = _files_under(path, known)
         elif path.is_file():
             found = [path]
         else:
