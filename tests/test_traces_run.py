@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 import pytest
 
@@ -120,6 +122,21 @@ def test_cli_phoenix_and_langsmith_inputs(tmp_path):
         == 0
     )
     assert pl.read_parquet(out / "scores")["faithfulness"].to_list() == [1.0]
+    runs = [
+        {"id": "r0", "trace_id": "r0", "run_type": "chain", "inputs": {"question": "What is X?"},
+         "outputs": {"answer": "X is Y."}},
+        {"id": "r1", "trace_id": "r0", "parent_run_id": "r0", "run_type": "retriever", "inputs": {"query": "X"},
+         "outputs": {"documents": [{"page_content": "X is Y.", "metadata": {"id": "d1"}}]}},
+    ]  # fmt: skip
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    out = tmp_path / "l"
+    args = ["eval", str(tmp_path / "runs.jsonl"), "-o", str(out), "--input-format", "langsmith"]
+    assert main([*args, "--metrics", "faithfulness"]) == 0
+    assert pl.read_parquet(out / "scores").select("trace_id", "retriever_span_id", "faithfulness").row(0) == (
+        "r0",
+        "r1",
+        1.0,
+    )
     with pytest.raises(rf.InvalidParameterError):
         rf.evaluate_parquet(tmp_path / "spans.parquet", tmp_path / "q", input_format="zipkin", progress=False)
 
