@@ -324,6 +324,24 @@ def test_opentelemetry_genai_model_and_usage_attributes(tmp_path):
     assert (row["question"], row["answer"], row["retrieved_ids"]) == ("q", "answer 1", ["7"])  # the last LLM output
 
 
+def test_json_inputs_and_outputs_are_unwrapped(tmp_path):
+    from openinference.semconv.trace import OpenInferenceMimeTypeValues, SpanAttributes
+
+    spans = trace_gen.make_spans([{"question": "q", "answer": "a", "documents": _docs("a")}])
+    table = trace_gen.phoenix_table(spans).with_columns(
+        pl.when(pl.col("parent_id").is_null())
+        .then(pl.lit(json.dumps({"question": "What is X?", "chat_history": []})))
+        .alias("attributes.input.value"),
+        pl.when(pl.col("parent_id").is_null())
+        .then(pl.lit(json.dumps({"answer": "X is Y.", "sources": ["a"]})))
+        .alias("attributes.output.value"),
+        pl.lit(OpenInferenceMimeTypeValues.JSON.value).alias("attributes." + SpanAttributes.INPUT_MIME_TYPE),
+        pl.lit(OpenInferenceMimeTypeValues.JSON.value).alias("attributes." + SpanAttributes.OUTPUT_MIME_TYPE),
+    )
+    table.write_parquet(tmp_path / "s.parquet")
+    assert rf.read_traces(tmp_path / "s.parquet").select("question", "answer").row(0) == ("What is X?", "X is Y.")
+
+
 def test_langsmith_run_exports(tmp_path):
     runs = [
         {"id": "r0", "trace_id": "r0", "parent_run_id": None, "run_type": "chain", "name": "rag",

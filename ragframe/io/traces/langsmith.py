@@ -28,7 +28,7 @@ from typing import Any
 import polars as pl
 
 from ragframe.exceptions import InputFileError
-from ragframe.io.traces.spans import SPAN_SCHEMA, conform
+from ragframe.io.traces.spans import INPUT_KEYS, OUTPUT_KEYS, SPAN_SCHEMA, conform
 
 __all__ = ["read_langsmith", "KINDS"]
 
@@ -43,8 +43,8 @@ KINDS = {
     "prompt": "CHAIN",
     "parser": "CHAIN",
 }
-_INPUT_KEYS = ("question", "input", "query")
-_OUTPUT_KEYS = ("answer", "output", "result", "text")
+_INPUT_KEYS = INPUT_KEYS
+_OUTPUT_KEYS = OUTPUT_KEYS
 
 
 def _text(value: Any, keys: tuple[str, ...]) -> str | None:

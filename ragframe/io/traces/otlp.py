@@ -26,7 +26,7 @@ import pyarrow.json as pa_json
 
 from ragframe.exceptions import InputFileError
 from ragframe.extras import require
-from ragframe.io.traces.spans import DOCUMENT, conform, document_list
+from ragframe.io.traces.spans import DOCUMENT, INPUT_KEYS, OUTPUT_KEYS, conform, document_list, unwrapped
 
 __all__ = ["CHUNK_BYTES", "read_otlp_json", "read_otlp_proto", "otlp_json_chunks", "otlp_proto_chunks"]
 
@@ -331,8 +331,8 @@ def gathered(attributes: pl.DataFrame) -> pl.DataFrame:
     )
     scalars = attributes.group_by("sid").agg(
         kind.alias("kind"),
-        _first("input.value").alias("input"),
-        _first("output.value").alias("output"),
+        unwrapped(_first("input.value"), _first("input.mime_type"), INPUT_KEYS).alias("input"),
+        unwrapped(_first("output.value"), _first("output.mime_type"), OUTPUT_KEYS).alias("output"),
         pl.coalesce(_first("llm.model_name"), _first("gen_ai.response.model"), _first("gen_ai.request.model")).alias(
             "model"
         ),

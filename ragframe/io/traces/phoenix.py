@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 from ragframe.exceptions import InputFileError
 from ragframe.io.traces.otlp import gathered
-from ragframe.io.traces.spans import DOCUMENT, conform
+from ragframe.io.traces.spans import DOCUMENT, INPUT_KEYS, OUTPUT_KEYS, conform, unwrapped
 
 __all__ = ["read_phoenix", "phoenix_chunks", "phoenix_frame_to_spans", "TABLE_SUFFIXES", "CHUNK_ROWS"]
 
@@ -185,8 +185,12 @@ def phoenix_frame_to_spans(
         kind.alias("kind"),
         _nanoseconds(frame, "start_time").alias("start_ns"),
         _nanoseconds(frame, "end_time").alias("end_ns"),
-        _column(frame, "attributes.input.value").alias("input"),
-        _column(frame, "attributes.output.value").alias("output"),
+        unwrapped(
+            _column(frame, "attributes.input.value"), _column(frame, "attributes.input.mime_type"), INPUT_KEYS
+        ).alias("input"),
+        unwrapped(
+            _column(frame, "attributes.output.value"), _column(frame, "attributes.output.mime_type"), OUTPUT_KEYS
+        ).alias("output"),
         _messages(inputs, "user").alias("user_message"),
         pl.coalesce(
             _messages(outputs, None), pl.when(kind == "LLM").then(_column(frame, "attributes.output.value"))

@@ -11,7 +11,21 @@ from __future__ import annotations
 
 import polars as pl
 
-__all__ = ["DOCUMENT", "SPAN_SCHEMA", "KINDS", "conform", "empty_spans", "document_list"]
+__all__ = [
+    "DOCUMENT",
+    "SPAN_SCHEMA",
+    "KINDS",
+    "conform",
+    "empty_spans",
+    "document_list",
+    "unwrapped",
+    "INPUT_KEYS",
+    "OUTPUT_KEYS",
+]
+
+#: The keys whose string value is the question (answer) when ``input.value`` (``output.value``) is a JSON object.
+INPUT_KEYS = ("question", "input", "query")
+OUTPUT_KEYS = ("answer", "output", "result", "text")
 
 #: One retrieved document: OpenInference's ``document.content``, ``document.id``, ``document.score``.
 DOCUMENT = pl.Struct({"content": pl.String, "id": pl.String, "score": pl.Float64})
@@ -72,6 +86,21 @@ def conform(frame: pl.DataFrame) -> pl.DataFrame:
         (pl.col(name).cast(dtype) if name in frame.columns else pl.lit(None, dtype)).alias(name)
         for name, dtype in SPAN_SCHEMA.items()
     )
+
+
+def unwrapped(value: pl.Expr, mime: pl.Expr, keys: tuple[str, ...]) -> pl.Expr:
+    """``value``, or where ``mime`` is ``application/json``, the string at the first of ``keys`` in that JSON
+    object (a LangChain chain's ``{"question": ...}``); JSON without such a key stays as it is.
+
+    Examples
+    --------
+    >>> frame = pl.DataFrame({"v": ['{"question": "q?", "k": 1}', "plain", '{"x": 1}'],
+    ...                       "m": ["application/json", None, "application/json"]})
+    >>> frame.select(unwrapped(pl.col("v"), pl.col("m"), INPUT_KEYS)).to_series().to_list()
+    ['q?', 'plain', '{"x": 1}']
+    """
+    found = pl.coalesce(value.str.json_path_match(f"$.{key}") for key in keys)
+    return pl.when(mime == "application/json").then(pl.coalesce(found, value)).otherwise(value)
 
 
 def document_list(content: pl.Expr, ident: pl.Expr, score: pl.Expr) -> pl.Expr:
