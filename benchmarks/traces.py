@@ -10,17 +10,20 @@ What is timed, each in a fresh process (peak RSS is that process's VmHWM):
 
 The data: a template of 1,000 traces made with opentelemetry-sdk and the OpenInference
 attribute names (tests/trace_gen.py: CHAIN root, RETRIEVER with 3 documents, RERANKER with
-3 in and 3 out, LLM with messages, model and token counts, plus an EMBEDDING span: 5
+3 in and 3 out, LLM with messages, model and token counts, and EMBEDDING of the question: 5
 spans) from the ARES log's questions and answers (passages cut to 300 characters), then
 copied 200 times with new trace ids (the first 8 hex digits of each trace id replaced by
 the copy's number), as OTLP JSON lines and as a Phoenix span table. Cached in
 ``benchmarks/_data/traces``.
 
-Phoenix's own client (``px.Client().get_spans_dataframe`` against a local Phoenix server)
-is timed only when ``arize-phoenix`` is importable; otherwise the table says so.
+With ``--phoenix PYTHON`` (an interpreter where ``arize-phoenix`` is installed, such as a
+separate virtual environment), a local Phoenix server is started on 127.0.0.1, the same
+spans are sent to it over OTLP/HTTP (protobuf, 1,000 spans a request) and read back with
+Phoenix's own client (``spans.get_spans_dataframe``, benchmarks/traces_phoenix.py); the
+loading is not timed, the reading is.
 
     python benchmarks/traces.py                 # 200k traces
-    python benchmarks/traces.py --traces 20000  # a smaller run
+    python benchmarks/traces.py --traces 20000 --phoenix /tmp/phx/bin/python
 """
 
 from __future__ import annotations
@@ -70,9 +73,11 @@ def make(traces: int) -> tuple[Path, Path]:
                 "model": "gpt-4o-mini",
                 "prompt_tokens": 300 + n % 7,
                 "completion_tokens": 40 + n % 5,
+                "embedding": True,
             }
         )
     spans = trace_gen.make_spans(rows, seed=7)
+    assert len(spans) == 5 * TEMPLATE, len(spans)
     template = folder / "template.jsonl"
     trace_gen.write_otlp_json(spans, template, spans_per_line=100)
     lines = template.read_text().splitlines()
@@ -118,6 +123,7 @@ def measure(what: str, path: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--traces", type=int, default=200_000)
+    parser.add_argument("--phoenix", metavar="PYTHON", help="an interpreter with arize-phoenix: time its client")
     parser.add_argument("--measure", nargs=2, metavar=("WHAT", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
@@ -147,11 +153,102 @@ def main() -> int:
                 f"{name:<22} {label:<14} {found['seconds']:>8.1f} {spans / found['seconds']:>10,.0f} "
                 f"{found['peak_mb']:>12,.0f}"
             )
-    try:
-        import phoenix  # noqa: F401
-    except ImportError:
-        print("Phoenix client: not measured (arize-phoenix is not installed)")
+    if args.phoenix is None:
+        print("Phoenix client: not measured (give --phoenix PYTHON, an interpreter with arize-phoenix)")
+    else:
+        found = phoenix(args.phoenix, jsonl, spans)
+        print(
+            f"{'Phoenix server':<22} {'get_spans_df':<14} {found['seconds']:>8.1f} "
+            f"{spans / found['seconds']:>10,.0f} {found['peak_mb']:>12,.0f}   (Phoenix's client; "
+            f"loading {found['load_seconds']:.0f} s not timed)"
+        )
     return failed
+
+
+def phoenix(python: str, jsonl: Path, spans: int) -> dict:
+    """Load the spans into a local Phoenix server and time its client reading them back."""
+    import os
+    import socket
+    import tempfile
+    import urllib.request
+
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {
+            **os.environ,
+            "PHOENIX_WORKING_DIR": tmp,
+            "PHOENIX_PORT": str(port),
+            "PHOENIX_HOST": "127.0.0.1",
+            "PHOENIX_GRPC_PORT": str(port + 1),
+            "PHOENIX_TELEMETRY_ENABLED": "false",
+        }
+        server = subprocess.Popen(
+            [str(Path(python).parent / "phoenix"), "serve"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(300):
+                try:
+                    urllib.request.urlopen(base + "/healthz", timeout=2)
+                    break
+                except OSError:
+                    time.sleep(1)
+            started = time.perf_counter()
+            with open(jsonl) as handle:
+                for line in handle:
+                    request = json_format.ParseDict(_base64_ids(json.loads(line)), ExportTraceServiceRequest())
+                    post = urllib.request.Request(
+                        base + "/v1/traces",
+                        data=request.SerializeToString(),
+                        headers={"Content-Type": "application/x-protobuf"},
+                    )
+                    urllib.request.urlopen(post, timeout=600).read()
+            count = json.dumps({"query": "{ projects { edges { node { recordCount } } } }"}).encode()
+            for _ in range(3600):  # Phoenix stores spans asynchronously: wait for all of them
+                ask = urllib.request.Request(
+                    base + "/graphql", data=count, headers={"Content-Type": "application/json"}
+                )
+                edges = json.load(urllib.request.urlopen(ask, timeout=60))["data"]["projects"]["edges"]
+                if sum(e["node"]["recordCount"] for e in edges) >= spans:
+                    break
+                time.sleep(1)
+            load = time.perf_counter() - started
+            proc = subprocess.run(
+                [python, str(ROOT / "benchmarks" / "traces_phoenix.py"), base, str(spans)],
+                capture_output=True,
+                text=True,
+            )
+            if proc.returncode:
+                raise RuntimeError(proc.stderr.strip().splitlines()[-1])
+            found = json.loads(proc.stdout.strip().splitlines()[-1])
+            assert found["spans"] == spans, found
+            return {**found, "load_seconds": load}
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+
+
+def _base64_ids(value):
+    """OTLP JSON's hex ids as protobuf's JSON mapping wants them (base64)."""
+    import base64
+
+    if isinstance(value, dict):
+        return {
+            k: base64.b64encode(bytes.fromhex(v)).decode() if k in ("traceId", "spanId", "parentSpanId") and v
+            else _base64_ids(v)
+            for k, v in value.items()
+        }  # fmt: skip
+    if isinstance(value, list):
+        return [_base64_ids(v) for v in value]
+    return value
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from typing import Any
 import polars as pl
 from openinference.semconv.trace import (
     DocumentAttributes,
+    EmbeddingAttributes,
     MessageAttributes,
     OpenInferenceSpanKindValues,
     RerankerAttributes,
@@ -71,7 +72,8 @@ def make_spans(rows: Iterable[Mapping[str, Any]], seed: int = 0, attribute_limit
     A row: ``question, answer, documents`` (list of {content, id, score}) and optionally
     ``reranked`` (documents), ``metadata`` (dict), ``session_id``, ``tags``, ``model``,
     ``prompt_tokens``, ``completion_tokens``, ``retrievers`` (a list of document lists:
-    several RETRIEVER spans instead of one), ``llm`` (False: no LLM span), ``root_io``
+    several RETRIEVER spans instead of one), ``llm`` (False: no LLM span), ``embedding``
+    (True: an EMBEDDING span of the question, before the retriever), ``root_io``
     (False: the root has no input/output values). ``attribute_limit``: the SDK's
     attributes per span (its default, 128, holds about 40 documents; None keeps it).
     """
@@ -111,6 +113,14 @@ def make_spans(rows: Iterable[Mapping[str, Any]], seed: int = 0, attribute_limit
             span = tracer.start_span("rerank", context=context, start_time=clock, attributes=attributes)
             span.end(end_time=clock + 5_000_000)
             clock += 10_000_000
+        if row.get("embedding"):
+            attributes = {
+                KIND: OpenInferenceSpanKindValues.EMBEDDING.value,
+                SpanAttributes.EMBEDDING_MODEL_NAME: "text-embedding-3-small",
+                f"{SpanAttributes.EMBEDDING_EMBEDDINGS}.0.{EmbeddingAttributes.EMBEDDING_TEXT}": row["question"],
+            }
+            span = tracer.start_span("embed", context=context, start_time=t + 100_000, attributes=attributes)
+            span.end(end_time=t + 900_000)
         if row.get("llm", True):
             attributes = {
                 KIND: OpenInferenceSpanKindValues.LLM.value,
