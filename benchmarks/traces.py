@@ -170,6 +170,7 @@ def phoenix(python: str, jsonl: Path, spans: int) -> dict:
     import os
     import socket
     import tempfile
+    import urllib.error
     import urllib.request
 
     from google.protobuf import json_format
@@ -210,7 +211,14 @@ def phoenix(python: str, jsonl: Path, spans: int) -> dict:
                         data=request.SerializeToString(),
                         headers={"Content-Type": "application/x-protobuf"},
                     )
-                    urllib.request.urlopen(post, timeout=600).read()
+                    for _ in range(600):  # 503: Phoenix's queue is full, send again a moment later
+                        try:
+                            urllib.request.urlopen(post, timeout=600).read()
+                            break
+                        except urllib.error.HTTPError as exc:
+                            if exc.code != 503:
+                                raise
+                            time.sleep(1)
             count = json.dumps({"query": "{ projects { edges { node { recordCount } } } }"}).encode()
             for _ in range(3600):  # Phoenix stores spans asynchronously: wait for all of them
                 ask = urllib.request.Request(
