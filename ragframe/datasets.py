@@ -3,6 +3,7 @@
 - :func:`example_paths`: TREC DL 2019 passage ranking, a BM25 run, a GPT-3.5 rerank of it and
   the official graded qrels (43 judged queries).
 - :func:`example_rag_log`: 200 answers of a documentation assistant with human labels (ARES).
+- :func:`example_traces`: that log as OpenTelemetry spans (OTLP JSON lines, OpenInference names).
 - :func:`wrong_contexts`: that log with a simulated retrieval bug, for regression examples.
 - :func:`write_examples`: all of them as files in one folder (what ``ragframe demo --out``
   writes next to its scores), for the command-line examples of the README.
@@ -19,7 +20,7 @@ import polars as pl
 
 from ragframe.exceptions import SchemaError
 
-__all__ = ["example_paths", "example_rag_log", "wrong_contexts", "write_examples", "EXAMPLE_FILES"]
+__all__ = ["example_paths", "example_rag_log", "example_traces", "wrong_contexts", "write_examples", "EXAMPLE_FILES"]
 
 #: The files :func:`write_examples` writes, by key: the file name in the folder.
 EXAMPLE_FILES = {
@@ -69,6 +70,30 @@ def example_rag_log() -> Path:
     (200, 4)
     """
     return Path(str(resources.files("ragframe") / "data" / "ares_databricks_docs.parquet"))
+
+
+def example_traces() -> Path:
+    """Path of the bundled example traces: the ARES log as 200 traces of real OpenTelemetry spans.
+
+    OTLP JSON lines as the OpenTelemetry collector's file exporter writes them (gzipped), made
+    by ``opentelemetry-sdk`` with the OpenInference attribute names (``benchmarks/example_traces.py``):
+    per row of :func:`example_rag_log` a CHAIN root span (question, answer, ``metadata``
+    ``{"version", "row"}``, ``session.id``), a RETRIEVER span (the passage; id: source URL
+    ``#`` row id; no score) and an LLM span (the messages). Rows 0-99 are ``version`` ``v1``;
+    rows 100-199 are ``v2`` and carry the previous row's passage (:func:`wrong_contexts`, a
+    simulated retrieval bug).
+
+    Returns
+    -------
+    pathlib.Path
+        The ``.otlp.jsonl.gz`` file; ``rf.read_traces`` reads it.
+
+    Examples
+    --------
+    >>> example_traces().name
+    'example_traces.otlp.jsonl.gz'
+    """
+    return Path(str(resources.files("ragframe") / "data" / "example_traces.otlp.jsonl.gz"))
 
 
 def wrong_contexts(log: pl.DataFrame, /, contexts: str = "contexts") -> pl.DataFrame:

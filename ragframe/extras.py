@@ -24,10 +24,17 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "report": ("matplotlib", "jinja2"),
     "ray": ("ray", "aiohttp", "grpc"),
     "bench": ("pytrec_eval", "ranx"),
+    "traces": ("opentelemetry", "google"),
 }
 
 #: How a message names a module's package where it differs from the import name.
-_PACKAGES = {"ray": "ray[data]", "grpc": "grpcio", "pytrec_eval": "pytrec-eval-terrier"}
+_PACKAGES = {
+    "ray": "ray[data]",
+    "grpc": "grpcio",
+    "pytrec_eval": "pytrec-eval-terrier",
+    "opentelemetry": "opentelemetry-proto",
+    "google": "protobuf",
+}
 
 
 def require(extra: str, module: str, *, function: str, note: str = "") -> ModuleType:

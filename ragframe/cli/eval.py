@@ -59,6 +59,15 @@ asked about, the others are 'skipped' with a 'budget:' error, and no more
 than the budget is ever sent; OUT/manifest.json records the plan and the
 spend.
 
+Traces: --input-format openinference|phoenix|langsmith reads LOG as trace
+files instead (OTLP JSON lines or protobuf with OpenInference attributes,
+Phoenix span tables, LangSmith run exports; docs/traces.md): one row per trace
+(question, answer, contexts, retrieved_ids, ... and trace_id and the span ids)
+is made in bounded memory into OUT/traces/rows and scored; a trace that cannot
+be a row (no retriever span, two roots, a parent cycle, a document without
+content) goes to OUT/rejects/traces.parquet with its trace id and reason.
+--retrieval says which retriever or reranker span gives the documents.
+
 Outcome: a run that scored or judged nothing exits with 3 after writing its
 output: a log without rows (the output is a valid empty one), every row
 rejected (the first reason is printed), a judge metric with failed rows and no
@@ -283,6 +292,8 @@ def _run(args: argparse.Namespace) -> int:
     evaluator = _evaluator(args, config)
     if args.address is not None and args.engine != "ray":
         raise UsageError("--address needs --engine ray")
+    if args.engine == "ray" and args.input_format != "parquet":
+        raise UsageError("--input-format " + args.input_format + " needs --engine local")
     if args.overwrite:
         _check_overwrite(args.out)
     if args.engine == "ray":
@@ -311,6 +322,8 @@ def _run(args: argparse.Namespace) -> int:
                 overwrite=args.overwrite,
                 progress=not args.no_progress,
                 on_start=announce,
+                input_format=args.input_format,
+                retrieval=args.retrieval,
                 **run_options,
             )
         except InvalidParameterError as exc:
@@ -342,6 +355,12 @@ def _report(args: argparse.Namespace, result: Any) -> int:
         + (f", rejects in {result.out / 'rejects'}" if result.rejected else ""),
         file=report,
     )
+    if result.traces_rejected:
+        print(
+            f"{result.traces_rejected:,} traces could not become rows: reasons in "
+            f"{result.out / 'rejects' / 'traces.parquet'}",
+            file=report,
+        )
     for line in status_lines(result):
         print(line, file=sys.stderr)
     spent = _budget_line(result)
@@ -468,6 +487,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     evaluate.add_argument(
         "--address", metavar="ADDR", help="the Ray cluster to join with --engine ray (ray://host:10001, auto, ...)"
+    )
+    evaluate.add_argument(
+        "--input-format",
+        choices=["parquet", "openinference", "phoenix", "langsmith"],
+        default="parquet",
+        help="what LOG holds: a Parquet log (default), or trace files: OTLP JSON lines or protobuf with OpenInference "
+        "attributes (openinference), Phoenix span tables (phoenix), LangSmith run exports (langsmith); see "
+        "docs/traces.md",
+    )
+    evaluate.add_argument(
+        "--retrieval",
+        choices=["reranker", "last", "first", "all"],
+        default="reranker",
+        help="with trace files: the documents of the last reranker span, else the last retriever span (reranker, "
+        "default); of the last or first retriever span; or of every retriever span (all)",
     )
     evaluate.add_argument("--overwrite", action="store_true", help="replace the output of an earlier run in OUT")
     evaluate.add_argument("--no-resume", action="store_true", help="fail instead of continuing a run found in OUT")

@@ -78,6 +78,9 @@ from ragframe.io.row_checks import (
     row_problems,
     value_text,
 )
+from ragframe.io.traces import FORMATS as TRACE_FORMATS
+from ragframe.io.traces.assemble import RETRIEVAL
+from ragframe.io.traces.stage import TRACE_REJECTS, stage_traces
 from ragframe.judges.base import NOT_FAILED_STATUSES
 from ragframe.judges.usage import recording_usage, usage_frame
 from ragframe.run.evaluator import BY_ROLE, CLASH_HINT, Evaluator
@@ -146,6 +149,9 @@ class ParquetEvaluation:
         ``planned_cost``, ``candidates`` and ``chosen`` rows per judge metric) and what the
         run spent (``calls``, ``cost``: the requests sent and the cost the replies report,
         over every batch). Also in the manifest.
+    traces_rejected : int
+        With ``input_format`` other than ``"parquet"``: the traces that could not become
+        rows (in ``rejects/traces.parquet``, not counted in ``rows``).
     usage : polars.DataFrame, optional
         The judge usage of the run's batches (those of an earlier, resumed run included),
         summed per metric: the columns of :func:`ragframe.judge_usage` (calls, cache hits,
@@ -184,6 +190,7 @@ class ParquetEvaluation:
     errors: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
     budget: dict[str, Any] | None = field(default=None, repr=False)
     usage: pl.DataFrame | None = field(default=None, repr=False)
+    traces_rejected: int = 0
 
     def failures(self) -> dict[str, int]:
         """Per judge score column, the rows whose status is a failure (not ``ok`` or ``skipped``).
@@ -725,7 +732,8 @@ def remove_output(out: Path, function: str = "evaluate_parquet") -> None:
         for path in sorted(folder.iterdir()):
             temporary = _PART_TEMPORARY.fullmatch(path.name)
             listed_as = f"{name}/{temporary[1]}" if temporary else f"{name}/{path.name}"
-            (ours if path.is_file() and listed_as in listed else foreign).append(path)
+            mine = path.is_file() and (listed_as in listed or f"{name}/{path.name}" == TRACE_REJECTS)
+            (ours if mine else foreign).append(path)
     for name in _RUN_FILES:
         if (out / name).exists():
             (ours if (out / name).is_file() else foreign).append(out / name)
@@ -826,6 +834,8 @@ def evaluate_parquet(
     on_start: Callable[[list[str]], None] | None = None,
     max_failure_rate: float | None = None,
     runner: BatchRunner | None = None,
+    input_format: str = "parquet",
+    retrieval: str = "reranker",
     **options: Any,
 ) -> ParquetEvaluation:
     """Score a Parquet log in batches and write the scores as a Parquet dataset (see the module doc).
@@ -884,6 +894,15 @@ def evaluate_parquet(
         Ray task (what ``ragframe eval --engine ray`` does for local files). The output,
         its manifest (``engine`` names the runner) and resuming are the same; a judge
         budget needs the default (the batches share one hard stop in one process).
+    input_format : {"parquet", "openinference", "phoenix", "langsmith", "otlp", "otlp-proto", "auto"}
+        ``"parquet"`` (default): ``source`` is a Parquet log. Any other value: ``source``
+        holds trace files (docs/traces.md), made into one row per trace in bounded memory
+        (:mod:`ragframe.io.traces.stage`, rows in ``OUT/traces/rows``) and scored as a
+        Parquet log; the traces that cannot be rows go to ``OUT/rejects/traces.parquet``
+        (``trace_id, source_file, source_row, reason``).
+    retrieval : {"reranker", "last", "first", "all"}
+        With trace files: which retriever or reranker span gives the documents
+        (:func:`ragframe.read_traces`).
     **options
         The :class:`~ragframe.Evaluator`'s options (column names such as
         ``answer="response"``, ``k``, ``thresholds``, ``relevance_level``, ...), when no
@@ -934,6 +953,14 @@ def evaluate_parquet(
             f"{function}: a judge budget (budget=) needs the default runner, which scores the batches in turn and "
             f"stops at the budget; the {runner.engine} runner scores them at once"
         )
+    input_format = validate.choice(input_format, "input_format", function, ("parquet", *TRACE_FORMATS))
+    retrieval = validate.choice(retrieval, "retrieval", function, RETRIEVAL)
+    staged = None
+    if input_format != "parquet":  # trace files: rows staged in OUT/traces, then scored as a Parquet log
+        if runner is not None:
+            raise InvalidParameterError(f"{function}: input_format={input_format!r} needs the default runner")
+        staged = stage_traces(source, Path(out) / "traces", input_format, retrieval, overwrite=overwrite)
+        source = staged.rows
     batches, job, expected = _plan_run(source, Path(out), evaluator, batch_rows, keep)
     limit = failure_limit(max_failure_rate, function)
     if limit is not None:
@@ -946,6 +973,10 @@ def evaluate_parquet(
         on_start(job.evaluator.outputs(job.read))
     resumed = _run_batches(job, batches, manifest, progress, batches_per_process, runner)
     result = _finish(job.out, batches, manifest, resumed, time.perf_counter() - started)
+    if staged is not None:
+        (job.out / "rejects").mkdir(exist_ok=True)
+        shutil.copyfile(staged.rejects, job.out / TRACE_REJECTS)
+        result.traces_rejected = staged.rejected
     check_outcome(result, limit, [b.file for b in batches])
     return result
 
@@ -1258,6 +1289,14 @@ def check_outcome(result: ParquetEvaluation, max_failure_rate: float | None, fil
     ``files`` are the log's files (named when the log has no rows).
     """
     function = "evaluate_parquet"
+    if result.rows == 0 and result.traces_rejected:
+        first = pl.read_parquet(result.out / TRACE_REJECTS).row(0, named=True)
+        raise RunFailedError(
+            f"{function}: every trace was rejected ({result.traces_rejected:,} traces); the first, trace "
+            f"{first['trace_id']} of {first['source_file']!r}: {first['reason']}; every reason is in "
+            f"{str(result.out / TRACE_REJECTS)!r}",
+            result,
+        )
     if result.rows == 0:
         named = ", ".join(repr(str(f)) for f in dict.fromkeys(files)) or "the log"
         raise RunFailedError(
