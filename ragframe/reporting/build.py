@@ -214,7 +214,7 @@ def _statuses(source: Source, plan: content.Plan) -> dict[str, Any] | None:
         f"({r['share_scored']:.1%}) with a score; "
         + ", ".join(f"{r[s]:,} {s}" for s in failed if r[s])
         + " left out (null score)."
-        for r in statuses.iter_rows(named=True)
+        for r in statuses.iter_rows(named=True)  # a row per judged metric (a few), not per scored row
         if any(r[s] for s in failed)
     ]
     return {"table": table(statuses), "notes": notes}
