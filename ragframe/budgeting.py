@@ -46,6 +46,7 @@ from ragframe.judges.budget import (
 )
 from ragframe.metrics import registry
 from ragframe.metrics.judge import build_prompts, template_for
+from ragframe.public import public
 from ragframe.schema import to_polars
 
 __all__ = ["BudgetState", "budget_run", "candidates", "budget_summary"]
@@ -216,6 +217,7 @@ def _log_plan(plan: BudgetPlan, budget: Budget) -> None:
 # ----------------------------------------------------------------------------- reading a budgeted output
 
 
+@public
 def budget_summary(scored: Any, /, *, by: str | list[str] | None = None, alpha: float = 0.05) -> pl.DataFrame:
     """What a judge budget bought, per judge score column: candidates, rows chosen and judged, the expected interval.
 

@@ -6,7 +6,9 @@ the column, the first offending row and what was found there.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextvars
+import re
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
@@ -24,6 +26,36 @@ __all__ = [
     "UsageError",
     "SkippedMetricWarning",
 ]
+
+
+# "function: message", the way every message of ragframe begins; a dotted name for a method (Evaluator.replace)
+_NAMED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?): (.*)", re.DOTALL)
+
+# the public function being run (ragframe.public sets it): the name an error gets when it names none
+CALLER: contextvars.ContextVar[tuple[str, dict[str, str]] | None] = contextvars.ContextVar(
+    "ragframe_caller", default=None
+)
+
+
+def _split(message: str, function: str | None) -> tuple[str | None, str]:
+    """(function, text) of a message that may begin with "function: " (a message written before the decorator)."""
+    if function is None:
+        named = _NAMED.match(message)
+        if named:
+            return named.group(1), named.group(2)
+    return function, message
+
+
+def current_function() -> str | None:
+    """The public function the current call runs under (outermost), or None outside any.
+
+    Examples
+    --------
+    >>> current_function() is None
+    True
+    """
+    caller = CALLER.get()
+    return caller[0] if caller is not None else None
 
 
 class RagframeError(Exception):
@@ -48,9 +80,97 @@ class RagframeError(Exception):
     InvalidParameterError - score_retrieval: k must be an int >= 1 or a non-empty list of them, found 0
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    function: str | None
+    parameter: str | None
+    mentions: dict[str, str | None]
+
+    def __init__(
+        self,
+        *args: Any,
+        function: str | None = None,
+        parameter: str | None = None,
+        mentions: Mapping[str, str | None] | None = None,
+    ) -> None:
         # no message ever shows a key (ragframe.secrets): str, repr, pickles and tracebacks included
-        super().__init__(*(scrub(a) if isinstance(a, str) else a for a in args), **kwargs)
+        args = tuple(scrub(a) if isinstance(a, str) else a for a in args)
+        super().__init__(*args)
+        body = args[0] if len(args) == 1 and isinstance(args[0], str) else None
+        if body is not None:
+            function, body = _split(body, function)
+        self._body = body
+        self.function = function if function is not None else current_function()
+        self.parameter = parameter
+        self.mentions = dict(mentions or {})
+
+    def render(self, spell: Callable[[str, str | None], str] | None = None) -> str:
+        """The message, each mentioned parameter spelled by ``spell(name, value)``.
+
+        A message refers to its caller's parameters as ``{name}`` (listed in ``mentions``, each
+        with the value to show, or None for the name alone); ``str(error)`` spells them the
+        Python way (``name=value``, or ``name``) in the caller's vocabulary, and the
+        ``ragframe`` command spells them as its flags.
+
+        Parameters
+        ----------
+        spell : callable, optional
+            ``(parameter, value text or None) -> text``; by default ``parameter=value``.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> import ragframe as rf
+        >>> error = rf.RagframeError("'out' holds a run; {overwrite} replaces it", mentions={"overwrite": "True"})
+        >>> str(error)
+        "'out' holds a run; overwrite=True replaces it"
+        >>> error.render(lambda name, value: "--" + name.replace("_", "-"))
+        "'out' holds a run; --overwrite replaces it"
+        """
+        if self._body is None:
+            return super().__str__()
+        text = self._body
+        for name, value in self.mentions.items():
+            if spell is not None:
+                shown = spell(name, value)
+            else:
+                shown = name if value is None else f"{name}={value}"
+            text = text.replace("{" + name + "}", shown)
+        return f"{self.function}: {text}" if self.function else text
+
+    def __str__(self) -> str:
+        return self.render()
+
+    def stamp(self, function: str, rename: Mapping[str, str] | None = None) -> None:
+        """Name ``function`` as the public function that raised this, its parameters in its words.
+
+        ``rename`` maps a parameter name used beneath to the caller's (``{"a": "baseline"}``
+        for :func:`ragframe.gate`, which calls :func:`ragframe.compare`).
+
+        Examples
+        --------
+        >>> import ragframe as rf
+        >>> error = rf.InvalidParameterError("compare: a must be a frame", parameter="a")
+        >>> error.stamp("gate", {"a": "baseline"})
+        >>> error.function, error.parameter
+        ('gate', 'baseline')
+        """
+        self.function = function
+        if rename:
+            if self.parameter in rename:
+                self.parameter = rename[self.parameter]
+            self.mentions = {rename.get(name, name): value for name, value in self.mentions.items()}
+            if self._body is not None:
+                for old, new in rename.items():
+                    if old in self.mentions or new in self.mentions:
+                        self._body = self._body.replace("{" + old + "}", "{" + new + "}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        fields = {"function": self.function, "parameter": self.parameter, "mentions": self.mentions}
+        if self._body is None:
+            return partial(type(self), *self.args, **fields), ()
+        return partial(type(self), self._body, **fields), ()
 
 
 class SchemaError(RagframeError, ValueError):
@@ -100,15 +220,17 @@ class SchemaError(RagframeError, ValueError):
         expected: str | None = None,
         found: str | None = None,
         available: Iterable[str] | None = None,
+        parameter: str | None = None,
+        mentions: Mapping[str, str | None] | None = None,
     ) -> None:
-        self.function = function
+        function, message = _split(scrub(message), function)
         self.column = column
         self.row = row
         self.expected = scrub(expected) if isinstance(expected, str) else expected
         self.found = scrub(found) if isinstance(found, str) else found  # a value of a row: never a key
         self.available = list(available) if available is not None else None
         self._message = scrub(message)
-        parts = [f"{function}: " if function else "", message]
+        parts = [message]
         if column is not None:
             parts.append(f" [column {column!r}")
             if row is not None:
@@ -120,11 +242,11 @@ class SchemaError(RagframeError, ValueError):
             parts.append(f", found {found}")
         if self.available is not None:
             parts.append(f"; available columns: {self.available}")
-        super().__init__("".join(parts))
+        super().__init__("".join(parts), function=function, parameter=parameter, mentions=mentions)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # picklable (errors cross process boundaries: evaluate_parquet's child processes, Ray)
-        fields = ("function", "column", "row", "expected", "found", "available")
+        fields = ("function", "parameter", "mentions", "column", "row", "expected", "found", "available")
         return partial(type(self), self._message, **{name: getattr(self, name) for name in fields}), ()
 
 
@@ -255,12 +377,13 @@ class RunFailedError(RagframeError):
     0 ['mrr']
     """
 
-    def __init__(self, message: str, result: Any = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, result: Any = None, **fields: Any) -> None:
+        super().__init__(message, **fields)
         self.result = result
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return type(self), (str(self),)  # the result stays behind (it holds a frame)
+        # the result stays behind (it holds a frame)
+        return partial(type(self), str(self), function=None, parameter=self.parameter), ()
 
 
 class UnsupportedMeasureError(InvalidParameterError):

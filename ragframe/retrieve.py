@@ -43,6 +43,7 @@ import polars as pl
 from ragframe import validate
 from ragframe.concurrency import gather_limited, is_async_callable, run_sync
 from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.public import public
 from ragframe.schema import apply_to_frame, column_names, frame_kind
 
 __all__ = ["retrieve", "RETRIEVE_STATUSES"]
@@ -202,6 +203,7 @@ def _id_dtype(rows: list[_Row]) -> Any:
     return pl.String if chosen is str else pl.Int64
 
 
+@public
 def retrieve(
     df: Frame,
     retriever: Any,

@@ -50,7 +50,10 @@ def fail(function: str, name: str, expected: str, value: Any) -> InvalidParamete
     >>> str(fail("compare", "test", "one of ['t']", "z"))
     "compare: test must be one of ['t'], found 'z'"
     """
-    return InvalidParameterError(f"{function}: {name} must be {expected}, found {value!r}")
+    # the parameter is a mention: Python reads its name, the command line its flag
+    return InvalidParameterError(
+        f"{function}: {{{name}}} must be {expected}, found {value!r}", parameter=name, mentions={name: None}
+    )
 
 
 def _is_int(value: Any) -> bool:

@@ -8,13 +8,12 @@ Argument types turn a command-line string into a value or raise
 from __future__ import annotations
 
 import argparse
-import re
 import textwrap
 from collections.abc import Mapping
 from typing import Any
 
 from ragframe.cli.format import FORMATS
-from ragframe.exceptions import UsageError
+from ragframe.exceptions import RagframeError, UsageError
 from ragframe.extras import require
 from ragframe.stats.options import DEFAULTS
 from ragframe.stats.paired_tests import TESTS
@@ -340,41 +339,36 @@ def flag_spelling(parser: argparse.ArgumentParser) -> dict[str, tuple[str, str, 
     return spelling
 
 
-def speak_in_flags(message: str, spelling: Mapping[str, tuple[str, str, str]]) -> str:
-    """``message`` (a library error) with each ``parameter=value`` of the command's parameters spelled as its flag.
+def speak_in_flags(error: RagframeError, spelling: Mapping[str, tuple[str, str, str]]) -> str:
+    """``error``'s message with each parameter it mentions spelled as the command's flag.
 
-    ``overwrite=True`` becomes ``--overwrite``, ``resume=False`` ``--no-resume`` (and
-    ``resume=True`` "a run without --no-resume"), ``max_failure_rate=0.1``
-    ``--max-failure-rate 0.1``, ``keep=[...]`` ``--keep COL ...``. Quoted text (file
-    names, values of the input) is left as it is. What the library raises names its
-    parameters once, as Python does; the command line reads them in its own words.
+    A library error lists the parameters its message mentions (``error.mentions``: name ->
+    the value shown, or None for the bare name); Python reads them as ``name=value``, the
+    command line as its flags: ``overwrite=True`` is ``--overwrite``, ``resume=False``
+    ``--no-resume`` (and ``resume=True`` "a run without --no-resume"),
+    ``max_failure_rate=0.1`` ``--max-failure-rate 0.1``, ``keep=[...]`` ``--keep COL ...``.
+    A parameter the command has no flag for stays as Python spells it.
 
     Examples
     --------
     >>> parser = argparse.ArgumentParser()
     >>> _ = parser.add_argument("--overwrite", action="store_true")
     >>> _ = parser.add_argument("--no-resume", action="store_true")
-    >>> _ = parser.add_argument("--metrics", nargs="+", metavar="METRIC")
     >>> spelling = flag_spelling(parser)
-    >>> speak_in_flags("'out' holds a run; resume=True continues it, overwrite=True replaces it", spelling)
+    >>> error = RagframeError(
+    ...     "'out' holds a run; {resume} continues it, {overwrite} replaces it",
+    ...     mentions={"resume": "True", "overwrite": "True"},
+    ... )
+    >>> speak_in_flags(error, spelling)
     "'out' holds a run; a run without --no-resume continues it, --overwrite replaces it"
-    >>> speak_in_flags("metrics='auto' found nothing in 'x/overwrite=True'", spelling)
-    "--metrics auto found nothing in 'x/overwrite=True'"
+    >>> str(error)
+    "'out' holds a run; resume=True continues it, overwrite=True replaces it"
     """
-    if not spelling:
-        return message
-    names = "|".join(sorted(map(re.escape, spelling), key=len, reverse=True))
-    pattern = re.compile(
-        r"(?P<quoted>(?<!\w)'[^']*'|(?<!\w)\"[^\"]*\")"
-        rf"|(?<![\w.\-/])(?P<name>{names})="
-        r"(?P<value>True|False|\[\.\.\.\]|'[^']*'|\"[^\"]*\"|\([^)]*\)|[^\s,;)'\"]+)?"
-    )
 
-    def spell(match: re.Match[str]) -> str:
-        if match.group("quoted"):
-            return match.group("quoted")
-        kind, flag, metavar = spelling[match.group("name")]
-        value = match.group("value")
+    def spell(name: str, value: str | None) -> str:
+        if name not in spelling:
+            return name if value is None else f"{name}={value}"
+        kind, flag, metavar = spelling[name]
         if kind == "on":
             return flag if value != "False" else f"without {flag}"
         if kind == "off":
@@ -383,4 +377,4 @@ def speak_in_flags(message: str, spelling: Mapping[str, tuple[str, str, str]]) -
             return f"{flag} {metavar}".rstrip()
         return f"{flag} {' '.join(value.strip('()').replace(',', ' ').split()).strip(chr(39) + chr(34))}"
 
-    return pattern.sub(spell, message)
+    return error.render(spell)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from ragframe.exceptions import RagframeError
 from ragframe.io.scores import read_scores
 
 __all__ = ["read_argument"]
@@ -19,4 +20,8 @@ def read_argument(path: str, role: str) -> pl.DataFrame:
     ...
     ragframe.exceptions.InputFileError: baseline: no such file or folder: 'no-such-file.parquet'
     """
-    return read_scores(path, function=role)
+    try:
+        return read_scores(path)
+    except RagframeError as error:
+        error.stamp(role)  # the command's words: the argument, not the library function
+        raise

@@ -143,11 +143,11 @@ def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.handler(args))
     except UsageError as exc:
-        return _error(f"ragframe {args.command}: error: {speak_in_flags(str(exc), spelled)}", EXIT_CODES["usage"])
+        return _error(f"ragframe {args.command}: error: {speak_in_flags(exc, spelled)}", EXIT_CODES["usage"])
     except InvalidParameterError as exc:  # a parameter the command line passed through (e.g. trec -l -1)
-        return _error(f"ragframe {args.command}: error: {speak_in_flags(str(exc), spelled)}", EXIT_CODES["usage"])
+        return _error(f"ragframe {args.command}: error: {speak_in_flags(exc, spelled)}", EXIT_CODES["usage"])
     except RagframeError as exc:
-        return _error(f"ragframe: error: {speak_in_flags(str(exc), spelled)}", EXIT_CODES["error"])
+        return _error(f"ragframe: error: {speak_in_flags(exc, spelled)}", EXIT_CODES["error"])
     except pl.exceptions.PolarsError as exc:
         return _error(f"ragframe: error: {exc}", EXIT_CODES["error"])
     except OSError as exc:

@@ -34,6 +34,7 @@ from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, RagframeError, SchemaError
 from ragframe.extras import require
 from ragframe.metrics.registry import metric_for_column, passed_column, score_columns
+from ragframe.public import public
 from ragframe.schema import to_polars
 from ragframe.secrets import from_environment, scrub
 
@@ -158,6 +159,7 @@ def _document_frame(
     return out
 
 
+@public
 def to_annotations(
     scored: Any,
     /,

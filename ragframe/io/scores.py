@@ -16,6 +16,7 @@ import polars as pl
 
 from ragframe import validate
 from ragframe.exceptions import InputFileError
+from ragframe.public import public
 
 __all__ = ["read_scores", "scan_scores"]
 
@@ -84,6 +85,7 @@ def scan_scores(path: str | os.PathLike[str], /, *, function: str = "scan_scores
     return _scan_files(matches, text, function)
 
 
+@public
 def read_scores(path: str | os.PathLike[str], /, *, function: str = "read_scores") -> pl.DataFrame:
     """Read scored rows (or a summary) from a file, folder, glob or ``evaluate_parquet`` output.
 

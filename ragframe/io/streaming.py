@@ -83,6 +83,7 @@ from ragframe.io.traces.assemble import RETRIEVAL
 from ragframe.io.traces.stage import TRACE_REJECTS, stage_traces
 from ragframe.judges.base import NOT_FAILED_STATUSES
 from ragframe.judges.usage import recording_usage, usage_frame
+from ragframe.public import public
 from ragframe.run.evaluator import BY_ROLE, CLASH_HINT, Evaluator
 from ragframe.schema import check_output_columns
 from ragframe.stats.summary import SummaryState, merge_summary_states, summary_state
@@ -818,6 +819,7 @@ class _Progress:
             print(file=sys.stderr)
 
 
+@public
 def evaluate_parquet(
     source: str | os.PathLike | Sequence[str | os.PathLike],
     out: str | os.PathLike,

@@ -34,6 +34,7 @@ import polars as pl
 
 from ragframe import validate
 from ragframe.exceptions import InputFileError, SchemaError
+from ragframe.public import public
 from ragframe.schema import first_true_row, id_dtype_ok, integer_grades, to_polars
 
 __all__ = ["read_trec_run", "read_qrels", "write_trec_run", "write_qrels"]
@@ -141,6 +142,7 @@ def _refuse_nan(df: pl.DataFrame, column: str, path: Any, function: str) -> None
         )
 
 
+@public
 def read_trec_run(path: str | os.PathLike[str]) -> pl.DataFrame:
     """Read a TREC run file (plain or gzip) into ``query_id, q0, doc_id, rank, score, tag``.
 
@@ -173,6 +175,7 @@ def read_trec_run(path: str | os.PathLike[str]) -> pl.DataFrame:
     return df.select(names)
 
 
+@public
 def read_qrels(path: str | os.PathLike[str]) -> pl.DataFrame:
     """Read a TREC qrels file (plain or gzip) into ``query_id, iteration, doc_id, relevance``.
 
@@ -228,6 +231,7 @@ def _field(df: pl.DataFrame, column: str, function: str, *, query: bool = False)
     return pl.lit(text)
 
 
+@public
 def write_trec_run(
     run: Any,
     path: str | os.PathLike[str],
@@ -312,6 +316,7 @@ def write_trec_run(
     out.write_csv(path, separator=" ", include_header=False, quote_style="never")
 
 
+@public
 def write_qrels(
     qrels: Any,
     path: str | os.PathLike[str],

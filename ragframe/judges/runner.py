@@ -74,6 +74,7 @@ from ragframe.judges.budget import DRY_RUN_REPLY_TOKENS, BudgetGate, cost_bound,
 from ragframe.judges.cache import JudgeCache, cache_key, resolve_cache
 from ragframe.judges.progress import JudgeProgress
 from ragframe.judges.usage import GLOBAL_USAGE, JudgeUsage, active_ledgers, price_of, token_estimate
+from ragframe.public import user_stacklevel
 from ragframe.secrets import scrub
 from ragframe.validate import flag, integer, positive_int
 
@@ -322,7 +323,7 @@ def _plan(
             f"replies by it: another {judge.name.rsplit('.', 1)[-1]} would read these replies. Name the judge "
             f"(rf.judges.CallableJudge(fn, name='my-model-v1')), or pass cache=False",
             UserWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
     keys = [cache_key(identity, p, s) if p is not None else None for p in texts for s in range(n_samples)]
     ledgers = [GLOBAL_USAGE, *active_ledgers()]  # the process's view and the runs' (recording_usage blocks)

@@ -37,6 +37,7 @@ from typing import Any
 
 import polars as pl
 
+from ragframe.public import public
 from ragframe.validate import flag
 
 __all__ = [
@@ -276,6 +277,7 @@ def active_ledgers() -> tuple[JudgeUsage, ...]:
 GLOBAL_USAGE = JudgeUsage()
 
 
+@public
 def judge_usage(*, reset: bool = False) -> pl.DataFrame:
     """Judge usage of every run in this process, per metric (columns in the module doc).
 

@@ -36,6 +36,7 @@ from ragframe import validate
 from ragframe.concurrency import gather_limited, is_async_callable, run_sync
 from ragframe.exceptions import RagframeError
 from ragframe.metrics.registry import Metric, register_metric
+from ragframe.public import public
 
 __all__ = ["callback_metric", "check_inputs", "CallbackKernel"]
 
@@ -137,6 +138,7 @@ def _bounds(bounds: Any, function: str) -> tuple[float, float] | None:
     return (lower, upper)
 
 
+@public
 def callback_metric(
     name: str,
     fn: Callable[..., Any],

@@ -50,6 +50,7 @@ from ragframe.judges.runner import judge_prompts
 from ragframe.judges.templates import load_template, render
 from ragframe.metrics.ragchecker import VERDICTS
 from ragframe.metrics.text_engine import contexts_column, string_column
+from ragframe.public import public
 from ragframe.schema import apply_to_frame
 
 __all__ = ["check_claims", "read_claims", "read_verdicts"]
@@ -150,6 +151,7 @@ def _read_all(replies: pl.DataFrame, n: int, read: Callable[[int, str], tuple[An
     return out
 
 
+@public
 def check_claims(
     df: Any,
     judge: Any,

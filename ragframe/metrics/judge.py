@@ -66,6 +66,7 @@ from ragframe.metrics.registry import (
     register_metric,
 )
 from ragframe.metrics.text_engine import contexts_column, string_column
+from ragframe.public import public
 
 __all__ = [
     "JUDGE_METRICS",
@@ -434,6 +435,7 @@ JUDGE_METRICS: tuple[str, ...] = tuple(f"judge_{name}" for name in _BUILTIN)
 # ----------------------------------------------------------------------------- your own judge metric
 
 
+@public
 def judge_metric(
     name: str,
     template: str,

@@ -47,6 +47,7 @@ from ragframe.judges.runner import judge_prompts
 from ragframe.judges.templates import format_contexts, load_template, render
 from ragframe.metrics.nuggets import IMPORTANCES, NUGGET_DTYPE
 from ragframe.metrics.text_engine import contexts_column, string_column
+from ragframe.public import public
 from ragframe.schema import apply_to_frame
 
 __all__ = ["create_nuggets", "read_created_nuggets", "read_importances"]
@@ -155,6 +156,7 @@ def _first_readable(
     return values, statuses, errors
 
 
+@public
 def create_nuggets(
     df: Any,
     judge: Any,

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 import polars as pl
 
 from ragframe.exceptions import InvalidParameterError
+from ragframe.public import public
 
 __all__ = [
     "Metric",
@@ -294,6 +295,7 @@ def register_family(family: Family) -> Family:
     return family
 
 
+@public
 def register_metric(metric: Metric, *, replace: bool = False) -> Metric:
     """Add ``metric`` to the registry so that every part of ragframe knows it.
 
@@ -337,6 +339,7 @@ def register_metric(metric: Metric, *, replace: bool = False) -> Metric:
     return metric
 
 
+@public
 def unregister_metric(name: str) -> None:
     """Remove a metric registered by :func:`register_metric` (built-in metrics stay).
 
@@ -395,6 +398,7 @@ def families() -> list[str]:
     return list(_FAMILIES)
 
 
+@public
 def list_metrics() -> pl.DataFrame:
     """One row per registered metric: what it reads, its direction, bounds and default threshold.
 
@@ -529,6 +533,7 @@ def column_keys(column: str) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
+@public
 def score_columns(columns: Iterable[str] | Mapping[str, Any]) -> list[str]:
     """The columns among ``columns`` that are ragframe scores, in their order.
 

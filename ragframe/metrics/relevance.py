@@ -23,6 +23,7 @@ from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.judges.client import judge_from
 from ragframe.kernels.text import tokenize_expr
+from ragframe.public import public
 from ragframe.schema import apply_to_frame, first_true_row, frame_kind, id_dtype_ok, to_polars
 
 __all__ = ["RELEVANCE_TEMPLATE", "GRADES", "judge_relevance", "read_grades"]
@@ -121,6 +122,7 @@ def _calls(query_ids: list[Any], eligible: np.ndarray, per_call: int) -> list[li
     return calls
 
 
+@public
 def judge_relevance(
     frame: Any,
     /,

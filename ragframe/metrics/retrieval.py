@@ -48,6 +48,7 @@ from ragframe.kernels.trec_measures import (
 )
 from ragframe.metrics import registry
 from ragframe.metrics.registry import Family, Metric, Requests, register_family, register_metric
+from ragframe.public import public
 from ragframe.schema import (
     check_id_list_column,
     check_same_id_kind,
@@ -908,6 +909,7 @@ def _id_column(df: pl.DataFrame, column: str, function: str) -> pl.Series:
     return series if series.dtype == pl.String else series.cast(pl.String)
 
 
+@public
 def evaluate_run(
     run: Any,
     qrels: Any,
@@ -1373,6 +1375,7 @@ def _group_run(
     return firsts, doc, lengths
 
 
+@public
 def run_summary(per_query: Any, /) -> pl.DataFrame:
     """trec_eval's ``all`` line: one row of means over the evaluated queries.
 
@@ -1435,6 +1438,7 @@ def run_summary(per_query: Any, /) -> pl.DataFrame:
 # ----------------------------------------------------------------------------- one sample
 
 
+@public
 def retrieval_metrics(
     retrieved: Sequence[str] | Sequence[int],
     relevant: Sequence[str] | Sequence[int] | Mapping[Any, int],

@@ -24,6 +24,7 @@ from ragframe.judges.budget import check_budget
 from ragframe.metrics import registry
 from ragframe.metrics.judge import counterpart
 from ragframe.metrics.registry import COMPOSITE, Metric
+from ragframe.public import public, user_stacklevel
 from ragframe.run import routing
 from ragframe.run.options import RunOptions
 from ragframe.schema import CONTRACT_DTYPES, DEFAULT_COLUMNS, apply_to_frame, column_names, conform_text
@@ -803,7 +804,7 @@ def _warn_skipped(checked: dict[str, Any], available: list[str], function: str) 
                 role=role,
                 column=column,
             ),
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
 
 
@@ -1023,6 +1024,7 @@ def _composite(scores: pl.DataFrame, thresholds: dict[str, float | None], checke
     )
 
 
+@public
 def evaluate(df: Frame, /, metrics: str | Iterable[str] | None = None, **options: Any) -> Frame:
     """Score any mix of metrics at once: the one entry point.
 
@@ -1066,6 +1068,7 @@ def evaluate(df: Frame, /, metrics: str | Iterable[str] | None = None, **options
     return Evaluator._make(metrics, options, "evaluate").evaluate(df, function="evaluate")
 
 
+@public
 async def aevaluate(df: Frame, /, metrics: str | Iterable[str] | None = None, **options: Any) -> Frame:
     """:func:`evaluate` for async code (a web server, a notebook's event loop): awaitable, never blocking the loop.
 

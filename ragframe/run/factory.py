@@ -30,6 +30,7 @@ from ragframe.exceptions import InvalidParameterError
 from ragframe.metrics import registry
 from ragframe.metrics.judge import EXAMPLE_REPLY
 from ragframe.metrics.registry import Family, Metric
+from ragframe.public import public
 from ragframe.run.evaluator import Evaluator
 from ragframe.run.options import RunOptions
 
@@ -173,7 +174,7 @@ def _build(
     generated.__module__ = "ragframe.run.functions"
     generated.__doc__ = _docstring(function, family, metric)
     generated.__signature__ = inspect.Signature(params, return_annotation=_FRAME)  # type: ignore[attr-defined]
-    return generated
+    return public(generated)
 
 
 def make_metric_function(metric: Metric) -> Callable[..., Any]:

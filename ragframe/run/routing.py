@@ -36,6 +36,7 @@ from ragframe.judges.templates import check_template
 from ragframe.metrics import registry
 from ragframe.metrics.judge import counterpart
 from ragframe.metrics.registry import Metric
+from ragframe.public import public
 from ragframe.schema import to_polars
 
 __all__ = ["MODES", "HYBRID_HALF_WIDTH", "routing_summary"]
@@ -291,6 +292,7 @@ def _log_saved(name: str, rows: int, judged_rows: int, n_samples: int) -> None:
         )
 
 
+@public
 def routing_summary(scored: Any, *, n_samples: int = 1) -> pl.DataFrame:
     """How many rows each routed metric sent to the judge, and how many judge calls that saved.
 

@@ -32,6 +32,7 @@ import polars as pl
 
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.kernels.groups import dense_code
+from ragframe.public import public
 from ragframe.schema import first_true_row, id_dtype_ok, to_polars
 
 __all__ = ["cohen_kappa", "agreement", "judgments_to_qrels", "judgment_summary"]
@@ -324,6 +325,7 @@ def _krippendorff(rated: pl.DataFrame, rating: str, level: str, function: str) -
 # --------------------------------------------------------------------------- public API
 
 
+@public
 def cohen_kappa(
     judgments: Any,
     /,
@@ -403,6 +405,7 @@ def cohen_kappa(
     return float(_kappa_kernel(pair, _codes(pairs, _CAT), _codes(pairs, f"{_CAT}_b"), 1, weights)[0])
 
 
+@public
 def agreement(
     judgments: Any,
     /,
@@ -512,6 +515,7 @@ def agreement(
     )
 
 
+@public
 def judgments_to_qrels(
     judgments: Any,
     /,
@@ -610,6 +614,7 @@ def judgments_to_qrels(
     )
 
 
+@public
 def judgment_summary(
     judgments: Any,
     /,

@@ -15,6 +15,7 @@ import polars as pl
 
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.kernels.groups import dense_code
+from ragframe.public import public
 from ragframe.schema import check_same_id_kind, first_true_row, id_dtype_ok, integer_grades, to_polars
 from ragframe.stats.agreement import _kappa_kernel
 
@@ -63,6 +64,7 @@ def _qrels(frame: Any, side: str, *, query_id: str, doc_id: str, relevance: str,
     return df
 
 
+@public
 def assessor_agreement(
     a: Any,
     b: Any,

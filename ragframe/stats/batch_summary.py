@@ -20,6 +20,7 @@ import polars as pl
 from ragframe import validate
 from ragframe.exceptions import SchemaError
 from ragframe.metrics import score_columns
+from ragframe.public import public
 from ragframe.schema import column_names, to_polars
 from ragframe.stats.regressions import regressions
 from ragframe.stats.summary import SEED_STATS, is_summary, summarize
@@ -32,6 +33,7 @@ _SEED_SUMMARY_NAMES = {"p50": "median"}
 _SEED_REGRESSION_NAMES = {"baseline": "baseline_mean", "current": "current_mean"}
 
 
+@public
 def summarize_batch(scored: Any, /, metrics: Iterable[str] | None = None) -> pl.DataFrame:
     """The seed's batch aggregates: ``summarize(scored, stats="seed")`` in the seed's form.
 
@@ -89,6 +91,7 @@ def _seed_form(summary: pl.DataFrame) -> pl.DataFrame:
     return summary.with_columns(pl.col(undefined).fill_null(0.0)).rename(_SEED_SUMMARY_NAMES)
 
 
+@public
 def batch_passed(scored: Any, /) -> bool:
     """The seed's batch verdict: every row passed and the composite pass rate is >= 0.5.
 
@@ -117,6 +120,7 @@ def batch_passed(scored: Any, /) -> bool:
     return bool(passed.all()) and float(passed.sum()) / df.height >= 0.5
 
 
+@public(rename={"a": "baseline", "b": "current"})
 def detect_regressions(baseline: Any, current: Any, /, threshold: float = 0.05) -> pl.DataFrame:
     """The seed's regression rule: :func:`ragframe.regressions` on two seed summaries.
 

@@ -20,6 +20,7 @@ import polars as pl
 from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.metrics import metric_for_column
+from ragframe.public import public
 from ragframe.schema import apply_to_frame, first_true_row
 from ragframe.stats.estimate import check_labels, read_columns
 
@@ -254,6 +255,7 @@ class Calibrator:
         return pl.DataFrame({self.output: out}).with_columns(pl.col(self.output).fill_nan(None))
 
 
+@public
 def calibrate(frame: Any, /, *, score: str, label: str, method: str = "isotonic") -> Calibrator:
     """Fit a map from ``score`` to P(``label`` = 1) on the labelled rows of ``frame``.
 

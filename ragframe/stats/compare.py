@@ -20,6 +20,7 @@ import polars as pl
 from ragframe import validate
 from ragframe.exceptions import SchemaError
 from ragframe.kernels.groups import group_codes
+from ragframe.public import parameter_name, public
 from ragframe.schema import first_true_row, to_polars
 from ragframe.stats.options import DEFAULTS, ComparisonOptions
 from ragframe.stats.paired_tests import (
@@ -37,6 +38,7 @@ from ragframe.stats.summary import prepare_scores
 __all__ = ["compare", "compare_runs", "adjust_p_values", "TESTS", "CORRECTIONS"]
 
 
+@public
 def compare(
     a: Any,
     b: Any,
@@ -186,8 +188,8 @@ def _paired_frame(
     function = "compare"
     keys = on if samples is None else [*on, samples]
     left, right = _read_side(a, function), _read_side(b, function)
-    check_ids(left, keys, "a", function)
-    check_ids(right, keys, "b", function)
+    check_ids(left, keys, parameter_name("a"), function)
+    check_ids(right, keys, parameter_name("b"), function)
     names = compared_metrics(left, right, metrics, [*keys, *group_by], function)
     left, names, group_by = prepare_scores(left, names, group_by, function)
     right, _, _ = prepare_scores(right, names, None, function)
@@ -252,6 +254,7 @@ def _segments(paired: pl.DataFrame, names: list[str], group_by: list[str]) -> tu
     return seg.finish(), keys
 
 
+@public
 def compare_runs(
     run_a: Any,
     run_b: Any,

@@ -28,6 +28,7 @@ import polars as pl
 from ragframe import validate
 from ragframe.exceptions import SchemaError
 from ragframe.kernels.groups import group_codes
+from ragframe.public import public
 from ragframe.schema import first_true_row, to_polars
 
 __all__ = ["estimate", "ESTIMATE_COLUMNS", "ESTIMATE_METHODS", "Moments", "moments", "read_columns", "check_labels"]
@@ -54,6 +55,7 @@ ESTIMATE_COLUMNS = [
 ]
 
 
+@public
 def estimate(
     frame: Any,
     /,

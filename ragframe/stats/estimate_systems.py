@@ -22,6 +22,7 @@ import polars as pl
 
 from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.public import public
 from ragframe.schema import first_true_row, to_polars
 from ragframe.stats.estimate import ESTIMATE_METHODS, estimate
 
@@ -49,6 +50,7 @@ def _difference(wide: pl.DataFrame, one: str, two: str, method: str, alpha: floa
     return out.with_columns((pl.col(c) * 2.0 - 1.0).alias(c) for c in _AFFINE)
 
 
+@public
 def estimate_systems(
     frame: Any,
     /,

@@ -25,6 +25,7 @@ import polars as pl
 from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.metrics import score_columns
+from ragframe.public import public
 from ragframe.schema import to_polars
 from ragframe.stats.options import DEFAULTS, ComparisonOptions, max_drop_from
 from ragframe.stats.pairing import same_id_types
@@ -73,6 +74,7 @@ def _frames_by_name(function: Callable[_P, _R]) -> Callable[_P, _R]:
     return checked  # type: ignore[return-value]
 
 
+@public(rename={"a": "baseline", "b": "current"})
 @_frames_by_name
 def gate(
     *,
@@ -170,7 +172,7 @@ def gate(
         how=how,
         n_resamples=n_resamples,
         seed=seed,
-        max_drop=max_drop_from(max_drop, threshold, function, stacklevel=4),
+        max_drop=max_drop_from(max_drop, threshold, function),
         significance=significance,
     )
     wanted = None if options.metrics is None else list(options.metrics)

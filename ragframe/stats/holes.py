@@ -16,6 +16,7 @@ import polars as pl
 from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.metrics.relevance import judge_relevance
+from ragframe.public import public
 from ragframe.schema import check_same_id_kind, first_true_row, integer_grades, to_polars
 
 __all__ = ["judged_at_k", "fill_holes"]
@@ -45,6 +46,7 @@ def _labels(qrels: Any, query_id: str, doc_id: str, relevance: str, function: st
     return df.with_columns(integer_grades(df.get_column(relevance), relevance, function))
 
 
+@public
 def judged_at_k(
     run: Any,
     qrels: Any,
@@ -112,6 +114,7 @@ def judged_at_k(
     )
 
 
+@public
 def fill_holes(
     run: Any,
     qrels: Any,

@@ -23,6 +23,7 @@ from typing import Any
 
 from ragframe import validate
 from ragframe.exceptions import InvalidParameterError
+from ragframe.public import user_stacklevel
 from ragframe.stats.paired_tests import CORRECTIONS, TESTS
 
 __all__ = ["ComparisonOptions", "DEFAULTS", "HOW", "max_drop_from"]
@@ -127,7 +128,7 @@ class ComparisonOptions:
 DEFAULTS = ComparisonOptions()
 
 
-def max_drop_from(max_drop: Any, threshold: Any, function: str, stacklevel: int = 3) -> Any:
+def max_drop_from(max_drop: Any, threshold: Any, function: str) -> Any:
     """``max_drop``, or the deprecated ``threshold=`` given for it (with a :class:`DeprecationWarning`).
 
     ``threshold`` named the drop size of :func:`ragframe.regressions` and :func:`ragframe.gate`
@@ -151,6 +152,6 @@ def max_drop_from(max_drop: Any, threshold: Any, function: str, stacklevel: int 
         f"{function}: threshold= is deprecated for the drop a regression tolerates and will be removed in the "
         "next release; pass max_drop= (threshold now means a pass mark only, as in score_* and evaluate)",
         DeprecationWarning,
-        stacklevel=stacklevel,
+        stacklevel=user_stacklevel(),
     )
     return threshold

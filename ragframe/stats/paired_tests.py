@@ -21,6 +21,7 @@ import polars as pl
 
 from ragframe import validate
 from ragframe.kernels.resampling import bootstrap_means, exact_sign_flip_means, percentile_interval, sign_flip_means
+from ragframe.public import public
 
 __all__ = [
     "COMPARE_COLUMNS",
@@ -61,6 +62,7 @@ _EPS = np.finfo(np.float64).eps * 100  # scipy's tolerance for ties in a null di
 _RANK_CHUNK = 1 << 20  # pairs per sort when ranking |d| within cells
 
 
+@public
 def adjust_p_values(p_values: np.ndarray, method: str | None) -> np.ndarray:
     """Adjust a family of p-values like ``statsmodels.stats.multitest.multipletests``.
 

@@ -18,6 +18,7 @@ import polars as pl
 from ragframe import validate
 from ragframe.exceptions import SchemaError
 from ragframe.metrics import score_columns
+from ragframe.public import parameter_name
 from ragframe.schema import first_true_row
 
 __all__ = ["check_ids", "same_id_types", "pair_frames", "compared_metrics"]
@@ -49,10 +50,14 @@ def check_ids(df: pl.DataFrame, on: list[str], side: str, function: str) -> None
     """
     for name in on:
         if name not in df.columns:
-            raise SchemaError(f"missing id column in {side}", function=function, column=name, available=df.columns)
+            raise SchemaError(
+                f"missing id column in {side}", function=function, column=name, available=df.columns, parameter=side
+            )
         row = first_true_row(df[name].is_null())
         if row is not None:
-            raise SchemaError(f"null id in {side}", function=function, column=name, row=row, expected="an id")
+            raise SchemaError(
+                f"null id in {side}", function=function, column=name, row=row, expected="an id", parameter=side
+            )
     duplicated = df.select(~pl.struct(on).is_first_distinct()).to_series()
     row = first_true_row(duplicated)
     if row is not None:
@@ -60,6 +65,7 @@ def check_ids(df: pl.DataFrame, on: list[str], side: str, function: str) -> None
         raise SchemaError(
             f"duplicate id in {side}: each sample must appear once",
             function=function,
+            parameter=side,
             column=on[0],
             row=row,
             found=repr(found[0] if len(found) == 1 else found),
@@ -84,12 +90,14 @@ def same_id_types(a: pl.DataFrame, b: pl.DataFrame, on: list[str], function: str
         if left.is_integer() and right.is_integer() and pl.UInt64 not in (left, right):
             a, b = a.with_columns(pl.col(name).cast(pl.Int64)), b.with_columns(pl.col(name).cast(pl.Int64))
             continue
+        first, second = parameter_name("a"), parameter_name("b")
         raise SchemaError(
-            "the id column has different types in a and b; cast one side so the ids can match",
+            f"the id column has different types in {first} and {second}; cast one side so the ids can match",
             function=function,
             column=name,
-            expected=f"{left} (as in a)",
-            found=f"{right} in b",
+            expected=f"{left} (as in {first})",
+            found=f"{right} in {second}",
+            parameter=second,
         )
     return a, b
 
@@ -107,16 +115,17 @@ def pair_frames(a: pl.DataFrame, b: pl.DataFrame, on: list[str], how: str, funct
     [(1, 0.1, 0.6), (2, 0.2, 0.5)]
     """
     if how == "error":
-        for left, right, name in ((a, b, "a"), (b, a, "b")):
+        sides = parameter_name("a"), parameter_name("b")  # the caller's words: gate's baseline and current
+        for left, right, (name, other) in ((a, b, sides), (b, a, sides[::-1])):
             only = left.select(on).join(right.select(on), on=on, how="anti", nulls_equal=False)
             if only.height:
                 sample = [r[0] if len(r) == 1 else r for r in only.head(5).rows()]
-                other = "b" if name == "a" else "a"
                 raise SchemaError(
                     f"{only.height} id(s) of {name} are missing from {other}, e.g. {sample}; "
                     "pass how='inner' to compare the shared ids only",
                     function=function,
                     column=on[0],
+                    parameter=other,
                 )
     return a.join(b, on=on, how="inner", suffix="__b")
 
@@ -140,7 +149,8 @@ def compared_metrics(
     only_a, only_b = [c for c in in_a if c not in in_b], [c for c in in_b if c not in in_a]
     if only_a or only_b:
         raise SchemaError(
-            f"score column(s) {only_a} only in a and {only_b} only in b: each metric needs both sides; "
+            f"score column(s) {only_a} only in {parameter_name('a')} and {only_b} only in {parameter_name('b')}: "
+            "each metric needs both sides; "
             "pass metrics=[...] to compare the shared ones",
             function=function,
             column=(only_a or only_b)[0],

@@ -19,6 +19,7 @@ import polars as pl
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.kernels.groups import dense_code
 from ragframe.kernels.resampling import percentile_interval
+from ragframe.public import public
 from ragframe.schema import first_true_row, to_polars
 
 __all__ = ["preference_agreement", "weighted_correlations"]
@@ -98,6 +99,7 @@ def _numbers(df: pl.DataFrame, column: str, function: str, *, nulls: bool) -> np
     return series.to_numpy()
 
 
+@public
 def preference_agreement(
     frame: Any,
     /,

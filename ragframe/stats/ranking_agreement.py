@@ -21,6 +21,7 @@ import polars as pl
 
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.kernels.resampling import percentile_interval
+from ragframe.public import public
 from ragframe.schema import first_true_row, id_dtype_ok, to_polars
 
 __all__ = ["ranking_agreement", "kendall_tau_b", "tau_ap"]
@@ -148,6 +149,7 @@ def _matrix(frame: Any, side: str, *, metric: str, system: str, on: str, functio
     return df.select(pl.col(system).cast(pl.String), pl.col(on).cast(pl.String), values.alias(metric))
 
 
+@public
 def ranking_agreement(
     a: Any,
     b: Any,

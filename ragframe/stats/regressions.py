@@ -16,6 +16,7 @@ import polars as pl
 
 from ragframe.exceptions import SchemaError
 from ragframe.metrics import score_columns
+from ragframe.public import public
 from ragframe.schema import column_names, frame_schema, to_polars
 from ragframe.stats.compare import compare
 from ragframe.stats.options import DEFAULTS, ComparisonOptions, max_drop_from
@@ -24,6 +25,7 @@ from ragframe.stats.summary import is_summary
 __all__ = ["regressions"]
 
 
+@public(rename={"a": "baseline", "b": "current"})
 def regressions(
     baseline: Any,
     current: Any,

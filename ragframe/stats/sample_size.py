@@ -21,6 +21,7 @@ import polars as pl
 
 from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.public import public
 from ragframe.stats.estimate import Moments, _check_predictions, check_labels, moments, ppi_lambda, read_columns
 
 __all__ = ["sample_size", "paired_t_power", "ALTERNATIVES"]
@@ -34,6 +35,7 @@ _MAX_PAIRS = 10**12
 _NO_SPREAD = 1e-9
 
 
+@public
 def sample_size(
     pilot: Any = None,
     /,

@@ -32,6 +32,7 @@ from ragframe.kernels.quantiles import QUANTILE_METHODS, lerp, segment_quantiles
 from ragframe.kernels.resampling import bootstrap_means, percentile_interval
 from ragframe.kernels.trec_measures import geometric_logs
 from ragframe.metrics import metric_for_column, passed_column, score_columns
+from ragframe.public import public
 from ragframe.schema import first_true_row, to_polars
 
 __all__ = [
@@ -387,6 +388,7 @@ class SummaryState:
         return cls(pl.read_parquet(path), tuple(joined.split("\x1f")) if joined else ())
 
 
+@public
 def summary_state(
     scores: Any, /, metrics: str | Sequence[str] | None = None, by: str | Sequence[str] | None = None
 ) -> SummaryState:
@@ -481,6 +483,7 @@ def _state_frame(
     return state.select(*by, *_STATE_COLUMNS).filter(pl.col("rows") > 0) if by else state.select(_STATE_COLUMNS)
 
 
+@public
 def merge_summary_states(states: Sequence[SummaryState]) -> SummaryState:
     """Merge states of disjoint batches (Chan et al.'s pairwise update for mean and m2).
 
@@ -696,6 +699,7 @@ def check_stats(stats: Any, function: str) -> list[str]:
     return names
 
 
+@public
 def summarize(
     scores: Any,
     /,

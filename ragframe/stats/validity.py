@@ -29,6 +29,7 @@ from ragframe import validate
 from ragframe.exceptions import SchemaError
 from ragframe.kernels.groups import group_codes
 from ragframe.metrics import column_keys, metric_for_column, score_columns
+from ragframe.public import public
 from ragframe.schema import first_true_row, to_polars
 from ragframe.stats.pairing import check_ids
 from ragframe.stats.summary import prepare_scores
@@ -66,6 +67,7 @@ _SCHEMA = {
 _BLOCK_CELLS = 1 << 21
 
 
+@public
 def agreement_with_labels(
     scored: Any,
     labels: Any = None,

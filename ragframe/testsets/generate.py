@@ -40,6 +40,7 @@ from ragframe.judges.scoring import reply_check, score_reply
 from ragframe.judges.templates import format_contexts, load_template, render
 from ragframe.judges.usage import price_of
 from ragframe.metrics.registry import get_metric
+from ragframe.public import public
 from ragframe.run.evaluator import evaluate
 from ragframe.run.routing import HYBRID_HALF_WIDTH
 from ragframe.schema import column_names, frame_kind, require_columns, to_polars
@@ -102,6 +103,7 @@ class _Settings:
     band: tuple[float, float]
 
 
+@public
 def generate_testset(
     corpus: Any,
     n: int,

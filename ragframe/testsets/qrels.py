@@ -18,11 +18,13 @@ from typing import Any
 
 import polars as pl
 
+from ragframe.public import public
 from ragframe.schema import to_polars
 
 __all__ = ["generated_qrels", "generation_rejections"]
 
 
+@public
 def generated_qrels(testset: Any, *, id: str = "id", relevant_ids: str = "relevant_ids") -> pl.DataFrame:
     """The qrels of a generated set: one row ``(query_id, doc_id, relevance=1)`` per source chunk of each ``ok`` row.
 
@@ -60,6 +62,7 @@ def generated_qrels(testset: Any, *, id: str = "id", relevant_ids: str = "releva
     )
 
 
+@public
 def generation_rejections(testset: Any) -> pl.DataFrame:
     """How many candidates each filter or failure removed: ``reason``, ``candidates``, most first.
 

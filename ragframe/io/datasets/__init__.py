@@ -15,6 +15,7 @@ from ragframe.io.datasets.deepeval import read_deepeval, write_deepeval
 from ragframe.io.datasets.ragas import read_ragas, write_ragas
 from ragframe.io.datasets.ragchecker import read_ragchecker, write_ragchecker
 from ragframe.io.datasets.trec_rag import read_trec_rag, write_trec_rag
+from ragframe.public import public
 
 __all__ = ["read_dataset", "write_dataset", "DATASET_FORMATS"]
 
@@ -42,6 +43,7 @@ def _format(format: Any, function: str) -> str:
     return format.replace("-", "_").lower()
 
 
+@public
 def read_dataset(path: str | os.PathLike[str], /, *, format: str) -> pl.DataFrame:
     """Read another tool's dataset file into ragframe's column contract.
 
@@ -89,6 +91,7 @@ def read_dataset(path: str | os.PathLike[str], /, *, format: str) -> pl.DataFram
     return _READERS[_format(format, "read_dataset")](path, function="read_dataset")
 
 
+@public
 def write_dataset(frame: Any, path: str | os.PathLike[str], /, *, format: str, **options: Any) -> Path:
     """Write a frame as another tool's dataset file: the inverse of :func:`read_dataset`.
 

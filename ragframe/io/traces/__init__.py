@@ -23,6 +23,7 @@ from ragframe.io.traces.langsmith import read_langsmith
 from ragframe.io.traces.otlp import otlp_json_chunks, otlp_proto_chunks
 from ragframe.io.traces.phoenix import phoenix_chunks
 from ragframe.io.traces.spans import empty_spans
+from ragframe.public import public
 
 __all__ = [
     "FORMATS",
@@ -204,6 +205,7 @@ def with_metadata_columns(rows: pl.DataFrame) -> pl.DataFrame:
     return rows.hstack(fields.select(c for c in fields.columns if c not in rows.columns))
 
 
+@public
 def read_traces(
     source: str | os.PathLike | Sequence[str | os.PathLike],
     /,
