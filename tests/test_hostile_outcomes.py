@@ -26,7 +26,7 @@ from test_streaming import make_log
 import ragframe as rf
 from ragframe.cli.args import flag_spelling, speak_in_flags
 from ragframe.cli.main import build_parser, main
-from ragframe.exceptions import InvalidParameterError, MissingDependencyError, ResumeError
+from ragframe.exceptions import InvalidParameterError, MissingDependencyError, RagframeError, ResumeError
 from ragframe.io import streaming
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -402,26 +402,39 @@ def _eval_spelling() -> dict:
 
 
 @pytest.mark.parametrize(
-    ("message", "spoken"),
+    ("message", "mentions", "spoken"),
     [
-        ("pass overwrite=True to replace it", "pass --overwrite to replace it"),
+        ("pass {overwrite} to replace it", {"overwrite": "True"}, "pass --overwrite to replace it"),
         (
-            "resume=False was given; resume=True continues it",
-            "--no-resume was given; a run without --no-resume continues it",
+            "{resume} was given; {resume} continues it",
+            {"resume": "False"},
+            "--no-resume was given; --no-resume continues it",
         ),
-        ("(or choose the columns to copy with keep=[...])", "(or choose the columns to copy with --keep COL ...)"),
-        ("metrics='auto' found no metric", "--metrics auto found no metric"),
-        ("above max_failure_rate=0.1 (3 ok)", "above --max-failure-rate 0.1 (3 ok)"),
-        ("pass mode='llm' or mode='hybrid'", "pass --mode llm or --mode hybrid"),
-        ("hybrid_band=(0.2, 0.6) is empty", "--hybrid-band 0.2 0.6 is empty"),
-        ("judge= is given but", "--judge-model MODEL is given but"),
-        ("batch_rows=5 in 'logs/batch_rows=5/a.parquet'", "--batch-rows 5 in 'logs/batch_rows=5/a.parquet'"),
-        ("ragframe's files from '/tmp/x': overwrite=True", "ragframe's files from '/tmp/x': --overwrite"),
-        ("the column relevance_level=2 is not a flag", "the column relevance_level=2 is not a flag"),
+        ("{resume} continues it", {"resume": "True"}, "a run without --no-resume continues it"),
+        (
+            "(or choose the columns to copy with {keep})",
+            {"keep": "[...]"},
+            "(or choose the columns to copy with --keep COL ...)",
+        ),
+        ("{metrics} found no metric", {"metrics": "'auto'"}, "--metrics auto found no metric"),
+        ("above {max_failure_rate} (3 ok)", {"max_failure_rate": "0.1"}, "above --max-failure-rate 0.1 (3 ok)"),
+        ("pass {mode}", {"mode": "'llm'"}, "pass --mode llm"),
+        ("{hybrid_band} is empty", {"hybrid_band": "(0.2, 0.6)"}, "--hybrid-band 0.2 0.6 is empty"),
+        ("{judge} is given but", {"judge": None}, "--judge-model is given but"),
+        ("{batch_rows} must be an int", {"batch_rows": None}, "--batch-rows must be an int"),
+        (
+            "{batch_rows} in 'logs/batch_rows=5/a.parquet'",
+            {"batch_rows": "5"},
+            "--batch-rows 5 in 'logs/batch_rows=5/a.parquet'",
+        ),
+        ("the column relevance_level=2 is not a flag", {}, "the column relevance_level=2 is not a flag"),
+        ("{no_such_flag} stays Python's", {"no_such_flag": "1"}, "no_such_flag=1 stays Python's"),
     ],
 )
-def test_library_parameters_are_spelled_as_eval_flags(message, spoken):
-    assert speak_in_flags(message, _eval_spelling()) == spoken
+def test_library_parameters_are_spelled_as_eval_flags(message, mentions, spoken):
+    # the command line spells the parameters an error lists (error.mentions), never by reading its text
+    error = RagframeError(message, mentions=mentions)
+    assert speak_in_flags(error, _eval_spelling()) == spoken
 
 
 def test_every_flag_spelling_names_a_real_flag():

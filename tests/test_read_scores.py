@@ -8,6 +8,7 @@ import polars as pl
 import pytest
 
 import ragframe as rf
+from ragframe.cli.inputs import read_argument
 
 SCORES = pl.DataFrame(
     {"id": [1, 2, 3], "mrr": [0.5, None, 1.0], "mrr_passed": [True, None, False]},
@@ -146,7 +147,7 @@ def test_scan_and_read_errors_name_the_caller(tmp_path, path, message):
         (lambda: scan_scores(given), "scan_scores: "),
         (lambda: rf.read_scores(given), "read_scores: "),
         (lambda: scan_scores(given, function="report: scores"), "report: scores: "),
-        (lambda: rf.read_scores(given, function="baseline"), "baseline: "),
+        (lambda: read_argument(given, "baseline"), "baseline: "),  # the CLI's words: its argument
     ):
         with pytest.raises(rf.InputFileError) as info:
             call()

@@ -373,7 +373,9 @@ def speak_in_flags(error: RagframeError, spelling: Mapping[str, tuple[str, str, 
             return flag if value != "False" else f"without {flag}"
         if kind == "off":
             return flag if value == "False" else f"a run without {flag}"
-        if value is None or value == "[...]":
+        if value is None:
+            return flag
+        if value == "[...]":
             return f"{flag} {metavar}".rstrip()
         return f"{flag} {' '.join(value.strip('()').replace(',', ' ').split()).strip(chr(39) + chr(34))}"
 

@@ -87,8 +87,9 @@ def _open(out: Path, overwrite: bool) -> None:
     if any(p.exists() for p in ours):
         if not overwrite:
             raise ResumeError(
-                f"{out} holds ragframe output; the ray engine does not resume: pass overwrite=True "
-                "to replace it, or choose another output folder"
+                f"{out} holds ragframe output; the ray engine does not resume: pass {{overwrite}} "
+                "to replace it, or choose another output folder",
+                mentions={"overwrite": "True"},
             )
         remove_output(out)
     out.mkdir(parents=True, exist_ok=True)

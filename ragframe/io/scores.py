@@ -86,7 +86,7 @@ def scan_scores(path: str | os.PathLike[str], /, *, function: str = "scan_scores
 
 
 @public
-def read_scores(path: str | os.PathLike[str], /, *, function: str = "read_scores") -> pl.DataFrame:
+def read_scores(path: str | os.PathLike[str], /) -> pl.DataFrame:
     """Read scored rows (or a summary) from a file, folder, glob or ``evaluate_parquet`` output.
 
     ``read_scores(path)`` is ``scan_scores(path).collect()``, a read error of the collect
@@ -104,10 +104,6 @@ def read_scores(path: str | os.PathLike[str], /, *, function: str = "read_scores
         - a glob (``runs/*/scores/*.parquet``) of Parquet files, or a Parquet URL;
         - a ``.csv``, ``.json`` (an array of records, or NDJSON), ``.ndjson`` or ``.jsonl``
           file; any other file is read as Parquet.
-    function : str, default "read_scores"
-        The name every error starts with (a caller reading on behalf of another function
-        passes that function's name).
-
     Returns
     -------
     polars.DataFrame
@@ -131,11 +127,11 @@ def read_scores(path: str | os.PathLike[str], /, *, function: str = "read_scores
     >>> read_scores(folder).rows()
     [(1, 0.5), (2, None)]
     """
-    frame = scan_scores(path, function=function)
+    frame = scan_scores(path, function="read_scores")
     try:
         return frame.collect()
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
-        raise InputFileError(f"{function}: cannot read {os.fspath(path)!r}: {_first_line(exc)}") from exc
+        raise InputFileError(f"read_scores: cannot read {os.fspath(path)!r}: {_first_line(exc)}") from exc
 
 
 def _folder_files(folder: Path, function: str) -> list[str]:

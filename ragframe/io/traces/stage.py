@@ -112,8 +112,9 @@ def stage_traces(
             return StagedTraces(rows_folder, rejects_path, stored["traces"], stored["rejected"])
         if not overwrite:
             raise ResumeError(
-                f"{function}: {str(folder)!r} holds rows of other trace files or options; pass overwrite=True to "
-                "replace them, or choose another output folder"
+                f"{function}: {str(folder)!r} holds rows of other trace files or options; pass {{overwrite}} to "
+                "replace them, or choose another output folder",
+                mentions={"overwrite": "True"},
             )
     if folder.exists():
         for part in (rows_folder, spans_folder):
