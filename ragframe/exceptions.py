@@ -64,7 +64,21 @@ class RagframeError(Exception):
     Parameters
     ----------
     *args
-        The message, as for :class:`Exception`.
+        The message, as for :class:`Exception`. A message written ``"name: text"`` names its
+        function ``name``.
+    function : str, optional
+        The public function that raised it; ``@public`` (ragframe.public) sets it to the
+        function the user called as the error leaves it. Shown as the message's prefix.
+    parameter : str, optional
+        The parameter at fault, in the words of the function called.
+    mentions : mapping of str to (str or None), optional
+        The parameters the message refers to as ``{name}``, each with the value shown
+        (None: the name alone); see :meth:`render`.
+
+    Attributes
+    ----------
+    function, parameter : str or None
+    mentions : dict of str to (str or None)
 
     Examples
     --------
@@ -98,7 +112,7 @@ class RagframeError(Exception):
         if body is not None:
             function, body = _split(body, function)
         self._body = body
-        self.function = function if function is not None else current_function()
+        self.function = function  # the stamp of @public names the caller as the error leaves it
         self.parameter = parameter
         self.mentions = dict(mentions or {})
 
@@ -184,6 +198,8 @@ class SchemaError(RagframeError, ValueError):
         The public function that found it; prefixes the message.
     column, row, expected, found, available
         Stored as the attributes below and appended to the message when given.
+    parameter, mentions : optional
+        As for :class:`RagframeError`.
 
     Attributes
     ----------
@@ -259,6 +275,8 @@ class InvalidParameterError(RagframeError, ValueError, TypeError):
     ----------
     *args
         The message: the function, the parameter and the value found.
+    function, parameter, mentions : optional
+        As for :class:`RagframeError`.
 
     Examples
     --------
@@ -282,6 +300,8 @@ class MissingDependencyError(RagframeError, ImportError):
     ----------
     *args
         The message: what needs the dependency and how to install it.
+    function, parameter, mentions : optional
+        As for :class:`RagframeError`.
 
     Examples
     --------
@@ -303,6 +323,8 @@ class InputFileError(RagframeError, OSError):
     ----------
     *args
         The message: the function, the file and what is wrong with it.
+    function, parameter, mentions : optional
+        As for :class:`RagframeError`.
 
     Examples
     --------
@@ -324,6 +346,8 @@ class ResumeError(RagframeError):
     ----------
     *args
         The message: the folder, what differs and how to proceed.
+    function, parameter, mentions : optional
+        As for :class:`RagframeError`.
 
     Examples
     --------
