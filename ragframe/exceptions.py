@@ -120,7 +120,8 @@ class RagframeError(Exception):
         """The message, each mentioned parameter spelled by ``spell(name, value)``.
 
         A message refers to its caller's parameters as ``{name}`` (listed in ``mentions``, each
-        with the value to show, or None for the name alone); ``str(error)`` spells them the
+        with the value to show, or None for the name alone; ``{mode#2}`` is a second mention of
+        ``mode``, with another value); ``str(error)`` spells them the
         Python way (``name=value``, or ``name``) in the caller's vocabulary, and the
         ``ragframe`` command spells them as its flags.
 
@@ -145,12 +146,13 @@ class RagframeError(Exception):
         if self._body is None:
             return super().__str__()
         text = self._body
-        for name, value in self.mentions.items():
+        for key, value in self.mentions.items():
+            name = key.partition("#")[0]  # "mode#2": a second mention of mode, with another value
             if spell is not None:
                 shown = spell(name, value)
             else:
                 shown = name if value is None else f"{name}={value}"
-            text = text.replace("{" + name + "}", shown)
+            text = text.replace("{" + key + "}", shown)
         return f"{self.function}: {text}" if self.function else text
 
     def __str__(self) -> str:
@@ -174,11 +176,20 @@ class RagframeError(Exception):
         if rename:
             if self.parameter in rename:
                 self.parameter = rename[self.parameter]
-            self.mentions = {rename.get(name, name): value for name, value in self.mentions.items()}
-            if self._body is not None:
-                for old, new in rename.items():
-                    if old in self.mentions or new in self.mentions:
-                        self._body = self._body.replace("{" + old + "}", "{" + new + "}")
+            mentions = {}
+            for key, value in self.mentions.items():
+                name, mark, number = key.partition("#")
+                renamed = rename.get(name, name) + mark + number
+                mentions[renamed] = value
+                if renamed != key:
+                    self._rename_placeholder("{" + key + "}", "{" + renamed + "}")
+            self.mentions = mentions
+
+    def _rename_placeholder(self, old: str, new: str) -> None:
+        if self._body is not None:
+            self._body = self._body.replace(old, new)
+        if isinstance(getattr(self, "_message", None), str):  # SchemaError's message before its details
+            self._message = self._message.replace(old, new)
 
     def __reduce__(self) -> tuple[Any, ...]:
         fields = {"function": self.function, "parameter": self.parameter, "mentions": self.mentions}

@@ -145,3 +145,12 @@ def test_warnings_point_at_the_users_line_through_the_wrappers():
     with pytest.warns(UserWarning) as caught:
         warns()
     assert caught[0].filename == __file__
+
+
+def test_a_renamed_mention_survives_pickling_and_a_second_mention_keeps_its_value():
+    error = SchemaError(
+        "{a} and {mode} or {mode#2}", column="c", mentions={"a": None, "mode": "'llm'", "mode#2": "'x'"}
+    )
+    error.stamp("gate", {"a": "baseline"})
+    back = pickle.loads(pickle.dumps(error))
+    assert str(back) == str(error) == "gate: baseline and mode='llm' or mode='x' [column 'c']"
