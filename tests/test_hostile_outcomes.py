@@ -420,7 +420,8 @@ def _eval_spelling() -> dict:
         ("above {max_failure_rate} (3 ok)", {"max_failure_rate": "0.1"}, "above --max-failure-rate 0.1 (3 ok)"),
         ("pass {mode}", {"mode": "'llm'"}, "pass --mode llm"),
         ("{hybrid_band} is empty", {"hybrid_band": "(0.2, 0.6)"}, "--hybrid-band 0.2 0.6 is empty"),
-        ("{judge} is given but", {"judge": None}, "--judge-model is given but"),
+        ("{judge} is given but", {"judge": ""}, "--judge-model MODEL is given but"),
+        ("{judge} alone", {"judge": None}, "--judge-model alone"),
         ("{batch_rows} must be an int", {"batch_rows": None}, "--batch-rows must be an int"),
         (
             "{batch_rows} in 'logs/batch_rows=5/a.parquet'",

@@ -344,7 +344,8 @@ def speak_in_flags(error: RagframeError, spelling: Mapping[str, tuple[str, str, 
 
     A library error lists the parameters its message mentions (``error.mentions``: name ->
     the value shown, or None for the bare name); Python reads them as ``name=value``, the
-    command line as its flags: ``overwrite=True`` is ``--overwrite``, ``resume=False``
+    command line as its flags (a name alone is the flag alone; ``judge=`` is the flag and its
+    metavar): ``overwrite=True`` is ``--overwrite``, ``resume=False``
     ``--no-resume`` (and ``resume=True`` "a run without --no-resume"),
     ``max_failure_rate=0.1`` ``--max-failure-rate 0.1``, ``keep=[...]`` ``--keep COL ...``.
     A parameter the command has no flag for stays as Python spells it.
@@ -373,9 +374,9 @@ def speak_in_flags(error: RagframeError, spelling: Mapping[str, tuple[str, str, 
             return flag if value != "False" else f"without {flag}"
         if kind == "off":
             return flag if value == "False" else f"a run without {flag}"
-        if value is None:
+        if value is None:  # the name alone ("{k} must be an int >= 1")
             return flag
-        if value == "[...]":
+        if value in ("", "[...]"):  # "pass judge=", "keep=[...]": the flag and what it takes
             return f"{flag} {metavar}".rstrip()
         return f"{flag} {' '.join(value.strip('()').replace(',', ' ').split()).strip(chr(39) + chr(34))}"
 
