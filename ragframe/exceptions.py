@@ -428,6 +428,29 @@ class UnsupportedMeasureError(InvalidParameterError):
 class UsageError(InvalidParameterError):
     """A command line that parses but cannot run (``ragframe`` exits with code 2)."""
 
+    @classmethod
+    def of(cls, error: RagframeError) -> UsageError:
+        """``error`` as a usage error of the command line, its function, parameter and mentions kept.
+
+        Parameters
+        ----------
+        error : RagframeError
+            A library error the command's arguments caused.
+
+        Returns
+        -------
+        UsageError
+
+        Examples
+        --------
+        >>> error = RagframeError("evaluate_parquet: pass {overwrite}", mentions={"overwrite": "True"})
+        >>> usage = UsageError.of(error)
+        >>> str(usage), usage.function, usage.mentions
+        ('evaluate_parquet: pass overwrite=True', 'evaluate_parquet', {'overwrite': 'True'})
+        """
+        body = error._body if error._body is not None else str(error)
+        return cls(body, function=error.function, parameter=error.parameter, mentions=error.mentions)
+
 
 class SkippedMetricWarning(UserWarning):
     """A default metric was not scored: the frame lacks a column it reads.

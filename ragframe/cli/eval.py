@@ -157,7 +157,7 @@ def _evaluator(args: argparse.Namespace, config: dict[str, Any]) -> Evaluator:
     try:
         return Evaluator(metrics, **options)
     except InvalidParameterError as exc:
-        raise UsageError(str(exc)) from exc
+        raise UsageError.of(exc) from exc
 
 
 def budget_part(value: str) -> tuple[str, float]:
@@ -230,7 +230,7 @@ def _run_on_ray(args: argparse.Namespace, evaluator: Evaluator, config: dict[str
             progress=not args.no_progress,
         )
     except InvalidParameterError as exc:
-        raise UsageError(str(exc)) from exc
+        raise UsageError.of(exc) from exc
 
 
 def _require_ray_client(address: str | None) -> None:
@@ -277,7 +277,7 @@ def _check_overwrite(out: str) -> None:
     try:
         check_overwrite(Path(out))
     except ResumeError as exc:
-        raise UsageError(str(exc)) from exc
+        raise UsageError.of(exc) from exc
 
 
 def run(args: argparse.Namespace) -> int:
@@ -327,7 +327,7 @@ def _run(args: argparse.Namespace) -> int:
                 **run_options,
             )
         except InvalidParameterError as exc:
-            raise UsageError(str(exc)) from exc
+            raise UsageError.of(exc) from exc
 
     return _reported(args, evaluate)
 
