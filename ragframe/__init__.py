@@ -31,9 +31,9 @@ from ragframe.retrieve import retrieve  # before any import of the submodule cou
 _EXPORTS: dict[str, str] = {
     "budget_summary": "ragframe.budgeting",
     "read_scores": "ragframe.io.scores",
-    "ParquetEvaluation": "ragframe.io.streaming",
-    "ResumeError": "ragframe.io.streaming",
-    "RunFailedError": "ragframe.io.streaming",
+    "ParquetEvaluation": "ragframe.io.outcome",
+    "ResumeError": "ragframe.exceptions",
+    "RunFailedError": "ragframe.exceptions",
     "evaluate_parquet": "ragframe.io.streaming",
     "read_qrels": "ragframe.io.trec",
     "read_trec_run": "ragframe.io.trec",

@@ -271,4 +271,5 @@ def test_a_bad_parameter_passed_through_is_a_usage_error(capsys):
     data = Path(__file__).parent / "data" / "trec_eval"
     code = main(["trec", str(data / "qrels.test"), str(data / "results.test"), "-l", "-1"])
     err = capsys.readouterr().err
-    assert code == 2 and err.startswith("ragframe trec: error: evaluate_run: --level_for_rel must be an int >= 0") and err.count("\n") == 1
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("ragframe trec: error: evaluate_run: --level_for_rel must be an int >= 0")

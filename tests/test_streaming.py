@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 import ragframe as rf
-from ragframe.io import row_checks, streaming
+from ragframe.io import batches, row_checks, streaming
 from ragframe.stats.summary import SKETCH_ERROR
 
 TEXTS = [
@@ -114,7 +114,7 @@ def test_resume_after_a_kill_gives_identical_files(log_folder, tmp_path, monkeyp
     reference = tmp_path / "reference"
     rf.evaluate_parquet(log_folder, reference, batch_rows=4, progress=False, metrics=BOTH)
     killed_at = random.Random(seed).randrange(1, 10)
-    original = streaming._write_atomic
+    original = batches.write_atomic
     calls = {"parts": 0}
 
     def dying_write(frame, path):
@@ -125,10 +125,10 @@ def test_resume_after_a_kill_gives_identical_files(log_folder, tmp_path, monkeyp
         original(frame, path)
 
     out = tmp_path / "resumed"
-    monkeypatch.setattr(streaming, "_write_atomic", dying_write)
+    monkeypatch.setattr(batches, "write_atomic", dying_write)
     with pytest.raises(KeyboardInterrupt):  # in this process, where the patch applies
         rf.evaluate_parquet(log_folder, out, batch_rows=4, progress=False, metrics=BOTH, batches_per_process=None)
-    monkeypatch.setattr(streaming, "_write_atomic", original)
+    monkeypatch.setattr(batches, "write_atomic", original)
     manifest = json.loads((out / "manifest.json").read_text())
     assert len(manifest["finished"]) == killed_at - 1 and not manifest["complete"]
     result = rf.evaluate_parquet(log_folder, out, batch_rows=4, progress=False, metrics=BOTH)
@@ -204,15 +204,15 @@ def test_schema_errors_survive_pickling():
 def test_changed_options_or_source_need_overwrite(log_folder, tmp_path):
     out = tmp_path / "out"
     rf.evaluate_parquet(log_folder, out, batch_rows=4, progress=False, metrics=BOTH)
-    with pytest.raises(streaming.ResumeError, match="different options"):
+    with pytest.raises(rf.ResumeError, match="different options"):
         rf.evaluate_parquet(log_folder, out, batch_rows=5, progress=False, metrics=BOTH)
-    with pytest.raises(streaming.ResumeError, match="already holds a run"):
+    with pytest.raises(rf.ResumeError, match="already holds a run"):
         rf.evaluate_parquet(log_folder, out, batch_rows=4, resume=False, progress=False, metrics=BOTH)
     assert (
         rf.evaluate_parquet(log_folder, out, batch_rows=4, progress=False, metrics=BOTH).resumed == 11
     )  # all done already (23 + 17 rows in 6 + 5 parts)
     make_log(3, seed=9).write_parquet(log_folder / "day3.parquet")
-    with pytest.raises(streaming.ResumeError, match="different source"):
+    with pytest.raises(rf.ResumeError, match="different source"):
         rf.evaluate_parquet(log_folder, out, batch_rows=4, progress=False, metrics=BOTH)
     result = rf.evaluate_parquet(log_folder, out, batch_rows=5, overwrite=True, progress=False, metrics=BOTH)
     assert result.rows == 43 and result.resumed == 0
@@ -422,7 +422,7 @@ def test_a_row_the_checks_miss_is_still_rejected_with_its_source_row(tmp_path, m
     log = _set(log, 17, "retrieved_scores", [float("nan"), 1.0, 1.0])
     log.write_parquet(tmp_path / "log.parquet")
     empty = pl.DataFrame(schema={"row": pl.Int64, "reason": pl.String})
-    monkeypatch.setattr(streaming, "row_problems", lambda df, roles, offset: empty)  # as if a check were missing
+    monkeypatch.setattr(batches, "row_problems", lambda df, roles, offset: empty)  # as if a check were missing
     result = rf.evaluate_parquet(
         tmp_path / "log.parquet",
         tmp_path / "out",
@@ -499,7 +499,7 @@ def test_the_output_must_be_a_folder(log_folder, tmp_path):
 
 def test_the_heap_is_trimmed_after_every_batch(log_folder, tmp_path, monkeypatch):
     calls = []
-    monkeypatch.setattr(streaming, "trim_heap", lambda: calls.append(1) or True)
+    monkeypatch.setattr(batches, "trim_heap", lambda: calls.append(1) or True)
     result = rf.evaluate_parquet(
         log_folder, tmp_path / "out", batch_rows=10, progress=False, metrics=BOTH, batches_per_process=None
     )

@@ -22,7 +22,8 @@ from ragframe.cli.args import (
 from ragframe.cli.format import format_frame
 from ragframe.exceptions import InvalidParameterError, RunFailedError, SkippedMetricWarning
 from ragframe.extras import require
-from ragframe.io.streaming import DEFAULT_BATCH_ROWS, DEFAULT_BATCHES_PER_PROCESS, status_lines
+from ragframe.io.outcome import status_lines
+from ragframe.io.streaming import DEFAULT_BATCH_ROWS, DEFAULT_BATCHES_PER_PROCESS
 from ragframe.run.evaluator import Evaluator
 from ragframe.run.routing import MODES
 
@@ -272,7 +273,7 @@ def _check_overwrite(out: str) -> None:
     from pathlib import Path
 
     from ragframe.exceptions import ResumeError
-    from ragframe.io.streaming import check_overwrite
+    from ragframe.io.output import check_overwrite
 
     try:
         check_overwrite(Path(out))

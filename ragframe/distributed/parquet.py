@@ -46,18 +46,10 @@ from ragframe.distributed.runtime import empty_frame, original_errors, prepared,
 from ragframe.distributed.scoring import REJECT_COLUMN, score_dataset
 from ragframe.distributed.summary import summarize_dataset
 from ragframe.exceptions import InvalidParameterError, ResumeError, SchemaError
-from ragframe.io.streaming import (
-    DEFAULT_BATCH_ROWS,
-    MANIFEST,
-    ParquetEvaluation,
-    check_outcome,
-    evaluate_parquet,
-    failure_limit,
-    judge_outcomes,
-    manifest_options,
-    remove_output,
-    source_files,
-)
+from ragframe.io.outcome import ParquetEvaluation, check_outcome, failure_limit, judge_outcomes
+from ragframe.io.output import MANIFEST, manifest_options, remove_output
+from ragframe.io.sources import source_files
+from ragframe.io.streaming import DEFAULT_BATCH_ROWS, evaluate_parquet
 from ragframe.run.evaluator import Evaluator
 
 __all__ = ["evaluate_parquet_ray"]
@@ -68,7 +60,7 @@ MIN_RAY_BATCH_ROWS = 10_000
 
 
 def _paths(source: str | os.PathLike | Sequence[str | os.PathLike]) -> list[str]:
-    """Local files as :func:`ragframe.io.streaming.source_files` finds them; URLs (s3://...) as given."""
+    """Local files as :func:`ragframe.io.sources.source_files` finds them; URLs (s3://...) as given."""
     items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
     urls = [str(i) for i in items if "://" in str(i)]
     local = [i for i in items if "://" not in str(i)]
@@ -192,7 +184,7 @@ def evaluate_parquet_ray(
 
     Returns
     -------
-    ragframe.io.streaming.ParquetEvaluation
+    ragframe.io.outcome.ParquetEvaluation
         Rows, scored, rejected, the judge columns' statuses, seconds and the summary
         (``batches`` counts Ray's blocks written).
 
@@ -321,7 +313,7 @@ def _split(
 
 
 def _judge_outcomes(folder: Path) -> dict[str, dict[str, dict[str, int]]]:
-    """:func:`ragframe.io.streaming.judge_outcomes` of the written scores, reading only the judge columns."""
+    """:func:`ragframe.io.outcome.judge_outcomes` of the written scores, reading only the judge columns."""
     files = sorted(str(p) for p in folder.glob("*.parquet"))
     schema = pl.read_parquet_schema(files[0]) if files else {}
     stems = [c.removesuffix("_status") for c in schema if c.endswith("_status") and c.removesuffix("_status") in schema]

@@ -2,7 +2,7 @@
 
 :func:`ragframe.evaluate_parquet` plans the run (batches of ``batch_rows`` rows of each file,
 checked before anything is written), keeps the manifest, resumes and merges the summary; a
-:class:`RayRunner` hands it each batch's work, :meth:`ragframe.io.streaming.BatchJob.run`,
+:class:`RayRunner` hands it each batch's work, :meth:`ragframe.io.batches.BatchJob.run`,
 as one Ray task: the worker reads its rows from the Parquet file, scores them, writes its
 part, its rejects and its summary state to the output folder and returns its counts. Only
 the job (once, through the object store), the batch's name and the counts travel through Ray:
@@ -26,7 +26,7 @@ from ragframe.concurrency import thread_limit
 from ragframe.distributed.ratelimit import install_limiter, start_limiter
 from ragframe.distributed.runtime import original_errors, require_ray
 from ragframe.distributed.scoring import task_threads
-from ragframe.io.streaming import Batch, BatchJob
+from ragframe.io.batches import Batch, BatchJob
 
 __all__ = ["RayRunner", "run_batch"]
 

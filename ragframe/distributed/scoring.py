@@ -25,8 +25,10 @@ from ragframe.concurrency import thread_limit
 from ragframe.distributed.ratelimit import install_limiter, start_limiter
 from ragframe.distributed.runtime import compute_strategy, empty_frame, original_errors, prepared, require_ray
 from ragframe.exceptions import InputFileError, InvalidParameterError, SchemaError
+from ragframe.io.batches import score_with_rejects
 from ragframe.io.row_checks import CONTRACT_DTYPES, conform_null_types, row_problems
-from ragframe.io.streaming import DEFAULT_BATCH_ROWS, score_with_rejects, source_files
+from ragframe.io.sources import source_files
+from ragframe.io.streaming import DEFAULT_BATCH_ROWS
 from ragframe.run.evaluator import CLASH_HINT, Evaluator
 from ragframe.schema import check_output_columns, conform_text, to_polars
 

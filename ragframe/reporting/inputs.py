@@ -19,8 +19,8 @@ from typing import Any
 import polars as pl
 
 from ragframe.exceptions import InputFileError
+from ragframe.io.output import MANIFEST
 from ragframe.io.scores import scan_scores
-from ragframe.io.streaming import MANIFEST
 from ragframe.schema import frame_kind, to_polars
 
 __all__ = ["IN_MEMORY", "Source", "load_source"]
