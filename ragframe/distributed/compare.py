@@ -226,9 +226,10 @@ def _check_missing(summary: pl.DataFrame, on: list[str]) -> None:
             sample = [r[0] if len(r) == 1 else r for r in samples.rows()]
             raise SchemaError(
                 f"{count} id(s) of {side} are missing from {other}, e.g. {sample}; "
-                "pass how='inner' to compare the shared ids only",
+                "pass {how} to compare the shared ids only",
                 function="compare_datasets",
                 column=on[0],
+                mentions={"how": "'inner'"},
             )
 
 
@@ -377,10 +378,11 @@ def _collected(
     count = int(summary["pairs"].sum()) if summary.height else 0
     if count > limit:
         raise CollectLimitError(
-            f"compare_datasets: test={test!r} needs every paired difference on the driver, and there are "
-            f"{count:,} pairs, more than max_collected_pairs={limit:,}; use test='t' (computed from "
+            f"compare_datasets: {{test}} needs every paired difference on the driver, and there are "
+            f"{count:,} pairs, more than max_collected_pairs={limit:,}; use {{test#2}} (computed from "
             "mergeable moments, nothing collected), compare a sample or slices, or raise max_collected_pairs "
-            "if the driver has the memory (about 8 bytes per score per side per pair)"
+            "if the driver has the memory (about 8 bytes per score per side per pair)",
+            mentions={"test": f"{test!r}", "test#2": "'t'"},
         )
     paired = pl.concat([frame_from_bytes(p) for p in payloads], how="vertical_relaxed").sort(on)
     slices = [c for c in by if c not in on]

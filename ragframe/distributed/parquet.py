@@ -201,8 +201,9 @@ def evaluate_parquet_ray(
     function = "evaluate_parquet"
     if evaluator.option("budget") is not None:  # Ray's workers score batches at once: no run-wide hard stop
         raise InvalidParameterError(
-            f"{function}: a judge budget (budget=) needs the local engine, which scores the batches in turn and "
-            "stops at the budget; the ray engine scores them at once"
+            f"{function}: a judge budget ({{budget}}) needs the local engine, which scores the batches in turn and "
+            "stops at the budget; the ray engine scores them at once",
+            mentions={"budget": ""},
         )
     ray = require_ray(function, data=False)  # local files run as Ray tasks; URLs import ray.data below
     started = time.perf_counter()

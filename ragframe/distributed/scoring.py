@@ -126,8 +126,9 @@ class BatchScorer:
     def __post_init__(self) -> None:
         if isinstance(self.evaluator, Evaluator) and self.evaluator.option("budget") is not None:
             raise InvalidParameterError(  # batches scored at once, each on its own: no run-wide cap
-                f"{self.function}: a judge budget (budget=) needs rf.evaluate or the local engine of "
-                "rf.evaluate_parquet, which stop at the budget; batch functions score each batch on its own"
+                f"{self.function}: a judge budget ({{budget}}) needs rf.evaluate or the local engine of "
+                "rf.evaluate_parquet, which stop at the budget; batch functions score each batch on its own",
+                mentions={"budget": ""},
             )
 
     def __call__(self, batch: pa.Table | pa.RecordBatch) -> pa.Table:

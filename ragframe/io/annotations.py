@@ -127,15 +127,22 @@ def _document_frame(
         )
     for column in documents:
         if column not in df.columns:
-            raise SchemaError("a documents= column is missing", function=function, column=column, available=df.columns)
+            raise SchemaError(
+                "a {documents} column is missing",
+                function=function,
+                column=column,
+                available=df.columns,
+                mentions={"documents": ""},
+            )
         dtype = df.schema[column]
         if not (isinstance(dtype, pl.List) and (dtype.inner.is_numeric() or dtype.inner == pl.Null)):
             raise SchemaError(
-                "a documents= column must hold one number per retrieved passage",
+                "a {documents} column must hold one number per retrieved passage",
                 function=function,
                 column=column,
                 expected="list of numbers",
                 found=str(dtype),
+                mentions={"documents": ""},
             )
         per = (
             df.select(pl.int_range(pl.len()).alias("_row"), pl.col(column).alias("score"))

@@ -96,7 +96,8 @@ def output_schema(
         if extra and default_keep:
             raise InputFileError(
                 f"evaluate_parquet: column {extra[0]!r} of {str(path)!r} is not in the first file {first!r}; "
-                "every file of a run needs the same columns (or choose the columns to copy with keep=[...])"
+                "every file of a run needs the same columns (or choose the columns to copy with {keep})",
+                mentions={"keep": "[...]"},
             )
         for column in kept:
             dtype = schema[column]
@@ -113,7 +114,8 @@ def output_schema(
                     f"evaluate_parquet: column {column!r} is {schema[column]} in {str(path)!r} but "
                     f"{output[column]} in {str(files[origin[column]])!r}, and {schema[column]} does not cast to "
                     f"{output[column]} without loss; every output part has one schema: make the files agree "
-                    "(or leave the column out with keep=[...])"
+                    "(or leave the column out with {keep})",
+                    mentions={"keep": "[...]"},
                 )
     return output
 

@@ -224,8 +224,9 @@ def check_judged(evaluator: Evaluator, columns: Sequence[str], limit: float, fun
     written = evaluator.written_columns(dict.fromkeys(columns, pl.String()), function=function)
     if not any(c.endswith("_status") for c in written):
         raise InvalidParameterError(
-            f"{function}: max_failure_rate={limit:g} limits the share of failed judge calls, and this run has no "
-            "judge metric (judge_*, or mode='llm'/'hybrid' with a judge); drop it, or add a judge metric"
+            f"{function}: {{max_failure_rate}} limits the share of failed judge calls, and this run has no "
+            "judge metric (judge_*, or {mode}/'hybrid' with a judge); drop it, or add a judge metric",
+            mentions={"max_failure_rate": f"{limit:g}", "mode": "'llm'"},
         )
 
 
@@ -268,9 +269,10 @@ def check_outcome(result: ParquetEvaluation, max_failure_rate: float | None, fil
             sent = failures[name] + result.statuses[name].get("ok", 0)
             raise RunFailedError(
                 f"{function}: {failures[name]:,} of the {sent:,} rows of {name!r} sent to the judge failed "
-                f"({rate:.1%}), above max_failure_rate={max_failure_rate:g} ({_counts_text(result.statuses[name])}); "
+                f"({rate:.1%}), above {{max_failure_rate}} ({_counts_text(result.statuses[name])}); "
                 f"{_commonest_error(result, name)}",
                 result,
+                mentions={"max_failure_rate": f"{max_failure_rate:g}"},
             )
 
 

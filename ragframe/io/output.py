@@ -81,12 +81,14 @@ def open_output(out: Path, expected: dict[str, Any], resume: bool, overwrite: bo
         if changed:
             raise ResumeError(
                 f"{out} holds a run made with {' and '.join(changed)}; "
-                "pass overwrite=True to replace it, or choose another output folder"
+                "pass {overwrite} to replace it, or choose another output folder",
+                mentions={"overwrite": "True"},
             )
         if not resume:
             raise ResumeError(
-                f"{out} already holds a run and resume=False was given; resume=True continues it, "
-                "overwrite=True replaces it"
+                f"{out} already holds a run and {{resume}} was given; {{resume#2}} continues it, "
+                "{overwrite} replaces it",
+                mentions={"resume": "False", "resume#2": "True", "overwrite": "True"},
             )
         for leftover in [*out.glob(".*.tmp"), *out.glob("*/.*.tmp")]:  # half-written files of a killed run
             leftover.unlink()
@@ -97,8 +99,9 @@ def open_output(out: Path, expected: dict[str, Any], resume: bool, overwrite: bo
         }  # rewritten redacted (an older run's may hold a key)
     if any(path.exists() for path in ours):
         raise ResumeError(
-            f"{out} holds files named as ragframe's but no ragframe manifest: overwrite=True removes only the "
-            "files a ragframe run's manifest lists; move them away, or choose another output folder"
+            f"{out} holds files named as ragframe's but no ragframe manifest: {{overwrite}} removes only the "
+            "files a ragframe run's manifest lists; move them away, or choose another output folder",
+            mentions={"overwrite": "True"},
         )
     return fresh
 
@@ -159,8 +162,9 @@ def check_overwrite(out: Path, function: str = "evaluate_parquet") -> dict[str, 
     if not is_run_manifest(manifest):
         raise ResumeError(
             f"{function}: {str(out)!r} holds files but no ragframe manifest ({MANIFEST} of a ragframe run): "
-            "overwrite=True removes only the files a ragframe run's manifest lists, and nothing proves that "
-            "ragframe wrote these; move them away, or choose another output folder"
+            "{overwrite} removes only the files a ragframe run's manifest lists, and nothing proves that "
+            "ragframe wrote these; move them away, or choose another output folder",
+            mentions={"overwrite": "True"},
         )
     return manifest
 
@@ -207,8 +211,9 @@ def remove_output(out: Path, function: str = "evaluate_parquet") -> None:
             (ours if (out / name).is_file() else foreign).append(out / name)
     if foreign:
         raise ResumeError(
-            f"{function}: {str(foreign[0])!r} is not a file ragframe wrote; overwrite=True removes only "
-            f"ragframe's files from {str(out)!r}: move it away, or choose another output folder"
+            f"{function}: {str(foreign[0])!r} is not a file ragframe wrote; {{overwrite}} removes only "
+            f"ragframe's files from {str(out)!r}: move it away, or choose another output folder",
+            mentions={"overwrite": "True"},
         )
     temporaries = [p for p in out.glob(".*.tmp") if _RUN_TEMPORARY.fullmatch(p.name)]
     for path in [*ours, *temporaries]:

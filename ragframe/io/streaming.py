@@ -284,15 +284,18 @@ def evaluate_parquet(
         raise InvalidParameterError(f"{function}: pass an Evaluator or metrics and options, not both")
     if runner is not None and evaluator.option("budget") is not None:
         raise InvalidParameterError(
-            f"{function}: a judge budget (budget=) needs the default runner, which scores the batches in turn and "
-            f"stops at the budget; the {runner.engine} runner scores them at once"
+            f"{function}: a judge budget ({{budget}}) needs the default runner, which scores the batches in turn and "
+            f"stops at the budget; the {runner.engine} runner scores them at once",
+            mentions={"budget": ""},
         )
     input_format = validate.choice(input_format, "input_format", function, ("parquet", *TRACE_FORMATS))
     retrieval = validate.choice(retrieval, "retrieval", function, RETRIEVAL)
     staged = None
     if input_format != "parquet":  # trace files: rows staged in OUT/traces, then scored as a Parquet log
         if runner is not None:
-            raise InvalidParameterError(f"{function}: input_format={input_format!r} needs the default runner")
+            raise InvalidParameterError(
+                f"{function}: {{input_format}} needs the default runner", mentions={"input_format": f"{input_format!r}"}
+            )
         staged = stage_traces(source, Path(out) / "traces", input_format, retrieval, overwrite=overwrite)
         source = staged.rows
     batches, job, expected = _plan_run(source, Path(out), evaluator, batch_rows, keep)

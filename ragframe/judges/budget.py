@@ -154,7 +154,10 @@ def check_budget(value: Any, seed: Any, by: Any, function: str) -> Budget | None
     columns = () if by is None else tuple(validate.column_list(by, "by", function))
     if value is None:
         if columns:
-            raise InvalidParameterError(f"{function}: by= stratifies a judge budget; pass budget= with it")
+            raise InvalidParameterError(
+                f"{function}: {{by}} stratifies a judge budget; pass {{budget}} with it",
+                mentions={"by": "", "budget": ""},
+            )
         return None
     expected = "a number of calls (an int >= 0) or a dict with 'calls' and/or 'cost'"
     if isinstance(value, bool):
@@ -290,11 +293,12 @@ def strata(view: pl.DataFrame, by: Sequence[str], function: str) -> pl.Series:
             from ragframe.exceptions import SchemaError
 
             raise SchemaError(
-                "a by= column of a judge budget must hold plain values",
+                "a {by} column of a judge budget must hold plain values",
                 function=function,
                 column=column,
                 expected="text, numbers, Booleans or dates",
                 found=str(dtype),
+                mentions={"by": ""},
             )
     parts = [pl.col(c).cast(pl.String).fill_null(_NULL_KEY) for c in by]
     return view.select(pl.concat_str(parts, separator=_SEPARATOR).alias("stratum")).to_series()

@@ -207,8 +207,9 @@ class JudgeCache:
 
     def _unusable(self, why: str) -> InputFileError:
         return InputFileError(
-            f"judge cache {str(self.path)!r}: {why}; pass cache= a file in a writable folder "
-            f"(or set XDG_CACHE_HOME for the default one), or cache=False to run without a cache"
+            f"judge cache {str(self.path)!r}: {why}; pass {{cache}} a file in a writable folder "
+            f"(or set XDG_CACHE_HOME for the default one), or {{cache#2}} to run without a cache",
+            mentions={"cache": "", "cache#2": "False"},
         )
 
     @contextlib.contextmanager

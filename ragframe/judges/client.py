@@ -357,8 +357,9 @@ class OpenAIJudge:
         if named:  # the body is the judge's identity, repr and pickle: no place for a credential
             raise InvalidParameterError(
                 f"OpenAIJudge: {named[0]!r} looks like a credential, and the request body is part of the judge's "
-                "identity, repr and pickles: pass the key as api_key= or api_key_env= (it is sent only in the "
-                "Authorization header)"
+                "identity, repr and pickles: pass the key as api_key= or {api_key_env} (it is sent only in the "
+                "Authorization header)",
+                mentions={"api_key_env": ""},
             )
         if "seed" in extra_body:
             integer(extra_body["seed"], "seed", "OpenAIJudge", minimum=0)

@@ -31,7 +31,8 @@ def check_method(method: str, function: str) -> str:
     """Return ``method`` or raise :class:`InvalidParameterError` listing the supported ones."""
     if method not in QUANTILE_METHODS:
         raise InvalidParameterError(
-            f"{function}: percentile_method={method!r} is not supported; use one of {list(QUANTILE_METHODS)}"
+            f"{function}: {{percentile_method}} is not supported; use one of {list(QUANTILE_METHODS)}",
+            mentions={"percentile_method": f"{method!r}"},
         )
     return method
 

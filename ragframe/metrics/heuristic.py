@@ -130,7 +130,8 @@ def _check(options: dict[str, Any], function: str) -> dict[str, Any]:
         if changed:
             raise InvalidParameterError(
                 f"{function}: {changed[0]} tunes the rag-eval-node-ts methods only; pass "
-                f"compat='rag-eval-node-ts' to use them (ragframe's default methods do not read it)"
+                f"{{compat}} to use them (ragframe's default methods do not read it)",
+                mentions={"compat": "'rag-eval-node-ts'"},
             )
     names = [spec.name for spec in declared_options(HeuristicOptions)]
     return {**checked, "_opts": HeuristicOptions(**{name: checked[name] for name in names})}

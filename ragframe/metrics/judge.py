@@ -205,7 +205,9 @@ def _score_metric(view: pl.DataFrame, metric: Metric, options: Mapping[str, Any]
     if view.height and any(p is not None for p in prompts):
         judge = options["judge"]
         if judge is None:
-            raise InvalidParameterError(f"{function}: judge metric {name!r} needs judge= (a callable prompt -> str)")
+            raise InvalidParameterError(
+                f"{function}: judge metric {name!r} needs {{judge}} (a callable prompt -> str)", mentions={"judge": ""}
+            )
         replies = _run(judge, prompts, name, options, reply_check(spec, counts, json_mode))
     else:
         replies = pl.DataFrame(

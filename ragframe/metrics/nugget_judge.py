@@ -157,7 +157,8 @@ class NuggetAssignmentSpec:
         if any(p is not None for p in prompts):
             if options["judge"] is None:
                 raise InvalidParameterError(
-                    f"{function}: judge metric {name!r} needs judge= (a callable prompt -> str)"
+                    f"{function}: judge metric {name!r} needs {{judge}} (a callable prompt -> str)",
+                    mentions={"judge": ""},
                 )
             replies = _run(options["judge"], prompts, name, options, _checker(counts))
         else:

@@ -296,7 +296,10 @@ def _pairs(scores: Any, labels: Any, metrics: Any) -> list[tuple[str, str]]:
     found = [c for c in score_columns(schema) if c != label]
     if not found:
         raise SchemaError(
-            "no ragframe score columns found; pass metrics=[...] to name them", function=_FUNCTION, available=schema
+            "no ragframe score columns found; pass {metrics} to name them",
+            function=_FUNCTION,
+            available=schema,
+            mentions={"metrics": "[...]"},
         )
     return [(m, label) for m in found]
 

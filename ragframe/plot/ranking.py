@@ -135,7 +135,8 @@ def _pick(label: str, ks: np.ndarray, means: np.ndarray, wanted: list[int], base
     missing = [k for k in wanted if k not in set(ks.tolist())]
     if missing:
         raise InvalidParameterError(
-            f"{_FUNCTION}: k={missing[0]} has no column {base}_at_{missing[0]} in run {label!r}; it has k={ks.tolist()}"
+            f"{_FUNCTION}: {{k}} has no column {base}_at_{missing[0]} in run {label!r}; it has {{k#2}}",
+            mentions={"k": f"{missing[0]}", "k#2": f"{ks.tolist()}"},
         )
     keep = np.isin(ks, wanted)
     return ks[keep], means[keep]

@@ -140,9 +140,10 @@ def plan_report(schema: pl.Schema, metrics: Any, by: Any, labels: Any, on: Any) 
         names = [c for c in score_columns(schema) if c not in taken]
         if not names:
             raise SchemaError(
-                "no ragframe score columns found; pass metrics=[...] to name them",
+                "no ragframe score columns found; pass {metrics} to name them",
                 function=_FUNCTION,
                 available=list(schema),
+                mentions={"metrics": "[...]"},
             )
     else:
         names = validate.column_list(metrics, "metrics", _FUNCTION)
@@ -272,10 +273,11 @@ def comparison_table(frame: pl.DataFrame, source: Source, other: Source, plan: P
     missing = [c for c in [*plan.on, *plan.metrics] if c not in other.schema]
     if missing:
         raise SchemaError(
-            "missing column in the compared scores (compare=)",
+            "missing column in the compared scores ({compare})",
             function=_FUNCTION,
             column=missing[0],
             available=list(other.schema),
+            mentions={"compare": ""},
         )
     columns = list(dict.fromkeys([*plan.on, *plan.metrics]))
     return compare(frame.select(columns), other.frame.select(columns).collect(), on=plan.on, metrics=plan.metrics)

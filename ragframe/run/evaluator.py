@@ -69,13 +69,15 @@ def _check_partners(given: Mapping[str, Any], checked: Mapping[str, Any], functi
     hybrid = checked["mode"] == "hybrid" or "hybrid" in checked["metric_modes"].values()
     if given.get("hybrid_band") is not None and not hybrid:
         raise InvalidParameterError(
-            f"{function}: hybrid_band= chooses the rows a hybrid run sends to the judge, and needs mode='hybrid' "
-            "(or a metric_modes entry 'hybrid'); without it no row is routed by the band"
+            f"{function}: {{hybrid_band}} chooses the rows a hybrid run sends to the judge, and needs {{mode}} "
+            "(or a metric_modes entry 'hybrid'); without it no row is routed by the band",
+            mentions={"hybrid_band": "", "mode": "'hybrid'"},
         )
     if "budget_seed" in given and checked["budget"] is None:
         raise InvalidParameterError(
-            f"{function}: budget_seed= seeds a judge budget's draw of rows, and needs budget=; without a "
-            "budget every row is judged"
+            f"{function}: {{budget_seed}} seeds a judge budget's draw of rows, and needs {{budget}}; without a "
+            "budget every row is judged",
+            mentions={"budget_seed": "", "budget": ""},
         )
 
 
@@ -371,7 +373,9 @@ class Evaluator:
         if columns is not None:
             return self._requests_for(checked, list(columns), function)
         if self.metrics == AUTO:
-            raise InvalidParameterError(f"{function}: metrics='auto' needs the frame's columns")
+            raise InvalidParameterError(
+                f"{function}: {{metrics}} needs the frame's columns", mentions={"metrics": "'auto'"}
+            )
         return _resolve(self.metrics, checked, function)
 
     def skipped_metrics(self, columns: Iterable[str], /) -> dict[str, str]:
@@ -747,10 +751,11 @@ def _require(requests: list[Request], checked: dict[str, Any], available: list[s
     for column in budget.by if budget is not None else ():
         if column not in present:
             raise SchemaError(
-                "by= names a column the judge budget's draw is stratified by, and it is missing",
+                "{by} names a column the judge budget's draw is stratified by, and it is missing",
                 function=function,
                 column=column,
                 available=available,
+                mentions={"by": ""},
             )
 
 
@@ -839,9 +844,10 @@ def _auto(checked: dict[str, Any], available: list[str], function: str) -> list[
                     chosen.append(request)
     if not chosen:
         raise SchemaError(
-            "metrics='auto' found no metric whose input columns are all present",
+            "{metrics} found no metric whose input columns are all present",
             function=function,
             available=available,
+            mentions={"metrics": "'auto'"},
         )
     return _ordered(chosen)
 

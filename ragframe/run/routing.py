@@ -134,8 +134,9 @@ def check_judging(requests: list[tuple[Metric, int | None]], checked: Mapping[st
     if not metrics:
         if budget is not None:
             raise InvalidParameterError(
-                f"{function}: budget= caps the judge's calls but no metric of this run is judged; pass mode='llm' or "
-                "mode='hybrid', or a judge metric (judge_faithfulness, ...)"
+                f"{function}: {{budget}} caps the judge's calls but no metric of this run is judged; pass {{mode}} or "
+                "{mode#2}, or a judge metric (judge_faithfulness, ...)",
+                mentions={"budget": "", "mode": "'llm'", "mode#2": "'hybrid'"},
             )
         if prompts:
             raise InvalidParameterError(f"{function}: prompt= is given but no metric of this run is judged")
@@ -144,16 +145,18 @@ def check_judging(requests: list[tuple[Metric, int | None]], checked: Mapping[st
             names = [m.column(k) for m, k in requests]
             shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
             raise InvalidParameterError(
-                f"{function}: judge= is given but no metric of this run uses it (mode={checked['mode']!r} scores "
-                f"{shown} without a judge); pass mode='llm' or mode='hybrid', a judge metric "
-                "(judge_faithfulness, ...), or no judge"
+                f"{function}: {{judge}} is given but no metric of this run uses it ({{mode}} scores "
+                f"{shown} without a judge); pass {{mode#2}} or {{mode#3}}, a judge metric "
+                "(judge_faithfulness, ...), or no judge",
+                mentions={"judge": "", "mode": f"{checked['mode']!r}", "mode#2": "'llm'", "mode#3": "'hybrid'"},
             )
         return
     names = [m.name for m in metrics]
     if options["judge"] is None:
         raise InvalidParameterError(
-            f"{function}: {names} are scored by an LLM judge; pass judge= (a callable prompt -> str, "
-            "sync or async, or rf.OpenAIJudge)"
+            f"{function}: {names} are scored by an LLM judge; pass {{judge}} (a callable prompt -> str, "
+            "sync or async, or rf.OpenAIJudge)",
+            mentions={"judge": ""},
         )
     if "*" in prompts and len(metrics) != 1:
         raise InvalidParameterError(
@@ -345,10 +348,11 @@ def routing_summary(scored: Any, *, n_samples: int = 1) -> pl.DataFrame:
         )
     if not rows:
         raise SchemaError(
-            "no routed score column: it reads the <metric>_source columns rf.evaluate writes with mode='llm' or "
+            "no routed score column: it reads the <metric>_source columns rf.evaluate writes with {mode} or "
             "'hybrid' (beside their score columns), and this frame has none",
             function="routing_summary",
             available=frame.columns,
+            mentions={"mode": "'llm'"},
         )
     schema = {
         "metric": pl.String,

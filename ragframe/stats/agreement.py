@@ -255,7 +255,8 @@ def _fleiss(rated: pl.DataFrame, df: pl.DataFrame, items: list[str], function: s
             f"{function}: Fleiss' kappa needs the same number of ratings on every item; item "
             f"({_describe(df, items, int(rows[0]))}) has {counts[0]} but item "
             f"({_describe(df, items, int(rows[int(bad[0])]))}) has {counts[bad[0]]} "
-            "(use method='krippendorff' when ratings are missing)"
+            "(use {method} when ratings are missing)",
+            mentions={"method": "'krippendorff'"},
         )
     m = int(counts[0])
     if m < 2:
@@ -476,7 +477,8 @@ def agreement(
     if method == "fleiss" and level != "nominal":
         raise InvalidParameterError(
             f"{function}: Fleiss' kappa is defined for nominal ratings only, found level={level!r} "
-            "(use method='krippendorff' or method='cohen' for ordinal or interval ratings)"
+            "(use {method} or {method#2} for ordinal or interval ratings)",
+            mentions={"method": "'krippendorff'", "method#2": "'cohen'"},
         )
     df, rated, items = _load(
         judgments, item=item, annotator=annotator, rating=rating, function=function, numeric=level != "nominal"
@@ -584,7 +586,8 @@ def judgments_to_qrels(
     doc = items[-1] if doc is None else _name(doc, "doc", function)
     if query == doc:
         raise InvalidParameterError(
-            f"{function}: the query and doc columns must differ, both are {query!r}; pass query= and doc="
+            f"{function}: the query and doc columns must differ, both are {query!r}; pass {{query}} and doc=",
+            mentions={"query": ""},
         )
     _, rated, _ = _load(
         judgments,

@@ -220,10 +220,11 @@ def _row_means(
             if row is not None:
                 found = counts.select(on).row(row)
                 raise SchemaError(
-                    "slice column differs between the samples of one row (by= needs one value per row)",
+                    "slice column differs between the samples of one row ({by} needs one value per row)",
                     function=function,
                     column=name,
                     found=f"row {found[0] if len(found) == 1 else found!r}",
+                    mentions={"by": ""},
                 )
     means = []
     for name in names:

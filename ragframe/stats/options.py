@@ -145,8 +145,9 @@ def max_drop_from(max_drop: Any, threshold: Any, function: str) -> Any:
         return max_drop
     if max_drop is not DEFAULTS.max_drop and max_drop != DEFAULTS.max_drop:
         raise InvalidParameterError(
-            f"{function}: pass max_drop= only; threshold= is its deprecated name (got both: max_drop={max_drop!r}, "
-            f"threshold={threshold!r})"
+            f"{function}: pass {{max_drop}} only; {{threshold}} is its deprecated name (got both: {{max_drop#2}}, "
+            f"{{threshold#2}})",
+            mentions={"max_drop": "", "threshold": "", "max_drop#2": f"{max_drop!r}", "threshold#2": f"{threshold!r}"},
         )
     warnings.warn(
         f"{function}: threshold= is deprecated for the drop a regression tolerates and will be removed in the "

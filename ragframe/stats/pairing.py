@@ -122,10 +122,11 @@ def pair_frames(a: pl.DataFrame, b: pl.DataFrame, on: list[str], how: str, funct
                 sample = [r[0] if len(r) == 1 else r for r in only.head(5).rows()]
                 raise SchemaError(
                     f"{only.height} id(s) of {name} are missing from {other}, e.g. {sample}; "
-                    "pass how='inner' to compare the shared ids only",
+                    "pass {how} to compare the shared ids only",
                     function=function,
                     column=on[0],
                     parameter=other,
+                    mentions={"how": "'inner'"},
                 )
     return a.join(b, on=on, how="inner", suffix="__b")
 
@@ -151,14 +152,16 @@ def compared_metrics(
         raise SchemaError(
             f"score column(s) {only_a} only in {parameter_name('a')} and {only_b} only in {parameter_name('b')}: "
             "each metric needs both sides; "
-            "pass metrics=[...] to compare the shared ones",
+            "pass {metrics} to compare the shared ones",
             function=function,
             column=(only_a or only_b)[0],
+            mentions={"metrics": "[...]"},
         )
     if not in_a:
         raise SchemaError(
-            "no ragframe score column is present in both frames; pass metrics=[...]",
+            "no ragframe score column is present in both frames; pass {metrics}",
             function=function,
             available=left.columns,
+            mentions={"metrics": "[...]"},
         )
     return in_a

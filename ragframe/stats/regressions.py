@@ -125,9 +125,10 @@ def regressions(
         wanted = [c for c in score_columns(frame_schema(baseline, function)) if c in current_columns and c not in ids]
         if not wanted:
             raise SchemaError(
-                "no ragframe score column is present in both frames; pass metrics=[...]",
+                "no ragframe score column is present in both frames; pass {metrics}",
                 function=function,
                 available=base_columns,
+                mentions={"metrics": "[...]"},
             )
     compared = compare(baseline, current, metrics=wanted, by=group_by or None, **options.paired_test())
     exceeds = (pl.col("delta") < -options.max_drop).fill_null(False)

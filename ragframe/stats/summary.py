@@ -151,9 +151,10 @@ def prepare_scores(scores: Any, metrics: Any, by: Any, function: str) -> tuple[p
         names = [c for c in score_columns(df.schema) if c not in group_by]
         if not names:
             raise SchemaError(
-                "no ragframe score columns found; pass metrics=[...] to name them",
+                "no ragframe score columns found; pass {metrics} to name them",
                 function=function,
                 available=df.columns,
+                mentions={"metrics": "[...]"},
             )
     else:
         names = validate.column_list(metrics, "metrics", function)

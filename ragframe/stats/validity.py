@@ -282,9 +282,10 @@ def _pairs(df: pl.DataFrame, metrics: Any, label_columns: Any, exclude: list[str
         names = [c for c in score_columns(df.schema) if c not in exclude and c not in label_names]
         if not names:
             raise SchemaError(
-                "no ragframe score columns found; pass metrics=[...] to name them",
+                "no ragframe score columns found; pass {metrics} to name them",
                 function=_FUNCTION,
                 available=df.columns,
+                mentions={"metrics": "[...]"},
             )
     return [(metric, label) for metric in names for label in label_names]
 

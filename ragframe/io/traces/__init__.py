@@ -134,7 +134,8 @@ def file_format(path: Path, format: str, function: str = "read_traces") -> str:
             return found
     raise InputFileError(
         f"{function}: cannot tell the format of {str(path)!r} (no resourceSpans, run_type or context.trace_id in "
-        "its first 64 KiB); name it with format='otlp' | 'otlp-proto' | 'phoenix' | 'langsmith'"
+        "its first 64 KiB); name it with {format} | 'otlp-proto' | 'phoenix' | 'langsmith'",
+        mentions={"format": "'otlp'"},
     )
 
 
