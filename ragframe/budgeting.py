@@ -69,7 +69,7 @@ class Candidates:
     rows: dict[str, tuple[np.ndarray, pl.Series, np.ndarray]] = field(repr=False)
 
 
-def candidates(view: pl.DataFrame, eligible: Mapping[str, np.ndarray], checked: Mapping[str, Any], function: str):
+def candidates(view: pl.DataFrame, eligible: Mapping[str, np.ndarray], checked: Any, function: str):
     """The candidates of ``view``: per judge metric, the rows ``eligible`` marks, with their draw priorities.
 
     Parameters
@@ -87,8 +87,8 @@ def candidates(view: pl.DataFrame, eligible: Mapping[str, np.ndarray], checked: 
     -------
     Candidates
     """
-    budget: Budget = checked["budget"]
-    options = checked["_families"]["judge"]
+    budget: Budget = checked.budget
+    options = checked.families["judge"]
     judge, n_samples = options["judge"], options["n_samples"]
     keys = strata(view, budget.by, function)
     tables, per_metric = [], {}
@@ -109,19 +109,19 @@ def candidates(view: pl.DataFrame, eligible: Mapping[str, np.ndarray], checked: 
     return Candidates(table, sizes, metric_sizes, per_metric)
 
 
-def plan_from(found: Candidates, checked: Mapping[str, Any]) -> BudgetPlan:
+def plan_from(found: Candidates, checked: Any) -> BudgetPlan:
     """The draw over one frame's candidates (an in-memory run)."""
-    n_samples = checked["_families"]["judge"]["n_samples"]
-    return select(found.table, found.sizes, found.metric_sizes, checked["budget"], n_samples)
+    n_samples = checked.families["judge"]["n_samples"]
+    return select(found.table, found.sizes, found.metric_sizes, checked.budget, n_samples)
 
 
-def truncated(found: Candidates, checked: Mapping[str, Any]) -> Candidates:
+def truncated(found: Candidates, checked: Any) -> Candidates:
     """What a streaming batch keeps of its candidates for the run's plan (:func:`ragframe.judges.budget.truncate`)."""
-    table = truncate(found.table, checked["budget"], checked["_families"]["judge"]["n_samples"])
+    table = truncate(found.table, checked.budget, checked.families["judge"]["n_samples"])
     return Candidates(table, found.sizes, found.metric_sizes, {})
 
 
-def merged_plan(parts: Sequence[Candidates], checked: Mapping[str, Any]) -> BudgetPlan:
+def merged_plan(parts: Sequence[Candidates], checked: Any) -> BudgetPlan:
     """The draw over every batch's (truncated) candidates: the plan of the whole run."""
     tables = [p.table for p in parts if p.table.height]
     table = pl.concat(tables) if tables else pl.DataFrame(schema=CANDIDATE_SCHEMA)
@@ -132,7 +132,7 @@ def merged_plan(parts: Sequence[Candidates], checked: Mapping[str, Any]) -> Budg
             sizes[key] = sizes.get(key, 0) + int(n)
         for key, n in part.metric_sizes.items():
             metric_sizes[key] = metric_sizes.get(key, 0) + int(n)
-    return select(table, sizes, metric_sizes, checked["budget"], checked["_families"]["judge"]["n_samples"])
+    return select(table, sizes, metric_sizes, checked.budget, checked.families["judge"]["n_samples"])
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,7 @@ _GATE_LOCK = threading.Lock()
 def budget_run(
     view: pl.DataFrame,
     eligible: Mapping[str, np.ndarray],
-    checked: Mapping[str, Any],
+    checked: Any,
     function: str,
     state: BudgetState | None = None,
 ) -> BudgetRun:
@@ -188,7 +188,7 @@ def budget_run(
 
     Returns the :class:`~ragframe.judges.budget.BudgetRun` the judge metrics read.
     """
-    budget: Budget = checked["budget"]
+    budget: Budget = checked.budget
     found = candidates(view, eligible, checked, function)
     plan = plan_from(found, checked) if state is None else state.plan
     chosen: dict[str, np.ndarray] = {}
@@ -200,7 +200,7 @@ def budget_run(
         gate = BudgetGate(budget, planned_calls=plan.planned_calls, planned_cost=plan.planned_cost)
     else:
         gate = state.gate()
-    if checked["_families"]["judge"]["dry_run"]:
+    if checked.families["judge"]["dry_run"]:
         _log_plan(plan, budget)
     return BudgetRun(budget, gate, chosen)
 

@@ -229,7 +229,7 @@ def evaluate_parquet_ray(
     with original_errors():
         empty = empty_frame(ds, function)
     columns = empty.columns
-    _, roles = evaluator.plan(columns, function=function)
+    _, roles = evaluator.plan(columns)
     kept = list(keep) if keep is not None else [c for c in columns if c not in set(roles.values())]
     for name in kept:
         if name not in columns:
@@ -254,7 +254,7 @@ def _write_empty_part(folder: Path, evaluator: Evaluator, frame: Any, kept: list
     engine writes), so that ``ragframe summary``, ``report`` and :func:`ragframe.read_scores` read the folder."""
     from ragframe.io.row_checks import CONTRACT_DTYPES
 
-    _, roles = evaluator.plan(frame.columns, function="evaluate_parquet")
+    _, roles = evaluator.plan(frame.columns)
     typed = frame.with_columns(
         pl.lit(None, CONTRACT_DTYPES[role]).alias(name) for role, name in roles.items() if role in CONTRACT_DTYPES
     )

@@ -89,12 +89,16 @@ class SharedLimiter:
         """Pause every worker (no wait)."""
         self.actor.pause.remote(seconds)
 
+    def paused_for(self) -> float:
+        """0: a pause is the actor's, and shows as the wait of the next :meth:`acquire`, not locally."""
+        return 0.0
+
 
 def _rate_limited_judge(evaluator: Any, function: str) -> Any:
     """The evaluator's judge when it has a rate limit to share (an rf.OpenAIJudge with rpm or tpm), else None."""
-    checked = evaluator._checked(function)
-    judge = checked["_families"].get("judge", {}).get("judge")
-    if judge is None or not hasattr(judge, "_limiter"):
+    checked = evaluator.run_plan
+    judge = checked.families.get("judge", {}).get("judge")
+    if judge is None or not hasattr(judge, "share_limiter"):
         return None
     if not (getattr(judge, "requests_per_minute", None) or getattr(judge, "tokens_per_minute", None)):
         return None
@@ -145,5 +149,5 @@ def install_limiter(evaluator: Any, actor: Any, function: str) -> None:
     if actor is None:
         return
     judge = _rate_limited_judge(evaluator, function)
-    if judge is not None and not isinstance(judge._limiter, SharedLimiter):
-        judge._limiter = SharedLimiter(actor, judge.requests_per_minute, judge.tokens_per_minute)
+    if judge is not None and not isinstance(judge.limiter, SharedLimiter):
+        judge.share_limiter(SharedLimiter(actor, judge.requests_per_minute, judge.tokens_per_minute))

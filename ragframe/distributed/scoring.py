@@ -46,12 +46,12 @@ def make_evaluator(evaluator_or_metrics: Any, options: dict[str, Any], function:
         if options:
             raise InvalidParameterError(f"{function}: pass an Evaluator or metrics and options, not both")
         return evaluator_or_metrics
-    return Evaluator._make(evaluator_or_metrics, options, function)
+    return Evaluator(evaluator_or_metrics, **options)
 
 
 def contract_roles(evaluator: Evaluator, columns: Sequence[str], function: str) -> dict[str, str]:
     """Role -> column of the inputs whose rows the contract checks (a missing column is an error here)."""
-    _, roles = evaluator.plan(list(columns), function=function, warn=False)
+    _, roles = evaluator.plan(list(columns), warn=False)
     return {role: name for role, name in roles.items() if role in CONTRACT_DTYPES}
 
 
@@ -158,7 +158,7 @@ class BatchScorer:
         return self._attach(table, self.evaluator.scores(frame, function=self.function))
 
     def _inputs(self, columns: Sequence[str]) -> list[str]:
-        _, roles = self.evaluator.plan(list(columns), function=self.function, warn=False)
+        _, roles = self.evaluator.plan(list(columns), warn=False)
         return list(dict.fromkeys(roles.values()))
 
     def _attach(self, table: pa.Table, scores: pl.DataFrame) -> pa.Table:

@@ -134,7 +134,7 @@ class BatchJob:
 
     def score(self, df: pl.DataFrame) -> pl.DataFrame:
         """The score columns of one batch (the run configuration's, composite included)."""
-        return self.evaluator._scores(df, "evaluate_parquet", self.budget)
+        return self.evaluator.scores(df, budget=self.budget)
 
     def read_batch(self, batch: Batch) -> pl.DataFrame:
         """The batch's rows, cast to the output's dtypes."""
@@ -150,7 +150,7 @@ class BatchJob:
         """A judge budget's candidates in the batch's rows that are not rejected (the plan's first pass)."""
 
         def find(good: pl.DataFrame) -> Any:
-            return self.evaluator._budget_candidates(good, "evaluate_parquet")
+            return self.evaluator.budget_candidates(good)
 
         _, found, _ = score_with_rejects(
             self.read_batch(batch), find, self.checked, source=batch.file, offset=batch.offset

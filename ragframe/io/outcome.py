@@ -221,7 +221,7 @@ def failure_limit(value: Any, function: str) -> float | None:
 
 def check_judged(evaluator: Evaluator, columns: Sequence[str], limit: float, function: str) -> None:
     """``max_failure_rate`` limits the share of failed judge calls: a run without a judged metric has none to limit."""
-    written = evaluator.written_columns(dict.fromkeys(columns, pl.String()), function=function)
+    written = evaluator.written_columns(dict.fromkeys(columns, pl.String()))
     if not any(c.endswith("_status") for c in written):
         raise InvalidParameterError(
             f"{function}: {{max_failure_rate}} limits the share of failed judge calls, and this run has no "

@@ -277,7 +277,7 @@ def evaluate_parquet(
     if not isinstance(out, (str, os.PathLike)) or os.fspath(out) == "":
         raise validate.fail(function, "out", "a folder path (str or os.PathLike, not empty)", out)
     if evaluator is None:
-        evaluator = Evaluator._make(metrics, options, function)
+        evaluator = Evaluator(metrics, **options)
     elif not isinstance(evaluator, Evaluator):
         raise validate.fail(function, "evaluator", "an rf.Evaluator", evaluator)
     elif metrics is not None or options:
@@ -336,8 +336,8 @@ def _plan_run(
     if not batches:  # a log without rows: one empty batch writes a valid empty output (scores with their dtypes)
         batches = [Batch(0, str(files[0]), 0, 0)]
     schema = schemas[0]
-    _, roles = evaluator.plan(schema.names(), function=function)
-    written = evaluator.written_columns(schema, function=function)
+    _, roles = evaluator.plan(schema.names())
+    written = evaluator.written_columns(schema)
     replaced = check_output_columns(schema.names(), written, function, hint=CLASH_HINT)  # as evaluate's rule
     by = [c for role, c in roles.items() if role.startswith(BY_ROLE)]  # a budget's strata: read, and kept by default
     inputs = {c for role, c in roles.items() if not role.startswith(BY_ROLE)}
@@ -442,7 +442,7 @@ def _plan_budget(job: BatchJob, batches: list[Batch], manifest: dict[str, Any]) 
         return
     from ragframe.budgeting import merged_plan
 
-    checked = job.evaluator._checked("evaluate_parquet")
+    checked = job.evaluator.run_plan
     parts = [job.candidates(batch) for batch in batches if batch.rows]
     manifest["budget_plan"] = merged_plan(parts, checked).to_json()
     write_json_atomic(manifest, job.out / MANIFEST)
@@ -460,7 +460,7 @@ def _with_budget_state(job: BatchJob, manifest: dict[str, Any]) -> BatchJob:
     plan = BudgetPlan.from_json(manifest["budget_plan"])
     spent = [entry.get("budget", {}) for entry in manifest["finished"].values()]
     state = BudgetState(
-        job.evaluator._checked("evaluate_parquet")["budget"],
+        job.evaluator.run_plan.budget,
         plan,
         spent_calls=sum(int(s.get("calls", 0)) for s in spent),
         spent_cost=sum(float(s.get("cost", 0.0)) for s in spent),

@@ -275,6 +275,11 @@ class OpenAIJudge:
         Seconds of the first retry's backoff ceiling and of every later one's.
     rate_limit_budget : float
         Seconds a call keeps retrying 429s (default 300): see the module doc.
+    limiter : object, optional
+        Paces the calls instead of the judge's own :class:`RateLimiter` (``requests_per_minute``,
+        ``tokens_per_minute``): anything with its methods ``acquire``, ``settle``, ``pause`` and
+        ``paused_for``, such as one shared by every worker of a cluster
+        (:class:`ragframe.distributed.ratelimit.SharedLimiter`). Not pickled: a copy paces itself.
     **extra_body
         Merged into every request body (``max_tokens=256``, ``top_p=0.9``, ...): part of the
         judge's identity, so of the cache key. ``model``, ``messages``, ``stream`` and ``n``
@@ -323,6 +328,7 @@ class OpenAIJudge:
         backoff_base: float = 0.5,
         backoff_max: float = 30.0,
         rate_limit_budget: float = 300.0,
+        limiter: Any = None,
         **extra_body: Any,
     ) -> None:
         name = "OpenAIJudge"
@@ -347,6 +353,34 @@ class OpenAIJudge:
         self.rate_limit_budget = number(rate_limit_budget, "rate_limit_budget", name, minimum=0.0)
         self.extra_body = self._check_extra_body(extra_body)
         self._start()
+        if limiter is not None:
+            self.share_limiter(limiter)
+
+    @property
+    def limiter(self) -> Any:
+        """What paces the calls: the judge's own :class:`RateLimiter`, or the one given (:meth:`share_limiter`)."""
+        return self._limiter
+
+    def share_limiter(self, limiter: Any) -> None:
+        """Pace every later call through ``limiter`` (the ``limiter`` argument, for a judge already made).
+
+        Parameters
+        ----------
+        limiter : object
+            Has ``acquire`` (async), ``settle``, ``pause`` and ``paused_for``, as :class:`RateLimiter`.
+
+        Examples
+        --------
+        >>> judge = OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", api_key="sk-test-0123456789")
+        >>> shared = RateLimiter(60, None)
+        >>> judge.share_limiter(shared)
+        >>> judge.limiter is shared
+        True
+        """
+        missing = [m for m in ("acquire", "settle", "pause", "paused_for") if not callable(getattr(limiter, m, None))]
+        if missing:
+            raise fail("OpenAIJudge", "limiter", f"an object with {missing[0]}() (as RateLimiter)", limiter)
+        self._limiter = limiter
 
     @staticmethod
     def _check_extra_body(extra_body: dict[str, Any]) -> dict[str, Any]:

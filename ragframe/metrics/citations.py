@@ -63,7 +63,16 @@ from ragframe.judges.runner import judge_prompts
 from ragframe.judges.templates import load_template, render
 from ragframe.kernels.claims import segment_count
 from ragframe.kernels.text import unicode_sentences_expr, unicode_tokenize_expr
-from ragframe.metrics.registry import Family, Metric, Requests, check_options, option, register_family, register_metric
+from ragframe.metrics.registry import (
+    Family,
+    Metric,
+    Requests,
+    RunState,
+    check_options,
+    option,
+    register_family,
+    register_metric,
+)
 from ragframe.metrics.text_engine import Signals, contexts_column, stop_words, string_column
 
 __all__ = ["CITATION_METRICS", "CitationOptions", "citation_pairs", "read_pair_labels"]
@@ -295,7 +304,7 @@ def read_pair_labels(text: str, n: int) -> tuple[list[int] | None, str | None]:
     return [found[i] for i in range(1, n + 1)], None
 
 
-def _judged(pairs: pl.DataFrame, n: int, options: Mapping[str, Any], function: str):
+def _judged(pairs: pl.DataFrame, n: int, options: Mapping[str, Any], function: str, state: RunState):
     """The uncertain pairs labelled by the judge (one call per row); per row its status and error."""
     uncertain = pairs.with_row_index("_i").filter(pl.col("label") < 0)
     statuses: list[str] = ["ok"] * n
@@ -318,7 +327,7 @@ def _judged(pairs: pl.DataFrame, n: int, options: Mapping[str, Any], function: s
     replies = judge_prompts(
         judge, prompts, metric="citation_support", cache=options["cache"], dry_run=options["dry_run"],
         parse_retries=options["parse_retries"], retry_parse_errors=options["retry_parse_errors"],
-        check=lambda row, text: read_pair_labels(text, counts[row])[1], memo=options["_citation_memo"],
+        check=lambda row, text: read_pair_labels(text, counts[row])[1], memo=state.memo("citations"),
     )  # fmt: skip
     done: set[int] = set()
     failed: dict[int, tuple[str, str | None]] = {}
@@ -342,12 +351,14 @@ def _judged(pairs: pl.DataFrame, n: int, options: Mapping[str, Any], function: s
 # ----------------------------------------------------------------------------- the kernels
 
 
-def _score(view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], function: str) -> pl.DataFrame:
+def _score(
+    view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], function: str, state: RunState | None = None
+) -> pl.DataFrame:
     n = view.height
     sentences, pairs, null = citation_pairs(view, options, function)
     judged = options.get("judge") is not None
     if judged:
-        labels, statuses, errors = _judged(pairs, n, options, function)
+        labels, statuses, errors = _judged(pairs, n, options, function, RunState() if state is None else state)
     else:
         labels = np.where(pairs["label"].to_numpy() < 0, 1, pairs["label"].to_numpy()).astype(np.int8)
         statuses, errors = ["ok"] * n, [None] * n
@@ -444,11 +455,19 @@ def _columns(requests: Requests, options: Mapping[str, Any], available: Sequence
 
 
 def _check(options: dict[str, Any], function: str) -> dict[str, Any]:
-    return {**check_options(CitationOptions, options, function), "_citation_memo": {}}
+    return check_options(CitationOptions, options, function)
 
 
 register_family(
-    Family(name="citations", score=_score, options=CitationOptions, check=_check, columns=_columns, reads_judge=True)
+    Family(
+        name="citations",
+        score=_score,
+        options=CitationOptions,
+        check=_check,
+        columns=_columns,
+        reads_judge=True,
+        run_state=True,
+    )
 )
 
 _METRICS = {

@@ -88,10 +88,9 @@ def _score_slice(
 
 
 def _score_chunk(
-    view: pl.DataFrame, metrics: Sequence[Metric], options: Mapping[str, Any], function: str
+    view: pl.DataFrame, metrics: Sequence[Metric], options: Mapping[str, Any], opts: HeuristicOptions, function: str
 ) -> pl.DataFrame:
     """One text stage, then the pair stage in row slices on a thread per core."""
-    opts: HeuristicOptions = options["_opts"]
     compat = options["compat"]
     roles, grams, tags = _needed(metrics, opts, compat)
     rules = SEED_RULES if compat else UNICODE_RULES
@@ -116,8 +115,11 @@ def _score_chunk(
 def _score(view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], function: str):
     """The heuristic family's scorer: text stages of up to 100,000 rows (bounded memory)."""
     metrics = [metric for metric, _ in requests]
+    opts = HeuristicOptions(**{spec.name: options[spec.name] for spec in declared_options(HeuristicOptions)})
     rows = text_engine.TEXT_ROWS
-    parts = [_score_chunk(view.slice(s, rows), metrics, options, function) for s in range(0, max(view.height, 1), rows)]
+    parts = [
+        _score_chunk(view.slice(s, rows), metrics, options, opts, function) for s in range(0, max(view.height, 1), rows)
+    ]
     return parts[0] if len(parts) == 1 else pl.concat(parts)
 
 
@@ -133,8 +135,7 @@ def _check(options: dict[str, Any], function: str) -> dict[str, Any]:
                 f"{{compat}} to use them (ragframe's default methods do not read it)",
                 mentions={"compat": "'rag-eval-node-ts'"},
             )
-    names = [spec.name for spec in declared_options(HeuristicOptions)]
-    return {**checked, "_opts": HeuristicOptions(**{name: checked[name] for name in names})}
+    return checked
 
 
 def _threshold(metric: Metric, options: Mapping[str, Any]) -> float | None:

@@ -58,6 +58,7 @@ from ragframe.metrics.registry import (
     Family,
     Metric,
     Requests,
+    RunState,
     check_options,
     get_metric,
     metrics,
@@ -147,6 +148,7 @@ def _run(
     metric: str,
     options: Mapping[str, Any],
     check: Callable[[int, str], str | None],
+    state: RunState,
 ) -> pl.DataFrame:
     from ragframe.judges.runner import judge_prompts
 
@@ -160,8 +162,8 @@ def _run(
         check=check,
         parse_retries=options["parse_retries"],
         retry_parse_errors=options["retry_parse_errors"],
-        memo=options.get("_memo"),
-        gate=None if options.get("_budget") is None else options["_budget"].gate,
+        memo=state.memo("judge"),
+        gate=None if state.budget is None else state.budget.gate,
     )
 
 
@@ -171,11 +173,8 @@ def template_for(metric: Metric, options: Mapping[str, Any]) -> str:
     return prompts.get(metric.name, prompts.get("*", metric.kernel.template))
 
 
-def _leave_out_unchosen(
-    prompts: list[str | None], skipped: list[str | None], metric: str, options: Mapping[str, Any]
-) -> None:
-    """A judge budget's draw: the candidate rows it did not choose get no prompt and say why."""
-    run = options.get("_budget")
+def _leave_out_unchosen(prompts: list[str | None], skipped: list[str | None], metric: str, run: Any) -> None:
+    """A judge budget's draw (``run``: the call's, or None): the candidate rows it did not choose get no prompt."""
     chosen = None if run is None else run.chosen.get(metric)
     if chosen is None:
         return
@@ -185,15 +184,17 @@ def _leave_out_unchosen(
             prompts[row], skipped[row] = None, reason
 
 
-def _score_metric(view: pl.DataFrame, metric: Metric, options: Mapping[str, Any], function: str) -> list[pl.Series]:
+def _score_metric(
+    view: pl.DataFrame, metric: Metric, options: Mapping[str, Any], function: str, state: RunState
+) -> list[pl.Series]:
     if not isinstance(metric.kernel, JudgeSpec):  # its own prompts and reading (judge_nugget_assignment)
-        return metric.kernel.score_rows(view, metric, options, function)
+        return metric.kernel.score_rows(view, metric, options, function, state)
     spec: JudgeSpec = metric.kernel
     template = template_for(metric, options)
     if template != spec.template and not spec.score_fallback:  # the user's template may ask for a score only
         spec = replace(spec, score_fallback=True)
     prompts, skipped, counts = build_prompts(view, metric, template, options, function)
-    _leave_out_unchosen(prompts, skipped, metric.name, options)
+    _leave_out_unchosen(prompts, skipped, metric.name, state.budget)
     name = metric.name
     json_mode = bool(getattr(options["judge"], "json_mode", False))
     if json_mode and spec.scoring != "score" and not spec.score_fallback:  # every row a parse_error: say so first
@@ -208,7 +209,7 @@ def _score_metric(view: pl.DataFrame, metric: Metric, options: Mapping[str, Any]
             raise InvalidParameterError(
                 f"{function}: judge metric {name!r} needs {{judge}} (a callable prompt -> str)", mentions={"judge": ""}
             )
-        replies = _run(judge, prompts, name, options, reply_check(spec, counts, json_mode))
+        replies = _run(judge, prompts, name, options, reply_check(spec, counts, json_mode), state)
     else:
         replies = pl.DataFrame(
             schema={"row": pl.Int64, "sample": pl.Int64, "text": pl.String, "status": pl.String, "error": pl.String}
@@ -225,10 +226,14 @@ def _score_metric(view: pl.DataFrame, metric: Metric, options: Mapping[str, Any]
     return out
 
 
-def _score(view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], function: str) -> pl.DataFrame:
+def _score(
+    view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], function: str, state: RunState | None = None
+) -> pl.DataFrame:
+    # state: one evaluate call (one LazyFrame plan) judges each (prompt, sample) once, however often it is collected
+    state = RunState() if state is None else state
     columns: list[pl.Series] = []
     for metric, _ in requests:
-        columns += _score_metric(view, metric, options, function)
+        columns += _score_metric(view, metric, options, function, state)
     return pl.DataFrame(columns, height=view.height)
 
 
@@ -324,8 +329,7 @@ class JudgeOptions(TextColumns):
 
 
 def _check(options: dict[str, Any], function: str) -> dict[str, Any]:
-    # one evaluate call (one LazyFrame plan): each (prompt, sample) judged once, however often it is collected
-    return {**check_options(JudgeOptions, options, function), "_memo": {}}
+    return check_options(JudgeOptions, options, function)
 
 
 register_family(
@@ -337,6 +341,7 @@ register_family(
         columns=_columns,
         per_metric="{name}",
         run_options=("budget", "budget_seed", "by"),
+        run_state=True,
     )
 )
 

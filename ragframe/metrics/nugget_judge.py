@@ -47,7 +47,7 @@ from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.judges.templates import load_template, render
 from ragframe.metrics.judge import JUDGE_THRESHOLD, _leave_out_unchosen, _run, role_column, template_for
 from ragframe.metrics.nuggets import ASSIGNMENTS, NUGGET_DTYPE, nugget_table
-from ragframe.metrics.registry import Metric, register_metric
+from ragframe.metrics.registry import Metric, RunState, register_metric
 from ragframe.metrics.text_engine import string_column
 
 __all__ = ["NuggetAssignmentSpec", "read_nugget_assignments"]
@@ -149,18 +149,20 @@ class NuggetAssignmentSpec:
             skipped.append(None)
         return prompts, skipped, counts
 
-    def score_rows(self, view: pl.DataFrame, metric: Metric, options: Mapping[str, Any], function: str) -> list:
+    def score_rows(
+        self, view: pl.DataFrame, metric: Metric, options: Mapping[str, Any], function: str, state: RunState
+    ) -> list:
         """The metric's columns: score, ``_reason``, ``_status``, ``_error`` (``_std``) and ``_nuggets``."""
         name = metric.name
         prompts, skipped, counts = self.prompts(view, template_for(metric, options), options, function)
-        _leave_out_unchosen(prompts, skipped, name, options)
+        _leave_out_unchosen(prompts, skipped, name, state.budget)
         if any(p is not None for p in prompts):
             if options["judge"] is None:
                 raise InvalidParameterError(
                     f"{function}: judge metric {name!r} needs {{judge}} (a callable prompt -> str)",
                     mentions={"judge": ""},
                 )
-            replies = _run(options["judge"], prompts, name, options, _checker(counts))
+            replies = _run(options["judge"], prompts, name, options, _checker(counts), state)
         else:
             replies = pl.DataFrame(schema={"row": pl.Int64, "sample": pl.Int64, "text": pl.String,
                                            "status": pl.String, "error": pl.String})  # fmt: skip

@@ -28,6 +28,7 @@ from ragframe.public import public
 __all__ = [
     "Metric",
     "Family",
+    "RunState",
     "Requests",
     "option",
     "declared_options",
@@ -203,6 +204,37 @@ class Metric:
         return prefix + self.name
 
 
+@dataclass
+class RunState:
+    """What one scoring call keeps while it runs: never part of the options (which a run checks once).
+
+    Parameters
+    ----------
+    memos : dict of str to dict
+        Per family, the replies of the judge prompts asked during this call (a prompt is sent
+        once per call however many metrics render it).
+    budget : object, optional
+        A judge budget's draw for the rows of this call (:class:`ragframe.budgeting.BudgetRun`).
+
+    Examples
+    --------
+    >>> state = RunState()
+    >>> state.memo("judge") is state.memo("judge"), state.budget is None
+    (True, True)
+    """
+
+    memos: dict[str, dict[Any, Any]] = field(default_factory=dict)
+    budget: Any = None
+
+    def memo(self, family: str) -> dict[Any, Any]:
+        """The family's memo of judge replies for this call (made on first use)."""
+        return self.memos.setdefault(family, {})
+
+    def with_budget(self, budget: Any) -> RunState:
+        """The same memos, another budget draw (hybrid routing judges a subset of the rows)."""
+        return RunState(self.memos, budget)
+
+
 @dataclass(frozen=True)
 class Family:
     """How a family scores its metrics together.
@@ -239,6 +271,9 @@ class Family:
     reads_judge : bool
         The family calls the ``judge=`` option itself when it is given (``citations``: the
         uncertain sentence x passage pairs), so a run of its metrics alone may pass a judge.
+    run_state : bool
+        ``score`` also takes ``state=``, the :class:`RunState` of the call (the judge's
+        memo of replies, a judge budget's draw): state lives for one call, never in ``options``.
     """
 
     name: str
@@ -251,6 +286,7 @@ class Family:
     per_metric: str | None = None
     run_options: tuple[str, ...] = ()
     reads_judge: bool = False
+    run_state: bool = False
 
     @property
     def defaults(self) -> dict[str, Any]:

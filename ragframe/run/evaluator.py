@@ -19,14 +19,14 @@ import numpy as np
 import polars as pl
 
 from ragframe import secrets, validate
-from ragframe.exceptions import InvalidParameterError, SchemaError, SkippedMetricWarning
-from ragframe.judges.budget import check_budget
+from ragframe.exceptions import InvalidParameterError, SchemaError, SkippedMetricWarning, current_function
 from ragframe.metrics import registry
 from ragframe.metrics.judge import counterpart
-from ragframe.metrics.registry import COMPOSITE, Metric
+from ragframe.metrics.registry import COMPOSITE, Metric, RunState
 from ragframe.public import public, user_stacklevel
 from ragframe.run import routing
-from ragframe.run.options import RunOptions
+from ragframe.run.configure import build_plan, plain_column
+from ragframe.run.plan import RunPlan, all_options
 from ragframe.schema import CONTRACT_DTYPES, DEFAULT_COLUMNS, apply_to_frame, column_names, conform_text
 
 __all__ = ["Evaluator", "evaluate", "aevaluate", "AUTO"]
@@ -37,8 +37,6 @@ Request = tuple[Metric, "int | None"]
 AUTO = "auto"
 #: Roles of the ``by`` columns of a judge budget in :meth:`Evaluator.input_columns` (``"by:topic"``).
 BY_ROLE = "by:"
-#: Options of the run itself (the families add theirs: column names, k, explain, ...), from :class:`RunOptions`.
-GENERAL_OPTIONS: dict[str, Any] = registry.option_defaults(RunOptions)
 #: Options whose value may be a dict (frozen as sorted (key, value) pairs, thawed back to a dict).
 _DICT_OPTIONS = ("metric_modes", "hybrid_band", "prompt", "judge", "budget")
 #: What to do when the input already has some of the columns a run writes (see ragframe.schema).
@@ -55,30 +53,6 @@ def _freeze(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return tuple(_freeze(v) for v in value)
     return value
-
-
-def _all_options() -> dict[str, Any]:
-    merged = dict(GENERAL_OPTIONS)
-    for name in registry.families():
-        merged.update(registry.get_family(name).defaults)
-    return merged
-
-
-def _check_partners(given: Mapping[str, Any], checked: Mapping[str, Any], function: str) -> None:
-    """An option given without the one it works with does nothing: an error naming both (not silence)."""
-    hybrid = checked["mode"] == "hybrid" or "hybrid" in checked["metric_modes"].values()
-    if given.get("hybrid_band") is not None and not hybrid:
-        raise InvalidParameterError(
-            f"{function}: {{hybrid_band}} chooses the rows a hybrid run sends to the judge, and needs {{mode}} "
-            "(or a metric_modes entry 'hybrid'); without it no row is routed by the band",
-            mentions={"hybrid_band": "", "mode": "'hybrid'"},
-        )
-    if "budget_seed" in given and checked["budget"] is None:
-        raise InvalidParameterError(
-            f"{function}: {{budget_seed}} seeds a judge budget's draw of rows, and needs {{budget}}; without a "
-            "budget every row is judged",
-            mentions={"budget_seed": "", "budget": ""},
-        )
 
 
 @dataclass(frozen=True, init=False)
@@ -139,12 +113,6 @@ class Evaluator:
     def __init__(self, metrics: str | Iterable[str] | None = None, **options: Any) -> None:
         self._setup(metrics, options, "Evaluator")
 
-    @classmethod
-    def _make(cls, metrics: Any, options: dict[str, Any], function: str) -> Evaluator:
-        self = cls.__new__(cls)
-        self._setup(metrics, options, function)
-        return self
-
     def _setup(self, metrics: Any, options: dict[str, Any], function: str) -> None:
         if metrics is not None and not isinstance(metrics, str):
             if not isinstance(metrics, Iterable):
@@ -152,10 +120,12 @@ class Evaluator:
             metrics = tuple(metrics)
         object.__setattr__(self, "metrics", metrics)
         object.__setattr__(self, "options", _freeze(secrets.protect(options, function)))  # keys held as Secrets
-        checked = self._checked(function)  # every check runs once, here
+        checked = build_plan(self._options_given(), function)  # every check runs once, here
+        object.__setattr__(self, "_run_plan", checked)
         if metrics != AUTO:
             routing.check_judging(_resolve(metrics, checked, function), checked, function)
 
+    @public(name="Evaluator.replace")
     def replace(self, **changes: Any) -> Evaluator:
         """A copy with some options (or ``metrics``) changed; ``None`` resets an option to its default.
 
@@ -177,7 +147,7 @@ class Evaluator:
         config = self._given()
         metrics = changes.pop("metrics", config.pop("metrics", None))
         config.update(changes)
-        return Evaluator._make(metrics, {k: v for k, v in config.items() if v is not None}, "Evaluator.replace")
+        return Evaluator(metrics, **{k: v for k, v in config.items() if v is not None})
 
     def __call__(self, frame: Frame, /) -> Frame:
         """``df.pipe(evaluator)``: the same as :meth:`evaluate`."""
@@ -217,7 +187,7 @@ class Evaluator:
         """The metrics this run names that were registered by the user (not shipped with ragframe)."""
         if self.metrics == AUTO:
             return []
-        requests = _resolve(self.metrics, self._checked("Evaluator"), "Evaluator")
+        requests = _resolve(self.metrics, self.run_plan, "Evaluator")
         return list({m.name: m for m, _ in requests if not registry.is_built_in(m.name)}.values())
 
     # ------------------------------------------------------------------ options
@@ -236,7 +206,7 @@ class Evaluator:
         >>> Evaluator.option_defaults()["composite_threshold"]
         0.6
         """
-        return _all_options()
+        return all_options()
 
     def option(self, name: str) -> Any:
         """The value of one option (its default when not set).
@@ -257,7 +227,7 @@ class Evaluator:
         >>> Evaluator(k=[5]).option("k"), Evaluator().option("composite_threshold")
         ([5], 0.6)
         """
-        known = _all_options()
+        known = all_options()
         if name not in known:
             raise InvalidParameterError(f"Evaluator.option: unknown option {name!r}; choose from {sorted(known)}")
         return self.to_dict().get(name, known[name])
@@ -323,40 +293,38 @@ class Evaluator:
         config = dict(config)
         return cls(config.pop("metrics", None), **config)
 
-    def _checked(self, function: str) -> dict[str, Any]:
+    @property
+    def run_plan(self) -> RunPlan:
+        """The checked options (:class:`~ragframe.run.plan.RunPlan`), built once when the evaluator is made.
+
+        Every scoring call reads it; none checks the options again (an evaluator read back from
+        a pickle, in a child process, checks them once there).
+
+        Examples
+        --------
+        >>> Evaluator(["mrr"], prefix="v2_").run_plan.prefix
+        'v2_'
+        """
+        plan = self.__dict__.get("_run_plan")
+        if plan is None:
+            plan = build_plan(self._options_given(), "Evaluator")
+            object.__setattr__(self, "_run_plan", plan)
+        return plan
+
+    def _options_given(self) -> dict[str, Any]:
         given = self._given()
         given.pop("metrics", None)
-        known = _all_options()
-        unknown = sorted(set(given) - set(known))
-        if unknown:
-            raise InvalidParameterError(f"{function}: unknown option(s) {unknown}; choose from {sorted(known)}")
-        merged = {**known, **given}
-        checked: dict[str, Any] = {"_families": {}}
-        for name in registry.families():
-            checked["_families"][name] = registry.get_family(name).check(dict(merged), function)
-        checked["prefix"] = registry.check_prefix(merged["prefix"], function)
-        checked["composite"] = validate.flag(merged["composite"], "composite", function)
-        checked["composite_threshold"] = validate.number(merged["composite_threshold"], "composite_threshold", function)
-        checked["thresholds"] = _thresholds(merged["thresholds"], function)
-        checked["weights"] = _keyed_numbers(merged["weights"], "weights", function, minimum=0.0)
-        checked["mode"] = validate.choice(merged["mode"], "mode", function, routing.MODES)
-        checked["metric_modes"] = routing.check_metric_modes(merged["metric_modes"], function)
-        checked["hybrid_band"] = routing.check_hybrid_band(merged["hybrid_band"], function)
-        checked["budget"] = check_budget(merged["budget"], merged["budget_seed"], merged["by"], function)
-        _check_partners(given, checked, function)
-        return checked
+        return given
 
     # ------------------------------------------------------------------ metrics and columns
 
-    def requests(self, columns: Iterable[str] | None = None, *, function: str = "Evaluator") -> list[Request]:
+    def requests(self, columns: Iterable[str] | None = None) -> list[Request]:
         """The (metric, cutoff) pairs this run computes; ``columns`` resolves ``"auto"``.
 
         Parameters
         ----------
         columns : iterable of str, optional
             The frame's column names; needed when ``metrics="auto"``.
-        function : str
-            The public function named in error messages.
 
         Returns
         -------
@@ -369,7 +337,8 @@ class Evaluator:
         >>> [(m.name, k) for m, k in Evaluator(["ndcg_at_10", "mrr"]).requests()]
         [('ndcg_at_k', 10), ('mrr', None)]
         """
-        checked = self._checked(function)
+        function = current_function() or "Evaluator"
+        checked = self.run_plan
         if columns is not None:
             return self._requests_for(checked, list(columns), function)
         if self.metrics == AUTO:
@@ -404,8 +373,8 @@ class Evaluator:
         """
         if self.metrics is not None:
             return {}
-        checked = self._checked("Evaluator.skipped_metrics")
-        prefix = checked["prefix"]
+        checked = self.run_plan
+        prefix = checked.prefix
         available = list(columns)
         return {prefix + m.column(k): column for (m, k), _, column in _default(checked, available, None)[1]}
 
@@ -427,8 +396,8 @@ class Evaluator:
         >>> Evaluator("retrieval", k=[10], prefix="bm25_").outputs()[:3]
         ['bm25_precision_at_10', 'bm25_recall_at_10', 'bm25_f1_at_10']
         """
-        checked = self._checked("Evaluator.outputs")
-        return [checked["prefix"] + m.column(k) for m, k in self.requests(columns)]
+        checked = self.run_plan
+        return [checked.prefix + m.column(k) for m, k in self.requests(columns)]
 
     def input_columns(self, columns: Iterable[str] | None = None) -> dict[str, str]:
         """The input columns the run reads, keyed by role (after renames).
@@ -451,13 +420,14 @@ class Evaluator:
         >>> Evaluator("auto").input_columns(["question", "answer", "contexts"])
         {'question': 'question', 'answer': 'answer', 'contexts': 'contexts'}
         """
-        checked = self._checked("Evaluator.input_columns")
+        checked = self.run_plan
         available = list(columns) if columns is not None else []
         return _input_columns(self.requests(columns), checked, available)
 
     # ------------------------------------------------------------------ running
 
-    def evaluate(self, frame: Frame, /, *, function: str = "evaluate", warn: bool = True) -> Frame:
+    @public(name="evaluate")
+    def evaluate(self, frame: Frame, /, *, warn: bool = True) -> Frame:
         """Score ``frame``: the same kind of frame with the score columns appended.
 
         Text columns may be String, Categorical or Enum (Arrow dictionaries, pandas
@@ -473,8 +443,6 @@ class Evaluator:
         frame : frame
             polars DataFrame or LazyFrame, pyarrow Table or RecordBatch, or pandas DataFrame
             with the input columns of the requested metrics.
-        function : str
-            The public function named in error messages.
         warn : bool
             Warn (:class:`~ragframe.exceptions.SkippedMetricWarning`) once per default metric
             the frame's columns do not allow; engines scoring batch after batch pass False.
@@ -493,24 +461,28 @@ class Evaluator:
         >>> Evaluator(["mrr"]).evaluate(df)["mrr"].to_list()
         [0.5]
         """
-        checked = self._checked(function)
+        function = current_function() or "evaluate"
+        checked = self.run_plan
         requests, roles = self._plan(checked, column_names(frame, function), function, warn=warn)
 
+        state = RunState()  # one call (one LazyFrame plan): each judge prompt asked once, however often collected
+
         def compute(view: pl.DataFrame) -> pl.DataFrame:
-            return _score(view, requests, checked, function)
+            return _score(view, requests, checked, function, state)
 
         inputs = list(dict.fromkeys(roles.values()))
         return apply_to_frame(frame, compute, columns=inputs, function=function, clash_hint=CLASH_HINT)
 
-    def scores(self, frame: pl.DataFrame, /, *, function: str = "evaluate") -> pl.DataFrame:
+    def scores(self, frame: pl.DataFrame, /, *, budget: Any = None) -> pl.DataFrame:
         """Only the new columns for a polars DataFrame (what streaming and cluster engines write).
 
         Parameters
         ----------
         frame : polars.DataFrame
             A batch with the input columns of the requested metrics.
-        function : str
-            The public function named in error messages.
+        budget : BudgetState, optional
+            A streaming run's judge budget as this batch starts (:class:`ragframe.budgeting.BudgetState`:
+            the run's plan and what earlier batches spent); None scores the batch on its own.
 
         Returns
         -------
@@ -523,31 +495,50 @@ class Evaluator:
         >>> Evaluator(["mrr"]).scores(pl.DataFrame({"retrieved_ids": [["a"]], "relevant_ids": [["a"]]})).columns
         ['mrr']
         """
-        return self._scores(frame, function)
-
-    def _scores(self, frame: pl.DataFrame, function: str, budget: Any = None) -> pl.DataFrame:
-        """:meth:`scores`, with a streaming run's budget state (:class:`ragframe.budgeting.BudgetState`)."""
-        checked = self._checked(function)
+        function = current_function() or "evaluate"
+        checked = self.run_plan
         requests, roles = self._plan(checked, frame.columns, function, warn=False)
-        return _score(
-            conform_text(frame.select(list(dict.fromkeys(roles.values())))), requests, checked, function, budget
-        )
+        view = conform_text(frame.select(list(dict.fromkeys(roles.values()))))
+        return _score(view, requests, checked, function, RunState(), budget)
 
-    def _budget_candidates(self, frame: pl.DataFrame, function: str) -> Any:
-        """A streaming batch's budget candidates, truncated to those the run's plan could choose."""
+    def budget_candidates(self, frame: pl.DataFrame, /) -> Any:
+        """A batch's judge budget candidates, truncated to those the run's budget could choose.
+
+        A streaming run's first pass (:func:`ragframe.evaluate_parquet` with ``budget=``) finds
+        every batch's candidates, and :func:`ragframe.budgeting.merged_plan` draws the run's rows
+        from all of them, so the rows chosen do not depend on the batches.
+
+        Parameters
+        ----------
+        frame : polars.DataFrame
+            A batch with the input columns of the requested metrics.
+
+        Returns
+        -------
+        ragframe.judges.budget.Candidates
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> ev = Evaluator(["judge_faithfulness"], judge=lambda prompt: "Score: 1", budget=1)
+        >>> frame = pl.DataFrame({"answer": ["a", "b"], "contexts": [["a"], ["b"]]})
+        >>> ev.budget_candidates(frame).table.height
+        2
+        """
         from ragframe import budgeting
 
-        checked = self._checked(function)
+        function = current_function() or "evaluate"
+        checked = self.run_plan
         requests, roles = self._plan(checked, frame.columns, function, warn=False)
         view = conform_text(frame.select(list(dict.fromkeys(roles.values()))))
         routes = {m.name: routing.route(m, checked) for m, _ in requests}
         hybrid = [r for r in requests if r[0].family != "judge" and routes[r[0].name] == "hybrid"]
-        blocks = _family_blocks(view, hybrid, checked, function)
+        blocks = _family_blocks(view, hybrid, checked, function, RunState())
         groups = _score_groups(blocks, {m.column(k) for m, k in hybrid}, function)
         eligible = _budget_eligible(view, requests, routes, groups, checked)
         return budgeting.truncated(budgeting.candidates(view, eligible, checked, function), checked)
 
-    def written_columns(self, schema: Mapping[str, pl.DataType], /, *, function: str = "Evaluator") -> list[str]:
+    def written_columns(self, schema: Mapping[str, pl.DataType], /) -> list[str]:
         """Every column the run appends to a frame of this ``schema``, in order (from scoring zero rows).
 
         The score columns, their ``_passed`` flags, companions (``_signals``, a judge's
@@ -560,8 +551,6 @@ class Evaluator:
         ----------
         schema : mapping of str to polars.DataType
             The input's column names and dtypes.
-        function : str
-            The public function named in error messages.
 
         Returns
         -------
@@ -574,14 +563,13 @@ class Evaluator:
         >>> Evaluator(["mrr", "ndcg_at_10"]).written_columns(schema)
         ['ndcg_at_10', 'mrr']
         """
-        checked = self._checked(function)
+        function = current_function() or "Evaluator"
+        checked = self.run_plan
         requests, roles = self._plan(checked, list(schema), function, warn=False)
         dtypes = {name: CONTRACT_DTYPES.get(role, schema[name]) for role, name in roles.items()}
-        return _score(pl.DataFrame(schema=dtypes), requests, checked, function).columns
+        return _score(pl.DataFrame(schema=dtypes), requests, checked, function, RunState()).columns
 
-    def plan(
-        self, columns: Iterable[str], /, *, function: str = "Evaluator", warn: bool = True
-    ) -> tuple[list[Request], dict[str, str]]:
+    def plan(self, columns: Iterable[str], /, *, warn: bool = True) -> tuple[list[Request], dict[str, str]]:
         """What a frame with these ``columns`` gets: the (metric, cutoff) requests and the input columns by role.
 
         A missing input column is a :class:`SchemaError` naming the metric that needs it.
@@ -590,8 +578,6 @@ class Evaluator:
         ----------
         columns : iterable of str
             The frame's column names.
-        function : str
-            The public function named in error messages.
         warn : bool
             Warn once per default metric skipped (see :meth:`evaluate`).
 
@@ -606,9 +592,10 @@ class Evaluator:
         >>> roles
         {'answer': 'response', 'contexts': 'contexts'}
         """
-        return self._plan(self._checked(function), list(columns), function, warn=warn)
+        function = current_function() or "Evaluator"
+        return self._plan(self.run_plan, list(columns), function, warn=warn)
 
-    def _plan(self, checked: dict[str, Any], available: list[str], function: str, *, warn: bool):
+    def _plan(self, checked: RunPlan, available: list[str], function: str, *, warn: bool):
         requests = self._requests_for(checked, available, function)
         roles = _input_columns(requests, checked, available)
         _require(requests, checked, available, function)
@@ -617,7 +604,7 @@ class Evaluator:
             _warn_skipped(checked, available, function)
         return requests, roles
 
-    def _requests_for(self, checked: dict[str, Any], available: list[str], function: str) -> list[Request]:
+    def _requests_for(self, checked: RunPlan, available: list[str], function: str) -> list[Request]:
         if self.metrics == AUTO or self.metrics is None:
             _check_named_columns(self.to_dict(), available, function)
         if self.metrics == AUTO:
@@ -642,38 +629,7 @@ def _thaw_nested(value: Any) -> Any:
     return [_thaw_nested(v) for v in value] if isinstance(value, tuple) else value
 
 
-def _keyed_numbers(value: Any, name: str, function: str, *, minimum: float | None) -> dict[str, float]:
-    if value is None:
-        return {}
-    items = value.items() if isinstance(value, Mapping) else value if isinstance(value, tuple) else None
-    if items is None:
-        raise validate.fail(function, name, "a dict of metric name -> number", value)
-    out: dict[str, float] = {}
-    for key, number in items:
-        if not isinstance(key, str) or (key not in {m.name for m in registry.metrics()} and _plain(key) is None):
-            raise InvalidParameterError(f"{function}: {name} names unknown metric {key!r}")
-        out[key] = validate.number(number, f"{name}[{key!r}]", function, minimum=minimum)
-    return out
-
-
-def _thresholds(value: Any, function: str) -> dict[str, float]:
-    """Thresholds keyed by metric or output name, each within its metric's bounds (a score outside never occurs)."""
-    thresholds = _keyed_numbers(value, "thresholds", function, minimum=None)
-    for key, number in thresholds.items():
-        parsed = _plain(key)
-        metric = parsed.metric if parsed is not None else registry.get_metric(key)
-        if metric is not None and metric.bounds is not None:
-            low, high = metric.bounds
-            validate.number(number, f"thresholds[{key!r}]", function, minimum=low, maximum=high)
-    return thresholds
-
-
-def _plain(column: str) -> registry.ScoreColumn | None:
-    parsed = registry.parse_column(column)
-    return parsed if parsed is not None and parsed.prefix == "" and parsed.metric is not None else None
-
-
-def _resolve(metrics: Any, checked: dict[str, Any], function: str) -> list[Request]:
+def _resolve(metrics: Any, checked: RunPlan, function: str) -> list[Request]:
     """Metric, output and family names -> (metric, cutoff) pairs, each once, grouped by family."""
     names = ["heuristic"] if metrics is None else [metrics] if isinstance(metrics, str) else list(metrics)
     if not names:
@@ -684,12 +640,12 @@ def _resolve(metrics: Any, checked: dict[str, Any], function: str) -> list[Reque
     return _ordered(requests)
 
 
-def _expand(name: Any, checked: dict[str, Any], function: str) -> list[Request]:
+def _expand(name: Any, checked: RunPlan, function: str) -> list[Request]:
     if not isinstance(name, str):
         raise validate.fail(function, "metrics", "metric names (str)", name)
     if name in registry.families():
         return [r for m in registry.metrics(name) if m.by_default for r in _at_cutoffs(m, checked)]
-    parsed = _plain(name)
+    parsed = plain_column(name)
     if parsed is not None and parsed.k is not None:
         return [(parsed.metric, parsed.k)]
     try:
@@ -700,10 +656,10 @@ def _expand(name: Any, checked: dict[str, Any], function: str) -> list[Request]:
     return _at_cutoffs(metric, checked)
 
 
-def _at_cutoffs(metric: Metric, checked: dict[str, Any]) -> list[Request]:
+def _at_cutoffs(metric: Metric, checked: RunPlan) -> list[Request]:
     if not metric.cutoff:
         return [(metric, None)]
-    return [(metric, k) for k in checked["_families"][metric.family]["k"]]
+    return [(metric, k) for k in checked.families[metric.family]["k"]]
 
 
 def _ordered(requests: list[Request]) -> list[Request]:
@@ -722,23 +678,23 @@ def _ordered(requests: list[Request]) -> list[Request]:
     return [(by_name[name], k) for name, k in sorted(unique, key=key)]
 
 
-def _input_columns(requests: list[Request], checked: dict[str, Any], available: list[str]) -> dict[str, str]:
+def _input_columns(requests: list[Request], checked: RunPlan, available: list[str]) -> dict[str, str]:
     roles: dict[str, str] = {}
     for family in dict.fromkeys(m.family for m, _ in requests):
         family_requests = [r for r in requests if r[0].family == family]
-        opts = checked["_families"][family]
+        opts = checked.families[family]
         roles.update(registry.get_family(family).columns(family_requests, opts, available))
-    budget = checked["budget"]
+    budget = checked.budget
     for column in budget.by if budget is not None else ():
         roles[f"{BY_ROLE}{column}"] = column
     return roles
 
 
-def _require(requests: list[Request], checked: dict[str, Any], available: list[str], function: str) -> None:
+def _require(requests: list[Request], checked: RunPlan, available: list[str], function: str) -> None:
     """A missing input column is an error naming the metric that needs it."""
     present = set(available)
     for metric, k in requests:
-        opts = checked["_families"][metric.family]
+        opts = checked.families[metric.family]
         for role, column in registry.get_family(metric.family).columns([(metric, k)], opts, available).items():
             if column not in present:
                 raise SchemaError(
@@ -747,7 +703,7 @@ def _require(requests: list[Request], checked: dict[str, Any], available: list[s
                     column=column,
                     available=available,
                 )
-    budget = checked["budget"]
+    budget = checked.budget
     for column in budget.by if budget is not None else ():
         if column not in present:
             raise SchemaError(
@@ -759,17 +715,17 @@ def _require(requests: list[Request], checked: dict[str, Any], available: list[s
             )
 
 
-def _missing_input(request: Request, checked: dict[str, Any], available: list[str]) -> tuple[str, str] | None:
+def _missing_input(request: Request, checked: RunPlan, available: list[str]) -> tuple[str, str] | None:
     """(role, column) of the first input column of ``request`` the frame lacks, or None."""
     metric = request[0]
-    opts = checked["_families"][metric.family]
+    opts = checked.families[metric.family]
     present = set(available)
     roles = registry.get_family(metric.family).columns([request], opts, available)
     return next(((role, column) for role, column in roles.items() if column not in present), None)
 
 
 def _default(
-    checked: dict[str, Any], available: list[str], function: str | None
+    checked: RunPlan, available: list[str], function: str | None
 ) -> tuple[list[Request], list[tuple[Request, str, str]]]:
     """The default metrics the columns allow, and those skipped with (role, column) missing.
 
@@ -796,9 +752,9 @@ def _default(
     return chosen, skipped
 
 
-def _warn_skipped(checked: dict[str, Any], available: list[str], function: str) -> None:
+def _warn_skipped(checked: RunPlan, available: list[str], function: str) -> None:
     """One :class:`SkippedMetricWarning` per default metric the columns do not allow."""
-    prefix = checked["prefix"]
+    prefix = checked.prefix
     for (metric, k), role, column in _default(checked, available, None)[1]:
         name = prefix + metric.column(k)
         warnings.warn(
@@ -832,11 +788,11 @@ def _check_named_columns(given: Mapping[str, Any], available: list[str], functio
             )
 
 
-def _auto(checked: dict[str, Any], available: list[str], function: str) -> list[Request]:
+def _auto(checked: RunPlan, available: list[str], function: str) -> list[Request]:
     present = set(available)
     chosen: list[Request] = []
     for family in ("heuristic", "retrieval"):
-        opts = checked["_families"][family]
+        opts = checked.families[family]
         for metric in (m for m in registry.metrics(family) if m.by_default):
             for request in _at_cutoffs(metric, checked):
                 needed = registry.get_family(family).columns([request], opts, available).values()
@@ -855,18 +811,23 @@ def _auto(checked: dict[str, Any], available: list[str], function: str) -> list[
 def _family_blocks(
     view: pl.DataFrame,
     requests: list[Request],
-    checked: dict[str, Any],
+    checked: RunPlan,
     function: str,
-    overrides: dict[str, Any] | None = None,
+    state: RunState,
 ) -> list[pl.DataFrame]:
-    """Each family's columns for its requests, families in order of first request (``overrides``: options by family)."""
+    """Each family's columns for its requests, families in order of first request (the call's ``state`` to those
+    that keep some: the judge's memo, a budget's draw)."""
     blocks = []
-    for family in dict.fromkeys(m.family for m, _ in requests):
-        family_requests = [r for r in requests if r[0].family == family]
-        opts = (overrides or {}).get(family, checked["_families"][family])
-        columns = registry.get_family(family).columns(family_requests, opts, view.columns)
+    for name in dict.fromkeys(m.family for m, _ in requests):
+        family = registry.get_family(name)
+        family_requests = [r for r in requests if r[0].family == name]
+        opts = checked.families[name]
+        columns = family.columns(family_requests, opts, view.columns)
         part = view.select(list(dict.fromkeys(columns.values())))
-        blocks.append(registry.get_family(family).score(part, family_requests, opts, function))
+        if family.run_state:
+            blocks.append(family.score(part, family_requests, opts, function, state=state))
+        else:
+            blocks.append(family.score(part, family_requests, opts, function))
     return blocks
 
 
@@ -885,14 +846,19 @@ def _score_groups(blocks: list[pl.DataFrame], names: set[str], function: str) ->
 
 
 def _heuristic_groups(
-    view: pl.DataFrame, requests: list[Request], routes: dict[str, str], checked: dict[str, Any], function: str
+    view: pl.DataFrame,
+    requests: list[Request],
+    routes: dict[str, str],
+    checked: RunPlan,
+    function: str,
+    state: RunState,
 ) -> dict[str, list[pl.Series]]:
     """The columns of every metric scored without the judge: all but the judge family's and those ``"llm"`` routes
     (which a budgeted run scores too: its heuristic is the prediction of the estimate)."""
-    budget = checked["budget"]
+    budget = checked.budget
     first = [r for r in requests if r[0].family != "judge" and (routes[r[0].name] != "llm" or budget is not None)]
     names = {m.column(k) for m, k in first}
-    return _score_groups(_family_blocks(view, first, checked, function), names, function)
+    return _score_groups(_family_blocks(view, first, checked, function, state), names, function)
 
 
 def _budget_eligible(
@@ -900,7 +866,7 @@ def _budget_eligible(
     requests: list[Request],
     routes: dict[str, str],
     groups: dict[str, list[pl.Series]],
-    checked: dict[str, Any],
+    checked: RunPlan,
 ) -> dict[str, np.ndarray]:
     """Per judge metric, the rows the judge would be asked about without a budget (the draw's candidates)."""
     eligible: dict[str, np.ndarray] = {}
@@ -923,22 +889,22 @@ def _routed_scores(
     view: pl.DataFrame,
     requests: list[Request],
     routes: dict[str, str],
-    checked: dict[str, Any],
+    checked: RunPlan,
     function: str,
+    state: RunState,
     budget_state: Any = None,
 ) -> tuple[pl.DataFrame, dict[str, Any]]:
     """Scores when some metrics go to the judge (mode "llm"/"hybrid", judge metrics, a budget), with each threshold."""
-    groups = _heuristic_groups(view, requests, routes, checked, function)
-    options = checked["_families"]["judge"]
-    budgeted = checked["budget"] is not None
+    groups = _heuristic_groups(view, requests, routes, checked, function, state)
+    budgeted = checked.budget is not None
     if budgeted:
         from ragframe.budgeting import budget_run
 
         eligible = _budget_eligible(view, requests, routes, groups, checked)
-        options = {**options, "_budget": budget_run(view, eligible, checked, function, budget_state)}
+        state = state.with_budget(budget_run(view, eligible, checked, function, budget_state))
     judged = [r for r in requests if r[0].family == "judge"]
     if judged:
-        blocks = _family_blocks(view, judged, checked, function, {"judge": options})
+        blocks = _family_blocks(view, judged, checked, function, state)
         groups.update(_score_groups(blocks, {m.column(k) for m, k in judged}, function))
     columns: list[pl.Series] = []
     thresholds: dict[str, Any] = {}
@@ -948,7 +914,7 @@ def _routed_scores(
             columns += groups[column]
             thresholds[column] = _threshold(metric, k, checked)
             continue
-        given = checked["thresholds"].get(column, checked["thresholds"].get(metric.name))
+        given = checked.thresholds.get(column, checked.thresholds.get(metric.name))
         routed, thresholds[column] = routing.routed_columns(
             view,
             metric,
@@ -957,7 +923,7 @@ def _routed_scores(
             (given, _default_threshold(metric, checked)),
             checked,
             function,
-            options,
+            state,
         )
         columns += routed
         if budgeted:  # the heuristic on every row: the prediction of rf.estimate, the judge its label
@@ -966,35 +932,40 @@ def _routed_scores(
 
 
 def _score(
-    view: pl.DataFrame, requests: list[Request], checked: dict[str, Any], function: str, budget_state: Any = None
+    view: pl.DataFrame,
+    requests: list[Request],
+    checked: RunPlan,
+    function: str,
+    state: RunState,
+    budget_state: Any = None,
 ) -> pl.DataFrame:
     """Every family's columns (or the judge's, by mode), pass flags, the composite, then the prefix."""
     routes = {m.name: routing.route(m, checked) for m, _ in requests}
-    if checked["budget"] is None and all(route == "heuristic" for route in routes.values()):
-        blocks = _family_blocks(view, requests, checked, function)
+    if checked.budget is None and all(route == "heuristic" for route in routes.values()):
+        blocks = _family_blocks(view, requests, checked, function, state)
         scores = pl.concat(blocks, how="horizontal") if blocks else pl.DataFrame(height=view.height)
         thresholds = {m.column(k): _threshold(m, k, checked) for m, k in requests}
     else:
-        scores, thresholds = _routed_scores(view, requests, routes, checked, function, budget_state)
+        scores, thresholds = _routed_scores(view, requests, routes, checked, function, state, budget_state)
     out = _with_pass_flags(scores, {c: t for c, t in thresholds.items() if t is not None})
-    if checked["composite"] and any(t is not None for t in thresholds.values()):
+    if checked.composite and any(t is not None for t in thresholds.values()):
         out = out.hstack(_composite(scores, thresholds, checked))
-    prefix = checked["prefix"]
+    prefix = checked.prefix
     return out.rename({c: prefix + c for c in out.columns}) if prefix else out
 
 
-def _threshold(metric: Metric, k: int | None, checked: dict[str, Any]) -> float | None:
-    given = checked["thresholds"]
+def _threshold(metric: Metric, k: int | None, checked: RunPlan) -> float | None:
+    given = checked.thresholds
     column = metric.column(k)
     return given.get(column, given.get(metric.name, _default_threshold(metric, checked)))
 
 
-def _default_threshold(metric: Metric, checked: dict[str, Any]) -> float | None:
+def _default_threshold(metric: Metric, checked: RunPlan) -> float | None:
     """The registry's threshold, or the family's for the method this run uses."""
     family = registry.get_family(metric.family)
     if family.threshold is None:
         return metric.threshold
-    return family.threshold(metric, checked["_families"][family.name])
+    return family.threshold(metric, checked.families[family.name])
 
 
 def _with_pass_flags(scores: pl.DataFrame, thresholds: dict[str, float]) -> pl.DataFrame:
@@ -1006,12 +977,12 @@ def _with_pass_flags(scores: pl.DataFrame, thresholds: dict[str, float]) -> pl.D
     return pl.DataFrame(columns, height=scores.height)
 
 
-def _composite(scores: pl.DataFrame, thresholds: dict[str, float | None], checked: dict[str, Any]) -> pl.DataFrame:
+def _composite(scores: pl.DataFrame, thresholds: dict[str, float | None], checked: RunPlan) -> pl.DataFrame:
     """Weighted mean of the non-null thresholded scores; passed = none failed and composite >= threshold."""
     n = scores.height
     num, den = np.zeros(n), np.zeros(n)
     any_failed = np.zeros(n, dtype=bool)
-    weights = checked["weights"]
+    weights = checked.weights
     for column, threshold in thresholds.items():
         if threshold is None:
             continue
@@ -1024,7 +995,7 @@ def _composite(scores: pl.DataFrame, thresholds: dict[str, float | None], checke
         limit = threshold.to_numpy() if isinstance(threshold, pl.Series) else threshold  # per row in hybrid mode
         any_failed |= ok & ~(np.nan_to_num(score) >= limit)
     comp = np.divide(num, den, out=np.full(n, np.nan), where=den != 0)
-    passed = ~any_failed & ~np.isnan(comp) & (np.nan_to_num(comp) >= checked["composite_threshold"])
+    passed = ~any_failed & ~np.isnan(comp) & (np.nan_to_num(comp) >= checked.composite_threshold)
     return pl.DataFrame(
         [pl.Series(COMPOSITE, comp, dtype=pl.Float64, nan_to_null=True), pl.Series("passed", passed, dtype=pl.Boolean)]
     )
@@ -1071,7 +1042,7 @@ def evaluate(df: Frame, /, metrics: str | Iterable[str] | None = None, **options
     >>> round(out["faithfulness"][0], 4), out["passed"][0]  # 4 of the answer's 5 bigrams are in the context
     (0.8, False)
     """
-    return Evaluator._make(metrics, options, "evaluate").evaluate(df, function="evaluate")
+    return Evaluator(metrics, **options).evaluate(df)
 
 
 @public
@@ -1108,5 +1079,5 @@ async def aevaluate(df: Frame, /, metrics: str | Iterable[str] | None = None, **
     """
     import asyncio
 
-    evaluator = Evaluator._make(metrics, options, "aevaluate")
-    return await asyncio.to_thread(evaluator.evaluate, df, function="aevaluate")
+    evaluator = Evaluator(metrics, **options)
+    return await asyncio.to_thread(evaluator.evaluate, df)  # the thread runs in a copy of this context

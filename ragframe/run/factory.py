@@ -187,7 +187,7 @@ def make_metric_function(metric: Metric) -> Callable[..., Any]:
         options = {**given, "composite": False}
         if threshold is not None:
             options["thresholds"] = {metric.name: threshold}
-        return Evaluator._make([metric.name], options, function).evaluate(df, function=function)
+        return Evaluator([metric.name], **options).evaluate(df)
 
     return _build(function, family, metric, run)
 
@@ -198,14 +198,12 @@ def make_family_function(family: Family) -> Callable[..., Any]:
 
     def run(df: Any, given: dict[str, Any]) -> Any:
         metrics = given.pop("metrics", None)
-        evaluator = Evaluator._make(
-            family.name if metrics is None else metrics, {**given, "composite": False}, function
-        )
-        for metric, _ in evaluator.requests(function=function):
+        evaluator = Evaluator(family.name if metrics is None else metrics, **{**given, "composite": False})
+        for metric, _ in evaluator.requests():
             if metric.family != family.name:
                 noun = _NOUNS.get(family.name, family.name)
                 raise InvalidParameterError(f"{function}: {metric.name!r} is not a {noun} metric; use rf.evaluate")
-        return evaluator.evaluate(df, function=function)
+        return evaluator.evaluate(df)
 
     return _build(function, family, None, run)
 

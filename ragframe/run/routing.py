@@ -35,8 +35,9 @@ from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.judges.templates import check_template
 from ragframe.metrics import registry
 from ragframe.metrics.judge import counterpart
-from ragframe.metrics.registry import Metric
+from ragframe.metrics.registry import Metric, RunState
 from ragframe.public import public
+from ragframe.run.plan import RunPlan
 from ragframe.schema import to_polars
 
 __all__ = ["MODES", "HYBRID_HALF_WIDTH", "routing_summary"]
@@ -107,14 +108,14 @@ def check_hybrid_band(value: Any, function: str) -> dict[str, tuple[float, float
 # ----------------------------------------------------------------------------- planning
 
 
-def route(metric: Metric, checked: Mapping[str, Any]) -> str:
+def route(metric: Metric, checked: RunPlan) -> str:
     """How a requested metric is scored in this run: ``"heuristic"`` (as itself), ``"llm"`` or ``"hybrid"``."""
     if counterpart(metric) is None:
         return "heuristic"
-    return checked["metric_modes"].get(metric.name, checked["mode"])
+    return checked.metric_modes.get(metric.name, checked.mode)
 
 
-def judged(requests: list[tuple[Metric, int | None]], checked: Mapping[str, Any]) -> list[Metric]:
+def judged(requests: list[tuple[Metric, int | None]], checked: RunPlan) -> list[Metric]:
     """The judge metrics a run calls the judge for: those requested and the counterparts of routed ones."""
     out: list[Metric] = []
     for metric, _ in requests:
@@ -125,12 +126,12 @@ def judged(requests: list[tuple[Metric, int | None]], checked: Mapping[str, Any]
     return list({m.name: m for m in out}.values())
 
 
-def check_judging(requests: list[tuple[Metric, int | None]], checked: Mapping[str, Any], function: str) -> None:
+def check_judging(requests: list[tuple[Metric, int | None]], checked: RunPlan, function: str) -> None:
     """A run that judges has a judge, and every prompt override fits the metric it replaces."""
     metrics = judged(requests, checked)
-    options = checked["_families"]["judge"]
+    options = checked.families["judge"]
     prompts: dict[str, str] = options["prompt"]
-    budget = checked.get("budget")
+    budget = checked.budget
     if not metrics:
         if budget is not None:
             raise InvalidParameterError(
@@ -148,7 +149,7 @@ def check_judging(requests: list[tuple[Metric, int | None]], checked: Mapping[st
                 f"{function}: {{judge}} is given but no metric of this run uses it ({{mode}} scores "
                 f"{shown} without a judge); pass {{mode#2}} or {{mode#3}}, a judge metric "
                 "(judge_faithfulness, ...), or no judge",
-                mentions={"judge": "", "mode": f"{checked['mode']!r}", "mode#2": "'llm'", "mode#3": "'hybrid'"},
+                mentions={"judge": "", "mode": f"{checked.mode!r}", "mode#2": "'llm'", "mode#3": "'hybrid'"},
             )
         return
     names = [m.name for m in metrics]
@@ -182,22 +183,22 @@ def _judge_block(
     view: pl.DataFrame,
     metric: Metric,
     name: str,
-    checked: Mapping[str, Any],
+    checked: RunPlan,
     function: str,
-    options: Mapping[str, Any] | None = None,
+    state: RunState,
 ):
     """The judge counterpart's columns for ``view``, renamed from ``judge_<x>...`` to ``name...``."""
     family = registry.get_family("judge")
-    options = checked["_families"]["judge"] if options is None else options
+    options = checked.families["judge"]
     request = [(metric, None)]
     columns = family.columns(request, options, view.columns)
-    block = family.score(view.select(list(dict.fromkeys(columns.values()))), request, options, function)
+    block = family.score(view.select(list(dict.fromkeys(columns.values()))), request, options, function, state=state)
     return block.rename({c: name + c[len(metric.name) :] for c in block.columns})
 
 
-def judgeable(view: pl.DataFrame, metric: Metric, checked: Mapping[str, Any]) -> pl.Series:
+def judgeable(view: pl.DataFrame, metric: Metric, checked: RunPlan) -> pl.Series:
     """Rows the judge would call for: no null input (and a non-blank ground truth), as the judge family reads them."""
-    options = checked["_families"]["judge"]
+    options = checked.families["judge"]
     columns = registry.get_family("judge").columns([(metric, None)], options, view.columns)
     ok = pl.Series([True] * view.height, dtype=pl.Boolean)
     for role, column in columns.items():
@@ -209,7 +210,7 @@ def judgeable(view: pl.DataFrame, metric: Metric, checked: Mapping[str, Any]) ->
 
 
 def inside_band(
-    view: pl.DataFrame, metric: Metric, score: pl.Series, checked: Mapping[str, Any], default: float | None
+    view: pl.DataFrame, metric: Metric, score: pl.Series, checked: RunPlan, default: float | None
 ) -> tuple[pl.Series, pl.Series]:
     """The rows hybrid routing sends to ``metric``'s judge (score in the band, judgeable), and the judgeable rows."""
     judge = counterpart(metric)
@@ -219,9 +220,9 @@ def inside_band(
     return score.is_between(lo, hi).fill_null(False) & rows, rows
 
 
-def band(metric: Metric, checked: Mapping[str, Any], threshold: float | None) -> tuple[float, float]:
+def band(metric: Metric, checked: RunPlan, threshold: float | None) -> tuple[float, float]:
     """The hybrid band of ``metric``: given, else its heuristic threshold +- :data:`HYBRID_HALF_WIDTH`."""
-    bands = checked["hybrid_band"]
+    bands = checked.hybrid_band
     if metric.name in bands or "*" in bands:
         return bands.get(metric.name, bands.get("*"))
     centre = 0.5 if threshold is None else threshold
@@ -234,22 +235,22 @@ def routed_columns(
     mode: str,
     heuristic: list[pl.Series] | None,
     thresholds: tuple[float | None, float | None],
-    checked: Mapping[str, Any],
+    checked: RunPlan,
     function: str,
-    options: Mapping[str, Any] | None = None,
+    state: RunState,
 ) -> tuple[list[pl.Series], Any]:
     """The columns of a metric scored in ``mode`` ("llm" or "hybrid") and its pass threshold (per row in hybrid).
 
     ``heuristic`` is the heuristic score column and its companions (hybrid only);
     ``thresholds`` is (the threshold given by the caller, the heuristic method's default);
-    ``options`` replaces the judge family's options (a budgeted run adds its draw).
+    ``state`` is the call's :class:`~ragframe.metrics.registry.RunState` (a budgeted run's draw in it).
     """
     judge = counterpart(metric)
     assert judge is not None  # route() sends only metrics with a counterpart
     name = metric.name
     given, default = thresholds
     if mode == "llm":
-        block = _judge_block(view, judge, name, checked, function, options)
+        block = _judge_block(view, judge, name, checked, function, state)
         source = pl.Series(f"{name}_source", ["judge"] * view.height, dtype=pl.String)
         return [*block.get_columns(), source], given if given is not None else judge.threshold
     assert heuristic is not None
@@ -257,9 +258,9 @@ def routed_columns(
     lo, hi = band(metric, checked, default)
     inside, judgeable_rows = inside_band(view, metric, score, checked, default)
     rows = np.flatnonzero(inside.to_numpy())
-    if options is not None and options.get("_budget") is not None:  # the budget's draw over the rows judged
-        options = {**options, "_budget": options["_budget"].subset(inside.to_numpy())}
-    block = _judge_block(view.filter(inside), judge, name, checked, function, options)
+    if state.budget is not None:  # the budget's draw over the rows judged
+        state = state.with_budget(state.budget.subset(inside.to_numpy()))
+    block = _judge_block(view.filter(inside), judge, name, checked, function, state)
     n = view.height
     error = (
         pl.when(score.is_null())
@@ -277,7 +278,7 @@ def routed_columns(
     }
     merged = [base[c].rename(c).scatter(rows, block[c]) for c in block.columns]
     source = pl.Series(f"{name}_source", ["heuristic"] * n, dtype=pl.String).scatter(rows, "judge")
-    _log_saved(name, n, len(rows), checked["_families"]["judge"]["n_samples"])
+    _log_saved(name, n, len(rows), checked.families["judge"]["n_samples"])
     threshold: Any = given
     if given is None and default is not None and judge.threshold is not None:
         threshold = pl.Series(np.where(inside.to_numpy(), judge.threshold, default), dtype=pl.Float64)
