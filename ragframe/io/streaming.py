@@ -84,7 +84,8 @@ from ragframe.io.traces.assemble import RETRIEVAL
 from ragframe.io.traces.stage import TRACE_REJECTS, stage_traces
 from ragframe.judges.usage import usage_frame
 from ragframe.public import public
-from ragframe.run.evaluator import BY_ROLE, CLASH_HINT, Evaluator
+from ragframe.run.evaluator import CLASH_HINT, Evaluator
+from ragframe.run.requests import BY_ROLE
 from ragframe.schema import check_output_columns
 from ragframe.stats.summary import SummaryState, merge_summary_states
 

@@ -10,33 +10,37 @@ every score that has a threshold, and the per-row ``composite_score`` / ``passed
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
-import numpy as np
 import polars as pl
 
 from ragframe import secrets, validate
-from ragframe.exceptions import InvalidParameterError, SchemaError, SkippedMetricWarning, current_function
+from ragframe.exceptions import InvalidParameterError, current_function
 from ragframe.metrics import registry
-from ragframe.metrics.judge import counterpart
-from ragframe.metrics.registry import COMPOSITE, Metric, RunState
-from ragframe.public import public, user_stacklevel
+from ragframe.metrics.registry import Metric, RunState
+from ragframe.public import public
 from ragframe.run import routing
-from ragframe.run.configure import build_plan, plain_column
+from ragframe.run.configure import build_plan
 from ragframe.run.plan import RunPlan, all_options
-from ragframe.schema import CONTRACT_DTYPES, DEFAULT_COLUMNS, apply_to_frame, column_names, conform_text
+from ragframe.run.requests import (
+    AUTO,
+    auto_requests,
+    check_named_columns,
+    default_requests,
+    input_roles,
+    require_inputs,
+    resolve,
+    warn_skipped,
+)
+from ragframe.run.scoring import budget_eligible, family_blocks, score_frame, score_groups
+from ragframe.schema import CONTRACT_DTYPES, apply_to_frame, column_names, conform_text
 
 __all__ = ["Evaluator", "evaluate", "aevaluate", "AUTO"]
 
 Frame = TypeVar("Frame")
 Request = tuple[Metric, "int | None"]
-#: ``metrics="auto"``: every metric whose input columns the frame has.
-AUTO = "auto"
-#: Roles of the ``by`` columns of a judge budget in :meth:`Evaluator.input_columns` (``"by:topic"``).
-BY_ROLE = "by:"
 #: Options whose value may be a dict (frozen as sorted (key, value) pairs, thawed back to a dict).
 _DICT_OPTIONS = ("metric_modes", "hybrid_band", "prompt", "judge", "budget")
 #: What to do when the input already has some of the columns a run writes (see ragframe.schema).
@@ -123,7 +127,7 @@ class Evaluator:
         checked = build_plan(self._options_given(), function)  # every check runs once, here
         object.__setattr__(self, "_run_plan", checked)
         if metrics != AUTO:
-            routing.check_judging(_resolve(metrics, checked, function), checked, function)
+            routing.check_judging(resolve(metrics, checked, function), checked, function)
 
     @public(name="Evaluator.replace")
     def replace(self, **changes: Any) -> Evaluator:
@@ -187,7 +191,7 @@ class Evaluator:
         """The metrics this run names that were registered by the user (not shipped with ragframe)."""
         if self.metrics == AUTO:
             return []
-        requests = _resolve(self.metrics, self.run_plan, "Evaluator")
+        requests = resolve(self.metrics, self.run_plan, "Evaluator")
         return list({m.name: m for m, _ in requests if not registry.is_built_in(m.name)}.values())
 
     # ------------------------------------------------------------------ options
@@ -345,7 +349,7 @@ class Evaluator:
             raise InvalidParameterError(
                 f"{function}: {{metrics}} needs the frame's columns", mentions={"metrics": "'auto'"}
             )
-        return _resolve(self.metrics, checked, function)
+        return resolve(self.metrics, checked, function)
 
     def skipped_metrics(self, columns: Iterable[str], /) -> dict[str, str]:
         """The default metrics a frame with ``columns`` does not get, each with the column it lacks.
@@ -376,7 +380,7 @@ class Evaluator:
         checked = self.run_plan
         prefix = checked.prefix
         available = list(columns)
-        return {prefix + m.column(k): column for (m, k), _, column in _default(checked, available, None)[1]}
+        return {prefix + m.column(k): column for (m, k), _, column in default_requests(checked, available, None)[1]}
 
     def outputs(self, columns: Iterable[str] | None = None) -> list[str]:
         """The score columns this run writes (prefixed), in order.
@@ -422,7 +426,7 @@ class Evaluator:
         """
         checked = self.run_plan
         available = list(columns) if columns is not None else []
-        return _input_columns(self.requests(columns), checked, available)
+        return input_roles(self.requests(columns), checked, available)
 
     # ------------------------------------------------------------------ running
 
@@ -468,7 +472,7 @@ class Evaluator:
         state = RunState()  # one call (one LazyFrame plan): each judge prompt asked once, however often collected
 
         def compute(view: pl.DataFrame) -> pl.DataFrame:
-            return _score(view, requests, checked, function, state)
+            return score_frame(view, requests, checked, function, state)
 
         inputs = list(dict.fromkeys(roles.values()))
         return apply_to_frame(frame, compute, columns=inputs, function=function, clash_hint=CLASH_HINT)
@@ -499,7 +503,7 @@ class Evaluator:
         checked = self.run_plan
         requests, roles = self._plan(checked, frame.columns, function, warn=False)
         view = conform_text(frame.select(list(dict.fromkeys(roles.values()))))
-        return _score(view, requests, checked, function, RunState(), budget)
+        return score_frame(view, requests, checked, function, RunState(), budget)
 
     def budget_candidates(self, frame: pl.DataFrame, /) -> Any:
         """A batch's judge budget candidates, truncated to those the run's budget could choose.
@@ -533,9 +537,9 @@ class Evaluator:
         view = conform_text(frame.select(list(dict.fromkeys(roles.values()))))
         routes = {m.name: routing.route(m, checked) for m, _ in requests}
         hybrid = [r for r in requests if r[0].family != "judge" and routes[r[0].name] == "hybrid"]
-        blocks = _family_blocks(view, hybrid, checked, function, RunState())
-        groups = _score_groups(blocks, {m.column(k) for m, k in hybrid}, function)
-        eligible = _budget_eligible(view, requests, routes, groups, checked)
+        blocks = family_blocks(view, hybrid, checked, function, RunState())
+        groups = score_groups(blocks, {m.column(k) for m, k in hybrid}, function)
+        eligible = budget_eligible(view, requests, routes, groups, checked)
         return budgeting.truncated(budgeting.candidates(view, eligible, checked, function), checked)
 
     def written_columns(self, schema: Mapping[str, pl.DataType], /) -> list[str]:
@@ -567,7 +571,7 @@ class Evaluator:
         checked = self.run_plan
         requests, roles = self._plan(checked, list(schema), function, warn=False)
         dtypes = {name: CONTRACT_DTYPES.get(role, schema[name]) for role, name in roles.items()}
-        return _score(pl.DataFrame(schema=dtypes), requests, checked, function, RunState()).columns
+        return score_frame(pl.DataFrame(schema=dtypes), requests, checked, function, RunState()).columns
 
     def plan(self, columns: Iterable[str], /, *, warn: bool = True) -> tuple[list[Request], dict[str, str]]:
         """What a frame with these ``columns`` gets: the (metric, cutoff) requests and the input columns by role.
@@ -597,21 +601,21 @@ class Evaluator:
 
     def _plan(self, checked: RunPlan, available: list[str], function: str, *, warn: bool):
         requests = self._requests_for(checked, available, function)
-        roles = _input_columns(requests, checked, available)
-        _require(requests, checked, available, function)
+        roles = input_roles(requests, checked, available)
+        require_inputs(requests, checked, available, function)
         routing.check_judging(requests, checked, function)
         if warn and self.metrics is None:
-            _warn_skipped(checked, available, function)
+            warn_skipped(checked, available, function)
         return requests, roles
 
     def _requests_for(self, checked: RunPlan, available: list[str], function: str) -> list[Request]:
         if self.metrics == AUTO or self.metrics is None:
-            _check_named_columns(self.to_dict(), available, function)
+            check_named_columns(self.to_dict(), available, function)
         if self.metrics == AUTO:
-            return _auto(checked, available, function)
+            return auto_requests(checked, available, function)
         if self.metrics is None:
-            return _default(checked, available, function)[0]
-        return _resolve(self.metrics, checked, function)
+            return default_requests(checked, available, function)[0]
+        return resolve(self.metrics, checked, function)
 
 
 def _thaw(name: str, value: Any) -> Any:
@@ -627,378 +631,6 @@ def _thaw_nested(value: Any) -> Any:
     if isinstance(value, tuple) and value and routing._frozen_items(value) is not None:
         return {k: _thaw_nested(v) for k, v in value}
     return [_thaw_nested(v) for v in value] if isinstance(value, tuple) else value
-
-
-def _resolve(metrics: Any, checked: RunPlan, function: str) -> list[Request]:
-    """Metric, output and family names -> (metric, cutoff) pairs, each once, grouped by family."""
-    names = ["heuristic"] if metrics is None else [metrics] if isinstance(metrics, str) else list(metrics)
-    if not names:
-        raise InvalidParameterError(f"{function}: metrics is empty; choose from {[m.name for m in registry.metrics()]}")
-    requests: list[Request] = []
-    for name in names:
-        requests += _expand(name, checked, function)
-    return _ordered(requests)
-
-
-def _expand(name: Any, checked: RunPlan, function: str) -> list[Request]:
-    if not isinstance(name, str):
-        raise validate.fail(function, "metrics", "metric names (str)", name)
-    if name in registry.families():
-        return [r for m in registry.metrics(name) if m.by_default for r in _at_cutoffs(m, checked)]
-    parsed = plain_column(name)
-    if parsed is not None and parsed.k is not None:
-        return [(parsed.metric, parsed.k)]
-    try:
-        metric = registry.get_metric(name)
-    except InvalidParameterError:
-        choices = [m.name for m in registry.metrics()] + registry.families()
-        raise InvalidParameterError(f"{function}: unknown metric {name!r}; choose from {choices}") from None
-    return _at_cutoffs(metric, checked)
-
-
-def _at_cutoffs(metric: Metric, checked: RunPlan) -> list[Request]:
-    if not metric.cutoff:
-        return [(metric, None)]
-    return [(metric, k) for k in checked.families[metric.family]["k"]]
-
-
-def _ordered(requests: list[Request]) -> list[Request]:
-    """Each request once; families in order of first request; within a family registry order
-    (cutoff metrics by k first, as trec_eval prints them, then the whole-ranking ones)."""
-    unique = list(dict.fromkeys((m.name, k) for m, k in requests))
-    position = {m.name: i for i, m in enumerate(registry.metrics())}
-    family_order = list(dict.fromkeys(m.family for m, _ in requests))
-    by_name = {m.name: m for m, _ in requests}
-
-    def key(item: tuple[str, int | None]) -> tuple[int, int, int, int]:
-        metric = by_name[item[0]]
-        cut = 0 if metric.cutoff else 1
-        return (family_order.index(metric.family), cut, item[1] or 0, position[metric.name])
-
-    return [(by_name[name], k) for name, k in sorted(unique, key=key)]
-
-
-def _input_columns(requests: list[Request], checked: RunPlan, available: list[str]) -> dict[str, str]:
-    roles: dict[str, str] = {}
-    for family in dict.fromkeys(m.family for m, _ in requests):
-        family_requests = [r for r in requests if r[0].family == family]
-        opts = checked.families[family]
-        roles.update(registry.get_family(family).columns(family_requests, opts, available))
-    budget = checked.budget
-    for column in budget.by if budget is not None else ():
-        roles[f"{BY_ROLE}{column}"] = column
-    return roles
-
-
-def _require(requests: list[Request], checked: RunPlan, available: list[str], function: str) -> None:
-    """A missing input column is an error naming the metric that needs it."""
-    present = set(available)
-    for metric, k in requests:
-        opts = checked.families[metric.family]
-        for role, column in registry.get_family(metric.family).columns([(metric, k)], opts, available).items():
-            if column not in present:
-                raise SchemaError(
-                    f"metric {metric.column(k)!r} needs the {role} column",
-                    function=function,
-                    column=column,
-                    available=available,
-                )
-    budget = checked.budget
-    for column in budget.by if budget is not None else ():
-        if column not in present:
-            raise SchemaError(
-                "{by} names a column the judge budget's draw is stratified by, and it is missing",
-                function=function,
-                column=column,
-                available=available,
-                mentions={"by": ""},
-            )
-
-
-def _missing_input(request: Request, checked: RunPlan, available: list[str]) -> tuple[str, str] | None:
-    """(role, column) of the first input column of ``request`` the frame lacks, or None."""
-    metric = request[0]
-    opts = checked.families[metric.family]
-    present = set(available)
-    roles = registry.get_family(metric.family).columns([request], opts, available)
-    return next(((role, column) for role, column in roles.items() if column not in present), None)
-
-
-def _default(
-    checked: RunPlan, available: list[str], function: str | None
-) -> tuple[list[Request], list[tuple[Request, str, str]]]:
-    """The default metrics the columns allow, and those skipped with (role, column) missing.
-
-    None allowed is a SchemaError naming each metric's missing column (unless ``function`` is
-    None: only the skipped list is wanted).
-    """
-    chosen: list[Request] = []
-    skipped: list[tuple[Request, str, str]] = []
-    for request in _resolve(None, checked, "Evaluator"):
-        missing = _missing_input(request, checked, available)
-        if missing is None:
-            chosen.append(request)
-        else:
-            skipped.append((request, *missing))
-    if not chosen and function is not None:
-        lacks = ", ".join(f"{m.column(k)} needs {column!r}" for (m, k), _, column in skipped)
-        raise SchemaError(
-            f"no default metric can be scored ({lacks}); map the columns (answer='response', "
-            "--column answer=response) or name the metrics to score",
-            function=function,
-            column=skipped[0][2],
-            available=available,
-        )
-    return chosen, skipped
-
-
-def _warn_skipped(checked: RunPlan, available: list[str], function: str) -> None:
-    """One :class:`SkippedMetricWarning` per default metric the columns do not allow."""
-    prefix = checked.prefix
-    for (metric, k), role, column in _default(checked, available, None)[1]:
-        name = prefix + metric.column(k)
-        warnings.warn(
-            SkippedMetricWarning(
-                f"{function}: skipped {name!r}: it reads the {role} column {column!r}, which the frame lacks "
-                f"(the default metrics are those the columns allow; name {metric.name!r} to require it)",
-                metric=name,
-                role=role,
-                column=column,
-            ),
-            stacklevel=user_stacklevel(),
-        )
-
-
-def _check_named_columns(given: Mapping[str, Any], available: list[str], function: str) -> None:
-    """Under ``"auto"`` and the default, a column option set must name a column of the frame.
-
-    Those runs choose their metrics by the columns present, so a mistyped mapping
-    (``--column answer=nosuch``) would silently drop every metric reading it.
-    """
-    present = set(available)
-    for role in DEFAULT_COLUMNS:
-        column = given.get(role)
-        if isinstance(column, str) and column not in present:
-            raise SchemaError(
-                f"the {role} option names a column the frame lacks (the metrics that read it would be dropped "
-                "without a word)",
-                function=function,
-                column=column,
-                available=available,
-            )
-
-
-def _auto(checked: RunPlan, available: list[str], function: str) -> list[Request]:
-    present = set(available)
-    chosen: list[Request] = []
-    for family in ("heuristic", "retrieval"):
-        opts = checked.families[family]
-        for metric in (m for m in registry.metrics(family) if m.by_default):
-            for request in _at_cutoffs(metric, checked):
-                needed = registry.get_family(family).columns([request], opts, available).values()
-                if all(c in present for c in needed):
-                    chosen.append(request)
-    if not chosen:
-        raise SchemaError(
-            "{metrics} found no metric whose input columns are all present",
-            function=function,
-            available=available,
-            mentions={"metrics": "'auto'"},
-        )
-    return _ordered(chosen)
-
-
-def _family_blocks(
-    view: pl.DataFrame,
-    requests: list[Request],
-    checked: RunPlan,
-    function: str,
-    state: RunState,
-) -> list[pl.DataFrame]:
-    """Each family's columns for its requests, families in order of first request (the call's ``state`` to those
-    that keep some: the judge's memo, a budget's draw)."""
-    blocks = []
-    for name in dict.fromkeys(m.family for m, _ in requests):
-        family = registry.get_family(name)
-        family_requests = [r for r in requests if r[0].family == name]
-        opts = checked.families[name]
-        columns = family.columns(family_requests, opts, view.columns)
-        part = view.select(list(dict.fromkeys(columns.values())))
-        if family.run_state:
-            blocks.append(family.score(part, family_requests, opts, function, state=state))
-        else:
-            blocks.append(family.score(part, family_requests, opts, function))
-    return blocks
-
-
-def _score_groups(blocks: list[pl.DataFrame], names: set[str], function: str) -> dict[str, list[pl.Series]]:
-    """Each score column with its companions (signals), from the families' blocks."""
-    groups: dict[str, list[pl.Series]] = {}
-    for block in blocks:
-        current: list[pl.Series] | None = None
-        for series in block.get_columns():
-            if series.name in names:  # a score column starts its group; companions (signals) follow it
-                current = groups.setdefault(series.name, [])
-            if current is None:  # an internal invariant: families write each score before its companions
-                raise RuntimeError(f"{function}: column {series.name!r} precedes every score column of its family")
-            current.append(series)
-    return groups
-
-
-def _heuristic_groups(
-    view: pl.DataFrame,
-    requests: list[Request],
-    routes: dict[str, str],
-    checked: RunPlan,
-    function: str,
-    state: RunState,
-) -> dict[str, list[pl.Series]]:
-    """The columns of every metric scored without the judge: all but the judge family's and those ``"llm"`` routes
-    (which a budgeted run scores too: its heuristic is the prediction of the estimate)."""
-    budget = checked.budget
-    first = [r for r in requests if r[0].family != "judge" and (routes[r[0].name] != "llm" or budget is not None)]
-    names = {m.column(k) for m, k in first}
-    return _score_groups(_family_blocks(view, first, checked, function, state), names, function)
-
-
-def _budget_eligible(
-    view: pl.DataFrame,
-    requests: list[Request],
-    routes: dict[str, str],
-    groups: dict[str, list[pl.Series]],
-    checked: RunPlan,
-) -> dict[str, np.ndarray]:
-    """Per judge metric, the rows the judge would be asked about without a budget (the draw's candidates)."""
-    eligible: dict[str, np.ndarray] = {}
-    for metric, k in requests:
-        route = "llm" if metric.family == "judge" else routes[metric.name]
-        if route == "heuristic":
-            continue
-        judge = metric if metric.family == "judge" else counterpart(metric)
-        if route == "hybrid":
-            score = groups[metric.column(k)][0]
-            rows, _ = routing.inside_band(view, metric, score, checked, _default_threshold(metric, checked))
-        else:
-            rows = routing.judgeable(view, judge, checked)
-        mask = rows.to_numpy().astype(bool, copy=False)
-        eligible[judge.name] = eligible[judge.name] | mask if judge.name in eligible else mask
-    return eligible
-
-
-def _routed_scores(
-    view: pl.DataFrame,
-    requests: list[Request],
-    routes: dict[str, str],
-    checked: RunPlan,
-    function: str,
-    state: RunState,
-    budget_state: Any = None,
-) -> tuple[pl.DataFrame, dict[str, Any]]:
-    """Scores when some metrics go to the judge (mode "llm"/"hybrid", judge metrics, a budget), with each threshold."""
-    groups = _heuristic_groups(view, requests, routes, checked, function, state)
-    budgeted = checked.budget is not None
-    if budgeted:
-        from ragframe.budgeting import budget_run
-
-        eligible = _budget_eligible(view, requests, routes, groups, checked)
-        state = state.with_budget(budget_run(view, eligible, checked, function, budget_state))
-    judged = [r for r in requests if r[0].family == "judge"]
-    if judged:
-        blocks = _family_blocks(view, judged, checked, function, state)
-        groups.update(_score_groups(blocks, {m.column(k) for m, k in judged}, function))
-    columns: list[pl.Series] = []
-    thresholds: dict[str, Any] = {}
-    for metric, k in requests:
-        column = metric.column(k)
-        if routes[metric.name] == "heuristic":
-            columns += groups[column]
-            thresholds[column] = _threshold(metric, k, checked)
-            continue
-        given = checked.thresholds.get(column, checked.thresholds.get(metric.name))
-        routed, thresholds[column] = routing.routed_columns(
-            view,
-            metric,
-            routes[metric.name],
-            groups.get(column),
-            (given, _default_threshold(metric, checked)),
-            checked,
-            function,
-            state,
-        )
-        columns += routed
-        if budgeted:  # the heuristic on every row: the prediction of rf.estimate, the judge its label
-            columns.append(groups[column][0].rename(f"{column}_heuristic"))
-    return pl.DataFrame(columns, height=view.height), thresholds
-
-
-def _score(
-    view: pl.DataFrame,
-    requests: list[Request],
-    checked: RunPlan,
-    function: str,
-    state: RunState,
-    budget_state: Any = None,
-) -> pl.DataFrame:
-    """Every family's columns (or the judge's, by mode), pass flags, the composite, then the prefix."""
-    routes = {m.name: routing.route(m, checked) for m, _ in requests}
-    if checked.budget is None and all(route == "heuristic" for route in routes.values()):
-        blocks = _family_blocks(view, requests, checked, function, state)
-        scores = pl.concat(blocks, how="horizontal") if blocks else pl.DataFrame(height=view.height)
-        thresholds = {m.column(k): _threshold(m, k, checked) for m, k in requests}
-    else:
-        scores, thresholds = _routed_scores(view, requests, routes, checked, function, state, budget_state)
-    out = _with_pass_flags(scores, {c: t for c, t in thresholds.items() if t is not None})
-    if checked.composite and any(t is not None for t in thresholds.values()):
-        out = out.hstack(_composite(scores, thresholds, checked))
-    prefix = checked.prefix
-    return out.rename({c: prefix + c for c in out.columns}) if prefix else out
-
-
-def _threshold(metric: Metric, k: int | None, checked: RunPlan) -> float | None:
-    given = checked.thresholds
-    column = metric.column(k)
-    return given.get(column, given.get(metric.name, _default_threshold(metric, checked)))
-
-
-def _default_threshold(metric: Metric, checked: RunPlan) -> float | None:
-    """The registry's threshold, or the family's for the method this run uses."""
-    family = registry.get_family(metric.family)
-    if family.threshold is None:
-        return metric.threshold
-    return family.threshold(metric, checked.families[family.name])
-
-
-def _with_pass_flags(scores: pl.DataFrame, thresholds: dict[str, float]) -> pl.DataFrame:
-    columns: list[pl.Series] = []
-    for series in scores.get_columns():
-        columns.append(series)
-        if series.name in thresholds:
-            columns.append((series >= thresholds[series.name]).rename(f"{series.name}_passed"))
-    return pl.DataFrame(columns, height=scores.height)
-
-
-def _composite(scores: pl.DataFrame, thresholds: dict[str, float | None], checked: RunPlan) -> pl.DataFrame:
-    """Weighted mean of the non-null thresholded scores; passed = none failed and composite >= threshold."""
-    n = scores.height
-    num, den = np.zeros(n), np.zeros(n)
-    any_failed = np.zeros(n, dtype=bool)
-    weights = checked.weights
-    for column, threshold in thresholds.items():
-        if threshold is None:
-            continue
-        score = scores.get_column(column).to_numpy().astype(np.float64)
-        ok = ~np.isnan(score)
-        parsed = registry.parse_column(column)
-        w = float(weights.get(column, weights.get(parsed.metric.name if parsed and parsed.metric else column, 1.0)))
-        num = num + np.where(ok, w * np.nan_to_num(score), 0.0)
-        den = den + np.where(ok, w, 0.0)
-        limit = threshold.to_numpy() if isinstance(threshold, pl.Series) else threshold  # per row in hybrid mode
-        any_failed |= ok & ~(np.nan_to_num(score) >= limit)
-    comp = np.divide(num, den, out=np.full(n, np.nan), where=den != 0)
-    passed = ~any_failed & ~np.isnan(comp) & (np.nan_to_num(comp) >= checked.composite_threshold)
-    return pl.DataFrame(
-        [pl.Series(COMPOSITE, comp, dtype=pl.Float64, nan_to_null=True), pl.Series("passed", passed, dtype=pl.Boolean)]
-    )
 
 
 @public
