@@ -324,7 +324,7 @@ def work_ragframe_all_trec(run_path: Path, qrels_path: Path) -> dict[str, Any]:
 
     from ragframe.io.trec_eval_format import parse_measures
     from ragframe.kernels.trec_measures import TrecOptions
-    from ragframe.metrics.retrieval import trec_eval_run
+    from ragframe.run.trec_run import trec_eval_run
 
     start, cpu_start = time.perf_counter(), time.process_time()
     run, qrels = _read_frames(run_path, qrels_path)

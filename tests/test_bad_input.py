@@ -410,7 +410,7 @@ def test_int_and_str_ids_never_match_by_text():
 
 
 def test_judgment_column_rule():
-    from ragframe.metrics.retrieval import judgment_column
+    from ragframe.metrics.retrieval_inputs import judgment_column
 
     both = ["retrieved_ids", "relevant_ids", "relevance"]
     # both kinds present: ambiguous whether or not relevant_ids= was named

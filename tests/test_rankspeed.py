@@ -140,9 +140,9 @@ def test_a_repeat_is_named_whether_checked_while_scoring_or_before(monkeypatch, 
     """Without -M the repeat is found by the scoring threads, with it before the cut: one error, one row."""
     if chunks is not None:
         monkeypatch.setattr(ranking, "rank_measures", _forcing_chunks(ranking.rank_measures, chunks))
-        from ragframe.metrics import retrieval
+        from ragframe.run import trec_run
 
-        monkeypatch.setattr(retrieval, "rank_measures", ranking.rank_measures)
+        monkeypatch.setattr(trec_run, "rank_measures", ranking.rank_measures)
     qrels = pl.DataFrame({"query_id": ["q000", "q012"], "doc_id": ["d0", "d3"], "relevance": [1, 2]})
     with pytest.raises(rf.SchemaError, match="a document listed twice for one query") as error:
         rf.evaluate_run(_run_with_a_repeat(), qrels, k=[5], max_docs=max_docs)
@@ -159,7 +159,7 @@ def _forcing_chunks(function, chunks):
 def test_a_repeat_is_named_before_an_err_grade_or_a_conflicting_judgment():
     """The repeated document is refused first, as when the run was checked before anything else."""
     from ragframe.kernels.trec_measures import TrecMeasure, TrecOptions
-    from ragframe.metrics.retrieval import trec_eval_run
+    from ragframe.run.trec_run import trec_eval_run
 
     run = _run_with_a_repeat()
     high = pl.DataFrame({"query_id": ["q000"], "doc_id": ["d0"], "relevance": [9]})

@@ -21,7 +21,7 @@ from ragframe.io.trec_eval_format import output_measures, parse_measures
 from ragframe.io.trec_eval_format import summarize as trec_summarize
 from ragframe.kernels.trec_measures import MIN_GEO_MEAN, TrecOptions
 from ragframe.metrics.registry import get_metric
-from ragframe.metrics.retrieval import trec_eval_run
+from ragframe.run.trec_run import trec_eval_run
 
 TE = LOCAL_DATA / "trec_eval"
 #: expected output, qrels, run, evaluate_run keywords (trec_eval's -c, -M, -l)

@@ -34,7 +34,7 @@ from trec_fuzz import draw_case, ragframe_trec, write_case
 import ragframe as rf
 from ragframe.io.trec_eval_format import parse_measures
 from ragframe.kernels.trec_measures import TrecOptions
-from ragframe.metrics.retrieval import trec_eval_run
+from ragframe.run.trec_run import trec_eval_run
 
 ROOT = Path(__file__).resolve().parent.parent
 TE = LOCAL_DATA / "trec_eval"
@@ -343,7 +343,7 @@ def test_ragframe_trec_imports_only_what_it_uses():
     code, modules = done.stdout.split(" ", 1)
     loaded = set(modules.split())
     assert code == "0" and "ragframe.cli.trec" in loaded
-    heavy = {"scipy", "pandas", "matplotlib", "sklearn", "httpx", "ragframe.namespace", "ragframe.run"}
+    heavy = {"scipy", "pandas", "matplotlib", "sklearn", "httpx", "ragframe.namespace", "ragframe.run.evaluator"}
     heavy |= {"ragframe.budgeting", "ragframe.io.streaming", "ragframe.stats.compare", "ragframe.stats.estimate"}
     other_commands = {f"ragframe.cli.{c}" for c in ("demo", "eval", "summary", "compare", "gate", "report", "estimate")}
     assert loaded & (heavy | other_commands) == set()

@@ -29,7 +29,8 @@ from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.io.trec_eval_format import DEFAULT_CUTOFFS, output_measures, parse_measures, summarize
 from ragframe.kernels.trec_measures import TrecOptions
 from ragframe.metrics.registry import get_metric, metric_for_column
-from ragframe.metrics.retrieval import RETRIEVAL_METRICS, trec_eval_run
+from ragframe.metrics.retrieval import RETRIEVAL_METRICS
+from ragframe.run.trec_run import trec_eval_run
 
 TE = LOCAL_DATA / "trec_eval"
 STANDARD = DEFAULT_CUTOFFS["P"]  # trec_eval's cutoffs 5 .. 1000

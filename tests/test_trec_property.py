@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from ragframe.io.trec_eval_format import parse_measures
 from ragframe.kernels.trec_measures import TrecOptions
-from ragframe.metrics.retrieval import trec_eval_run
+from ragframe.run.trec_run import trec_eval_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

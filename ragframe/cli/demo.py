@@ -15,7 +15,7 @@ from ragframe.display import aligned, cell_text
 from ragframe.io.trec import read_qrels, read_trec_run
 from ragframe.metrics import score_columns
 from ragframe.metrics.heuristic_seed import SEED_THRESHOLDS
-from ragframe.metrics.retrieval import evaluate_run, run_summary
+from ragframe.run.trec_run import evaluate_run, run_summary
 from ragframe.stats.compare import compare_runs
 from ragframe.stats.estimate import estimate
 from ragframe.stats.summary import summarize

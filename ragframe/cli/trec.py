@@ -33,7 +33,7 @@ from ragframe.io.trec_eval_format import (
 )
 from ragframe.kernels.trec_measures import TrecOptions
 from ragframe.kernels.trec_prefs import preference_measures
-from ragframe.metrics.retrieval import trec_eval_run
+from ragframe.run.trec_run import trec_eval_run
 
 __all__ = ["add_parser", "expand_measures", "run", "argument_order", "judge_group_run"]
 
@@ -298,7 +298,7 @@ def judge_group_run(run_frame: pl.DataFrame, qrels: pl.DataFrame, options: TrecO
 
     The qrels' second column (``iteration``) names the judgment group. Every (query, group)
     pair is scored as a query of its own (the run's ranking of the query against that group's
-    judgments) by :func:`~ragframe.metrics.retrieval.trec_eval_run`; a query's value is the
+    judgments) by :func:`~ragframe.run.trec_run.trec_eval_run`; a query's value is the
     sum over its groups, in group order, divided by their number (trec_eval's ``*_avgjg``).
 
     Examples

@@ -438,7 +438,7 @@ def format_trec_eval(
     Parameters
     ----------
     per_query : polars.DataFrame
-        ``query_id`` and one column per printed name (see :func:`ragframe.metrics.retrieval.trec_eval_run`),
+        ``query_id`` and one column per printed name (see :func:`ragframe.run.trec_run.trec_eval_run`),
         the evaluated queries in trec_eval's order.
     printed : list of OutputMeasure
         From :func:`output_measures`.

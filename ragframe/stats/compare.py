@@ -323,7 +323,7 @@ def compare_runs(
     ndcg_at_10 43 0.5058 0.6868 b
     mrr 43 0.8245 0.9698 b
     """
-    from ragframe.metrics.retrieval import evaluate_run
+    from ragframe.run.trec_run import evaluate_run
 
     options = ComparisonOptions.check(
         "compare_runs",
