@@ -327,3 +327,130 @@ def test_docs_architecture_lists_every_floor():
     for packages in FLOORS:
         for name in packages:
             assert f"`{name}" in text, name
+
+
+# ----------------------------------------------------------------------------- private attributes and "_" keys
+
+#: Private attributes reached on another package's objects that are known: (module, attribute) -> why.
+KNOWN_PRIVATE_ATTRIBUTES: dict[tuple[str, str], str] = {}
+#: "_"-prefixed keys of option mappings that are known: (module, key) -> why.
+KNOWN_UNDERSCORE_KEYS: dict[tuple[str, str], str] = {}
+#: Names that hold options (a run's, a family's, a config): a "_" key in them is run state hidden in options.
+OPTION_MAPPINGS = ("options", "opts", "checked", "config", "settings", "merged", "given", "family_options")
+
+
+def _defined_private_attributes(module: str) -> set[str]:
+    """The private attributes a module defines on its objects: methods ``def _x`` of its classes, ``self._x = ...``."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("_"):
+                    names.add(item.name)
+                elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                    names.add(item.target.id)
+                elif isinstance(item, ast.Assign):
+                    names |= {t.id for t in item.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                names.add(node.attr)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__setattr__":
+            if len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+                names.add(node.args[1].value)  # object.__setattr__(self, "_x", ...) of frozen dataclasses
+    return {n for n in names if n.startswith("_") and not n.startswith("__")}
+
+
+PRIVATE_BY_PACKAGE: dict[str, set[str]] = {}
+for _module in MODULES:
+    PRIVATE_BY_PACKAGE.setdefault(package(_module), set()).update(_defined_private_attributes(_module))
+
+
+def foreign_private_attributes(module: str) -> list[tuple[str, str, int]]:
+    """``obj._x`` in ``module`` where ``_x`` is a private attribute only another package defines.
+
+    ``self._x`` and ``cls._x`` are the object's own; an attribute its own package also defines is
+    taken to be its own (the rule errs towards silence, never towards a false alarm).
+    """
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    own = PRIVATE_BY_PACKAGE.get(package(module), set())
+    others = set().union(*(names for pkg, names in PRIVATE_BY_PACKAGE.items() if pkg != package(module)))
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")):
+            continue
+        if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            continue
+        if node.attr in others and node.attr not in own:
+            found.append((module, node.attr, node.lineno))
+    return found
+
+
+def underscore_keys(module: str) -> list[tuple[str, str, int]]:
+    """``options["_x"]``, ``options.get("_x")`` and ``{"_x": ...}`` in a mapping of options: run state in options."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+
+    def named_like_options(node: ast.AST) -> bool:
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+        return any(name == n or name.endswith("_" + n) for n in OPTION_MAPPINGS)
+
+    def underscore(node: ast.AST | None) -> str | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("_"):
+            return node.value if not node.value.startswith("__") else None
+        return None
+
+    found = []
+    for node in ast.walk(tree):
+        key = None
+        if isinstance(node, ast.Subscript) and named_like_options(node.value):
+            key = underscore(node.slice)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("get", "pop"):
+            if named_like_options(node.func.value) and node.args:
+                key = underscore(node.args[0])
+        elif isinstance(node, ast.Dict):  # {**options, "_x": ...}
+            keys = [underscore(k) for k in node.keys if k is not None]
+            spread = [v for k, v in zip(node.keys, node.values) if k is None]
+            if any(keys) and any(named_like_options(v) for v in spread):
+                key = next(k for k in keys if k)
+        if key is not None:
+            found.append((module, key, node.lineno))
+    return found
+
+
+def test_no_private_attribute_of_another_package_is_reached():
+    found = [f for module in MODULES for f in foreign_private_attributes(module)]
+    new = [f for f in found if (f[0], f[1]) not in KNOWN_PRIVATE_ATTRIBUTES]
+    assert new == [], "private attributes of another package's objects: " + "; ".join(
+        f"{m} line {line}: .{name}" for m, name, line in new
+    )
+
+
+def test_no_option_mapping_holds_an_underscore_key():
+    found = [f for module in MODULES for f in underscore_keys(module)]
+    new = [f for f in found if (f[0], f[1]) not in KNOWN_UNDERSCORE_KEYS]
+    assert new == [], "run state hidden in options: " + "; ".join(f"{m} line {line}: {key!r}" for m, key, line in new)
+
+
+def test_the_known_lists_of_the_new_rules_are_empty():
+    assert KNOWN_PRIVATE_ATTRIBUTES == {} and KNOWN_UNDERSCORE_KEYS == {}
+
+
+def test_the_new_rules_find_what_they_look_for(tmp_path, monkeypatch):
+    sources = {
+        "ragframe.io.fake_io": "def f(evaluator):\n    return evaluator._scores(1) + evaluator._private_thing\n",
+        "ragframe.run.fake_run": (
+            "class E:\n    def _scores(self):\n        self._private_thing = 1\n"
+            "def g(options):\n    memo = options['_memo']\n    return {**options, '_budget': 1}, options.get('_x')\n"
+        ),
+    }
+    for name, text in sources.items():
+        path = tmp_path / (name.replace(".", "_") + ".py")
+        path.write_text(text, encoding="utf-8")
+        monkeypatch.setitem(MODULES, name, path)
+    monkeypatch.setitem(PRIVATE_BY_PACKAGE, "run", PRIVATE_BY_PACKAGE["run"] | {"_scores", "_private_thing"})
+    monkeypatch.setitem(PRIVATE_BY_PACKAGE, "io", PRIVATE_BY_PACKAGE["io"] - {"_scores", "_private_thing"})
+    assert sorted((n, line) for _, n, line in foreign_private_attributes("ragframe.io.fake_io")) == [
+        ("_private_thing", 2),
+        ("_scores", 2),
+    ]
+    assert sorted(k for _, k, _ in underscore_keys("ragframe.run.fake_run")) == ["_budget", "_memo", "_x"]

@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 
 from ragframe import validate
-from ragframe.exceptions import InvalidParameterError
+from ragframe.exceptions import InvalidParameterError, current_function
 from ragframe.kernels.ranking import (
     CUT_MEASURES,
     FULL_MEASURES,
@@ -150,7 +150,7 @@ def check_level(relevance_level: int, function: str) -> int:
 def family_check(options: dict[str, Any], function: str) -> dict[str, Any]:
     names = [spec.name for spec in registry.declared_options(RetrievalOptions)]
     checked = registry.check_options(RetrievalOptions, {name: options[name] for name in names}, function)
-    return {**checked, "contexts": options["contexts"], "_function": function}
+    return {**checked, "contexts": options["contexts"]}
 
 
 def _column_option(value: Any, name: str, function: str) -> str | None:
@@ -242,7 +242,7 @@ def _family_columns(requests: Sequence[Any], options: dict[str, Any], available:
         relevant_ids=options["relevant_ids"],
         relevance=options["relevance"],
         contains=contains,
-        function=options["_function"],
+        function=current_function() or "evaluate",  # the public function being run (errors are stamped with it)
     )
     if _needs_grades(requests) and not graded:  # named first: a check for missing columns reports it
         columns["relevance"] = options["relevance"] or "relevance"
