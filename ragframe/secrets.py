@@ -181,8 +181,7 @@ class Secret:
             return (Secret, (self._value, self.variable))
         raise TypeError(
             "the API key is not picklable: ragframe never writes a key into a pickle; "
-            "name its environment variable instead ({api_key_env})",
-            mentions={"api_key_env": "'NAME'"},
+            "name its environment variable instead (api_key_env='NAME')"
         )
 
 

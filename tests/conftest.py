@@ -40,3 +40,10 @@ def _private_cache_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     Subprocesses started by a test inherit it through the environment.
     """
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg_cache")))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Ray, notebook and browser tests are slow tests too: ``pytest -m "not slow"`` (the fast loop) leaves them out."""
+    for item in items:
+        if any(item.get_closest_marker(name) for name in ("ray", "notebook", "browser")):
+            item.add_marker(pytest.mark.slow)

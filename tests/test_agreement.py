@@ -71,6 +71,7 @@ def matrices(min_raters=2, max_raters=4, max_items=12, missing=False):
 # --------------------------------------------------------------------------- Cohen's kappa
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(matrices(2, 2, max_items=15), st.sampled_from([None, "linear", "quadratic"]))
 def test_cohen_kappa_matches_sklearn(matrix, weights):
@@ -85,6 +86,7 @@ def test_cohen_kappa_matches_sklearn(matrix, weights):
     assert cohen_kappa(long(matrix, ["ann", "bob"]), "bob", "ann", weights=weights) == pytest.approx(got, abs=1e-12)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(matrices(2, 2, max_items=15, missing=True), st.sampled_from([None, "linear", "quadratic"]))
 def test_cohen_kappa_uses_items_both_rated(matrix, weights):
@@ -141,6 +143,7 @@ def test_cohen_kappa_string_ratings_nominal():
 # --------------------------------------------------------------------------- agreement()
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(matrices(2, 4, max_items=10, missing=True), st.sampled_from(["nominal", "ordinal", "interval"]))
 def test_mean_pairwise_cohen_matches_sklearn(matrix, level):

@@ -157,6 +157,7 @@ def server():
     httpd.server_close()
 
 
+@pytest.mark.slow
 def test_send_to_phoenix(server, monkeypatch):
     monkeypatch.setenv("RF_TEST_PHOENIX_KEY", "phx-secret-0123456789")
     records = rf.to_annotations(SCORED, metrics=["faithfulness"])
@@ -180,6 +181,7 @@ def test_send_to_phoenix(server, monkeypatch):
     ]
 
 
+@pytest.mark.slow
 def test_send_to_langsmith_and_errors(server, monkeypatch):
     monkeypatch.setenv("RF_TEST_LS_KEY", "lsv2-secret-0123456789")
     records = rf.to_annotations(SCORED, target="langsmith", metrics=["ndcg_at_3"])
@@ -216,6 +218,7 @@ def eval_output(tmp_path):
     return out
 
 
+@pytest.mark.slow
 def test_cli_annotations_from_an_eval_folder(eval_output, tmp_path, capsys, server):
     target = tmp_path / "annotations.jsonl"
     url = f"http://127.0.0.1:{server.server_port}"

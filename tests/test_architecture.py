@@ -259,6 +259,7 @@ def test_a_two_module_circle_is_found():
     assert module_circles(imports[1:]) == []
 
 
+@pytest.mark.slow
 def test_no_private_name_is_imported_across_packages():
     attributes = [imp for module in MODULES for imp in private_attributes(module)]
     found = private_imports(ALL_IMPORTS) + [
@@ -272,6 +273,7 @@ def test_no_private_name_is_imported_across_packages():
     assert new == []
 
 
+@pytest.mark.slow
 def test_the_known_private_imports_still_exist():
     attributes = [imp for module in MODULES for imp in private_attributes(module)]
     found = {(a, b, name) for a, b, name, _ in private_imports(ALL_IMPORTS)}

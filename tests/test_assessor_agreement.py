@@ -81,6 +81,7 @@ def test_hand_example_and_unshared_pairs() -> None:
 ratings = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=2, max_size=40)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(ratings, st.randoms())
 def test_property_equals_sklearn_and_row_order_free(pairs, rnd) -> None:

@@ -291,6 +291,7 @@ def _zero(view: pl.DataFrame) -> pl.Series:
     return pl.Series([0.0] * view.height)
 
 
+@pytest.mark.slow
 def test_user_metrics_travel_with_the_evaluator_to_child_processes(registered, tmp_path):
     rf.callback_metric("answer_chars", len, ["answer"], bounds=None)  # len: importable in a fresh interpreter
     rf.judge_metric("politeness", "Is this polite? {answer}", ["answer"])

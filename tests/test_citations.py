@@ -95,6 +95,7 @@ def _alce(sentences: list[list[int]], full: list[list[bool]], n_passages: int) -
 WORDS = ["paris", "capital", "france", "louvre", "museum", "river", "seine", "tower"]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_alce_definitions_on_random_answers(data):

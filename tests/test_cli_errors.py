@@ -66,6 +66,7 @@ def test_demo_out_pointing_at_a_file_is_an_input_error(capsys, tmp_path):
     assert one_line(err) == f"ragframe: error: File exists: {str(taken)!r}"
 
 
+@pytest.mark.slow
 def test_out_pointing_at_a_file_in_a_real_process(log_file, tmp_path):
     taken = tmp_path / "taken"
     taken.write_text("x", encoding="utf-8")
@@ -140,6 +141,7 @@ def test_missing_config_file_is_an_input_error(capsys, log_file, tmp_path):
     assert one_line(err) == f"ragframe: error: config file {str(tmp_path / 'nope.toml')!r} not found"
 
 
+@pytest.mark.slow
 def test_closed_stdout_is_one_line_and_no_shutdown_noise(tmp_path):
     frame = pl.DataFrame({"id": list(range(50)), "faithfulness": [i / 50 for i in range(50)]})
     frame.write_parquet(tmp_path / "s.parquet")
@@ -176,6 +178,7 @@ def _interrupt_when(process: subprocess.Popen, manifest: Path, finished: int) ->
     raise AssertionError("the run ended before it could be interrupted")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("per_process", [None, 25])
 def test_ctrl_c_prints_one_line_and_exits_130(tmp_path, per_process):
     log = tmp_path / "log.parquet"

@@ -230,6 +230,7 @@ def _cells(section: str, column: str) -> list[float]:
     return [float(v) for v in re.findall(rf'data-column="{column}" data-value="([^"]+)"', section)]
 
 
+@pytest.mark.slow
 def test_report_shows_estimates_when_a_label_column_is_partly_filled(tmp_path):
     pytest.importorskip("jinja2")
     frame = scored_frame().with_columns(full=(pl.col("faithfulness") > 0.5).cast(pl.Int8))
@@ -251,6 +252,7 @@ def test_report_shows_estimates_when_a_label_column_is_partly_filled(tmp_path):
     assert "from these rows, not chosen" in section  # when it is valid
 
 
+@pytest.mark.slow
 def test_report_without_partly_filled_labels_has_no_estimate_section(tmp_path):
     pytest.importorskip("jinja2")
     frame = scored_frame().with_columns(pl.col("human_faithfulness").fill_null(1.0))

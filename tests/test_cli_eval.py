@@ -24,6 +24,7 @@ def log_file(tmp_path):
     return path
 
 
+@pytest.mark.slow
 def test_eval_prints_summary_and_writes_dataset(log_file, tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["eval", str(log_file), "-o", str(out), "--batch-rows", "7", "--k", "1", "3", "--metrics", "auto"]) == 0
@@ -58,6 +59,7 @@ def test_eval_config_and_column_mapping(tmp_path, capsys):
     assert manifest["options"]["batch_rows"] == 5 and len(manifest["finished"]) == 3
 
 
+@pytest.mark.slow
 def test_eval_exit_codes(log_file, tmp_path, capsys):
     out = str(tmp_path / "out")
     assert main(["eval", str(log_file), "-o", out, "--metrics", "fluency"]) == 2
@@ -80,6 +82,7 @@ def _snapshot(folder) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_sigkill_then_resume_gives_byte_identical_output(tmp_path):
     log = tmp_path / "log.parquet"
     pl.concat([make_log(500, seed=s) for s in range(6)]).write_parquet(log)
@@ -111,6 +114,7 @@ def test_sigkill_then_resume_gives_byte_identical_output(tmp_path):
     assert _snapshot(out) == _snapshot(reference)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["eval", "summary", "compare", "gate", "trec", "demo"])
 def test_every_command_has_help_in_a_real_process(command):
     done = subprocess.run([sys.executable, "-m", "ragframe.cli", command, "--help"], capture_output=True, text=True)
@@ -118,6 +122,7 @@ def test_every_command_has_help_in_a_real_process(command):
     assert "exit codes" in done.stdout.lower() or command == "demo"
 
 
+@pytest.mark.slow
 def test_demo_and_usage_errors_in_a_real_process(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "ragframe.cli", "demo", "--out", str(tmp_path)], capture_output=True, text=True

@@ -70,6 +70,7 @@ def eval_command(log_file: Path, out: Path, *flags: str) -> list[str]:
     return [sys.executable, "-m", "ragframe.cli", "eval", str(log_file), "-o", str(out), "--batch-rows", "10", *flags]
 
 
+@pytest.mark.slow
 def test_terminal_without_a_width_gets_the_counter(log_file, tmp_path):
     code, output = run_in_pty(eval_command(log_file, tmp_path / "out"), columns=None)
     assert code == 0, output
@@ -77,6 +78,7 @@ def test_terminal_without_a_width_gets_the_counter(log_file, tmp_path):
     assert "scored 30 of 30 rows" in output
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not tqdm_installed(), reason="tqdm (the cli extra) is not installed")
 def test_terminal_with_a_width_gets_the_tqdm_bar(log_file, tmp_path):
     code, output = run_in_pty(eval_command(log_file, tmp_path / "out"), columns=80)
@@ -85,6 +87,7 @@ def test_terminal_with_a_width_gets_the_tqdm_bar(log_file, tmp_path):
     assert COUNTER not in output  # one display, not two
 
 
+@pytest.mark.slow
 def test_without_tqdm_the_counter_shows(log_file, tmp_path):
     hide = tmp_path / "hide"
     hide.mkdir()
@@ -95,6 +98,7 @@ def test_without_tqdm_the_counter_shows(log_file, tmp_path):
     assert COUNTER in output and "ragframe eval:" not in output
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not tqdm_installed(), reason="tqdm (the cli extra) is not installed")
 def test_tqdm_disabled_by_its_environment_falls_back_to_the_counter(log_file, tmp_path):
     code, output = run_in_pty(eval_command(log_file, tmp_path / "out"), columns=80, env={"TQDM_DISABLE": "1"})
@@ -102,6 +106,7 @@ def test_tqdm_disabled_by_its_environment_falls_back_to_the_counter(log_file, tm
     assert COUNTER in output and "ragframe eval:" not in output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", [None, 80])
 def test_no_progress_shows_nothing(log_file, tmp_path, columns):
     code, output = run_in_pty(eval_command(log_file, tmp_path / "out", "--no-progress"), columns=columns)
@@ -110,6 +115,7 @@ def test_no_progress_shows_nothing(log_file, tmp_path, columns):
     assert "scored 30 of 30 rows" in output
 
 
+@pytest.mark.slow
 def test_no_progress_outside_a_terminal(log_file, tmp_path):
     done = subprocess.run(eval_command(log_file, tmp_path / "out"), capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -367,6 +367,7 @@ def test_gate_github_format(capsys, files):
     assert out == "::notice title=ragframe gate::gate passed: all 2 checks passed\n"
 
 
+@pytest.mark.slow
 def test_gate_subprocess_exit_code(files):
     argv = [sys.executable, "-m", "ragframe.cli", "gate", str(files["cur"]), "--baseline", str(files["base"])]
     done = subprocess.run([*argv, "--min", "mrr=0.2"], capture_output=True, text=True, cwd=REPO, check=False)
@@ -380,6 +381,7 @@ def test_gate_subprocess_exit_code(files):
 # ----------------------------------------------------------------------------- demo and help
 
 
+@pytest.mark.slow
 def test_demo_prints_comparison_and_summary(capsys, tmp_path):
     code, out, err = run_cli(capsys, "demo", "--out", tmp_path / "demo")
     assert code == 0, err

@@ -55,6 +55,7 @@ def test_trec_eval_order_has_no_warning(capsys):
     assert out.splitlines() == expected_lines(TE / "out.test")
 
 
+@pytest.mark.slow
 def test_entry_point_exit_codes():
     script = shutil.which("ragframe", path=str(Path(sys.executable).parent))
     if script is None:
@@ -402,6 +403,7 @@ def test_readme_line_several_measures_after_one_m(capsys):
     assert out == one_each
 
 
+@pytest.mark.slow
 def test_readme_line_in_a_real_process():
     argv = ["trec", str(QRELS), str(RUN), "-m", "ndcg_cut.10", "map", "-q"]
     done = subprocess.run([sys.executable, "-m", "ragframe.cli", *argv], capture_output=True, text=True)

@@ -36,6 +36,7 @@ def _one(a, b, **kwargs):
     return rf.compare(left, right, metrics=["value"], correction=None, **kwargs).row(0, named=True)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(paired())
 def test_t_test_matches_scipy(pair):
@@ -60,6 +61,7 @@ def test_t_test_matches_scipy(pair):
         assert row["effect_size"] == pytest.approx(d.mean() / d.std(ddof=1))
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None)
 @given(paired(max_size=70))
 def test_wilcoxon_matches_scipy(pair):
@@ -97,6 +99,7 @@ def test_permutation_is_exact_for_small_samples(pair):
         assert row["p_value"] == pytest.approx(reference.pvalue, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_resampling_tests_agree_with_scipy_on_larger_samples():
     rng = np.random.default_rng(11)
     for shift in (0.0, 0.05, 0.15):
@@ -129,6 +132,7 @@ def test_seed_fixes_the_resamples():
     assert _one(a, b, test="permutation", seed=5) == _one(a, b, test="permutation", seed=5)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(
     st.lists(st.floats(0, 1) | st.sampled_from([0.0, 0.01, 0.05, 1.0]), min_size=1, max_size=30),

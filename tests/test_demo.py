@@ -31,6 +31,7 @@ def demo(tmp_path_factory) -> tuple[Path, str]:
     return out, buffer.getvalue()
 
 
+@pytest.mark.slow
 def test_demo_writes_its_inputs_and_scores(demo):
     out, printed = demo
     names = sorted(p.name for p in out.iterdir())
@@ -151,6 +152,7 @@ def _agreement_rows(printed: str) -> tuple[list[str], dict[str, list[str]]]:
     return header, rows
 
 
+@pytest.mark.slow
 def test_demo_shows_agreement_of_both_methods_with_the_human_labels(demo):
     _, printed = demo
     header, rows = _agreement_rows(printed)

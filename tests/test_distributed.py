@@ -97,6 +97,7 @@ def test_missing_extra_names_it(monkeypatch):
 # ----------------------------------------------------------------------------- scores
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("data", "metrics", "options"),
     [
@@ -127,6 +128,7 @@ def _claims_frame() -> pl.DataFrame:
     return frame.with_columns(pl.Series("answer", cited), pl.Series("contexts", passages), id=pl.int_range(60))
 
 
+@pytest.mark.slow
 def test_generated_log_in_many_blocks(cluster, custom_metric):
     frame = helpers.generated_log(600)
     evaluator = rf.Evaluator(["heuristic", "retrieval", "answer_words"], k=[1, 5])
@@ -137,6 +139,7 @@ def test_generated_log_in_many_blocks(cluster, custom_metric):
     assert_same_scores(kept, want.select("id", *kept.columns[1:]))
 
 
+@pytest.mark.slow
 def test_parquet_files_read_inside_the_workers_equal_local(cluster, tmp_path):
     frame = helpers.generated_log(300)
     frame.head(170).write_parquet(tmp_path / "a.parquet")
@@ -171,6 +174,7 @@ def test_parquet_slices_cut_each_file_and_refuse_other_columns(tmp_path):
         parquet_slices(tmp_path, 2, "score_dataset")
 
 
+@pytest.mark.slow
 def test_a_parquet_dataset_is_read_and_scored_in_one_task(cluster, tmp_path):
     from ray.data import read_parquet
 
@@ -194,6 +198,7 @@ def test_contract_checked_on_the_schema_before_any_block(cluster):
         rf.distributed.score_dataset(dataset(frame), ["faithfulness"], keep=["nope"])
 
 
+@pytest.mark.slow
 def test_bad_rows_raise_naming_the_id_or_are_rejected(cluster):
     frame = helpers.generated_log(60).with_columns(
         pl.when(pl.col("id") == 41).then(pl.lit(["ok", None])).otherwise(pl.col("contexts")).alias("contexts")
@@ -228,6 +233,7 @@ def test_parquet_files_bad_rows_named_by_their_row_in_the_file(cluster, tmp_path
     assert_same_scores(rejected.filter(pl.col("id") != 41).drop("reject_reason"), want)
 
 
+@pytest.mark.slow
 def test_worker_killed_mid_batch_is_retried(cluster, tmp_path):
     marker = tmp_path / "kill-once"
     marker.touch()
@@ -243,6 +249,7 @@ def test_worker_killed_mid_batch_is_retried(cluster, tmp_path):
     assert_same_scores(got, want.select(got.columns))
 
 
+@pytest.mark.slow
 def test_judge_metrics_rate_limited_across_workers_with_a_shared_cache(cluster, tmp_path, monkeypatch):
     from ragframe.distributed import scoring
 
@@ -280,6 +287,7 @@ def test_judge_metrics_rate_limited_across_workers_with_a_shared_cache(cluster, 
 # ----------------------------------------------------------------------------- summaries
 
 
+@pytest.mark.slow
 def test_summarize_dataset_equals_summarize(cluster):
     frame = rf.evaluate(helpers.generated_log(900), ["heuristic", "retrieval"], k=[5])
     for by in (None, "split"):
@@ -311,6 +319,7 @@ def two_runs():
     return a.sort("id"), b.sort("id")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("by", [None, "split"])
 def test_compare_datasets_t_from_moments(cluster, two_runs, by):
     a, b = two_runs
@@ -326,6 +335,7 @@ def test_compare_datasets_t_from_moments(cluster, two_runs, by):
             assert got[column].equals(want[column]), column
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("test", ["wilcoxon", "permutation", "bootstrap"])
 def test_compare_datasets_collecting_tests_equal_compare(cluster, two_runs, test):
     a, b = two_runs
@@ -334,6 +344,7 @@ def test_compare_datasets_collecting_tests_equal_compare(cluster, two_runs, test
     assert got.equals(want)
 
 
+@pytest.mark.slow
 def test_compare_datasets_refuses_to_collect_beyond_the_limit(cluster, two_runs):
     a, b = two_runs
     with pytest.raises(rf.distributed.CollectLimitError, match=r"500 pairs, more than max_collected_pairs=499"):
@@ -343,6 +354,7 @@ def test_compare_datasets_refuses_to_collect_beyond_the_limit(cluster, two_runs)
     assert inner["n"].to_list() == rf.compare(a, shared, how="inner")["n"].to_list() == [497] * 4
 
 
+@pytest.mark.slow
 def test_compare_datasets_finds_missing_and_duplicate_ids(cluster, two_runs):
     a, b = two_runs
     with pytest.raises(SchemaError, match=r"3 id\(s\) of a are missing from b"):
@@ -356,6 +368,7 @@ def test_compare_datasets_finds_missing_and_duplicate_ids(cluster, two_runs):
 # ----------------------------------------------------------------------------- the command line
 
 
+@pytest.mark.slow
 def test_cli_engine_ray_writes_what_the_local_engine_writes(cluster, tmp_path, capsys):
     from ragframe.cli.main import main
 
@@ -421,6 +434,7 @@ def test_batch_scorer_schema_for_spark(cluster):
 # ----------------------------------------------------------------------------- the Ray runner of evaluate_parquet
 
 
+@pytest.mark.slow
 def test_the_ray_runner_writes_the_local_output_file_for_file(cluster, tmp_path):
     from ragframe.distributed import RayRunner
 
@@ -444,6 +458,7 @@ def test_the_ray_runner_writes_the_local_output_file_for_file(cluster, tmp_path)
     assert json.loads((tmp_path / "local" / "manifest.json").read_text())["engine"] == "local"
 
 
+@pytest.mark.slow
 def test_a_run_stopped_on_one_engine_resumes_on_the_other(cluster, tmp_path, monkeypatch):
     from ragframe.distributed import RayRunner
     from ragframe.io import streaming
@@ -470,6 +485,7 @@ def test_a_run_stopped_on_one_engine_resumes_on_the_other(cluster, tmp_path, mon
     assert_same_scores(got, ev(helpers.generated_log(200)).select(got.columns))
 
 
+@pytest.mark.slow
 def test_a_batch_that_fails_on_a_worker_raises_its_own_error_and_the_run_resumes(cluster, tmp_path):
     from ragframe.distributed import RayRunner
 
@@ -501,6 +517,7 @@ def test_a_batch_that_fails_on_a_worker_raises_its_own_error_and_the_run_resumes
     assert (result.resumed, result.rows) == (2, 120)
 
 
+@pytest.mark.slow
 def test_the_ray_runner_survives_a_killed_worker(cluster, tmp_path):
     from ragframe.distributed import RayRunner
 
@@ -522,6 +539,7 @@ def test_the_ray_runner_survives_a_killed_worker(cluster, tmp_path):
     assert_same_scores(got, want.select(got.columns))
 
 
+@pytest.mark.slow
 def test_ray_runner_options_are_checked():
     from ragframe.distributed import RayRunner
 

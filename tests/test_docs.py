@@ -630,6 +630,7 @@ def test_docs_have_the_python_blocks_they_promise():
     assert len(DOCS_BLOCKS) >= 25 and {"report.md", "plots.md", "judges.md", "statistics.md"} <= pages
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", DOCS_BLOCKS, ids=lambda b: b.id)
 def test_docs_python_block_runs_alone(block, tmp_path, monkeypatch):
     run_alone(block, tmp_path, monkeypatch)

@@ -330,6 +330,7 @@ def ares() -> tuple[np.ndarray, np.ndarray]:
     return scored["faithfulness"].to_numpy(), scored["human_faithfulness"].cast(pl.Float64).to_numpy()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["ppi++", "ppi", "classical"])
 def test_coverage_on_the_ares_log(ares: tuple[np.ndarray, np.ndarray], method: str) -> None:
     """The 90% interval covers the true rate 86-94% of 4,000 simulated label draws.

@@ -139,6 +139,7 @@ def test_wilson_finite_holds_90_percent_on_few_ares_labels(ares: tuple[np.ndarra
     assert wilson > normal + 0.04
 
 
+@pytest.mark.slow
 def test_budget_expected_width_is_an_estimate_with_the_documented_error() -> None:
     """budget_summary's expected_width against the PPI++ interval rf.estimate gives (the figures in its docstring).
 
@@ -159,6 +160,7 @@ def test_budget_expected_width_is_an_estimate_with_the_documented_error() -> Non
     assert "an estimate (not a bound)" in " ".join(rf.budget_summary.__doc__.split())
 
 
+@pytest.mark.slow
 def test_summarize_t_covers_skewed_scores_better_than_the_bootstrap() -> None:
     """The measurement behind docs/statistics.md's advice (it advised ci="bootstrap" for skewed scores)."""
     rng = np.random.default_rng([0, 0, 5])

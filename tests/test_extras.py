@@ -32,6 +32,7 @@ def _distribution(requirement: str) -> tuple[str, set[str]]:
     return re.sub(r"[-_.]+", "-", match.group(1)).lower(), extras
 
 
+@pytest.mark.slow
 def test_the_extras_are_pyprojects():
     declared = _pyproject_extras()
     assert set(EXTRAS) == set(declared) - {"test"}

@@ -159,6 +159,7 @@ def test_seed_ngram_weights_shorter_or_longer_than_sizes():
     assert longer == pytest.approx(uni)
 
 
+@pytest.mark.slow
 def test_text_chunks_and_slices_do_not_change_results(monkeypatch):
     """Distinct texts are tokenised once per chunk of rows; chunk and slice sizes never change a score."""
     from frames import make_frame

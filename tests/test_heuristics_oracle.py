@@ -57,6 +57,7 @@ def _check_cases(cases) -> int:
     return checked
 
 
+@pytest.mark.slow
 def test_oracle_sample_always_runs():
     cases = _load(LOCAL_DATA / "heuristics_oracle_sample.jsonl")
     assert len(cases) == 297
@@ -64,12 +65,14 @@ def test_oracle_sample_always_runs():
     assert _check_cases(cases) > 297 * 10
 
 
+@pytest.mark.slow
 def test_all_oracle_cases():
     cases = _load(shared_path("heuristics_oracle", "cases.jsonl"))
     assert len(cases) == 3000
     assert _check_cases(cases) > 30000
 
 
+@pytest.mark.slow
 def test_oracle_batches_aggregates_pass_and_regressions():
     batches = _load(shared_path("heuristics_oracle", "batches.jsonl"))
     summaries = {}

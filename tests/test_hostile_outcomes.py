@@ -156,6 +156,7 @@ if os.environ.get("RAGFRAME_TEST_FULL_DISK"):
 """
 
 
+@pytest.mark.slow
 def test_a_full_disk_in_a_child_process_is_one_line_and_resume_removes_the_leftover(tmp_path):
     hook = tmp_path / "hook"
     hook.mkdir()
@@ -449,6 +450,7 @@ def test_every_flag_spelling_names_a_real_flag():
 # ----------------------------------------------------------------------------- 9. judge outcomes
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("case", "status", "error"),
     [
@@ -639,6 +641,7 @@ def test_judge_flag_usage_errors(log_file, tmp_path, capsys, config, flags, matc
 # ----------------------------------------------------------------------------- the ray engine
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 def test_the_ray_engine_has_the_same_outcomes(tmp_path, monkeypatch):
     ray = pytest.importorskip("ray")

@@ -72,6 +72,7 @@ def test_calibration_of_a_constant_score_is_the_chance_diagonal(value):
     assert fig.legends[0].get_texts()[0].get_text() == "faithfulness: AUROC 0.500 (n=6, 4 positive)"
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.tuples(st.sampled_from([0.0, 0.25, 0.5, 1.0]), st.booleans()), min_size=2, max_size=30).filter(
@@ -121,6 +122,7 @@ def ares() -> dict[str, pl.DataFrame]:
     return {"scored": rf.evaluate(log, metrics, explain=True), "broken": rf.evaluate(wrong_contexts(log), metrics)}
 
 
+@pytest.mark.slow
 def test_label_and_compare_label_name_both_sides(ares, tmp_path):
     path = rf.report(
         ares["scored"], tmp_path / "r.html", compare=ares["broken"], label="week 12", compare_label="wrong contexts"
@@ -135,12 +137,14 @@ def test_label_and_compare_label_name_both_sides(ares, tmp_path):
     assert page.title_text == "ragframe report: week 12"
 
 
+@pytest.mark.slow
 def test_two_frames_are_told_apart_without_labels(ares, tmp_path):
     html, _ = read_page(rf.report(ares["scored"], tmp_path / "r.html", compare=ares["broken"], worst=0))
     comparison = _text(_section(html, "comparison"))
     assert "a = scores (in-memory frame) (these scores), b = compare (in-memory frame) (compared)" in comparison
 
 
+@pytest.mark.slow
 def test_cli_names_the_sides_by_their_file_names(ares, tmp_path):
     a, b = tmp_path / "this_week.parquet", tmp_path / "wrong_contexts.parquet"
     ares["scored"].drop(pl.selectors.ends_with("_signals")).write_parquet(a)
@@ -152,6 +156,7 @@ def test_cli_names_the_sides_by_their_file_names(ares, tmp_path):
     assert f"a = {a} (these scores), b = {b} (compared)" in comparison
 
 
+@pytest.mark.slow
 def test_ranking_curves_name_both_sides(tmp_path, monkeypatch):
     paths = example_paths()
     qrels = rf.read_qrels(paths["qrels"])
@@ -175,6 +180,7 @@ def demo(tmp_path_factory) -> tuple[Path, str]:
     return out, buffer.getvalue()
 
 
+@pytest.mark.slow
 def test_demo_report_says_wrong_contexts(demo):
     out, _ = demo
     comparison = _text(_section((out / "report.html").read_text(encoding="utf-8"), "comparison"))
@@ -324,6 +330,7 @@ def _table_width(html: str, css: str, cls: str) -> float:
     return sum(columns) + 2 * padding * len(columns)
 
 
+@pytest.mark.slow
 def test_agreement_table_fits_the_page_or_scrolls_visibly(demo):
     out, _ = demo
     html, page = read_page(out / "report.html")
@@ -362,6 +369,7 @@ def test_forest_plot_legend_hides_no_interval(runs):
     assert not any(legend.overlaps(path.get_extents(ax.transData)) for path in bars.get_paths())
 
 
+@pytest.mark.slow
 def test_ranking_report_has_no_pass_rate_column(runs, tmp_path):
     columns = ["query_id", "ndcg_at_1", "ndcg_at_10", "mrr"]
     html, page = read_page(rf.report(runs[0].select(columns), tmp_path / "r.html", on="query_id", worst=0))
@@ -370,6 +378,7 @@ def test_ranking_report_has_no_pass_rate_column(runs, tmp_path):
     assert "No metric has a pass threshold" in _text(_section(html, "summary"))
 
 
+@pytest.mark.slow
 def test_rag_report_keeps_its_pass_rate_column(ares, tmp_path):
     _, page = read_page(rf.report(ares["scored"], tmp_path / "r.html", worst=0, by="reaction"))
     for cls in ("summary", "slice"):
@@ -377,6 +386,7 @@ def test_rag_report_keeps_its_pass_rate_column(ares, tmp_path):
         assert "pass_rate" in header, cls
 
 
+@pytest.mark.slow
 def test_worst_queries_show_their_text_when_the_run_has_it(runs, tmp_path):
     per_query = runs[0].select("query_id", "ndcg_at_10", "mrr")
     texts = {qid: f"query text {qid}" for qid in per_query["query_id"].to_list()}

@@ -155,6 +155,7 @@ def assert_nowhere(artefacts: list[tuple[str, bytes | str]]) -> None:
         assert needle not in artefact, f"the key is in {name}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("way", list(WAYS))
 def test_no_artefact_of_a_run_holds_the_key(way, server, tmp_path, monkeypatch, caplog, capfd):
     caplog.set_level(logging.DEBUG)
@@ -205,6 +206,7 @@ def test_no_artefact_of_a_run_holds_the_key(way, server, tmp_path, monkeypatch, 
 
 
 # --- the key reaches the children, however it was passed ------------------------------------------
+@pytest.mark.slow
 def test_the_child_processes_get_a_key_given_as_a_value(server, tmp_path, monkeypatch):
     server.rules.clear()
     judge = rf.OpenAIJudge("fake", base_url=server.base_url, api_key=KEY, max_retries=3)
@@ -239,6 +241,7 @@ def test_resume_with_a_redacted_manifest_and_the_key_passed_another_way(server, 
         again({**judge_options(server), "model": "another", "api_key": KEY})
 
 
+@pytest.mark.slow
 def test_resuming_an_older_manifest_that_holds_the_key_rewrites_it(server, tmp_path, monkeypatch):
     server.rules.clear()
     log = write_log(tmp_path / "log.parquet")
@@ -539,6 +542,7 @@ def searched_run(judge, toml, server, tmp_path, monkeypatch) -> list[tuple[str, 
     return file_artefacts(searched)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("via", ["toml", "python"])
 @pytest.mark.parametrize("url", list(URLS))
 def test_a_key_in_the_base_url_reaches_the_server_and_no_artefact(
@@ -567,6 +571,7 @@ def test_a_key_in_the_base_url_reaches_the_server_and_no_artefact(
     assert "***" in ev.to_dict()["judge"]["base_url"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("padding", ["{key}\n", " \t{key} ", "{key}\r\n"], ids=["newline", "spaces", "crlf"])
 @pytest.mark.parametrize("way", ["toml-api_key_env", "python-dict-api_key", "rf.OpenAIJudge-api_key", "OPENAI_API_KEY"])
 def test_a_key_with_surrounding_whitespace_is_stripped_when_read(way, padding, server, tmp_path, monkeypatch, capfd):

@@ -35,6 +35,7 @@ def _outputs(spec):
     return spec.outputs()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**31), n=st.integers(1, 40))
@@ -47,6 +48,7 @@ def test_row_order_does_not_matter(spec, seed, n):
     assert_frame_equal(restored, whole, check_exact=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**31), n=st.integers(1, 40), data=st.data())
@@ -59,6 +61,7 @@ def test_any_batch_split_gives_the_same_rows(spec, seed, n, data):
     assert_frame_equal(pl.concat(parts), whole, check_exact=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
 def test_lazy_equals_eager_and_stays_lazy(spec):
     frame = make_frame(spec.inputs, 50, 7)
@@ -68,6 +71,7 @@ def test_lazy_equals_eager_and_stays_lazy(spec):
     assert_frame_equal(lazy.collect(), _score(spec, frame))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
 @pytest.mark.parametrize("kind", ["arrow_table", "arrow_batch", "pandas"])
 def test_every_frame_kind_in_is_the_same_kind_out(spec, kind):
@@ -97,6 +101,7 @@ def test_every_frame_kind_in_is_the_same_kind_out(spec, kind):
     assert_frame_equal(got.select(outputs), expected.select(outputs), check_dtypes=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
 def test_inputs_untouched_outputs_bounded_and_deterministic(spec):
     frame = make_frame(spec.inputs, 200, 3)
@@ -136,6 +141,7 @@ def test_empty_frame_gives_empty_outputs(spec):
     assert out.columns == [*frame.columns, *_outputs(spec)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
 def test_the_number_of_threads_does_not_change_a_score(spec):
     """One thread (a Ray task holding one CPU) and every core give the same scores, bit for bit."""

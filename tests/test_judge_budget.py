@@ -546,6 +546,7 @@ def _streamed(log: Path, out: Path, judge, budget, **options) -> tuple[rf.Parque
 COLUMNS = ["id", "faithfulness", "faithfulness_status", "faithfulness_error", "faithfulness_heuristic"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "batching",
     [{"batch_rows": 7, "batches_per_process": None}, {"batch_rows": 1000}, {"batch_rows": 9, "batches_per_process": 2}],
@@ -569,6 +570,7 @@ def test_a_streaming_run_draws_what_memory_draws_and_stays_within_budget(tmp_pat
     assert manifest["budget_plan"]["chosen"] == {"judge_faithfulness": 13}
 
 
+@pytest.mark.slow
 def test_a_streaming_hybrid_run_with_a_cost_budget(tmp_path, server):
     df = make_log(60)
     log = tmp_path / "log.parquet"
@@ -604,6 +606,7 @@ def test_a_streaming_hybrid_run_with_a_cost_budget(tmp_path, server):
     assert out.filter(not_chosen)["id"].to_list() == memory.filter(not_chosen)["id"].to_list()
 
 
+@pytest.mark.slow
 def test_a_resumed_run_goes_on_from_what_was_spent(tmp_path, server):
     df = make_log(40)
     log = tmp_path / "log.parquet"
@@ -642,6 +645,7 @@ def cli_setup(tmp_path):
     return log, config
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flags", [["7"], ["calls=7"]], ids=["N", "calls=N"])
 def test_ragframe_eval_budget_calls(tmp_path, server, cli_setup, capsys, flags):
     log, config = cli_setup
@@ -654,6 +658,7 @@ def test_ragframe_eval_budget_calls(tmp_path, server, cli_setup, capsys, flags):
     assert "judge 'faithfulness': 33 skipped, 7 ok" in err
 
 
+@pytest.mark.slow
 def test_ragframe_eval_budget_cost_by_and_seed(tmp_path, server, cli_setup, capsys):
     log, config = cli_setup
     flags = ["--budget", "cost=3000", "--budget-by", "topic", "--budget-seed", "4", "--batch-rows", "9"]
@@ -728,6 +733,7 @@ def _candidates(rows: list[tuple[str, int, float]]) -> pl.DataFrame:
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.tuples(st.sampled_from(["", "x", "y"]), st.integers(0, 2**64 - 1), st.floats(0, 5)), max_size=60),

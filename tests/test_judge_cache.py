@@ -132,6 +132,7 @@ print(len(cache))
 """
 
 
+@pytest.mark.slow
 def test_two_processes_write_one_file_at_once(tmp_path):
     path = tmp_path / "shared.sqlite3"
     JudgeCache(path).put("seed", JudgeReply("t"))

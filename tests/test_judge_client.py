@@ -148,6 +148,7 @@ def test_missing_httpx_names_the_extra(monkeypatch):
 
 
 # --- retries, Retry-After, timeouts ----------------------------------------------------------
+@pytest.mark.slow
 def test_429_with_retry_after_seconds_is_waited_then_succeeds(server):
     server.retry_after = "0.3"
     server.queue("429", "429")
@@ -232,6 +233,7 @@ def test_backoff_is_full_jitter_under_an_exponential_ceiling():
 
 
 # --- configured rate limits ------------------------------------------------------------------
+@pytest.mark.slow
 def test_requests_per_minute(server):
     judge = make(server, requests_per_minute=600, max_concurrency=8)  # one request per 0.1 s
     before = time.monotonic()
@@ -243,6 +245,7 @@ def test_requests_per_minute(server):
     assert all(start >= before + k * 0.1 - 1e-6 for k, start in enumerate(starts)), [s - before for s in starts]
 
 
+@pytest.mark.slow
 def test_the_server_limit_is_never_hit_under_the_client_limit(server):
     # a bucket of 9 refilled at 9 a second; the client paces 8 a second with at most 8 in flight. However late
     # requests arrive, no interval sees more than 8 held back + 1 + 8 x its length: never more than the bucket
@@ -253,6 +256,7 @@ def test_the_server_limit_is_never_hit_under_the_client_limit(server):
     assert all(r.status == 200 for r in server.log)
 
 
+@pytest.mark.slow
 def test_tokens_per_minute(server):
     # 40-character prompts: 10 estimated input tokens + max_tokens 10 = 20 per request before the reply;
     # the server reports 1 prompt word + 8 reply words = 9: the account is corrected to 9
@@ -286,6 +290,7 @@ def test_rate_limiter_arithmetic():
 
 
 # --- the key never appears anywhere ----------------------------------------------------------
+@pytest.mark.slow
 def test_the_key_never_appears_anywhere(server, tmp_path, caplog, capfd):
     caplog.set_level(logging.DEBUG)
     server.rules.update({"ECHO": "401", "BOOM": "500", "SLOW": "slow", "DROP": "drop"})

@@ -271,6 +271,7 @@ def test_a_failing_call_is_a_status_and_the_other_rows_go_on():
     ]
 
 
+@pytest.mark.slow
 def test_fake_server_faults_end_as_statuses():
     pytest.importorskip("httpx")
     from judge_server import FakeJudgeServer, expected_score
@@ -445,6 +446,7 @@ def test_judge_given_as_openai_judge_options():
     assert ev.to_dict()["judge"] == {**config, "api_key": "***"}  # plain data, never the key: what a manifest holds
 
 
+@pytest.mark.slow
 def test_streaming_in_child_processes_and_the_cli(tmp_path, capsys):
     pytest.importorskip("httpx")
     from judge_server import FakeJudgeServer
@@ -543,6 +545,7 @@ def test_recording_usage_is_one_runs_usage_nested_blocks_and_aevaluate_included(
     assert _calls(rf.judge_usage())["judge_answer_relevance"] - before == 2 + 1 + 2 + 1 + 1
 
 
+@pytest.mark.slow
 def test_usage_is_returned_with_a_parquet_run_child_processes_and_resumes_included(tmp_path):
     pytest.importorskip("httpx")
     from judge_server import FakeJudgeServer

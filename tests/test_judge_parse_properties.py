@@ -129,6 +129,7 @@ def claim_replies(
     return reply, (verdicts if mutation == "none" else None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("metric", ["judge_faithfulness", "judge_context_recall"])
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=claim_replies())
@@ -187,6 +188,7 @@ def correctness_replies(draw):
     return reply, ((answer, reference) if mutation == "none" else None)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(case=correctness_replies())
 def test_answer_correctness_scores_only_when_every_claim_has_one_verdict(case):
@@ -238,6 +240,7 @@ def passage_replies(draw, parrot):
     return reply, n, (verdicts if mutation == "none" else None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("metric", "parrot"),
     [
@@ -370,6 +373,7 @@ def test_any_text_never_raises_and_an_ok_claim_reply_pairs_every_claim(text):
         assert kinds.count("claim") == kinds.count("verdict") >= 1, text
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(case=claim_replies(), passages=passage_replies("Verdict <passage number>: yes (relevant) or no"))
 def test_the_metric_functions_read_replies_as_the_kernels_do(case, passages):

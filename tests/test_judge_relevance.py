@@ -174,6 +174,7 @@ def test_judged_at_k_and_fill_holes_by_hand() -> None:
         )
 
 
+@pytest.mark.slow
 def test_fill_holes_on_dl19_bm25(server, tmp_path) -> None:
     """DL19 BM25 with a third of its top-10 labels removed: the holes are judged, judged@10 goes back to 1."""
     hits = json.loads(shared_path("rankllm_dl_runs", "bm25_top100_with_text.dl19.json").read_text())

@@ -162,6 +162,7 @@ def test_a_caller_error_inside_the_judge_stops_the_run():
         judge_prompts(judge, ["a", "b"], metric="m", cache=False)
 
 
+@pytest.mark.slow
 def test_every_fault_of_the_server_ends_as_its_status(server, tmp_path):
     server.rules.update({"R429": "429", "R500": "500", "SLOW": "slow", "MALF": "malformed", "DROP": "drop"})
     server.rules.update({"NOCH": "no_choices", "BADS": "bad_score", "FRAC": "fraction", "NOUS": "no_usage"})
@@ -224,6 +225,7 @@ def test_another_judge_does_not_read_this_judges_replies(server, tmp_path):
     assert not out["cached"][0] and len(server.log) == 2
 
 
+@pytest.mark.slow
 def test_interrupted_run_resumes_without_repeating_a_request(tmp_path):
     cache_path = tmp_path / "judge.sqlite3"
     prompts = [f"row {i}" for i in range(16)]
@@ -312,6 +314,7 @@ def test_concurrency_bound_for_async_callables():
     assert state["max"] == 3
 
 
+@pytest.mark.slow
 def test_concurrency_measured_by_the_server():
     # the server holds requests until `gather` are in flight at once (or none came for a second: the judge's
     # window grows from 1 as replies come): the bound is read from the server's own counter whatever the load
@@ -489,6 +492,7 @@ class Stop(BaseException):
     """Stands for KeyboardInterrupt (which pytest would take as the end of the session)."""
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs SIGALRM")
 def test_interrupting_the_sync_api_inside_a_loop_stops_the_worker_thread(tmp_path):
     calls = []

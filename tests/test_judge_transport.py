@@ -66,6 +66,7 @@ def test_200_rows_against_600_a_minute_with_the_default_judge_lose_none():
     assert (usage["calls"], usage["failures"], usage["retries"]) == (200, 0, statuses[429])
 
 
+@pytest.mark.slow
 def test_a_closure_shorter_than_the_budget_is_waited_out_whatever_max_retries(server):
     server.queue(*["429"] * 8)  # Retry-After: 0
     judge = fast_judge(server, max_retries=0)
@@ -76,6 +77,7 @@ def test_a_closure_shorter_than_the_budget_is_waited_out_whatever_max_retries(se
     assert judge._adaptive.rate is None
 
 
+@pytest.mark.slow
 def test_a_server_closed_past_the_budget_ends_rows_rate_limited(server):
     server.rules["p"] = "429"  # every prompt, for good
     judge = fast_judge(server, max_retries=0, rate_limit_budget=0.3)
@@ -112,6 +114,7 @@ def test_the_budget_counts_the_call_and_the_whole_judge():
 
 
 # --- 2. queue-aware concurrency against a one-slot server (issue 20, part 2) --------------------
+@pytest.mark.slow
 def test_one_slot_server_default_judge_one_request_per_call():
     with FakeJudgeServer(latency=1.0, slots=1) as server:
         judge = rf.OpenAIJudge("m", base_url=server.base_url, api_key="")
@@ -123,6 +126,7 @@ def test_one_slot_server_default_judge_one_request_per_call():
     assert (usage["input_tokens"], usage["output_tokens"]) == computed and usage["retries"] == 0
 
 
+@pytest.mark.slow
 def test_a_queue_longer_than_the_timeout_shrinks_the_window_and_times_nothing_out():
     # 40 calls, 0.1 s each, one at a time, timeout 1 s: with 10 or more in flight the last one waits past the
     # timeout. A timeout counted from the send (the old judge) killed and re-sent them: the server computed
@@ -138,6 +142,7 @@ def test_a_queue_longer_than_the_timeout_shrinks_the_window_and_times_nothing_ou
     assert judge._adaptive.window < 16 and judge._adaptive.rate is None  # the queue, not a 429, shrank it
 
 
+@pytest.mark.slow
 def test_a_hung_request_times_out_once_and_is_not_sent_again(server):
     server.slow_seconds = 60.0  # released when the server stops
     server.rules["HANG"] = "slow"

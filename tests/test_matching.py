@@ -21,6 +21,7 @@ def contains_frame(chunks, gold):
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.text(), min_size=1, max_size=20))
 def test_json_escape_equals_json_dumps(texts):

@@ -103,6 +103,7 @@ def test_committed_notebook_is_clean(name):
             assert word not in cell.source, f"{name}: cell {cell.id} mentions {word!r}"
 
 
+@pytest.mark.slow
 def test_kernel_is_this_interpreter(tmp_path):
     """The python3 kernel nbclient starts runs the Python (and the ragframe) under test."""
     source = "import json, os, sys, ragframe\nprint(json.dumps([sys.prefix, ragframe.__file__, os.getcwd()]))"
@@ -116,6 +117,7 @@ def test_kernel_is_this_interpreter(tmp_path):
     assert Path(cwd).resolve() == tmp_path.resolve()
 
 
+@pytest.mark.slow
 def test_quickstart_runs(tmp_path):
     notebook = run("quickstart.ipynb", tmp_path)
     assert_ran_clean(notebook)
@@ -138,6 +140,7 @@ def test_quickstart_runs(tmp_path):
     assert str(report.resolve()) in text(tagged(notebook, "report")).replace("\n", "")
 
 
+@pytest.mark.slow
 def test_ranking_runs(tmp_path):
     notebook = run("ranking.ipynb", tmp_path)
     assert_ran_clean(notebook)
@@ -150,6 +153,7 @@ def test_ranking_runs(tmp_path):
     assert list(tmp_path.iterdir()) == []  # it writes nothing
 
 
+@pytest.mark.slow
 def test_few_labels_runs(tmp_path):
     notebook = run("few_labels.ipynb", tmp_path)
     assert_ran_clean(notebook)

@@ -28,6 +28,7 @@ def _scores(rows: list) -> pl.DataFrame:
     return rf.evaluate(frame, list(NUGGET_METRICS)).select(NUGGET_METRICS)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(rows=st.lists(st.lists(NUGGET, max_size=12), min_size=1, max_size=25))
 def test_random_nugget_lists_equal_nuggetizer(rows):

@@ -108,6 +108,7 @@ def test_distributions_threshold_line_sits_at_the_registry_default(scored):
     assert default["faithfulness"] == 0.4
 
 
+@pytest.mark.slow
 def test_distributions_thresholds_given_by_column_output_or_metric_name(scored):
     renamed = scored.select(pl.col("faithfulness").alias("v2_faithfulness"), "answer_relevance")
     fig = rf.plot.distributions(renamed, thresholds={"faithfulness": 0.7, "answer_relevance": None})
@@ -464,6 +465,7 @@ def test_calibration_refuses_labels_it_cannot_use(scored):
 # ----------------------------------------------------------------------------- every frame kind
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_every_frame_kind_gives_the_same_figure(kind, scored, trec, comparison):
     convert = KINDS[kind]
@@ -495,6 +497,7 @@ def test_every_frame_kind_gives_the_same_figure(kind, scored, trec, comparison):
 # ----------------------------------------------------------------------------- matplotlib use
 
 
+@pytest.mark.slow
 def test_figures_save_and_leave_no_pyplot_figure_open(scored, trec, comparison, tmp_path):
     figures = [
         rf.plot.distributions(scored, kind="ecdf"),
@@ -513,6 +516,7 @@ def test_figures_save_and_leave_no_pyplot_figure_open(scored, trec, comparison, 
         assert sys.modules["matplotlib.pyplot"].get_fignums() == []
 
 
+@pytest.mark.slow
 def test_importing_ragframe_plot_does_not_import_matplotlib():
     code = (
         "import sys, ragframe, ragframe.plot as p; "

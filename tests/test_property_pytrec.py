@@ -242,6 +242,7 @@ def expected_long(run: dict, qrels: dict, ks: list[int], level: int, complete: b
     return values
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(case=collections(), ks=cutoffs, level=st.sampled_from(LEVELS), complete=st.booleans(), data=st.data())
 def test_evaluate_run_matches_pytrec_eval(case, ks, level, complete, data):
@@ -268,6 +269,7 @@ def test_evaluate_run_matches_pytrec_eval(case, ks, level, complete, data):
             assert row["num_rel"] == sum(1 for g in qrels[qid].values() if g >= level)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(case=collections(), ks=cutoffs, level=st.sampled_from(LEVELS), complete=st.booleans(), data=st.data())
 def test_run_summary_is_the_mean_over_judged_queries(case, ks, level, complete, data):
@@ -290,6 +292,7 @@ def test_run_summary_is_the_mean_over_judged_queries(case, ks, level, complete, 
             assert got[name] is None, f"{name}: no judged query, yet mean {got[name]!r}"
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(
     run=st.lists(st.sampled_from(DOC_IDS[:4]), min_size=0, max_size=10),
@@ -317,6 +320,7 @@ def test_evaluate_run_refuses_repeated_rows(run, data, judgments, ks, level):
     assert_close(row, reference(trec_order(pairs), judgments, ks, level), f"run {pairs}")
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(case=collections(), ks=cutoffs, complete=st.booleans(), data=st.data())
 def test_level_zero_follows_trec_eval(case, ks, complete, data):
@@ -396,6 +400,7 @@ def as_pytrec_run(ids: list[str], scores: list[float] | None) -> dict[str, float
     return dict(zip(ids, scores))
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(case=wide_cases(), ks=cutoffs, level=st.sampled_from(LEVELS))
 def test_score_retrieval_matches_pytrec_eval_and_evaluate_run(case, ks, level):
@@ -448,6 +453,7 @@ def repeated_rankings(draw, with_scores: bool):
     return rows
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(rows=repeated_rankings(with_scores=False), ks=cutoffs, level=st.sampled_from(REFERENCE_LEVELS))
 def test_repeated_ids_count_once_in_list_order(rows, ks, level):
@@ -457,6 +463,7 @@ def test_repeated_ids_count_once_in_list_order(rows, ks, level):
         assert_close(row, reference(ids, judgments, ks, level), f"row {i}: {ids} judged {judgments}")
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(rows=repeated_rankings(with_scores=True), ks=cutoffs, level=st.sampled_from(REFERENCE_LEVELS))
 def test_repeated_ids_count_once_after_ranking_by_score(rows, ks, level):
@@ -493,6 +500,7 @@ def rows_with_nulls(draw, graded: bool):
     return rows
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(graded=st.booleans(), data=st.data(), ks=cutoffs, level=st.sampled_from(REFERENCE_LEVELS))
 def test_null_and_empty_judgments_and_rankings(graded, data, ks, level):

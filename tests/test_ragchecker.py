@@ -85,6 +85,7 @@ def _random_row(rng: np.random.Generator) -> dict:
             "retrieved2answer": draw(g, p)}  # fmt: skip
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 30))
 def test_random_matrices_equal_the_oracle_row_by_row(seed, n):
@@ -204,6 +205,7 @@ def _expected_signals(name: str, score: float, row: dict) -> int:
     return round(score * r)  # the lower-is-better shares of answer claims
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_explain_names_the_claims_behind_each_score(seed):

@@ -35,6 +35,7 @@ def exact_repeat(lengths: list[int], docs: list[str]) -> bool:
 groups = st.lists(st.lists(st.sampled_from("abcdefghij"), min_size=1, max_size=12), min_size=0, max_size=30)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(groups=groups, block=st.sampled_from([1, 4, 16, 1 << 20]), max_window=st.sampled_from([8, 4096]))
 def test_maybe_repeated_equals_an_exact_search(groups, block, max_window):
@@ -113,6 +114,7 @@ def test_evaluate_run_names_the_repeated_row_of_a_large_run(grouped):
     assert error.value.found == f"{repeat_of['doc_id']!r} again for query {repeat_of['query_id']!r}"
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(groups=groups, equal=st.booleans(), empty=st.integers(0, 3))
 def test_repeated_in_groups_equals_an_exact_search(groups, equal, empty):
@@ -210,6 +212,7 @@ rankings = st.lists(st.lists(st.sampled_from("abcdefghij"), min_size=0, max_size
 qrel_lists = st.lists(st.lists(st.tuples(st.sampled_from("abcdefghijkl"), st.integers(-1, 3)), max_size=8), max_size=12)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(ranked=rankings, qrel_lists=qrel_lists, depth=st.sampled_from([None, 4]), chunks=st.sampled_from([1, 3]))
 def test_matching_by_rows_and_by_join_agree_under_hash_collisions(ranked, qrel_lists, depth, chunks):

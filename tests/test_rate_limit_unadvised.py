@@ -31,6 +31,7 @@ def frame(rows: int) -> pl.DataFrame:
     return pl.DataFrame({"question": questions, "answer": [f"It is {i}." for i in range(rows)]})
 
 
+@pytest.mark.slow
 def test_429s_without_retry_after_lose_no_row_and_keep_the_pace():
     rows = 24
     with FakeJudgeServer(retry_after=None, latency=0.05, refuse_each_prompt=2) as server:

@@ -130,6 +130,7 @@ def test_readme_has_the_blocks_it_promises():
     assert "ragframe demo --out demo" in BASH[0].code, "the first bash block that runs creates demo/"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", PYTHON, ids=lambda b: b.id)
 def test_python_block_runs(block, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -142,6 +143,7 @@ def _run_blocks(blocks: list[Block], namespace: dict) -> None:
         exec(compile(code, str(block.source), "exec"), namespace)
 
 
+@pytest.mark.slow
 def test_bash_blocks_run_in_order(tmp_path):
     failures = []
     for block in BASH:

@@ -134,6 +134,7 @@ def _float(cell: dict) -> float | None:
     return None if cell["value"] is None else float(cell["value"])
 
 
+@pytest.mark.slow
 def test_every_section_is_present_in_order(full):
     _, html, page = full
     assert page.sections == SECTIONS
@@ -290,6 +291,7 @@ def test_a_picture_the_plot_refuses_leaves_its_reason_and_the_tables(tmp_path):
     assert int(row["n"]["value"]) == 4 and int(row["positives"]["value"]) == 4 and row["auroc"]["text"] == "-"
 
 
+@pytest.mark.slow
 def test_evaluate_parquet_output_folder_with_its_manifest(tmp_path):
     log = pl.read_parquet(example_rag_log()).head(60)
     log.write_parquet(tmp_path / "log.parquet")
@@ -310,6 +312,7 @@ def test_evaluate_parquet_output_folder_with_its_manifest(tmp_path):
     assert [r["label"]["text"] for r in page.records("agreement")] == ["human_faithfulness"] * 3
 
 
+@pytest.mark.slow
 def test_ranking_scores_get_ranking_curves(tmp_path):
     paths = example_paths()
     per_query = rf.evaluate_run(
@@ -326,6 +329,7 @@ def test_ranking_scores_get_ranking_curves(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_ranking_curves_of_a_comparison_draw_both_sides(tmp_path, monkeypatch):
     paths = example_paths()
     qrels = rf.read_qrels(paths["qrels"])
@@ -346,6 +350,7 @@ def test_ranking_curves_of_a_comparison_draw_both_sides(tmp_path, monkeypatch):
         assert side.row(0) == pytest.approx(expected, rel=1e-14)  # b's mean is a lazy (streamed) sum
 
 
+@pytest.mark.slow
 def test_million_rows_aggregate_everything_and_sample_the_pictures(tmp_path):
     n = 1_000_000
     rng = np.random.default_rng(7)
@@ -375,6 +380,7 @@ def test_million_rows_aggregate_everything_and_sample_the_pictures(tmp_path):
     print(f"1M-row report: {seconds:.1f} s")
 
 
+@pytest.mark.slow
 def test_cli_end_to_end(frames, tmp_path):
     frames["scored"].drop(pl.selectors.ends_with("_signals")).write_parquet(tmp_path / "a.parquet")
     frames["broken"].write_parquet(tmp_path / "b.parquet")
@@ -432,6 +438,7 @@ def test_cli_missing_file(tmp_path, capsys):
     assert err == f"ragframe: error: report: scores: no such file or folder: '{tmp_path / 'none.parquet'}'\n"
 
 
+@pytest.mark.slow
 def test_python_errors(frames, tmp_path):
     scored = frames["scored"]
     with pytest.raises(rf.SchemaError, match=r"missing slice \(by\) column \[column 'nope'\]"):
@@ -462,6 +469,7 @@ def test_missing_dependency_names_the_extra(frames, tmp_path, monkeypatch, capsy
     assert not (tmp_path / "r.html").exists()
 
 
+@pytest.mark.slow
 def test_other_frame_kinds_and_no_worst_rows(frames, tmp_path):
     small = frames["scored"].select("id", "faithfulness", "answer_relevance").head(20)
     for kind, frame in [("arrow", small.to_arrow()), ("pandas", small.to_pandas()), ("lazy", small.lazy())]:
@@ -471,6 +479,7 @@ def test_other_frame_kinds_and_no_worst_rows(frames, tmp_path):
         assert "Not requested (" in html and not page.table("worst")
 
 
+@pytest.mark.slow
 def test_importing_the_package_imports_no_extra():
     code = "import sys, ragframe, ragframe.reporting; print(sorted({'jinja2', 'matplotlib'} & set(sys.modules)))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -499,6 +508,7 @@ def test_folders_and_globs_are_scanned_lazily_as_read_scores_reads_them(tmp_path
         load_source(str(tmp_path / "none*.parquet"), "scores")
 
 
+@pytest.mark.slow
 def test_worst_rows_read_by_slices_equal_the_streaming_pass(frames, tmp_path, monkeypatch):
     from ragframe.reporting import content
 
@@ -510,6 +520,7 @@ def test_worst_rows_read_by_slices_equal_the_streaming_pass(frames, tmp_path, mo
     assert len(tables[0]) == 4 and tables[0] == tables[1]
 
 
+@pytest.mark.slow
 def test_errors_name_the_report_file_the_damaged_part_and_the_input_columns(frames, tmp_path, capsys):
     scored = frames["scored"].select("id", "reaction", "faithfulness")
     scored.write_parquet(tmp_path / "a.parquet")
@@ -531,6 +542,7 @@ def test_errors_name_the_report_file_the_damaged_part_and_the_input_columns(fram
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.parquet", "afile", "parts"]  # no temporary left
 
 
+@pytest.mark.slow
 def test_long_reasons_and_signals_are_cut_and_too_many_slices_refused(tmp_path):
     long = "why " * 200  # 800 characters
     frame = pl.DataFrame(
@@ -569,6 +581,7 @@ def test_sampled_histograms_count_n_and_nulls_on_every_row(tmp_path, monkeypatch
     assert sum(p.get_height() for p in histogram.axes[0].patches) <= 100
 
 
+@pytest.mark.slow
 def test_a_judged_run_says_what_failed_and_what_each_statistic_covers(tmp_path):
     # 108 rows sent to a judge, 63 of them failing (40 timeouts, 23 unreadable replies): the page says so per
     # metric, and that its statistics cover the 45 scored rows only
@@ -598,6 +611,7 @@ def test_a_judged_run_says_what_failed_and_what_each_statistic_covers(tmp_path):
     assert int(summary["judge_answer_relevance"]["null_count"]["value"]) == 63
 
 
+@pytest.mark.slow
 def test_a_report_without_judge_columns_has_no_judge_section(tmp_path, frames):
     _, page = read_page(rf.report(frames["scored"], tmp_path / "plain.html"))
     assert "judge-calls" not in page.sections and not page.table("statuses")

@@ -285,6 +285,7 @@ def test_pairs_are_the_smallest_n_by_an_independent_power(effect: float, alpha: 
                 assert paired_t_power(effect, m, alpha, alternative) == pytest.approx(reference, abs=1e-9)
 
 
+@pytest.mark.slow
 def test_power_is_never_nan_where_nctdtr_is() -> None:
     for n in range(2, 60):
         for effect in (3.0, 10.0, 17.0, 30.0):

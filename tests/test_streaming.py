@@ -62,6 +62,7 @@ def in_memory(log: pl.DataFrame, k=(1, 5, 10)) -> pl.DataFrame:
     return scored.drop("question", "answer", "contexts", "ground_truth", "retrieved_ids", "relevant_ids")
 
 
+@pytest.mark.slow
 def test_scores_equal_in_memory_and_summary_merges(log_folder, tmp_path):
     result = rf.evaluate_parquet(log_folder, tmp_path / "out", batch_rows=5, progress=False, metrics=BOTH)
     assert (result.rows, result.scored, result.rejected, result.batches) == (40, 40, 0, 5 + 4)
@@ -78,6 +79,7 @@ def test_scores_equal_in_memory_and_summary_merges(log_folder, tmp_path):
         assert ours["p50"] is None or abs(ours["p50"] - theirs["p50"]) <= SKETCH_ERROR
 
 
+@pytest.mark.slow
 def test_batch_size_does_not_change_results(log_folder, tmp_path):
     rf.evaluate_parquet(log_folder, tmp_path / "small", batch_rows=3, progress=False, metrics=BOTH)
     rf.evaluate_parquet(log_folder, tmp_path / "large", batch_rows=1000, progress=False, metrics=BOTH)
@@ -109,6 +111,7 @@ def _snapshot(out) -> dict[str, bytes]:
     return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_resume_after_a_kill_gives_identical_files(log_folder, tmp_path, monkeypatch, seed):
     reference = tmp_path / "reference"
@@ -136,6 +139,7 @@ def test_resume_after_a_kill_gives_identical_files(log_folder, tmp_path, monkeyp
     assert _snapshot(out) == _snapshot(reference)
 
 
+@pytest.mark.slow
 def test_child_processes_write_the_same_files(log_folder, tmp_path):
     rf.evaluate_parquet(
         log_folder, tmp_path / "here", batch_rows=4, progress=False, metrics=BOTH, batches_per_process=None
@@ -147,6 +151,7 @@ def test_child_processes_write_the_same_files(log_folder, tmp_path):
     assert _snapshot(tmp_path / "children") == _snapshot(tmp_path / "here")
 
 
+@pytest.mark.slow
 def test_an_error_in_a_child_process_is_raised_with_its_type(log_folder, tmp_path):
     make_log(300, seed=3).write_parquet(log_folder / "day3.parquet", row_group_size=100)
     damaged = bytearray((log_folder / "day3.parquet").read_bytes())
@@ -160,6 +165,7 @@ def test_an_error_in_a_child_process_is_raised_with_its_type(log_folder, tmp_pat
     assert sorted(manifest["finished"]) == ["0", "1", "2", "3"] and not manifest["complete"]  # good parts kept
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the child process through /proc")
 def test_a_child_process_killed_mid_run_is_a_clear_error(log_folder, tmp_path):
     def kill_first_child() -> None:  # SIGKILL the first batch worker this process starts
@@ -201,6 +207,7 @@ def test_schema_errors_survive_pickling():
     assert type(copy) is rf.SchemaError and str(copy) == str(error) and (copy.column, copy.row) == ("doc_id", 3)
 
 
+@pytest.mark.slow
 def test_changed_options_or_source_need_overwrite(log_folder, tmp_path):
     out = tmp_path / "out"
     rf.evaluate_parquet(log_folder, out, batch_rows=4, progress=False, metrics=BOTH)
@@ -241,6 +248,7 @@ def test_bad_rows_go_to_rejects(tmp_path):
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["complete"]
 
 
+@pytest.mark.slow
 def test_damaged_and_empty_files(log_folder, tmp_path):
     out = tmp_path / "out"
     rf.evaluate_parquet(log_folder, out, progress=False, metrics=BOTH)
@@ -257,6 +265,7 @@ def test_damaged_and_empty_files(log_folder, tmp_path):
         rf.evaluate_parquet(tmp_path / "nothing-here", tmp_path / "x", progress=False, metrics=BOTH)
 
 
+@pytest.mark.slow
 def test_a_glob_into_an_output_folder_says_so_and_names_the_log(log_folder, tmp_path):
     # outputs written into the log's own folder: that folder now holds a manifest, and a glob over it names the
     # files the user can read instead of "no Parquet file matches"
@@ -270,6 +279,7 @@ def test_a_glob_into_an_output_folder_says_so_and_names_the_log(log_folder, tmp_
     assert rf.evaluate_parquet(named, tmp_path / "y", progress=False, metrics=BOTH).rows == 40  # as the error says
 
 
+@pytest.mark.slow
 def test_one_output_schema_across_files(tmp_path):
     folder = tmp_path / "logs"
     folder.mkdir()
@@ -497,6 +507,7 @@ def test_the_output_must_be_a_folder(log_folder, tmp_path):
     assert pl.read_parquet(tmp_path / "out" / "scores").columns[0] == "id"
 
 
+@pytest.mark.slow
 def test_the_heap_is_trimmed_after_every_batch(log_folder, tmp_path, monkeypatch):
     calls = []
     monkeypatch.setattr(batches, "trim_heap", lambda: calls.append(1) or True)

@@ -73,6 +73,7 @@ def _check(row: dict, expected: dict, exact_percentiles: bool = True) -> None:
             assert row[key] == pytest.approx(value, rel=1e-9, abs=1e-12), key
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(scored_frames(), st.sampled_from(QUANTILE_METHODS))
 def test_summarize_matches_numpy_per_group(df, method):
@@ -142,6 +143,7 @@ def test_bootstrap_interval_close_to_scipy():
     assert again["ci_low"].item() == out["ci_low"]  # the seed fixes the resamples
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(scored_frames(max_rows=60), st.lists(st.integers(0, 60), max_size=4), st.sampled_from(["linear", "higher"]))
 def test_merged_states_equal_the_whole(df, cuts, method):
@@ -262,6 +264,7 @@ def test_stats_option_selects_columns_and_skips_work():
     assert rf.summarize(df, stats="ci_high").columns == ["metric", "ci_high"]
 
 
+@pytest.mark.slow
 def test_seed_batch_aggregates():
     from test_heuristics_oracle import SCHEMA
 
@@ -329,6 +332,7 @@ def test_t_quantiles_are_scipy_stats_bit_for_bit():
     np.testing.assert_array_equal(low, seg.delta - expected_half)
 
 
+@pytest.mark.slow
 def test_a_streamed_run_its_summary_and_a_t_test_do_not_import_scipy_stats(tmp_path):
     # scipy.stats takes about half a second to import: every streamed run and summary paid it for one quantile
     import subprocess

@@ -166,6 +166,7 @@ def test_streaming_summary_gm_agrees_with_summarize(tmp_path):
     assert _gm(streamed, "mrr") is None
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 def test_ray_summary_gm_agrees_with_summarize():
     ray = pytest.importorskip("ray")

@@ -305,6 +305,7 @@ def test_shingle_jaccard_by_hand_and_threshold() -> None:
     assert near_duplicates([finished, repainted]) == [None, None]  # 10 / 27: two questions, not one
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None)
 @given(
     n=st.integers(0, 12),
@@ -350,6 +351,7 @@ def _scripted_server_reply(monkeypatch: pytest.MonkeyPatch, judge: ScriptedTests
     monkeypatch.setattr(judge_server, "reply_text", reply)
 
 
+@pytest.mark.slow
 def test_cli_generate_writes_a_set_that_ragframe_eval_takes(tmp_path, monkeypatch, capsys) -> None:
     from judge_server import FakeJudgeServer
 
@@ -491,6 +493,7 @@ def test_coverage_removes_multi_chunk_answers_that_ignore_a_chunk() -> None:
     assert single["_status"].to_list() == ["ok"] * 3  # one chunk: nothing to cover
 
 
+@pytest.mark.slow
 def test_benchmark_on_the_dl19_passages_passes_its_own_checks(capsys) -> None:
     """benchmarks/testset.py on real text: no duplicates kept, byte-identical rerun, budget kept (exit 0)."""
     data = shared_path("rankllm_dl_runs", "bm25_top100_with_text.dl19.json")

@@ -83,6 +83,7 @@ def test_token_f1_hand_worked():
 WORDS = st.lists(st.sampled_from(["a", "b", "c", "d", "e"]), max_size=8).map(" ".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(WORDS, WORDS), min_size=1, max_size=12), st.integers(1, 3))
 def test_column_kernels_equal_set_arithmetic(pairs, n):
@@ -186,6 +187,7 @@ def test_composing_starters_are_every_starter_second_of_a_canonical_pair():
     assert len(seconds) == 26  # the 26 listed, Hangul jamo (composed by rule, not by table) apart
 
 
+@pytest.mark.slow
 def test_characters_said_unchanged_are_unchanged_by_polars_nfc():
     """Every code point changed_by_clean calls safe is its own NFC in polars (the engine that cleans)."""
     import unicodedata
@@ -219,6 +221,7 @@ _MIXED = st.sampled_from(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(_MIXED, max_size=12).map("".join), min_size=1, max_size=30))
 def test_unicode_clean_equals_nfc_of_every_text(texts):
@@ -246,6 +249,7 @@ def test_unicode_clean_cases(source, cleaned):
     assert text.unicode_clean(pl.Series([source, "plain"], dtype=pl.String)).to_list() == [cleaned, "plain"]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.lists(st.sampled_from("abcdef"), max_size=9).map(" ".join), min_size=2, max_size=25),
@@ -298,6 +302,7 @@ _PIECES = [
 _TRICKY = st.lists(st.sampled_from([*_PIECES, "Word", ". ", "? \u03a3"]), max_size=25).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(_TRICKY, _TRICKY), min_size=1, max_size=30), st.sampled_from(["seed", "unicode"]))
 def test_answers_tokenised_through_their_sentences_get_their_own_tokens(rows, which):

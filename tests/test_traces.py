@@ -141,6 +141,7 @@ def _run_of(rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("retrieval", "run"), [("reranker", "bm25+gpt3.5-rerank"), ("last", "bm25"), ("first", "bm25")]
 )
@@ -391,6 +392,7 @@ def test_protobuf_without_opentelemetry_proto_names_the_extra(ares_spans, tmp_pa
         rf.read_traces(path)
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_a_traces_row_depends_only_on_its_own_spans(ares_spans, tmp_path_factory, data):

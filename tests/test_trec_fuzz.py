@@ -81,6 +81,7 @@ def _no_all_negative_query(case) -> bool:
     return all(max(g) >= 0 for g in grades.values())
 
 
+@pytest.mark.slow
 def test_seeded_fuzz_equals_pytrec_eval_on_the_suites_measures(tmp_path):
     wanted = (_printed_names(TE / "out.test.a") | _printed_names(TE / "out.test.meas_params")) - {"all"}
     compared_names: set[str] = set()
@@ -247,6 +248,7 @@ def _trec_eval_11pt_and_rbp_resid(grades: list[int], num_rel: int, p: float, poi
     return eleven, resid
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.sampled_from((-2, -1, 0, 1, 1, 2)), min_size=1, max_size=40),
@@ -330,6 +332,7 @@ print(code, " ".join(sorted(sys.modules)))
 """
 
 
+@pytest.mark.slow
 def test_ragframe_trec_imports_only_what_it_uses():
     """A drop-in must start fast: no other command, no scipy, no statistics, no df.rf namespace (counted, not timed)."""
     data = ROOT / "ragframe" / "data"
@@ -349,6 +352,7 @@ def test_ragframe_trec_imports_only_what_it_uses():
     assert loaded & (heavy | other_commands) == set()
 
 
+@pytest.mark.slow
 def test_import_ragframe_is_lazy_and_complete():
     code = (
         "import sys, polars as pl, ragframe as rf\n"

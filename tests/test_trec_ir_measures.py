@@ -66,6 +66,7 @@ def _theirs(provider: str, measures, qrels, run) -> dict[str, dict[str, float]]:
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None)
 @given(collections())
 def test_judged_at_k_equals_ir_measures(data):
@@ -81,6 +82,7 @@ def test_judged_at_k_equals_ir_measures(data):
             assert abs(ours[f"judged_at_{k}"][qid] - value) <= TOL, (k, qid)
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None)
 @given(collections(grades=(0, 1)), st.sampled_from((0.5, 0.8, 0.9, 0.95)))
 def test_rbp_equals_ir_measures_cwl_eval(data, persistence):
@@ -109,6 +111,7 @@ def _textbook_err(grades: list[int], k: int, max_grade: int = 4) -> float:
     return score
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("perl") is None, reason="ir_measures' ERR runs gdeval.pl with perl")
 @settings(max_examples=60, deadline=None)
 @given(collections())

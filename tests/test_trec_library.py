@@ -383,6 +383,7 @@ def _spec(printed: str) -> str:
     return re.sub(r"_(\d\.\d\d)$", r".\1", printed)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(random_collections(), st.sampled_from((0, 1, 2)), st.booleans())
 def test_library_equals_ragframe_trec_on_random_runs(data, level, complete):

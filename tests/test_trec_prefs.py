@@ -119,6 +119,7 @@ def test_complete_scores_a_query_the_run_lacks(capsys):
     assert complete.columns == ["query_id", *PREFERENCE_MEASURES]
 
 
+@pytest.mark.slow
 def test_qrels_read_as_preferences_by_the_command_line(capsys):
     """-R qrels_prefs on qrels.test: the summary's counts are sums, the ratios means (out.test.qrels_prefs)."""
     code = main(["trec", "-R", "qrels_prefs", "-m", "prefs_num_prefs_poss", "-m", "prefs_simp", str(TE / "qrels.test"),

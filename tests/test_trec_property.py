@@ -70,6 +70,7 @@ def _pytrec(qrels, run, level):
     return evaluator.evaluate(ranked)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(collections(), st.sampled_from((1, 2)))
 def test_every_measure_equals_pytrec_eval(data, level):

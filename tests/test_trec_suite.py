@@ -77,6 +77,7 @@ def test_suite_output_byte_for_byte(capsys, expected, qrels, results, flags):
     assert out == want
 
 
+@pytest.mark.slow
 def test_suite_in_a_real_process_is_byte_exact():
     argv = ["trec", "-q", "-m", "all_trec", str(TE / "qrels.test"), str(TE / "results.test")]
     done = subprocess.run([sys.executable, "-m", "ragframe.cli", *argv], capture_output=True, cwd=REPO, check=False)

@@ -156,6 +156,7 @@ def test_thresholds_follow_the_evaluator_keys(data):
         FN(df, label_columns="human", metrics="v2_faithfulness", thresholds={"faithfulness": float("nan")})
 
 
+@pytest.mark.slow
 def test_bootstrap_interval_equals_a_weighted_sklearn_bootstrap(data):
     """The interval is the percentile bootstrap of roc_auc_score over resamples drawn with replacement."""
     s, y = _pairs(data, "faithfulness", "human")

@@ -54,6 +54,7 @@ def _auroc(cell: str) -> float:
     return float(cell.split()[0])
 
 
+@pytest.mark.slow
 def test_judge_rows_against_the_fake_server(validity, capsys, tmp_path):
     with FakeJudgeServer() as server:
         argv = ["--judge", "fake", "--base-url", server.base_url, "--rows", "20", "--n-resamples", "50"]
@@ -90,6 +91,7 @@ def test_without_a_judge_one_line_says_skipped(validity, capsys):
     assert skipped == ["Judge: skipped (no judge configured; --judge MODEL [--base-url URL], key from OPENAI_API_KEY)"]
 
 
+@pytest.mark.slow
 def test_judge_url_form_and_the_assessor_tables(validity, capsys):
     with FakeJudgeServer() as server:
         argv = ["--judge", server.base_url, "--model", "m", "--rows", "6", "--n-resamples", "20", "--no-cache"]
@@ -104,6 +106,7 @@ def test_judge_url_form_and_the_assessor_tables(validity, capsys):
     assert re.search(r"^graded 0-3 +6 +\d\.\d{3}", out, flags=re.MULTILINE)
 
 
+@pytest.mark.slow
 def test_a_judge_that_never_answers_readably_still_reaches_every_table(validity, capsys):
     with FakeJudgeServer() as server:
         server.rules[""] = "bad_score"  # every reply unreadable

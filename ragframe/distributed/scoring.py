@@ -29,6 +29,7 @@ from ragframe.io.batches import score_with_rejects
 from ragframe.io.row_checks import CONTRACT_DTYPES, conform_null_types, row_problems
 from ragframe.io.sources import source_files
 from ragframe.io.streaming import DEFAULT_BATCH_ROWS
+from ragframe.public import public
 from ragframe.run.evaluator import CLASH_HINT, Evaluator
 from ragframe.schema import check_output_columns, conform_text, to_polars
 
@@ -69,7 +70,7 @@ def check_schema(empty: pl.DataFrame, evaluator: Evaluator, keep: Sequence[str] 
     if problems.height:
         reason = problems["reason"][0].replace(" row 0]", " every row]")
         raise SchemaError(f"the dataset's schema breaks the column contract: {reason}", function=function)
-    evaluator.evaluate(conform_null_types(empty, roles), function=function)
+    public(name=function)(evaluator.evaluate)(conform_null_types(empty, roles))
     for name in keep or ():
         if name not in empty.columns:
             raise SchemaError("missing column to keep", function=function, column=name, available=empty.columns)
@@ -155,7 +156,11 @@ class BatchScorer:
         problems = row_problems(frame, roles, offset=offset)
         if problems.height:
             raise self._row_error(table, problems, offset, source)
-        return self._attach(table, self.evaluator.scores(frame, function=self.function))
+        return self._attach(table, self._scores(frame))
+
+    def _scores(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """The evaluator's score columns, an error naming this scorer's public function (a worker has no caller)."""
+        return public(name=self.function)(self.evaluator.scores)(frame)
 
     def _inputs(self, columns: Sequence[str]) -> list[str]:
         _, roles = self.evaluator.plan(list(columns), warn=False)
@@ -190,7 +195,7 @@ class BatchScorer:
         """Scores of the good rows, null scores and the reason on the bad ones, rows in input order."""
         good, scores, rejects = score_with_rejects(
             frame,
-            lambda df: self.evaluator.scores(df, function=self.function),
+            self._scores,
             roles,
             source=source or "<ray batch>",
             offset=offset,
