@@ -15,7 +15,10 @@ def test_regressions_on_summaries_follow_the_seed_rule():
     base = pl.DataFrame({"metric": ["a", "b", "c"], "mean": [0.75, 0.5, 0.4]})
     now = pl.DataFrame({"metric": ["a", "b", "d"], "mean": [0.5, 0.125, 0.9]})
     out = rf.regressions(base, now, max_drop=0.25)
-    assert out.columns == ["metric", "baseline", "current", "delta", "regressed"]
+    assert out.columns == [
+        "metric", "n", "baseline", "current", "delta", "p_value", "p_adjusted", "significant",
+        "exceeds_max_drop", "regressed",
+    ]  # fmt: skip: the per-row schema, n and the test null (summaries carry no pairs)
     assert out["metric"].to_list() == ["a", "b"]
     assert out["regressed"].to_list() == [False, True]  # strict: a drop of exactly max_drop is not one
     assert out["delta"].to_list() == [-0.25, -0.375]
@@ -120,3 +123,19 @@ def test_detect_regressions_is_the_seed_alias():
     assert rf.detect_regressions(rf.summarize_batch(base), now, threshold=0.05).equals(out)
     with pytest.raises(rf.InvalidParameterError, match="detect_regressions: threshold"):
         rf.detect_regressions(base, now, threshold=None)
+
+
+def test_one_schema_whatever_the_input():
+    # per-row frames (paired, tested) and summaries (the seed's rule) give the same columns and dtypes
+    base = pl.DataFrame({"id": [1, 2, 3, 4], "team": ["a", "a", "b", "b"], "mrr": [0.5, 0.2, 0.9, 0.4]})
+    now = base.with_columns(pl.col("mrr") - 0.1)
+    for by in (None, "team"):
+        paired = rf.regressions(base, now, by=by)
+        summaries = rf.regressions(rf.summarize(base, by=by), rf.summarize(now, by=by), by=by)
+        assert paired.schema == summaries.schema
+        assert paired.columns[-10:] == [
+            "metric", "n", "baseline", "current", "delta", "p_value", "p_adjusted", "significant",
+            "exceeds_max_drop", "regressed",
+        ]  # fmt: skip
+        assert summaries["n"].null_count() == summaries.height  # summaries carry no pairs
+        assert summaries["regressed"].to_list() == summaries["exceeds_max_drop"].to_list() == [True] * summaries.height

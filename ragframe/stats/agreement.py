@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.kernels.groups import dense_code
 from ragframe.public import public
@@ -72,17 +73,6 @@ def _names(value: Any, what: str, function: str, *, allow_empty: bool = False) -
     )
 
 
-def _name(value: Any, what: str, function: str) -> str:
-    if not isinstance(value, str):
-        raise InvalidParameterError(f"{function}: {what} must be a column name (str), found {value!r}")
-    return value
-
-
-def _choice(value: Any, allowed: Sequence[Any], what: str, function: str) -> None:
-    if not any(value is a or (isinstance(value, str) and value == a) for a in allowed):
-        raise InvalidParameterError(f"{function}: {what} must be one of {list(allowed)}, found {value!r}")
-
-
 def _describe(df: pl.DataFrame, columns: Sequence[str], row: int) -> str:
     """``query='q1', item_id='d1'`` for the given row (a position in ``df``)."""
     values = df.select(columns).row(row)
@@ -114,8 +104,8 @@ def _load(
     (dense rank of the rating: categories in sorted order).
     """
     items = _names(item, "item", function)
-    annotator = _name(annotator, "annotator", function)
-    rating = _name(rating, "rating", function)
+    annotator = validate.column_name(annotator, "annotator", function)
+    rating = validate.column_name(rating, "rating", function)
     needed = list(dict.fromkeys([*items, annotator, rating, *extra, *by]))
     df = to_polars(judgments, needed, function).with_row_index(_ROW)
 
@@ -382,7 +372,7 @@ def cohen_kappa(
     0.5
     """
     function = "cohen_kappa"
-    _choice(weights, WEIGHTS, "weights", function)
+    validate.choice(weights, "weights", function, WEIGHTS)
     df, rated, _ = _load(
         judgments, item=item, annotator=annotator, rating=rating, function=function, numeric=weights is not None
     )
@@ -472,8 +462,8 @@ def agreement(
     0.7778
     """
     function = "agreement"
-    _choice(method, METHODS, "method", function)
-    _choice(level, LEVELS, "level", function)
+    validate.choice(method, "method", function, METHODS)
+    validate.choice(level, "level", function, LEVELS)
     if method == "fleiss" and level != "nominal":
         raise InvalidParameterError(
             f"{function}: Fleiss' kappa is defined for nominal ratings only, found level={level!r} "
@@ -582,8 +572,8 @@ def judgments_to_qrels(
     if not isinstance(graded, bool):
         raise InvalidParameterError(f"{function}: graded must be True or False, found {graded!r}")
     items = _names(item, "item", function)
-    query = items[0] if query is None else _name(query, "query", function)
-    doc = items[-1] if doc is None else _name(doc, "doc", function)
+    query = items[0] if query is None else validate.column_name(query, "query", function)
+    doc = items[-1] if doc is None else validate.column_name(doc, "doc", function)
     if query == doc:
         raise InvalidParameterError(
             f"{function}: the query and doc columns must differ, both are {query!r}; pass {{query}} and doc=",
@@ -670,7 +660,7 @@ def judgment_summary(
     function = "judgment_summary"
     items = _names(item, "item", function)
     by_cols = [] if by is None else _names(by, "by", function, allow_empty=True)
-    query = items[0] if query is None else _name(query, "query", function)
+    query = items[0] if query is None else validate.column_name(query, "query", function)
     df, rated, _ = _load(
         judgments,
         item=items,

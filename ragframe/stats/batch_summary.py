@@ -156,4 +156,5 @@ def detect_regressions(baseline: Any, current: Any, /, threshold: float = 0.05) 
     frames = (baseline, current)
     base, now = (f if is_summary(column_names(f, "detect_regressions")) else summarize_batch(f) for f in frames)
     found = regressions(base, now, max_drop=threshold)
-    return found.filter(pl.col("metric") != _COMPOSITE).rename(_SEED_REGRESSION_NAMES)
+    seed = found.select("metric", "baseline", "current", "delta", "regressed")  # the seed's five columns
+    return seed.filter(pl.col("metric") != _COMPOSITE).rename(_SEED_REGRESSION_NAMES)

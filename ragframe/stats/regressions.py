@@ -79,11 +79,12 @@ def regressions(
     Returns
     -------
     polars.DataFrame
-        Summaries: ``by`` columns, ``metric, baseline, current, delta, regressed``, one
-        row per metric (and group) present in both. Per-row frames: ``by`` columns,
-        ``metric, n, baseline, current, delta, p_value, p_adjusted, significant,
-        exceeds_max_drop`` (delta < -max_drop) and ``regressed`` (exceeds ``max_drop``,
-        and significant when ``significance``). A null mean or p-value never regresses.
+        One schema whatever the input: ``by`` columns, ``metric, n, baseline, current, delta,
+        p_value, p_adjusted, significant, exceeds_max_drop`` (delta < -max_drop) and
+        ``regressed`` (exceeds ``max_drop``, and significant when ``significance``), one row
+        per metric (and group) present in both. Summaries carry no pairs: ``n``,
+        ``p_value``, ``p_adjusted`` and ``significant`` are null there, and ``regressed`` is
+        ``exceeds_max_drop``. A null mean or p-value never regresses.
 
     Examples
     --------
@@ -188,10 +189,16 @@ def _summary_regressions(
         base = base.filter(pl.col("metric").is_in(wanted))
     joined = base.join(now, on=keys, how="inner", suffix="_current", maintain_order="left", nulls_equal=True)
     delta = pl.col("mean_current") - pl.col("mean")
-    return joined.select(
+    exceeds = (delta < -max_drop).fill_null(False)
+    return joined.select(  # the per-row schema: summaries carry no pairs, so no n and no test
         *keys,
+        pl.lit(None, pl.Int64).alias("n"),
         pl.col("mean").alias("baseline"),
         pl.col("mean_current").alias("current"),
         delta.alias("delta"),
-        (delta < -max_drop).fill_null(False).alias("regressed"),
+        pl.lit(None, pl.Float64).alias("p_value"),
+        pl.lit(None, pl.Float64).alias("p_adjusted"),
+        pl.lit(None, pl.Boolean).alias("significant"),
+        exceeds.alias("exceeds_max_drop"),
+        exceeds.alias("regressed"),
     )
