@@ -1,0 +1,92 @@
+"""A run's options are checked once per Evaluator (the RunPlan), and run state never sits in the options."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+
+import polars as pl
+import pytest
+
+import ragframe as rf
+from ragframe.metrics import registry
+from ragframe.run import configure
+from ragframe.run.plan import RunPlan
+
+FRAME = pl.DataFrame(
+    {
+        "id": [1, 2],
+        "question": ["What is the capital of France?", "Who wrote Hamlet?"],
+        "answer": ["Paris is the capital of France.", "Shakespeare wrote Hamlet."],
+        "contexts": [["Paris is the capital of France."], ["Hamlet is a play by Shakespeare."]],
+        "retrieved_ids": [["a", "b"], ["c"]],
+        "relevant_ids": [["b"], ["c"]],
+    }
+)
+
+
+@pytest.fixture
+def checks(monkeypatch):
+    """Counts every build of a plan and every family check (each registered family replaced by a counting copy)."""
+    counted = {"plans": 0, "families": 0}
+    build = configure.build_plan
+
+    def counting_build(given, function):
+        counted["plans"] += 1
+        return build(given, function)
+
+    for name in registry.families():
+        family = registry.get_family(name)
+
+        def counting_check(options, function, original=family.check):
+            counted["families"] += 1
+            return original(options, function)
+
+        monkeypatch.setitem(registry._FAMILIES, name, dataclasses.replace(family, check=counting_check))
+    from ragframe.run import evaluator
+
+    monkeypatch.setattr(evaluator, "build_plan", counting_build)
+    return counted
+
+
+def test_the_options_are_checked_once_per_evaluator(checks):
+    families = len(registry.families())
+    ev = rf.Evaluator(["faithfulness", "answer_relevance", "mrr", "ndcg_at_10"])
+    assert checks == {"plans": 1, "families": families}
+    ev.evaluate(FRAME)
+    ev.evaluate(FRAME.lazy()).collect()
+    ev.scores(FRAME)
+    ev.plan(FRAME.columns)
+    ev.written_columns(FRAME.schema)
+    ev.requests()
+    ev.outputs()
+    ev.input_columns()
+    assert checks == {"plans": 1, "families": families}  # every call read the plan built above
+    assert isinstance(ev.run_plan, RunPlan) and ev.run_plan is ev.run_plan
+
+
+def test_a_parquet_run_checks_once_in_process(checks, tmp_path):
+    FRAME.write_parquet(tmp_path / "log.parquet")
+    rf.evaluate_parquet(
+        tmp_path / "log.parquet", tmp_path / "out", metrics=["mrr"], progress=False, batch_rows=1,
+        batches_per_process=None,
+    )  # fmt: skip
+    assert checks["plans"] == 1  # two batches, one plan
+
+
+def test_a_pickled_evaluator_checks_once_where_it_lands(checks):
+    ev = rf.Evaluator(["mrr"], k=[5])
+    back = pickle.loads(pickle.dumps(ev))
+    assert back == ev and checks["plans"] == 1  # the plan is not pickled: built on first use there
+    back.evaluate(FRAME)
+    back.evaluate(FRAME)
+    assert checks["plans"] == 2
+
+
+def test_the_plan_is_typed_and_holds_no_run_state():
+    plan = rf.Evaluator(["judge_faithfulness"], judge=lambda prompt: "Score: 1", prefix="v2_").run_plan
+    assert (plan.prefix, plan.mode, plan.composite, plan.budget) == ("v2_", "heuristic", True, None)
+    for name, options in plan.families.items():
+        assert not [key for key in options if key.startswith("_")], name
+    with pytest.raises(TypeError):
+        plan.thresholds["mrr"] = 0.5  # read-only
