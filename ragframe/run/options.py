@@ -21,8 +21,9 @@ __all__ = ["RunOptions"]
 class RunOptions:
     """Options of a run of :func:`ragframe.evaluate` that belong to no metric family.
 
-    Their checks read the registry and the modes, so :class:`ragframe.run.Evaluator` runs them
-    (``Evaluator._checked``); the defaults and the documentation are these.
+    Their checks read the registry and the modes, so the run floor runs them, once per
+    :class:`ragframe.run.Evaluator` (:func:`ragframe.run.configure.build_plan`, into the
+    :class:`~ragframe.run.plan.RunPlan`); the defaults and the documentation are these.
     """
 
     prefix: str = option("", "Prepended to every output column (``''`` or ending with ``_ - . : /``).")
