@@ -42,6 +42,18 @@ def _private_cache_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg_cache")))
 
 
+@pytest.fixture
+def server():
+    """A fake OpenAI-compatible judge on 127.0.0.1 (tests/judge_server.py), stopped after the test.
+
+    Shared by the judge tests; a test file that needs another server defines its own ``server``.
+    """
+    from judge_server import FakeJudgeServer
+
+    with FakeJudgeServer() as running:
+        yield running
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Ray, notebook and browser tests are slow tests too: ``pytest -m "not slow"`` (the fast loop) leaves them out."""
     for item in items:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from judge_server import FakeJudgeServer, verdict_reply
+from judge_server import verdict_reply
 from test_streaming import make_log
 
 import ragframe as rf
@@ -56,12 +56,6 @@ def judge_config(tmp_path):
     path = tmp_path / "judge.toml"
     path.write_text("cache = false\n[judge]\nmax_retries = 0\n", encoding="utf-8")
     return path
-
-
-@pytest.fixture
-def server():
-    with FakeJudgeServer() as running:
-        yield running
 
 
 @pytest.fixture

@@ -84,12 +84,6 @@ class Counting:
         return self.reply(prompt)
 
 
-@pytest.fixture
-def server():
-    with FakeJudgeServer() as running:
-        yield running
-
-
 def openai_judge(server, **options):
     return rf.OpenAIJudge("m", base_url=server.base_url, api_key="x", max_retries=0, **options)
 
@@ -599,8 +593,10 @@ def test_a_streaming_hybrid_run_with_a_cost_budget(tmp_path, server):
     held = pl.col("faithfulness_error").str.starts_with("budget: not sent")
     same = out.filter(~held).join(memory.filter(~held), on="id", how="semi")["id"]
     assert len(same) >= 40  # of 60: the gate holds back a few planned rows at most
-    assert out.filter(pl.col("id").is_in(same.implode())).select(COLUMNS).equals(
-        memory.filter(pl.col("id").is_in(same.implode())).select(COLUMNS)
+    assert (
+        out.filter(pl.col("id").is_in(same.implode()))
+        .select(COLUMNS)
+        .equals(memory.filter(pl.col("id").is_in(same.implode())).select(COLUMNS))
     )
     not_chosen = pl.col("faithfulness_error").str.starts_with("budget: not chosen")
     assert out.filter(not_chosen)["id"].to_list() == memory.filter(not_chosen)["id"].to_list()

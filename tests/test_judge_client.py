@@ -38,12 +38,6 @@ from ragframe.judges.client import MAX_RETRY_AFTER, _Secret, retry_after_seconds
 KEY = "sk-test-K3y-0f-n0-v4lue-9f8e7d6c"
 
 
-@pytest.fixture
-def server():
-    with FakeJudgeServer() as running:
-        yield running
-
-
 def make(server: FakeJudgeServer, **options) -> OpenAIJudge:
     options = {"api_key": KEY, "backoff_base": 0.01, "backoff_max": 0.05, "timeout": 2.0, **options}
     return OpenAIJudge("fake-model", base_url=server.base_url, **options)

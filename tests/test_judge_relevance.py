@@ -13,12 +13,6 @@ import ragframe as rf
 from ragframe.metrics.relevance import RELEVANCE_TEMPLATE, read_grades
 
 
-@pytest.fixture()
-def server():
-    with FakeJudgeServer() as running:
-        yield running
-
-
 def _judge(server: FakeJudgeServer) -> rf.OpenAIJudge:
     return rf.OpenAIJudge("m", base_url=server.base_url, api_key="x", max_retries=0)
 

@@ -51,12 +51,6 @@ class Counting:
         return reply_text(prompt)
 
 
-@pytest.fixture
-def server():
-    with FakeJudgeServer() as running:
-        yield running
-
-
 def fast_judge(server: FakeJudgeServer, **options) -> OpenAIJudge:
     options = {"api_key": "sk-test", "backoff_base": 0.01, "backoff_max": 0.05, "timeout": 2.0, **options}
     return OpenAIJudge("fake-model", base_url=server.base_url, **options)

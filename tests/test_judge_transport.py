@@ -370,12 +370,6 @@ def test_the_window_admits_waiters_in_order_and_survives_cancellation():
 
 
 # --- helpers ----------------------------------------------------------------------------------------
-@pytest.fixture
-def server():
-    with FakeJudgeServer() as running:
-        yield running
-
-
 def fast_judge(server: FakeJudgeServer, **options) -> rf.OpenAIJudge:
     options = {"api_key": "sk-test", "backoff_base": 0.01, "backoff_max": 0.05, "timeout": 5.0, **options}
     return rf.OpenAIJudge("fake-model", base_url=server.base_url, **options)
