@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextvars
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
@@ -38,12 +39,25 @@ CALLER: contextvars.ContextVar[tuple[str, dict[str, str]] | None] = contextvars.
 
 
 def _split(message: str, function: str | None) -> tuple[str | None, str]:
-    """(function, text) of a message that may begin with "function: " (a message written before the decorator)."""
-    if function is None:
+    """(function, text) of a message that may begin with "function: " (a message written before the decorator).
+
+    Only a message ragframe wrote is read so: a user's own error (raised by a callback metric,
+    say) keeps its text whole, and the stamp of ``@public`` goes in front of it.
+    """
+    if function is None and _made_by_ragframe():
         named = _NAMED.match(message)
         if named:
             return named.group(1), named.group(2)
     return function, message
+
+
+def _made_by_ragframe() -> bool:
+    """Whether the error being made is raised by ragframe's code (not a user's), from the first frame outside here."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back
+    module = frame.f_globals.get("__name__", "") if frame is not None else ""
+    return module == "ragframe" or module.startswith("ragframe.")
 
 
 def current_function() -> str | None:
@@ -443,7 +457,7 @@ class UsageError(InvalidParameterError):
 
         Examples
         --------
-        >>> error = RagframeError("evaluate_parquet: pass {overwrite}", mentions={"overwrite": "True"})
+        >>> error = RagframeError("pass {overwrite}", function="evaluate_parquet", mentions={"overwrite": "True"})
         >>> usage = UsageError.of(error)
         >>> str(usage), usage.function, usage.mentions
         ('evaluate_parquet: pass overwrite=True', 'evaluate_parquet', {'overwrite': 'True'})

@@ -88,7 +88,7 @@ def test_an_error_of_a_worker_thread_is_stamped_on_its_way_out():
 
         def work():
             try:
-                raise SchemaError("helper: bad rows", column="x")  # threads do not see the caller
+                raise SchemaError("bad rows", function="helper", column="x")  # threads do not see the caller
             except SchemaError as error:
                 caught.append(error)
 
@@ -103,7 +103,7 @@ def test_an_error_of_a_worker_thread_is_stamped_on_its_way_out():
 
 
 async def _async_fails():
-    raise InvalidParameterError("deep: n must be positive", parameter="n")
+    raise InvalidParameterError("n must be positive", function="deep", parameter="n")
 
 
 def test_async_public_functions_are_stamped_too():
@@ -154,3 +154,14 @@ def test_a_renamed_mention_survives_pickling_and_a_second_mention_keeps_its_valu
     error.stamp("gate", {"a": "baseline"})
     back = pickle.loads(pickle.dumps(error))
     assert str(back) == str(error) == "gate: baseline and mode='llm' or mode='x' [column 'c']"
+
+
+def test_a_users_own_error_keeps_its_text_and_gets_the_stamp_in_front():
+    # a callback metric raising a ragframe error with its own "name: " prefix: that is the user's text
+    @public
+    def runs_a_callback():
+        raise InvalidParameterError("refuse: a batch holds the answer")
+
+    with pytest.raises(InvalidParameterError) as info:
+        runs_a_callback()
+    assert str(info.value) == "runs_a_callback: refuse: a batch holds the answer"
