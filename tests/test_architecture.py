@@ -24,7 +24,18 @@ ROOT = Path(__file__).resolve().parent.parent / "ragframe"
 #: The floors, lowest first: a module may import its own floor and the floors below.
 FLOORS: tuple[tuple[str, ...], ...] = (
     # base: errors, keys, checks, the frame contract, optional imports, the text of a cell
-    ("exceptions", "redaction", "secrets", "validate", "schema", "concurrency", "extras", "display", "public"),
+    (
+        "exceptions",
+        "redaction",
+        "secrets",
+        "validate",
+        "schema",
+        "concurrency",
+        "extras",
+        "display",
+        "public",
+        "progress",
+    ),
     ("kernels",),  # whole-column computations
     ("judges",),  # the judge transport: clients, cache, usage, budget, reply parsing
     ("metrics",),  # metric definitions and the registry

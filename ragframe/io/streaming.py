@@ -83,6 +83,7 @@ from ragframe.io.traces import FORMATS as TRACE_FORMATS
 from ragframe.io.traces.assemble import RETRIEVAL
 from ragframe.io.traces.stage import TRACE_REJECTS, stage_traces
 from ragframe.judges.usage import usage_frame
+from ragframe.progress import Progress
 from ragframe.public import public
 from ragframe.run.evaluator import CLASH_HINT, Evaluator
 from ragframe.run.requests import BY_ROLE
@@ -93,63 +94,6 @@ __all__ = ["evaluate_parquet", "DEFAULT_BATCH_ROWS", "DEFAULT_BATCHES_PER_PROCES
 
 DEFAULT_BATCH_ROWS = 100_000
 DEFAULT_BATCHES_PER_PROCESS = 10
-
-
-class _Progress:
-    """rows done, rows/s and ETA on a terminal; silent otherwise.
-
-    tqdm's bar when tqdm is installed and can draw on this terminal, else ragframe's own
-    counter line: a terminal that reports no width (a pseudo-terminal without a window
-    size, as in ``script`` or some containers) makes tqdm trim its line to nothing.
-    """
-
-    #: narrower than this, tqdm's line is trimmed to (almost) nothing: the counter is used
-    MIN_BAR_COLUMNS = 20
-
-    def __init__(self, enabled: bool, total: int, done: int) -> None:
-        self.enabled = enabled and sys.stderr.isatty()
-        self.total, self.done, self.start = total, done, time.perf_counter()
-        self.first = done
-        self.bar = self._tqdm_bar(total, done) if self.enabled else None
-
-    @classmethod
-    def _tqdm_bar(cls, total: int, done: int) -> Any:
-        """tqdm's bar on stderr, or None when tqdm is missing or cannot draw a visible line here."""
-        try:
-            from tqdm import tqdm
-        except ImportError:
-            return None
-        try:
-            columns = os.get_terminal_size(sys.stderr.fileno()).columns
-        except (OSError, ValueError):
-            columns = 0
-        if columns < cls.MIN_BAR_COLUMNS:
-            return None
-        try:
-            bar = tqdm(total=total, initial=done, unit="rows", unit_scale=True, desc="ragframe eval", file=sys.stderr)
-        except Exception:  # a tqdm that breaks on this stream: progress is not worth failing the run for
-            return None
-        if bar.disable or not str(bar).strip():  # disabled (TQDM_DISABLE) or a line trimmed to nothing
-            bar.leave = False
-            bar.close()
-            return None
-        return bar
-
-    def update(self, rows: int) -> None:
-        self.done += rows
-        if self.bar is not None:
-            self.bar.update(rows)
-        elif self.enabled:
-            elapsed = max(time.perf_counter() - self.start, 1e-9)
-            rate = (self.done - self.first) / elapsed
-            eta = (self.total - self.done) / rate if rate else float("inf")
-            print(f"\r{self.done:,}/{self.total:,} rows  {rate:,.0f} rows/s  ETA {eta:,.0f} s", end="", file=sys.stderr)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-        elif self.enabled:
-            print(file=sys.stderr)
 
 
 @public
@@ -368,7 +312,15 @@ def _run_batches(
     finished: dict[str, Any] = manifest["finished"]
     pending = [b for b in batches if str(b.index) not in finished]
     total = sum(b.rows for b in batches)
-    bar = _Progress(progress, total, total - sum(b.rows for b in pending))
+    bar = Progress(
+        total,
+        unit="rows",
+        label="ragframe eval",
+        enabled=progress,
+        done=total - sum(b.rows for b in pending),
+        label_counter=False,
+        unit_scale=True,
+    )
 
     def record(index: int, entry: dict[str, int]) -> None:
         finished[str(index)] = entry
