@@ -23,6 +23,7 @@ from typing import Any
 
 from ragframe import validate
 from ragframe.exceptions import InvalidParameterError
+from ragframe.metrics.registry import check_options, option, option_defaults
 from ragframe.public import user_stacklevel
 from ragframe.stats.paired_tests import CORRECTIONS, TESTS
 
@@ -34,9 +35,24 @@ HOW = ("error", "inner")
 PAIRED_TEST_KEYWORDS = ("on", "test", "alpha", "correction", "how", "n_resamples", "seed")
 
 
+def _columns(value: Any, name: str, function: str) -> tuple[str, ...]:
+    return tuple(validate.column_list(value, name, function))
+
+
+def _optional_columns(value: Any, name: str, function: str) -> tuple[str, ...] | None:
+    return None if value is None else tuple(validate.column_list(value, name, function))
+
+
+def _optional_slices(value: Any, name: str, function: str) -> tuple[str, ...] | None:
+    return None if value is None else tuple(validate.column_list(value, name, function, allow_empty=True))
+
+
 @dataclass(frozen=True)
 class ComparisonOptions:
     """The options shared by the comparison functions: one default, one check, one order.
+
+    Declared as every option of ragframe is (:func:`ragframe.metrics.registry.option`: the
+    default, the check and the documentation at once; the families' and the run's options too).
 
     Parameters
     ----------
@@ -77,17 +93,37 @@ class ComparisonOptions:
     gate: test must be one of ['t', 'wilcoxon', 'permutation', 'bootstrap'], found 'anova'
     """
 
-    on: str | tuple[str, ...] = "id"
-    metrics: str | tuple[str, ...] | None = None
-    by: str | tuple[str, ...] | None = None
-    test: str = "t"
-    alpha: float = 0.05
-    correction: str | None = "holm"
-    how: str = "error"
-    n_resamples: int = 9999
-    seed: int | None = 0
-    max_drop: float = 0.05
-    significance: bool = True
+    on: str | tuple[str, ...] = option(
+        "id", "Sample id column(s) that pair the rows of the two frames.", check=_columns
+    )
+    metrics: str | tuple[str, ...] | None = option(
+        None, "The metrics compared; None: every score column of both sides.", check=_optional_columns
+    )
+    by: str | tuple[str, ...] | None = option(
+        None, "Slice columns (taken from the first frame).", check=_optional_slices
+    )
+    test: str = option(
+        "t", "The paired test.", check=lambda value, name, function: validate.choice(value, name, function, TESTS)
+    )
+    alpha: float = option(0.05, "Significance level, strictly between 0 and 1.", check=validate.confidence)
+    correction: str | None = option(
+        "holm",
+        "Multiple-testing correction over every (metric, slice) row of the call.",
+        check=lambda value, name, function: validate.choice(value, name, function, CORRECTIONS),
+    )
+    how: str = option(
+        "error",
+        "Ids on one side only: an error naming them, or left out.",
+        check=lambda value, name, function: validate.choice(value, name, function, HOW),
+    )
+    n_resamples: int = option(9999, "Resamples of the permutation and bootstrap tests.", check=validate.resamples)
+    seed: int | None = option(0, "Random seed of the permutation and bootstrap tests.", check=validate.seed)
+    max_drop: float = option(
+        0.05,
+        "The largest drop of a metric's mean that is not a regression.",
+        check=lambda value, name, function: validate.number(value, name, function, minimum=0.0),
+    )
+    significance: bool = option(True, "A regression of per-row frames must also be significant.", check=validate.flag)
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -103,21 +139,7 @@ class ComparisonOptions:
         unknown = [name for name in values if name not in cls.names()]
         if unknown:
             raise InvalidParameterError(f"{function}: unknown comparison option(s) {unknown}")
-        given = {**{f.name: f.default for f in fields(cls)}, **values}
-        metrics, by = given["metrics"], given["by"]
-        return cls(
-            test=validate.choice(given["test"], "test", function, TESTS),
-            correction=validate.choice(given["correction"], "correction", function, CORRECTIONS),
-            alpha=validate.confidence(given["alpha"], "alpha", function),
-            how=validate.choice(given["how"], "how", function, HOW),
-            n_resamples=validate.resamples(given["n_resamples"], "n_resamples", function),
-            seed=validate.seed(given["seed"], "seed", function),
-            on=tuple(validate.column_list(given["on"], "on", function)),
-            by=None if by is None else tuple(validate.column_list(by, "by", function, allow_empty=True)),
-            metrics=None if metrics is None else tuple(validate.column_list(metrics, "metrics", function)),
-            max_drop=validate.number(given["max_drop"], "max_drop", function, minimum=0.0),
-            significance=validate.flag(given["significance"], "significance", function),
-        )
+        return cls(**check_options(cls, {**option_defaults(cls), **values}, function))
 
     def paired_test(self) -> dict[str, Any]:
         """The keywords of :func:`ragframe.compare` that choose the pairing and the test (not metrics, by)."""
