@@ -69,7 +69,7 @@ class Candidates:
     rows: dict[str, tuple[np.ndarray, pl.Series, np.ndarray]] = field(repr=False)
 
 
-def candidates(view: pl.DataFrame, eligible: Mapping[str, np.ndarray], checked: Any, function: str):
+def candidates(view: pl.DataFrame, eligible: Mapping[str, np.ndarray], checked: Any):
     """The candidates of ``view``: per judge metric, the rows ``eligible`` marks, with their draw priorities.
 
     Parameters
@@ -80,8 +80,6 @@ def candidates(view: pl.DataFrame, eligible: Mapping[str, np.ndarray], checked: 
         Judge metric name to a Boolean mask of the rows the judge would be asked about.
     checked : mapping
         The run's checked options.
-    function : str
-        The public function named in errors.
 
     Returns
     -------
@@ -90,12 +88,12 @@ def candidates(view: pl.DataFrame, eligible: Mapping[str, np.ndarray], checked: 
     budget: Budget = checked.budget
     options = checked.families["judge"]
     judge, n_samples = options["judge"], options["n_samples"]
-    keys = strata(view, budget.by, function)
+    keys = strata(view, budget.by)
     tables, per_metric = [], {}
     for name, mask in eligible.items():
         metric = registry.get_metric(name)
         rows = np.flatnonzero(mask)
-        prompts, _, _ = build_prompts(view[rows], metric, template_for(metric, options), options, function)
+        prompts, _, _ = build_prompts(view[rows], metric, template_for(metric, options), options)
         present = np.array([p is not None for p in prompts], dtype=bool)
         rows, texts = rows[present], [p for p in prompts if p is not None]
         order = priorities(name, texts, budget.seed)
@@ -181,7 +179,6 @@ def budget_run(
     view: pl.DataFrame,
     eligible: Mapping[str, np.ndarray],
     checked: Any,
-    function: str,
     state: BudgetState | None = None,
 ) -> BudgetRun:
     """The draw over ``view`` (the whole frame's, or a streaming run's ``state.plan``) and the gate the calls ask.
@@ -189,7 +186,7 @@ def budget_run(
     Returns the :class:`~ragframe.judges.budget.BudgetRun` the judge metrics read.
     """
     budget: Budget = checked.budget
-    found = candidates(view, eligible, checked, function)
+    found = candidates(view, eligible, checked)
     plan = plan_from(found, checked) if state is None else state.plan
     chosen: dict[str, np.ndarray] = {}
     for name, (rows, stratum, order) in found.rows.items():
@@ -268,9 +265,9 @@ def budget_summary(scored: Any, /, *, by: str | list[str] | None = None, alpha: 
     """
     from scipy.special import ndtri
 
-    alpha = validate.confidence(alpha, "alpha", "budget_summary")
-    group_by = [] if by is None else validate.column_list(by, "by", "budget_summary")
-    frame = to_polars(scored, function="budget_summary")
+    alpha = validate.confidence(alpha, "alpha")
+    group_by = [] if by is None else validate.column_list(by, "by")
+    frame = to_polars(scored)
     z = float(ndtri(1 - alpha / 2))
     tables = []
     for column in frame.columns:

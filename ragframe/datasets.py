@@ -19,6 +19,7 @@ from pathlib import Path
 import polars as pl
 
 from ragframe.exceptions import SchemaError
+from ragframe.public import public
 
 __all__ = ["example_paths", "example_rag_log", "example_traces", "wrong_contexts", "write_examples", "EXAMPLE_FILES"]
 
@@ -32,6 +33,7 @@ EXAMPLE_FILES = {
 }
 
 
+@public
 def example_paths() -> dict[str, Path]:
     """Paths of the bundled TREC DL 2019 example: ``qrels`` and the runs ``bm25`` and ``bm25+gpt3.5-rerank``.
 
@@ -53,6 +55,7 @@ def example_paths() -> dict[str, Path]:
     }
 
 
+@public
 def example_rag_log() -> Path:
     """Path of the bundled ARES RAG log: 200 questions, answers and passages with human labels.
 
@@ -72,6 +75,7 @@ def example_rag_log() -> Path:
     return Path(str(resources.files("ragframe") / "data" / "ares_databricks_docs.parquet"))
 
 
+@public
 def example_traces() -> Path:
     """Path of the bundled example traces: the ARES log as 200 traces of real OpenTelemetry spans.
 
@@ -96,6 +100,7 @@ def example_traces() -> Path:
     return Path(str(resources.files("ragframe") / "data" / "example_traces.otlp.jsonl.gz"))
 
 
+@public
 def wrong_contexts(log: pl.DataFrame, /, contexts: str = "contexts") -> pl.DataFrame:
     """The log with a simulated retrieval bug: each row gets the previous row's contexts.
 
@@ -124,15 +129,16 @@ def wrong_contexts(log: pl.DataFrame, /, contexts: str = "contexts") -> pl.DataF
     [['c'], ['a'], ['b']]
     """
     if not isinstance(log, pl.DataFrame):
-        raise SchemaError("expected a polars DataFrame", function="wrong_contexts", found=type(log).__name__)
+        raise SchemaError("expected a polars DataFrame", found=type(log).__name__)
     if contexts not in log.columns:
-        raise SchemaError("missing column", function="wrong_contexts", column=contexts, available=log.columns)
+        raise SchemaError("missing column", column=contexts, available=log.columns)
     if log.height == 0:
-        raise SchemaError("the log has no row to shift", function="wrong_contexts", column=contexts)
+        raise SchemaError("the log has no row to shift", column=contexts)
     column = log.get_column(contexts)
     return log.with_columns(pl.concat([column.tail(1), column.head(-1)]).alias(contexts))
 
 
+@public
 def write_examples(folder: str | os.PathLike[str], /) -> dict[str, Path]:
     """Write the bundled examples into ``folder`` (created): :data:`EXAMPLE_FILES`.
 

@@ -72,6 +72,21 @@ def current_function() -> str | None:
     return caller[0] if caller is not None else None
 
 
+def with_caller(text: str) -> str:
+    """``text`` after the name of the public function being run (``"compare: text"``), for warnings.
+
+    An error gets the name as it leaves the function (``@public``); a warning is issued
+    from inside, so its message is given the name here.
+
+    Examples
+    --------
+    >>> with_caller("threshold= is deprecated")
+    'threshold= is deprecated'
+    """
+    function = current_function()
+    return f"{function}: {text}" if function else text
+
+
 class RagframeError(Exception):
     """Base class of every error ragframe raises on purpose.
 
@@ -198,6 +213,23 @@ class RagframeError(Exception):
                 if renamed != key:
                     self._rename_placeholder("{" + key + "}", "{" + renamed + "}")
             self.mentions = mentions
+
+    def about(self, subject: str) -> RagframeError:
+        """Put ``subject`` (what was being done or read: ``"baseline"``) in front of the message; returns self.
+
+        Examples
+        --------
+        >>> import ragframe as rf
+        >>> str(rf.InputFileError("no such file or folder: 'x'").about("baseline"))
+        "baseline: no such file or folder: 'x'"
+        """
+        if self._body is not None:
+            self._body = f"{subject}: {self._body}"
+        if isinstance(getattr(self, "_message", None), str):  # SchemaError's message before its details
+            self._message = f"{subject}: {self._message}"
+        if self.args and isinstance(self.args[0], str):
+            self.args = (f"{subject}: {self.args[0]}", *self.args[1:])
+        return self
 
     def _rename_placeholder(self, old: str, new: str) -> None:
         if self._body is not None:

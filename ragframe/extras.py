@@ -37,8 +37,8 @@ _PACKAGES = {
 }
 
 
-def require(extra: str, module: str, *, function: str, note: str = "") -> ModuleType:
-    """Import ``module``, or raise a MissingDependencyError naming ``function``, the package and ``extra``.
+def require(extra: str, module: str, *, what: str | None = None, note: str = "") -> ModuleType:
+    """Import ``module``, or raise a MissingDependencyError naming the package, ``extra`` and what needs it.
 
     Parameters
     ----------
@@ -47,9 +47,9 @@ def require(extra: str, module: str, *, function: str, note: str = "") -> Module
     module : str
         The module to import (``"matplotlib.figure"``, ``"ray.data"``); its top-level
         package must be one the extra installs.
-    function : str
-        What needs the module, as the message names it (``"report"``,
-        ``"ragframe.plot.distributions"``).
+    what : str, optional
+        What needs the module, where it is not the public function being called (that one
+        the error names anyway, as every error's prefix): ``"reading an OTLP protobuf file"``.
     note : str, default ""
         Appended to the message (another way to do without the module).
 
@@ -62,20 +62,21 @@ def require(extra: str, module: str, *, function: str, note: str = "") -> Module
     ------
     MissingDependencyError
         The module cannot be imported (a subclass of ImportError); the message reads
-        ``"{function} needs {package}: pip install 'ragframe[{extra}]'"``.
+        ``"{package} is not installed: pip install 'ragframe[{extra}]'"`` (``"{what} needs
+        {package}: ..."`` with ``what``), after the name of the public function called.
     ValueError
         ``extra`` is not an extra, or does not install ``module`` (a mistake in ragframe).
 
     Examples
     --------
-    >>> require("plot", "matplotlib.figure", function="ragframe.plot.distributions").__name__
+    >>> require("plot", "matplotlib.figure").__name__
     'matplotlib.figure'
     >>> from unittest import mock
     >>> with mock.patch.dict("sys.modules", {"jinja2": None}):  # as if jinja2 were not installed
-    ...     require("report", "jinja2", function="report")
+    ...     require("report", "jinja2")
     Traceback (most recent call last):
     ...
-    ragframe.exceptions.MissingDependencyError: report needs jinja2: pip install 'ragframe[report]'
+    ragframe.exceptions.MissingDependencyError: jinja2 is not installed: pip install 'ragframe[report]'
     """
     package = module.partition(".")[0]
     if package not in EXTRAS.get(extra, ()):
@@ -83,5 +84,7 @@ def require(extra: str, module: str, *, function: str, note: str = "") -> Module
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        message = f"{function} needs {_PACKAGES.get(package, package)}: pip install 'ragframe[{extra}]'"
+        name = _PACKAGES.get(package, package)
+        need = f"{what} needs {name}" if what else f"{name} is not installed"
+        message = f"{need}: pip install 'ragframe[{extra}]'"
         raise MissingDependencyError(f"{message} {note}" if note else message) from exc

@@ -53,11 +53,7 @@ def public(*, name: str | None = None, rename: Mapping[str, str] | None = None) 
 
 
 def public(
-    function: Callable[..., Any] | None = None,
-    /,
-    *,
-    name: str | None = None,
-    rename: Mapping[str, str] | None = None,
+    function: Callable[..., Any] | None = None, /, *, name: str | None = None, rename: Mapping[str, str] | None = None
 ) -> Any:
     """Mark ``function`` public: errors raised beneath it name it and its parameters.
 

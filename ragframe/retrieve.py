@@ -121,14 +121,14 @@ def _ranking(items: Any, k: int) -> _Row:
     )
 
 
-def _caller(retriever: Any, function: str) -> tuple[Callable[[str, int], Any], bool]:
+def _caller(retriever: Any) -> tuple[Callable[[str, int], Any], bool]:
     """``call(query, k)`` for any retriever form, and whether it returns an awaitable."""
     for method in ("aretrieve", "retrieve"):
         bound = getattr(retriever, method, None)
         if callable(bound) and not inspect.isfunction(retriever):
             return (lambda q, k, m=bound: m(q, k)), is_async_callable(bound)
     if not callable(retriever):
-        raise validate.fail(function, "retriever", "a callable query -> items (or (query, k) -> items)", retriever)
+        raise validate.fail("retriever", "a callable query -> items (or (query, k) -> items)", retriever)
     takes_k = True
     try:
         params = inspect.signature(retriever).parameters.values()
@@ -277,14 +277,13 @@ def retrieve(
     >>> out.select("retrieved_ids", "retrieved_scores", "retrieve_status").rows()
     [(['d2'], [0.9], 'ok'), (None, None, 'skipped')]
     """
-    function = "retrieve"
-    kind = frame_kind(df, function)
+    kind = frame_kind(df)
     settings = _Settings(
-        validate.positive_int(k, "k", function),
-        validate.positive_int(max_concurrency, "max_concurrency", function),
-        validate.integer(max_retries, "max_retries", function, minimum=0),
-        None if timeout is None else validate.number(timeout, "timeout", function, minimum=0.0, inclusive=False),
-        validate.number(backoff, "backoff", function, minimum=0.0),
+        validate.positive_int(k, "k"),
+        validate.positive_int(max_concurrency, "max_concurrency"),
+        validate.integer(max_retries, "max_retries", minimum=0),
+        None if timeout is None else validate.number(timeout, "timeout", minimum=0.0, inclusive=False),
+        validate.number(backoff, "backoff", minimum=0.0),
     )
     names = {
         "retrieved_ids": retrieved_ids,
@@ -294,20 +293,18 @@ def retrieve(
         "error": error,
     }
     for role, name in {"query": query, **names}.items():
-        validate.column_name(name, role, function)
-    flags = {n: None if v is None else validate.flag(v, n, function) for n, v in (("scores", scores), ("texts", texts))}
+        validate.column_name(name, role)
+    flags = {n: None if v is None else validate.flag(v, n) for n, v in (("scores", scores), ("texts", texts))}
     if kind == "lazy":  # every collect would call the retriever again, for every row
-        raise InvalidParameterError(
-            f"{function}: a LazyFrame would call the retriever again at each collect; collect it first"
-        )
-    call, is_async = _caller(retriever, function)
-    if query not in column_names(df, function):
-        raise SchemaError("missing column", function=function, column=query, available=column_names(df, function))
+        raise InvalidParameterError("a LazyFrame would call the retriever again at each collect; collect it first")
+    call, is_async = _caller(retriever)
+    if query not in column_names(df):
+        raise SchemaError("missing column", column=query, available=column_names(df))
 
     def compute(view: pl.DataFrame) -> pl.DataFrame:
         queries = view.get_column(query)
         if queries.dtype not in (pl.String, pl.Null):
-            raise SchemaError("wrong dtype", function=function, column=query, expected="str", found=str(queries.dtype))
+            raise SchemaError("wrong dtype", column=query, expected="str", found=str(queries.dtype))
         values = queries.cast(pl.String).to_list()
         calls = [lambda q=q: _one(call, is_async, q, settings) for q in values]
         rows = run_sync(lambda: gather_limited(calls, settings.max_concurrency)) if calls else []
@@ -317,7 +314,7 @@ def retrieve(
         want_texts = flags["texts"] if flags["texts"] is not None else any(r.texts for r in rows)
         return _columns(rows, names, want_scores, want_texts, id_dtype)
 
-    return apply_to_frame(df, compute, columns=[query], function=function)
+    return apply_to_frame(df, compute, columns=[query])
 
 
 def _log(rows: list[_Row]) -> None:

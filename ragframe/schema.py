@@ -85,7 +85,7 @@ DEFAULT_COLUMNS: dict[str, str] = {
 }
 
 
-def frame_kind(frame: Any, function: str = "ragframe") -> str:
+def frame_kind(frame: Any) -> str:
     """Name the kind of ``frame``: polars, lazy, arrow_table, arrow_batch or pandas.
 
     Examples
@@ -106,12 +106,12 @@ def frame_kind(frame: Any, function: str = "ragframe") -> str:
     if module.startswith("pandas") and type(frame).__name__ == "DataFrame":
         return "pandas"
     raise InvalidParameterError(
-        f"{function}: expected a polars DataFrame/LazyFrame, pyarrow Table/RecordBatch or "
+        f"expected a polars DataFrame/LazyFrame, pyarrow Table/RecordBatch or "
         f"pandas DataFrame, found {type(frame).__module__}.{type(frame).__name__}"
     )
 
 
-def column_names(frame: Any, function: str = "ragframe") -> list[str]:
+def column_names(frame: Any) -> list[str]:
     """Column names of any supported frame (a LazyFrame's from its schema, without collecting).
 
     A pandas DataFrame or an Arrow table may repeat a column name; that is a
@@ -123,10 +123,10 @@ def column_names(frame: Any, function: str = "ragframe") -> list[str]:
     >>> column_names(pa.table({"a": [1], "b": [2]}))
     ['a', 'b']
     """
-    names = _column_names(frame, frame_kind(frame, function))
+    names = _column_names(frame, frame_kind(frame))
     if len(set(names)) != len(names):
         repeated = next(n for n in names if names.count(n) > 1)
-        raise SchemaError("repeated column name", function=function, column=repeated, available=names)
+        raise SchemaError("repeated column name", column=repeated, available=names)
     return names
 
 
@@ -196,7 +196,7 @@ def conform_text(df: FrameOrLazy, columns: Iterable[str] | None = None) -> Frame
     return df.with_columns(pl.col(name).cast(dtype) for name, dtype in casts.items()) if casts else df
 
 
-def check_output_columns(existing: Sequence[str], written: Sequence[str], function: str, *, hint: str) -> list[str]:
+def check_output_columns(existing: Sequence[str], written: Sequence[str], *, hint: str) -> list[str]:
     """The rule for output names already in the input: all of them are replaced, some of them refused.
 
     A frame that holds *every* column a run writes was scored before by that same run (a
@@ -212,8 +212,6 @@ def check_output_columns(existing: Sequence[str], written: Sequence[str], functi
         The input frame's column names.
     written : sequence of str
         The columns the run writes.
-    function : str
-        The public function named in the error.
     hint : str
         What to do instead (``"pass prefix='v2_'"``).
 
@@ -224,22 +222,22 @@ def check_output_columns(existing: Sequence[str], written: Sequence[str], functi
 
     Examples
     --------
-    >>> check_output_columns(["id", "mrr"], ["mrr"], "evaluate", hint="pass prefix='v2_'")
+    >>> check_output_columns(["id", "mrr"], ["mrr"], hint="pass prefix='v2_'")
     ['mrr']
-    >>> check_output_columns(["id", "passed"], ["mrr", "passed"], "f", hint="use a prefix")
+    >>> check_output_columns(["id", "passed"], ["mrr", "passed"], hint="use a prefix")
     Traceback (most recent call last):
     ...
-    ragframe.exceptions.SchemaError: f: the frame already has a column this run writes; use a prefix [column 'passed']
+    ragframe.exceptions.SchemaError: the frame already has a column this run writes; use a prefix [column 'passed']
     """
     present = set(existing)
     clashes = [name for name in written if name in present]
     if clashes and len(clashes) < len(written):
         message = f"the frame already has a column this run writes; {hint}"
-        raise SchemaError(message, function=function, column=clashes[0])
+        raise SchemaError(message, column=clashes[0])
     return clashes
 
 
-def frame_schema(frame: Any, function: str = "ragframe") -> pl.Schema:
+def frame_schema(frame: Any) -> pl.Schema:
     """The polars schema of any supported frame, without converting its rows (text types as String).
 
     Examples
@@ -248,8 +246,8 @@ def frame_schema(frame: Any, function: str = "ragframe") -> pl.Schema:
     >>> dict(frame_schema(pa.table({"a": [1.5]})))
     {'a': Float64}
     """
-    column_names(frame, function)  # kind and repeated names checked
-    kind = frame_kind(frame, function)
+    column_names(frame)  # kind and repeated names checked
+    kind = frame_kind(frame)
     if kind == "lazy":
         schema = frame.collect_schema()
     elif kind == "polars":
@@ -261,7 +259,7 @@ def frame_schema(frame: Any, function: str = "ragframe") -> pl.Schema:
     return pl.Schema({name: text_as_string(dtype) for name, dtype in schema.items()})
 
 
-def to_polars(frame: Any, columns: Sequence[str] | None = None, function: str = "ragframe") -> pl.DataFrame:
+def to_polars(frame: Any, columns: Sequence[str] | None = None) -> pl.DataFrame:
     """View ``frame`` (any supported kind) as a polars DataFrame, text types as String.
 
     Only ``columns`` are converted when given (all columns otherwise); a LazyFrame is
@@ -277,16 +275,16 @@ def to_polars(frame: Any, columns: Sequence[str] | None = None, function: str = 
     >>> dict(to_polars(pl.LazyFrame({"a": [1], "b": ["x"]}, schema_overrides={"b": pl.Categorical}), ["b"]).schema)
     {'b': String}
     """
-    kind = frame_kind(frame, function)
+    kind = frame_kind(frame)
     if kind == "lazy":
         if columns is not None:
-            require_columns(column_names(frame, function), columns, function)
+            require_columns(column_names(frame), columns)
             frame = frame.select(list(columns))  # the other columns are never read
         frame = frame.collect()
         kind = "polars"
-    names = column_names(frame, function)
+    names = column_names(frame)
     if columns is not None:
-        require_columns(names, columns, function)
+        require_columns(names, columns)
     if kind == "polars":
         return conform_text(frame if columns is None else frame.select(list(columns)))
     if kind in ("arrow_table", "arrow_batch"):
@@ -296,7 +294,7 @@ def to_polars(frame: Any, columns: Sequence[str] | None = None, function: str = 
     return conform_text(pl.from_pandas(pdf.reset_index(drop=True)))
 
 
-def require_columns(available: Iterable[str], needed: Iterable[str], function: str) -> None:
+def require_columns(available: Iterable[str], needed: Iterable[str]) -> None:
     """Raise :class:`SchemaError` naming the first column of ``needed`` not in ``available``."""
     have = list(available)
     present = set(have)
@@ -304,7 +302,6 @@ def require_columns(available: Iterable[str], needed: Iterable[str], function: s
         if name not in present:
             raise SchemaError(
                 "missing column",
-                function=function,
                 column=name,
                 available=have,
             )
@@ -315,7 +312,6 @@ def apply_to_frame(
     compute: Callable[[pl.DataFrame], pl.DataFrame],
     *,
     columns: Sequence[str],
-    function: str,
     clash_hint: str | None = None,
 ) -> Frame:
     """Run ``compute`` on the ``columns`` of ``frame`` and attach its result columns.
@@ -334,31 +330,31 @@ def apply_to_frame(
     --------
     >>> import polars as pl
     >>> df = pl.DataFrame({"x": [1, 2]})
-    >>> apply_to_frame(df, lambda d: d.select(y=pl.col("x") * 2), columns=["x"], function="f")["y"].to_list()
+    >>> apply_to_frame(df, lambda d: d.select(y=pl.col("x") * 2), columns=["x"])["y"].to_list()
     [2, 4]
     """
-    kind = frame_kind(frame, function)
-    names = column_names(frame, function)
-    require_columns(names, columns, function)
+    kind = frame_kind(frame)
+    names = column_names(frame)
+    require_columns(names, columns)
 
     if kind == "lazy":
         lazy: pl.LazyFrame = frame  # type: ignore[assignment]
         empty = pl.DataFrame(schema=lazy.collect_schema())
         written = compute(conform_text(empty.select(list(columns))))
         if clash_hint is not None:
-            check_output_columns(names, written.columns, function, hint=clash_hint)
+            check_output_columns(names, written.columns, hint=clash_hint)
         out_schema = _attach_polars(empty, written).schema
 
         def run(df: pl.DataFrame) -> pl.DataFrame:
             new = compute(conform_text(df.select(list(columns))))
-            return _attach_polars(df, _checked(new, df.height, function))
+            return _attach_polars(df, _checked(new, df.height))
 
         return lazy.map_batches(run, schema=out_schema, streamable=False)  # type: ignore[return-value]
 
-    view = to_polars(frame, columns, function)
+    view = to_polars(frame, columns)
     if clash_hint is not None:
-        check_output_columns(names, compute(view.clear()).columns, function, hint=clash_hint)
-    new = _checked(compute(view), view.height, function)
+        check_output_columns(names, compute(view.clear()).columns, hint=clash_hint)
+    new = _checked(compute(view), view.height)
     if kind == "polars":
         return _attach_polars(frame, new)  # type: ignore[arg-type,return-value]
     if kind in ("arrow_table", "arrow_batch"):
@@ -366,9 +362,9 @@ def apply_to_frame(
     return _attach_pandas(frame, new)  # type: ignore[return-value]
 
 
-def _checked(new: pl.DataFrame, height: int, function: str) -> pl.DataFrame:
+def _checked(new: pl.DataFrame, height: int) -> pl.DataFrame:
     if new.height != height:  # an internal invariant, never a user error
-        raise RuntimeError(f"{function}: kernel returned {new.height} rows for {height} input rows")
+        raise RuntimeError(f"kernel returned {new.height} rows for {height} input rows")
     return new
 
 
@@ -416,9 +412,7 @@ def id_kind(dtype: pl.DataType) -> str | None:
     return "int" if dtype.is_integer() else None
 
 
-def check_same_id_kind(
-    function: str, first: tuple[str, pl.DataType], second: tuple[str, pl.DataType], *, column: str
-) -> None:
+def check_same_id_kind(first: tuple[str, pl.DataType], second: tuple[str, pl.DataType], *, column: str) -> None:
     """Refuse ids of two kinds: ``first`` and ``second`` are (label, dtype of the ids) each.
 
     An integer id never equals a string id: ``7`` is not ``"7"``, nor ``"07"``. Comparing them
@@ -429,13 +423,13 @@ def check_same_id_kind(
     Examples
     --------
     >>> import polars as pl
-    >>> check_same_id_kind("f", ("'retrieved_ids'", pl.Int64), ("'relevant_ids'", pl.Int32), column="relevant_ids")
+    >>> check_same_id_kind(("'retrieved_ids'", pl.Int64), ("'relevant_ids'", pl.Int32), column="relevant_ids")
     >>> check_same_id_kind(
-    ...     "f", ("'retrieved_ids'", pl.Int64), ("'relevant_ids'", pl.String), column="relevant_ids"
+    ...     ("'retrieved_ids'", pl.Int64), ("'relevant_ids'", pl.String), column="relevant_ids"
     ... )  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ragframe.exceptions.SchemaError: f: ids of different types: 'retrieved_ids' holds Int64 ids, ...
+    ragframe.exceptions.SchemaError: ids of different types: 'retrieved_ids' holds Int64 ids, ...
     """
     (label_a, dtype_a), (label_b, dtype_b) = first, second
     kind_a, kind_b = id_kind(dtype_a), id_kind(dtype_b)
@@ -444,14 +438,13 @@ def check_same_id_kind(
     raise SchemaError(
         f"ids of different types: {label_a} holds {dtype_a} ids, {label_b} {dtype_b} ids; "
         "an int id never equals a str id: cast one side",
-        function=function,
         column=column,
         expected=f"{dtype_a} ids, as {label_a}",
         found=str(dtype_b),
     )
 
 
-def integer_grades(grades: pl.Series, column: str, function: str, row_of: Any = None) -> pl.Series:
+def integer_grades(grades: pl.Series, column: str, row_of: Any = None) -> pl.Series:
     """Relevance grades as Int64: integer dtypes as they are, floats only when whole numbers.
 
     A float grade column is accepted when every (non-null) value is a finite whole number
@@ -463,25 +456,24 @@ def integer_grades(grades: pl.Series, column: str, function: str, row_of: Any = 
     Examples
     --------
     >>> import polars as pl
-    >>> integer_grades(pl.Series([2.0, 0.0]), "relevance", "f").to_list()
+    >>> integer_grades(pl.Series([2.0, 0.0]), "relevance").to_list()
     [2, 0]
-    >>> integer_grades(pl.Series([2.0, 1.5]), "relevance", "f")  # doctest: +ELLIPSIS
+    >>> integer_grades(pl.Series([2.0, 1.5]), "relevance")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ragframe.exceptions.SchemaError: f: grade is not a whole number [column 'relevance', row 1]; ... found 1.5
+    ragframe.exceptions.SchemaError: grade is not a whole number [column 'relevance', row 1]; ... found 1.5
     """
     dtype = grades.dtype
     if dtype.is_integer():
         return grades if dtype == pl.Int64 else grades.cast(pl.Int64)
     if not dtype.is_float():
-        raise SchemaError("wrong dtype", function=function, column=column, expected="int", found=str(dtype))
+        raise SchemaError("wrong dtype", column=column, expected="int", found=str(dtype))
     values = grades.cast(pl.Float64)
     bad = ~values.is_finite() | (values != values.floor()) | (values.abs() >= 2.0**63)
     at = first_true_row(bad)
     if at is not None:
         raise SchemaError(
             "grade is not a whole number",
-            function=function,
             column=column,
             row=int(row_of[at]) if row_of is not None else at,
             expected="an integer grade",
@@ -499,7 +491,6 @@ def first_true_row(mask: pl.Series) -> int | None:
 def check_no_null_inside(
     series: pl.Series,
     column: str,
-    function: str,
     *,
     what: str = "null inside a list",
     expected: str = "no null elements",
@@ -512,18 +503,18 @@ def check_no_null_inside(
     Examples
     --------
     >>> import polars as pl
-    >>> check_no_null_inside(pl.Series([["a"], None, []]), "contexts", "f")  # a null list, an empty list: fine
-    >>> check_no_null_inside(pl.Series([["a"], ["b", None]]), "ids", "f", what="null id")
+    >>> check_no_null_inside(pl.Series([["a"], None, []]), "contexts")  # a null list, an empty list: fine
+    >>> check_no_null_inside(pl.Series([["a"], ["b", None]]), "ids", what="null id")
     Traceback (most recent call last):
     ...
-    ragframe.exceptions.SchemaError: f: null id [column 'ids', row 1]; expected no null elements, found null
+    ragframe.exceptions.SchemaError: null id [column 'ids', row 1]; expected no null elements, found null
     """
     row = first_true_row(series.list.eval(pl.element().is_null()).list.any())
     if row is not None:
-        raise SchemaError(what, function=function, column=column, row=row, expected=expected, found="null")
+        raise SchemaError(what, column=column, row=row, expected=expected, found="null")
 
 
-def check_id_list_column(df: pl.DataFrame, column: str, function: str) -> pl.Series:
+def check_id_list_column(df: pl.DataFrame, column: str) -> pl.Series:
     """Validate a list-of-ids column and return it as ``list[str]``.
 
     Nulls of the list itself are allowed (their meaning is the caller's);
@@ -535,14 +526,13 @@ def check_id_list_column(df: pl.DataFrame, column: str, function: str) -> pl.Ser
     if not isinstance(dtype, pl.List) or not id_dtype_ok(dtype.inner):
         raise SchemaError(
             "wrong dtype",
-            function=function,
             column=column,
             expected="list[str] (or list[int])",
             found=str(dtype),
         )
     if dtype.inner != pl.String:
         series = series.cast(pl.List(pl.String))
-    check_no_null_inside(series, column, function, what="null id inside a list")
+    check_no_null_inside(series, column, what="null id inside a list")
     return series
 
 

@@ -189,15 +189,13 @@ def _fail(message: str) -> Exception:
     return InvalidParameterError(message)
 
 
-def protect(value: Any, function: str, where: str = "") -> Any:
+def protect(value: Any, where: str = "") -> Any:
     """Options as they come in: every secret-named str value, at any depth of a mapping, held by a :class:`Secret`.
 
     Parameters
     ----------
     value : object
         Options (a mapping, or anything: lists and tuples are walked, other values kept).
-    function : str
-        The public function named in errors.
     where : str
         The path of ``value`` in the options (for errors).
 
@@ -214,7 +212,7 @@ def protect(value: Any, function: str, where: str = "") -> Any:
 
     Examples
     --------
-    >>> protect({"judge": {"model": "m", "api_key": "sk-0123456789"}}, "Evaluator")
+    >>> protect({"judge": {"model": "m", "api_key": "sk-0123456789"}})
     {'judge': {'model': 'm', 'api_key': '***'}}
     """
     if isinstance(value, Mapping):
@@ -224,16 +222,16 @@ def protect(value: Any, function: str, where: str = "") -> Any:
             if is_secret_name(name) and isinstance(item, str):
                 if item == REDACTED:
                     raise _fail(
-                        f"{function}: {path} is {REDACTED!r}, the form ragframe writes in place of a key "
+                        f"{path} is {REDACTED!r}, the form ragframe writes in place of a key "
                         "(to_dict, manifests and reports never hold one): pass the key itself, or "
                         f"{name}_env='NAME' to read it from an environment variable"
                     )
                 out[name] = Secret(item)
             else:
-                out[name] = protect(item, function, path)
+                out[name] = protect(item, path)
         return out
     if type(value) in (list, tuple):
-        return type(value)(protect(item, function, where) for item in value)
+        return type(value)(protect(item, where) for item in value)
     if isinstance(value, str):
         for found in url_secrets(value):  # a key in a base_url: scrubbed from any text from now on
             register(found)
@@ -345,15 +343,13 @@ def is_carrying() -> bool:
     return bool(getattr(_carry, "on", False))
 
 
-def from_environment(variable: Any, function: str, *, required: bool = True) -> Secret | None:
+def from_environment(variable: Any, *, required: bool = True) -> Secret | None:
     """The key in environment variable ``variable``, as a :class:`Secret` (registered).
 
     Parameters
     ----------
     variable : str
         The variable's name.
-    function : str
-        The public function named in errors.
     required : bool
         Whether an unset (or empty) variable is an error; else None.
 
@@ -370,24 +366,24 @@ def from_environment(variable: Any, function: str, *, required: bool = True) -> 
     --------
     >>> import os
     >>> os.environ["RAGFRAME_DOC_KEY"] = "sk-doc-0123456789"
-    >>> key = from_environment("RAGFRAME_DOC_KEY", "OpenAIJudge")
+    >>> key = from_environment("RAGFRAME_DOC_KEY")
     >>> key, key.variable
     ('***', 'RAGFRAME_DOC_KEY')
     >>> try:
-    ...     from_environment("RAGFRAME_NO_SUCH_VARIABLE", "OpenAIJudge")
+    ...     from_environment("RAGFRAME_NO_SUCH_VARIABLE")
     ... except ValueError as error:
     ...     print(str(error)[:83])
-    OpenAIJudge: api_key_env names the environment variable 'RAGFRAME_NO_SUCH_VARIABLE'
+    api_key_env names the environment variable 'RAGFRAME_NO_SUCH_VARIABLE', which is no
     >>> del os.environ["RAGFRAME_DOC_KEY"]
     """
     if not isinstance(variable, str) or not variable or "=" in variable:
         found = f"a {type(variable).__name__}" if not isinstance(variable, str) else repr(variable)
-        raise _fail(f"{function}: api_key_env must be the name of an environment variable (a str), found {found}")
+        raise _fail(f"api_key_env must be the name of an environment variable (a str), found {found}")
     value = os.environ.get(variable)
     if not value or not value.strip():
         if required:
             raise _fail(
-                f"{function}: api_key_env names the environment variable {variable!r}, which is not set "
+                f"api_key_env names the environment variable {variable!r}, which is not set "
                 "(or is empty): export it, or pass the key as api_key"
             )
         return None

@@ -416,7 +416,7 @@ def test_judgment_column_rule():
     # both kinds present: ambiguous whether or not relevant_ids= was named
     for named in (None, "relevant_ids"):
         with pytest.raises(SchemaError, match="both 'relevance' \\(graded\\) and 'relevant_ids' \\(binary\\)") as err:
-            judgment_column(both, relevant_ids=named, relevance="relevance", function="score_retrieval")
+            judgment_column(both, relevant_ids=named, relevance="relevance")
         assert err.value.column == "relevant_ids" and "relevance=None" in str(err.value)
     assert judgment_column(both, relevant_ids=None, relevance=None) == ("relevant_ids", False)
     assert judgment_column(["relevance"], relevant_ids=None, relevance="relevance") == ("relevance", True)

@@ -246,7 +246,7 @@ def test_lexical_labels_against_ragcheckers_llm_verdicts():
             rows.append({"answer_sentences": [" ".join(c) for c in claims], "contexts": passages,
                          "sentence_citations": [list(range(len(passages)))] * len(claims)})  # fmt: skip
             entailed += [v == "Entailment" for claim in matrix for v in claim]
-    _, pairs, _ = citation_pairs(pl.DataFrame(rows), {"citation_band": (0.2, 0.8)}, "test")
+    _, pairs, _ = citation_pairs(pl.DataFrame(rows), {"citation_band": (0.2, 0.8)})
     label, truth = pairs["label"].to_numpy(), np.array(entailed)
     assert (label.size, truth.sum()) == (171, 35)
     full, none = label == 2, label == 0

@@ -275,4 +275,4 @@ def test_a_bad_parameter_passed_through_is_a_usage_error(capsys):
     code = main(["trec", str(data / "qrels.test"), str(data / "results.test"), "-l", "-1"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1
-    assert err.startswith("ragframe trec: error: evaluate_run: --level_for_rel must be an int >= 0")
+    assert err.startswith("ragframe trec: error: --level_for_rel must be an int >= 0")

@@ -83,7 +83,7 @@ def test_demo_without_the_report_extra_says_how_to_get_it_and_exits_0(tmp_path, 
     assert code == 0
     printed = buffer.getvalue()
     lines = [line for line in printed.splitlines() if "HTML report" in line or "ragframe[report]" in line]
-    assert lines == ["no HTML report: report needs jinja2: pip install 'ragframe[report]'"], lines
+    assert lines == ["no HTML report: report: jinja2 is not installed: pip install 'ragframe[report]'"], lines
     assert "report.html" not in printed and not (tmp_path / "report.html").exists()
     assert not (tmp_path / "ranking_report.html").exists()
 

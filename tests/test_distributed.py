@@ -160,7 +160,7 @@ def test_parquet_slices_cut_each_file_and_refuse_other_columns(tmp_path):
 
     pl.DataFrame({"id": range(5)}).write_parquet(tmp_path / "a.parquet")
     pl.DataFrame({"id": range(3)}).write_parquet(tmp_path / "b.parquet")
-    slices, empty = parquet_slices(tmp_path, 2, "score_dataset")
+    slices, empty = parquet_slices(tmp_path, 2)
     assert [(Path(s["file"]).name, s["offset"], s["rows"]) for s in slices] == [
         ("a.parquet", 0, 2),
         ("a.parquet", 2, 2),
@@ -171,7 +171,7 @@ def test_parquet_slices_cut_each_file_and_refuse_other_columns(tmp_path):
     assert empty.height == 0 and empty.schema == pl.Schema({"id": pl.Int64})
     pl.DataFrame({"id": ["x"]}).write_parquet(tmp_path / "c.parquet")
     with pytest.raises(InputFileError, match=r"c\.parquet.*first file's columns and dtypes"):
-        parquet_slices(tmp_path, 2, "score_dataset")
+        parquet_slices(tmp_path, 2)
 
 
 @pytest.mark.slow

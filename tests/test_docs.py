@@ -234,12 +234,12 @@ def _renaming_keywords() -> tuple[set[str], set[str]]:
         if not requests:
             continue
         for extra in ({}, {"match": "contains"}):
-            base = spec.check({**defaults, **extra}, "test_docs")
+            base = spec.check({**defaults, **extra})
             for available in (["retrieved_scores"], ["relevance"]):
                 columns |= set(spec.columns(requests, base, available).values())
             for option in defaults:
                 try:
-                    changed = spec.check({**defaults, **extra, option: SENTINEL}, "test_docs")
+                    changed = spec.check({**defaults, **extra, option: SENTINEL})
                     read = spec.columns(requests, changed, [SENTINEL])
                 except rf.RagframeError:
                     continue

@@ -66,7 +66,7 @@ def _judge(tmp_path):
 def _ray(tmp_path):
     from ragframe.distributed.runtime import require_ray
 
-    require_ray("score_dataset")
+    require_ray()
 
 
 def _toml(tmp_path):
@@ -85,15 +85,16 @@ def _ray_client(tmp_path):
 @pytest.mark.parametrize(
     ("call", "absent", "message"),
     [
-        (_report, "jinja2", "report needs jinja2: pip install 'ragframe[report]'"),
-        (_report, "matplotlib", "report needs matplotlib: pip install 'ragframe[report]'"),
-        (_plot, "matplotlib.figure", "ragframe.plot.distributions needs matplotlib: pip install 'ragframe[plot]'"),
+        (_report, "jinja2", "report: jinja2 is not installed: pip install 'ragframe[report]'"),
+        (_report, "matplotlib", "report: matplotlib is not installed: pip install 'ragframe[report]'"),
+        (_plot, "matplotlib.figure", "distributions: matplotlib is not installed: pip install 'ragframe[plot]'"),
         (
             _judge,
             "httpx",
-            "rf.OpenAIJudge needs httpx: pip install 'ragframe[judge]' (or pass any callable prompt -> str as judge=)",
+            "OpenAIJudge: httpx is not installed: pip install 'ragframe[judge]' "
+            "(or pass any callable prompt -> str as judge=)",
         ),
-        (_ray, "ray.data", "score_dataset needs ray[data]: pip install 'ragframe[ray]'"),
+        (_ray, "ray.data", "ray[data] is not installed: pip install 'ragframe[ray]'"),
         (_toml, "tomli", "reading a TOML config on Python 3.10 needs tomli: pip install 'ragframe[cli]'"),
         (
             _ray_client,
@@ -116,11 +117,11 @@ def test_every_guard_names_the_package_and_its_extra(tmp_path, monkeypatch, call
 
 
 def test_require_returns_the_module_and_refuses_an_extra_that_does_not_install_it():
-    assert require("report", "jinja2", function="report").__name__ == "jinja2"
+    assert require("report", "jinja2").__name__ == "jinja2"
     with pytest.raises(ValueError, match="the extra 'plot' does not install 'jinja2'"):
-        require("plot", "jinja2", function="report")
+        require("plot", "jinja2")
     with pytest.raises(ValueError, match="the extra 'plots' does not install"):
-        require("plots", "matplotlib", function="report")
+        require("plots", "matplotlib")
 
 
 def test_no_module_writes_its_own_guard():

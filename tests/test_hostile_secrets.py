@@ -604,7 +604,7 @@ def test_scrub_masks_secret_query_parameters_and_userinfo():
         == "https://h/v1?api-version=2024-06-01&max_tokens=5"
     )
     # the URL's secrets are registered when the options come in: scrubbed from any text afterwards
-    secrets.protect({"judge": {"base_url": f"https://h/v1?sig={value}"}}, "Evaluator")
+    secrets.protect({"judge": {"base_url": f"https://h/v1?sig={value}"}})
     assert secrets.scrub(f"the gateway said {value}") == "the gateway said ***"
 
 

@@ -62,7 +62,7 @@ def test_default_mode_is_unchanged_and_never_calls_the_judge():
     heuristic = registry.get_family("heuristic")
     requests = [(registry.get_metric(m), None) for m in HEURISTIC_METRICS]
     options = rf.Evaluator(explain=True).run_plan.families["heuristic"]
-    block = heuristic.score(TEXT, requests, options, "test")
+    block = heuristic.score(TEXT, requests, options)
     assert_frame_equal(plain.select(block.columns), block, check_exact=True)
     assert [c for c in plain.columns if c.endswith("_source")] == []
 

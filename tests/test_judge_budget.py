@@ -222,7 +222,7 @@ def _prompts(df: pl.DataFrame) -> list[str]:
     from ragframe.metrics.registry import get_metric
 
     options = {"answer": "answer", "contexts": "contexts"}
-    prompts, _, _ = build_prompts(df, get_metric("judge_faithfulness"), load_template("faithfulness"), options, "t")
+    prompts, _, _ = build_prompts(df, get_metric("judge_faithfulness"), load_template("faithfulness"), options)
     return prompts
 
 
@@ -752,4 +752,4 @@ def test_merged_batch_plans_equal_the_whole_plan_and_fit_the_budget(rows, calls,
 
 
 def test_check_budget_reads_the_frozen_form():
-    assert check_budget((("calls", 3), ("cost", 1.5)), 2, ("t",), "f") == Budget(calls=3, cost=1.5, seed=2, by=("t",))
+    assert check_budget((("calls", 3), ("cost", 1.5)), 2, ("t",)) == Budget(calls=3, cost=1.5, seed=2, by=("t",))

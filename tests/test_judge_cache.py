@@ -86,16 +86,16 @@ def test_default_path(monkeypatch, tmp_path):
 
 def test_resolve_cache(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    cache, owned = resolve_cache(True, "f")
+    cache, owned = resolve_cache(True)
     assert cache.path == tmp_path / "ragframe" / "judge.sqlite3" and owned
-    assert resolve_cache(False, "f") == (None, False)
-    assert resolve_cache(None, "f") == (None, False)
-    assert resolve_cache(str(tmp_path / "x.db"), "f")[0].path == tmp_path / "x.db"
+    assert resolve_cache(False) == (None, False)
+    assert resolve_cache(None) == (None, False)
+    assert resolve_cache(str(tmp_path / "x.db"))[0].path == tmp_path / "x.db"
     mine = JudgeCache(tmp_path / "y.db")
-    assert resolve_cache(mine, "f") == (mine, False)  # the caller's cache is not closed by the run
+    assert resolve_cache(mine) == (mine, False)  # the caller's cache is not closed by the run
     for bad in (3, "", 1.5):
-        with pytest.raises(InvalidParameterError, match="f: cache must be True"):
-            resolve_cache(bad, "f")
+        with pytest.raises(InvalidParameterError, match=r"^cache must be True"):
+            resolve_cache(bad)
 
 
 def test_pickle_reopens(tmp_path):

@@ -186,7 +186,7 @@ _SEED_ONLY = {spec.name for _, spec in DECLARED if spec.metadata.get("seed_only"
 def test_a_declared_default_passes_its_own_check(family, spec):
     check = spec.metadata.get("check")
     if check is not None:
-        check(spec.default, spec.name, "test")  # no error
+        check(spec.default, spec.name)  # no error
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)

@@ -549,7 +549,9 @@ def test_missing_matplotlib_raises_naming_the_extra(monkeypatch, scored, trec, c
         lambda: plot.calibration(scored, LABELS),
     ]
     for call in calls:
-        with pytest.raises(MissingDependencyError, match=r"needs matplotlib: pip install 'ragframe\[plot\]'") as error:
+        with pytest.raises(
+            MissingDependencyError, match=r"matplotlib is not installed: pip install 'ragframe\[plot\]'"
+        ) as error:
             call()
         assert isinstance(error.value, ImportError)
     assert "matplotlib" not in sys.modules

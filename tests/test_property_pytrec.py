@@ -549,7 +549,7 @@ def test_query_chunks_do_not_change_results():
     run_doc = pl.Series([f"d{x}" for x in rng.integers(0, 12, nq * per)])
     jq = np.repeat(np.arange(nq), 4)
     jdoc = pl.Series([f"d{x}" for x in rng.integers(0, 12, nq * 4)])
-    jq, jdoc, _ = ranking.dedupe_judgments(jq, jdoc, np.ones(jq.size, dtype=np.int64), function="t", column="c")
+    jq, jdoc, _ = ranking.dedupe_judgments(jq, jdoc, np.ones(jq.size, dtype=np.int64), column="c")
     judged = np.ones(nq, dtype=bool)
     judged[::9] = False
     judgments = ranking.Judgments(jq, jdoc, rng.integers(-1, 4, jq.size), judged)

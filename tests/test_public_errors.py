@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import pickle
 import threading
@@ -23,6 +24,17 @@ def test_every_public_function_carries_the_mark():
     functions = [n for n in rf.__all__ if callable(getattr(rf, n)) and not inspect.isclass(getattr(rf, n))]
     assert len(functions) > 60
     assert [n for n in functions if not is_public(getattr(rf, n))] == []
+
+
+@pytest.mark.parametrize(
+    "module", ["ragframe.plot", "ragframe.distributed", "ragframe.datasets", "ragframe.judges", "ragframe.reporting"]
+)
+def test_every_function_of_a_public_namespace_carries_the_mark(module):
+    """rf.plot.*, rf.distributed.*, ...: no function threads its name to its errors, so each is marked."""
+    namespace = importlib.import_module(module)
+    functions = [n for n in namespace.__all__ if inspect.isfunction(getattr(namespace, n))]
+    assert functions
+    assert [n for n in functions if not is_public(getattr(namespace, n))] == []
 
 
 @pytest.mark.parametrize(

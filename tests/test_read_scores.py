@@ -9,6 +9,7 @@ import pytest
 
 import ragframe as rf
 from ragframe.cli.inputs import read_argument
+from ragframe.reporting.inputs import load_source
 
 SCORES = pl.DataFrame(
     {"id": [1, 2, 3], "mrr": [0.5, None, 1.0], "mrr_passed": [True, None, False]},
@@ -144,9 +145,10 @@ def test_scan_and_read_errors_name_the_caller(tmp_path, path, message):
     SCORES.with_columns(pl.col("mrr_passed").cast(pl.Int64)).write_parquet(tmp_path / "mixed" / "part-1.parquet")
     given = str(tmp_path / path)
     for call, prefix in (
-        (lambda: scan_scores(given), "scan_scores: "),
+        (lambda: scan_scores(given), ""),  # an inner function: the public one called names itself
         (lambda: rf.read_scores(given), "read_scores: "),
-        (lambda: scan_scores(given, function="report: scores"), "report: scores: "),
+        (lambda: load_source(given, "scores"), "scores: "),
+        (lambda: rf.report(given, given + ".html"), "report: scores: "),
         (lambda: read_argument(given, "baseline"), "baseline: "),  # the CLI's words: its argument
     ):
         with pytest.raises(rf.InputFileError) as info:

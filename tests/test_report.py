@@ -461,11 +461,16 @@ def test_python_errors(frames, tmp_path):
 @pytest.mark.parametrize("module", ["jinja2", "matplotlib"])
 def test_missing_dependency_names_the_extra(frames, tmp_path, monkeypatch, capsys, module):
     monkeypatch.setitem(sys.modules, module, None)  # import raises ImportError
-    with pytest.raises(rf.MissingDependencyError, match=rf"report needs {module}: pip install 'ragframe\[report\]'"):
+    with pytest.raises(
+        rf.MissingDependencyError, match=rf"^report: {module} is not installed: pip install 'ragframe\[report\]'"
+    ):
         rf.report(frames["scored"], tmp_path / "r.html")
     frames["scored"].select("id", "faithfulness").write_parquet(tmp_path / "a.parquet")
     assert main(["report", str(tmp_path / "a.parquet"), "-o", str(tmp_path / "r.html")]) == 3
-    assert capsys.readouterr().err == f"ragframe: error: report needs {module}: pip install 'ragframe[report]'\n"
+    assert (
+        capsys.readouterr().err
+        == f"ragframe: error: report: {module} is not installed: pip install 'ragframe[report]'\n"
+    )
     assert not (tmp_path / "r.html").exists()
 
 
@@ -502,9 +507,9 @@ def test_folders_and_globs_are_scanned_lazily_as_read_scores_reads_them(tmp_path
     _, page = read_page(path)
     assert [r["answer"]["text"] for r in page.records("worst")] == ["a"]
     pl.DataFrame({"id": [4], "other": [1.0]}).write_parquet(folder / "p2.parquet")
-    with pytest.raises(rf.InputFileError, match=r"^report: scores: .*p2\.parquet' has the columns"):
+    with pytest.raises(rf.InputFileError, match=r"^scores: .*p2\.parquet' has the columns"):
         load_source(folder, "scores")
-    with pytest.raises(rf.InputFileError, match=r"^report: scores: no file matches the glob"):
+    with pytest.raises(rf.InputFileError, match=r"^scores: no file matches the glob"):
         load_source(str(tmp_path / "none*.parquet"), "scores")
 
 

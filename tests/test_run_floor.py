@@ -174,7 +174,7 @@ def test_the_evaluator_does_not_reach_into_io():
 # ----------------------------------------------------------------------------- families
 
 
-def _constant(view, requests, options, function):
+def _constant(view, requests, options):
     return pl.DataFrame(
         [pl.Series(m.column(k), [options["level"]] * view.height, dtype=pl.Float64) for m, k in requests],
         height=view.height,
@@ -194,7 +194,7 @@ def test_a_family_can_be_registered_with_its_options_and_metrics():
         name="toyfamily",
         score=_constant,
         options=ToyOptions,
-        check=lambda options, function: registry.check_options(ToyOptions, options, function),
+        check=lambda options: registry.check_options(ToyOptions, options),
         columns=lambda requests, options, available: {"answer": "answer"},
     )
     registry.register_family(family)

@@ -31,16 +31,16 @@ def checks(monkeypatch):
     counted = {"plans": 0, "families": 0}
     build = configure.build_plan
 
-    def counting_build(given, function):
+    def counting_build(given):
         counted["plans"] += 1
-        return build(given, function)
+        return build(given)
 
     for name in registry.families():
         family = registry.get_family(name)
 
-        def counting_check(options, function, original=family.check):
+        def counting_check(options, original=family.check):
             counted["families"] += 1
-            return original(options, function)
+            return original(options)
 
         monkeypatch.setitem(registry._FAMILIES, name, dataclasses.replace(family, check=counting_check))
     from ragframe.run import evaluator

@@ -60,7 +60,7 @@ def test_to_polars_of_a_lazy_frame_reads_only_the_columns_asked_and_conforms_tex
     assert out.rows() == [("x",), ("y",)] and out.schema["s"] == pl.String  # as for an eager frame
     assert to_polars(lazy.drop("costly")).schema == to_polars(lazy.drop("costly").collect()).schema
     with pytest.raises(rf.SchemaError, match=r"missing column \[column 'absent'\]"):
-        to_polars(lazy, ["absent"], function="f")
+        to_polars(lazy, ["absent"])
 
 
 @pytest.mark.parametrize(
@@ -82,9 +82,9 @@ def test_lazy_and_eager_inputs_give_the_same_frame(call):
 @pytest.mark.parametrize(
     ("check", "message"),
     [
-        (lambda df: check_id_list_column(df, "ids", "f"), r"null id inside a list \[column 'ids', row 2\]"),
-        (lambda df: contains_to_ids(df, "ids", "gold", "f"), r"null text inside a list \[column 'ids', row 2\]"),
-        (lambda df: contexts_column(df, "ids", "f"), r"null chunk inside a contexts list \[column 'ids', row 2\]"),
+        (lambda df: check_id_list_column(df, "ids"), r"null id inside a list \[column 'ids', row 2\]"),
+        (lambda df: contains_to_ids(df, "ids", "gold"), r"null text inside a list \[column 'ids', row 2\]"),
+        (lambda df: contexts_column(df, "ids"), r"null chunk inside a contexts list \[column 'ids', row 2\]"),
     ],
     ids=["ids", "matching", "contexts"],
 )
@@ -96,9 +96,9 @@ def test_a_null_inside_a_list_is_named_by_row(check, message):
 
 
 def test_check_no_null_inside_finds_the_first_row_only_when_there_is_one():
-    check_no_null_inside(pl.Series([[], None, ["x"]], dtype=pl.List(pl.String)), "c", "f")
-    with pytest.raises(rf.SchemaError, match=r"^f: null inside a list \[column 'c', row 1\]; expected no null"):
-        check_no_null_inside(pl.Series([["x"], [None], [None]]), "c", "f")
+    check_no_null_inside(pl.Series([[], None, ["x"]], dtype=pl.List(pl.String)), "c")
+    with pytest.raises(rf.SchemaError, match=r"^null inside a list \[column 'c', row 1\]; expected no null"):
+        check_no_null_inside(pl.Series([["x"], [None], [None]]), "c")
 
 
 # ----------------------------------------------------------------------------- written once

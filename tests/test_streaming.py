@@ -444,7 +444,7 @@ def test_a_row_the_checks_miss_is_still_rejected_with_its_source_row(tmp_path, m
     rejects = pl.read_parquet(tmp_path / "out" / "rejects")
     assert rejects["source_row"].to_list() == [17, 20] and result.scored == 28
     assert rejects["reason"][1] == (
-        "evaluate_parquet: null or NaN inside a scores list [column 'retrieved_scores', row 20]; "
+        "null or NaN inside a scores list [column 'retrieved_scores', row 20]; "
         "expected numbers, found [3.0, NaN, 1.0]"
     )
 

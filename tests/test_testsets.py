@@ -202,7 +202,7 @@ def test_row_order_of_the_corpus_does_not_matter() -> None:
 
 
 def test_plan_is_stratified_by_document() -> None:
-    corpus = read_corpus(CORPUS, "doc_id", "chunk_id", "text", "test")
+    corpus = read_corpus(CORPUS, "doc_id", "chunk_id", "text")
     order = anchor_order(corpus, 0, "single_chunk")
     docs = corpus.frame["doc_id"].gather(order).to_list()
     assert len(set(docs[:5])) == 5  # the first chunk of each of the 5 documents before any second one

@@ -320,7 +320,7 @@ def test_answers_tokenised_through_their_sentences_get_their_own_tokens(rows, wh
     sequences = []
     for built in (False, True):
         batch = text_engine.TextBatch(
-            df, columns, roles, {1: {"answer"}}, "test", dataclasses.replace(rules, sentence_tokens=built)
+            df, columns, roles, {1: {"answer"}}, dataclasses.replace(rules, sentence_tokens=built)
         )
         tokens = batch.text_tokens(np.arange(batch.token_count.size))
         sequences.append([part.tolist() for part in np.split(tokens, np.cumsum(batch.token_count)[:-1])])
@@ -469,7 +469,7 @@ def test_row_slices_take_the_term_tables_they_would_build(rows, slice_rows, comp
     saved = text_engine.SHARED_TABLE
     try:
         text_engine.SHARED_TABLE = 0.0  # a table for every size, wherever some text is in two rows
-        batch = text_engine.TextBatch(df, columns, roles, grams, "test", rules, gram_tags=tags)
+        batch = text_engine.TextBatch(df, columns, roles, grams, rules, gram_tags=tags)
     finally:
         text_engine.SHARED_TABLE = saved
     assert set(batch.term_tables) == (set(grams) if batch._shared_texts().any() else set())
@@ -494,7 +494,7 @@ def test_shared_texts_are_the_texts_of_several_rows(rows):
 
     df = pl.DataFrame({"question": [q for q, _ in rows], "contexts": [c for _, c in rows]})
     columns = {"question": "question", "contexts": "contexts"}
-    batch = text_engine.TextBatch(df, columns, {"question", "contexts"}, {}, "test")
+    batch = text_engine.TextBatch(df, columns, {"question", "contexts"}, {})
     in_rows: dict[str, set[int]] = {}
     for row, (question, contexts) in enumerate(rows):
         for passage in [question, *contexts]:

@@ -65,7 +65,7 @@ def read_toml(path: str) -> dict[str, Any]:
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
-        tomllib = require("cli", "tomli", function="reading a TOML config on Python 3.10")
+        tomllib = require("cli", "tomli", what="reading a TOML config on Python 3.10")
     try:
         with open(path, "rb") as handle:
             return tomllib.load(handle)

@@ -213,7 +213,7 @@ def _run_on_ray(args: argparse.Namespace, evaluator: Evaluator, config: dict[str
     from ragframe.distributed.parquet import evaluate_parquet_ray
     from ragframe.distributed.runtime import require_ray
 
-    ray = require_ray("ragframe eval --engine ray", data=False)  # evaluate_parquet_ray imports ray.data for URLs
+    ray = require_ray(data=False)  # evaluate_parquet_ray imports ray.data for URLs
     _require_ray_client(args.address)
     if not ray.is_initialized():
         ray.init(address=args.address, include_dashboard=False, log_to_driver=False)
@@ -237,7 +237,7 @@ def _run_on_ray(args: argparse.Namespace, evaluator: Evaluator, config: dict[str
 def _require_ray_client(address: str | None) -> None:
     """``--address ray://...`` goes through Ray Client, which needs ``ray[client]`` (grpcio)."""
     if address is not None and address.startswith("ray://"):
-        require("ray", "grpc", function=f"--address {address} (Ray Client)", note="(the extra includes ray[client])")
+        require("ray", "grpc", what=f"--address {address} (Ray Client)", note="(the extra includes ray[client])")
 
 
 def _max_failure_rate(args: argparse.Namespace, config: dict[str, Any]) -> float | None:

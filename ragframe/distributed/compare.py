@@ -37,6 +37,7 @@ from ragframe.distributed.runtime import empty_frame, original_errors, prepared,
 from ragframe.distributed.summary import frame_from_bytes, frame_to_bytes, without_row
 from ragframe.exceptions import RagframeError, SchemaError
 from ragframe.kernels.groups import dense_code
+from ragframe.public import public
 from ragframe.stats.compare import compare
 from ragframe.stats.options import DEFAULTS, ComparisonOptions
 from ragframe.stats.paired_tests import (
@@ -81,9 +82,9 @@ class _Side:
     def __call__(self, batch: pa.Table) -> pa.Table:
         frame = pl.from_arrow(batch)
         try:
-            prepare_scores(frame.select(self.metrics), list(self.metrics), None, "compare_datasets")
+            prepare_scores(frame.select(self.metrics), list(self.metrics), None)
         except SchemaError as error:
-            raise without_row(error, "compare_datasets") from None
+            raise without_row(error) from None
         ids = [pl.col(c).cast(d) if c in dict(self.id_casts) else pl.col(c) for c, d in self._ids()]
         own, other = ("__a", "__b") if self.side == 0 else ("__b", "__a")
         slices = [
@@ -125,9 +126,9 @@ class _Pairs:
         right = frame.filter(pl.col(_SIDE) == 1).select(*self.on, *[m + "__b" for m in self.metrics])
         for side, name in ((left, "a"), (right, "b")):
             try:
-                check_ids(side, list(self.on), name, "compare_datasets")
+                check_ids(side, list(self.on), name)
             except SchemaError as error:
-                raise without_row(error, "compare_datasets") from None
+                raise without_row(error) from None
         left = left.drop([m + "__b" for m in self.metrics])
         only_a = left.select(self.on).join(right.select(self.on), on=list(self.on), how="anti")
         only_b = right.select(self.on).join(left.select(self.on), on=list(self.on), how="anti")
@@ -168,19 +169,16 @@ class _Pairs:
 
 def _sides(a: Any, b: Any, on: list[str], metrics: Any, by: list[str]) -> tuple[list[str], list[str], dict[str, Any]]:
     """The checks of rf.compare on both schemas: metrics compared, slices, and integer id widenings."""
-    function = "compare_datasets"
     with original_errors():
-        left, right = empty_frame(a, function), empty_frame(b, function)
+        left, right = empty_frame(a), empty_frame(b)
     for frame, side in ((left, "a"), (right, "b")):
         for name in on:
             if name not in frame.columns:
-                raise SchemaError(
-                    f"missing id column in {side}", function=function, column=name, available=frame.columns
-                )
-    names = compared_metrics(left, right, metrics, [*on, *by], function)
-    left, names, by = prepare_scores(left, names, by, function)
-    prepare_scores(right, names, None, function)
-    widened, _ = same_id_types(left, right, on, function)
+                raise SchemaError(f"missing id column in {side}", column=name, available=frame.columns)
+    names = compared_metrics(left, right, metrics, [*on, *by])
+    left, names, by = prepare_scores(left, names, by)
+    prepare_scores(right, names, None)
+    widened, _ = same_id_types(left, right, on)
     casts = {
         c: widened.schema[c] for c in on if widened.schema[c] != left.schema[c] or right.schema[c] != left.schema[c]
     }
@@ -227,7 +225,6 @@ def _check_missing(summary: pl.DataFrame, on: list[str]) -> None:
             raise SchemaError(
                 f"{count} id(s) of {side} are missing from {other}, e.g. {sample}; "
                 "pass {how} to compare the shared ids only",
-                function="compare_datasets",
                 column=on[0],
                 mentions={"how": "'inner'"},
             )
@@ -281,6 +278,7 @@ def _t_from_moments(
     return out.select(*by, *COMPARE_COLUMNS, "test")
 
 
+@public
 def compare_datasets(
     a: Any,
     b: Any,
@@ -328,10 +326,8 @@ def compare_datasets(
     >>> a, b = ray.data.read_parquet("runs/a/"), ray.data.read_parquet("runs/b/")  # doctest: +SKIP
     >>> compare_datasets(a, b, on="id", test="t")  # doctest: +SKIP
     """
-    function = "compare_datasets"
-    ray = require_ray(function)
+    ray = require_ray()
     options = ComparisonOptions.check(
-        function,
         on=on,
         metrics=metrics,
         by=by,
@@ -342,13 +338,13 @@ def compare_datasets(
         n_resamples=n_resamples,
         seed=seed,
     )
-    limit = validate.positive_int(max_collected_pairs, "max_collected_pairs", function)
+    limit = validate.positive_int(max_collected_pairs, "max_collected_pairs")
     on_cols, group_by = list(options.on), list(options.by or [])
     wanted = None if options.metrics is None else list(options.metrics)
     names, group_by, info = _sides(a, b, on_cols, wanted, group_by)
     if num_partitions is None:
         num_partitions = max(1, 2 * int(ray.cluster_resources().get("CPU", 1)))
-    partitions = validate.positive_int(num_partitions, "num_partitions", function)
+    partitions = validate.positive_int(num_partitions, "num_partitions")
     union = _partitioned(a, b, on_cols, names, group_by, info, partitions)
     slices = tuple(c for c in group_by if c not in on_cols)
     pairs = _Pairs(tuple(on_cols), slices, tuple(names), collect=options.test != "t")

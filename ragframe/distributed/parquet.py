@@ -50,6 +50,7 @@ from ragframe.io.outcome import ParquetEvaluation, check_outcome, failure_limit,
 from ragframe.io.output import MANIFEST, manifest_options, remove_output
 from ragframe.io.sources import source_files
 from ragframe.io.streaming import DEFAULT_BATCH_ROWS, evaluate_parquet
+from ragframe.public import public
 from ragframe.run.evaluator import Evaluator
 
 __all__ = ["evaluate_parquet_ray"]
@@ -143,6 +144,7 @@ def _counts(folder: Path) -> tuple[int, int]:
     return rows, rejected
 
 
+@public
 def evaluate_parquet_ray(
     source: str | os.PathLike | Sequence[str | os.PathLike],
     out: str | os.PathLike,
@@ -198,17 +200,16 @@ def evaluate_parquet_ray(
     >>> import ragframe as rf  # doctest: +SKIP
     >>> evaluate_parquet_ray("logs/", "out/", rf.Evaluator(["faithfulness"]))  # doctest: +SKIP
     """
-    function = "evaluate_parquet"
     if evaluator.option("budget") is not None:  # Ray's workers score batches at once: no run-wide hard stop
         raise InvalidParameterError(
-            f"{function}: a judge budget ({{budget}}) needs the local engine, which scores the batches in turn and "
+            "a judge budget ({budget}) needs the local engine, which scores the batches in turn and "
             "stops at the budget; the ray engine scores them at once",
             mentions={"budget": ""},
         )
-    ray = require_ray(function, data=False)  # local files run as Ray tasks; URLs import ray.data below
+    ray = require_ray(data=False)  # local files run as Ray tasks; URLs import ray.data below
     started = time.perf_counter()
-    overwrite = validate.flag(overwrite, "overwrite", function)
-    limit = failure_limit(max_failure_rate, function)
+    overwrite = validate.flag(overwrite, "overwrite")
+    limit = failure_limit(max_failure_rate)
     paths = _paths(source)
     if not any("://" in p for p in paths):  # local or shared files: the streaming run, its batches as Ray tasks
         return evaluate_parquet(
@@ -224,16 +225,16 @@ def evaluate_parquet_ray(
             runner=RayRunner(concurrency=concurrency),
         )
     out = Path(out)
-    ray = require_ray(function)
+    ray = require_ray()
     ds: Any = ray.data.read_parquet(paths)  # object storage: Ray Data reads it
     with original_errors():
-        empty = empty_frame(ds, function)
+        empty = empty_frame(ds)
     columns = empty.columns
     _, roles = evaluator.plan(columns)
     kept = list(keep) if keep is not None else [c for c in columns if c not in set(roles.values())]
     for name in kept:
         if name not in columns:
-            raise SchemaError("missing column to keep", function=function, column=name, available=columns)
+            raise SchemaError("missing column to keep", column=name, available=columns)
     _open(out, overwrite)
     scored = score_dataset(
         ds, evaluator, keep=kept, on_bad_rows="reject", batch_size=batch_size, concurrency=concurrency
@@ -259,9 +260,7 @@ def _write_empty_part(folder: Path, evaluator: Evaluator, frame: Any, kept: list
         pl.lit(None, CONTRACT_DTYPES[role]).alias(name) for role, name in roles.items() if role in CONTRACT_DTYPES
     )
     folder.mkdir(parents=True, exist_ok=True)
-    frame.select(kept).hstack(evaluator.scores(typed, function="evaluate_parquet")).write_parquet(
-        folder / "part-00000.parquet"
-    )
+    frame.select(kept).hstack(evaluator.scores(typed)).write_parquet(folder / "part-00000.parquet")
 
 
 def _split(

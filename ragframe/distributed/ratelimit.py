@@ -94,7 +94,7 @@ class SharedLimiter:
         return 0.0
 
 
-def _rate_limited_judge(evaluator: Any, function: str) -> Any:
+def _rate_limited_judge(evaluator: Any) -> Any:
     """The evaluator's judge when it has a rate limit to share (an rf.OpenAIJudge with rpm or tpm), else None."""
     checked = evaluator.run_plan
     judge = checked.families.get("judge", {}).get("judge")
@@ -105,15 +105,13 @@ def _rate_limited_judge(evaluator: Any, function: str) -> Any:
     return judge
 
 
-def start_limiter(evaluator: Any, function: str) -> Any:
+def start_limiter(evaluator: Any) -> Any:
     """Start the cluster's limiter actor for the evaluator's judge; None when it has no rate limit.
 
     Parameters
     ----------
     evaluator : ragframe.Evaluator
         The run configuration.
-    function : str
-        The public function named in errors.
 
     Returns
     -------
@@ -122,10 +120,10 @@ def start_limiter(evaluator: Any, function: str) -> Any:
     Examples
     --------
     >>> import ragframe as rf
-    >>> start_limiter(rf.Evaluator(["mrr"]), "score_dataset") is None  # no judge: no actor, Ray not needed
+    >>> start_limiter(rf.Evaluator(["mrr"])) is None  # no judge: no actor, Ray not needed
     True
     """
-    judge = _rate_limited_judge(evaluator, function)
+    judge = _rate_limited_judge(evaluator)
     if judge is None:
         return None
     import ray
@@ -134,7 +132,7 @@ def start_limiter(evaluator: Any, function: str) -> Any:
     return remote.remote(judge.requests_per_minute, judge.tokens_per_minute)
 
 
-def install_limiter(evaluator: Any, actor: Any, function: str) -> None:
+def install_limiter(evaluator: Any, actor: Any) -> None:
     """In a worker: make the evaluator's judge pace its calls through ``actor`` (idempotent).
 
     Parameters
@@ -143,11 +141,9 @@ def install_limiter(evaluator: Any, actor: Any, function: str) -> None:
         The run configuration, as unpickled in the worker.
     actor : ray.actor.ActorHandle or None
         From :func:`start_limiter`; None does nothing.
-    function : str
-        The public function named in errors.
     """
     if actor is None:
         return
-    judge = _rate_limited_judge(evaluator, function)
+    judge = _rate_limited_judge(evaluator)
     if judge is not None and not isinstance(judge.limiter, SharedLimiter):
         judge.share_limiter(SharedLimiter(actor, judge.requests_per_minute, judge.tokens_per_minute))

@@ -27,6 +27,7 @@ from ragframe.distributed.ratelimit import install_limiter, start_limiter
 from ragframe.distributed.runtime import original_errors, require_ray
 from ragframe.distributed.scoring import task_threads
 from ragframe.io.batches import Batch, BatchJob
+from ragframe.public import public
 
 __all__ = ["RayRunner", "run_batch"]
 
@@ -52,7 +53,7 @@ def run_batch(job: BatchJob, batch: Batch, limiter: Any, threads: int) -> dict[s
     >>> evaluate_parquet(folder / "l.parquet", folder / "out", metrics=["mrr"], progress=False, runner=here).scored
     1
     """
-    install_limiter(job.evaluator, limiter, FUNCTION)
+    install_limiter(job.evaluator, limiter)
     with thread_limit(threads):
         return job.run(batch)
 
@@ -88,19 +89,20 @@ class RayRunner:
     concurrency: int | None = None
     engine: str = "ray"
 
+    @public(name="RayRunner")
     def __post_init__(self) -> None:
-        validate.number(self.num_cpus, "num_cpus", "RayRunner", minimum=0.0)
+        validate.number(self.num_cpus, "num_cpus", minimum=0.0)
         if self.concurrency is not None:
-            validate.positive_int(self.concurrency, "concurrency", "RayRunner")
+            validate.positive_int(self.concurrency, "concurrency")
 
     def __call__(self, job: BatchJob, batches: Sequence[Batch], record: Callable[[int, dict[str, Any]], None]) -> None:
         """Submit the batches (``concurrency`` at a time), record each as it finishes; cancel the rest on an error."""
         if not batches:
             return
-        ray = require_ray(FUNCTION, data=False)  # tasks only: no ray.data import
+        ray = require_ray(data=False)  # tasks only: no ray.data import
         threads = task_threads(self.num_cpus)
         task = ray.remote(run_batch).options(num_cpus=self.num_cpus)
-        limiter = start_limiter(job.evaluator, FUNCTION)
+        limiter = start_limiter(job.evaluator)
         shared = ray.put(dataclasses.replace(job, out=Path(job.out).resolve()))
         waiting = [dataclasses.replace(b, file=str(Path(b.file).resolve())) for b in batches]
         waiting.reverse()  # popped from the end: the first batch is submitted first

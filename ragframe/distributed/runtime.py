@@ -21,13 +21,11 @@ from ragframe.extras import require
 __all__ = ["require_ray", "original_errors", "empty_frame", "prepared", "compute_strategy"]
 
 
-def require_ray(function: str, *, data: bool = True) -> Any:
+def require_ray(*, data: bool = True) -> Any:
     """The ``ray`` module (``ray.data`` imported unless ``data=False``) or a MissingDependencyError naming the extra.
 
     Parameters
     ----------
-    function : str
-        The public function that needs Ray (named in the error).
     data : bool
         Import ``ray.data`` too (about 0.35 s of CPU): False where only tasks run (the Ray
         engine on local files, :class:`~ragframe.distributed.RayRunner`).
@@ -39,12 +37,12 @@ def require_ray(function: str, *, data: bool = True) -> Any:
 
     Examples
     --------
-    >>> require_ray("score_dataset").__name__
+    >>> require_ray().__name__
     'ray'
     """
     if data:
-        require("ray", "ray.data", function=function)
-    return require("ray", "ray", function=function)
+        require("ray", "ray.data")
+    return require("ray", "ray")
 
 
 def _ragframe_cause(error: BaseException) -> RagframeError | None:
@@ -100,15 +98,13 @@ def prepared(ds: Any) -> Any:
     return ds
 
 
-def empty_frame(ds: Any, function: str) -> pl.DataFrame:
+def empty_frame(ds: Any) -> pl.DataFrame:
     """A polars frame with no rows and ``ds``'s columns and dtypes (large Arrow types become polars' own).
 
     Parameters
     ----------
     ds : ray.data.Dataset
         The dataset (its schema is read; Ray may run the first block to learn it).
-    function : str
-        The public function named in errors.
 
     Returns
     -------
@@ -122,14 +118,14 @@ def empty_frame(ds: Any, function: str) -> pl.DataFrame:
     >>> class Dataset:
     ...     def schema(self):
     ...         return Schema()
-    >>> empty_frame(Dataset(), "f").schema
+    >>> empty_frame(Dataset()).schema
     Schema([('id', Int64), ('contexts', List(String))])
     """
     schema = ds.schema()
     if schema is None:
         from ragframe.exceptions import SchemaError
 
-        raise SchemaError("the dataset has no schema (no rows and no known columns)", function=function)
+        raise SchemaError("the dataset has no schema (no rows and no known columns)")
     base = getattr(schema, "base_schema", schema)
     if not isinstance(base, pa.Schema):
         base = pa.schema(list(zip(schema.names, schema.types)))

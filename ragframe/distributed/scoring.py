@@ -41,22 +41,22 @@ REJECT_COLUMN = "reject_reason"
 ON_BAD_ROWS = ("raise", "reject")
 
 
-def make_evaluator(evaluator_or_metrics: Any, options: dict[str, Any], function: str) -> Evaluator:
+def make_evaluator(evaluator_or_metrics: Any, options: dict[str, Any]) -> Evaluator:
     """An :class:`~ragframe.Evaluator` given, or one made from metric names and options (not both)."""
     if isinstance(evaluator_or_metrics, Evaluator):
         if options:
-            raise InvalidParameterError(f"{function}: pass an Evaluator or metrics and options, not both")
+            raise InvalidParameterError("pass an Evaluator or metrics and options, not both")
         return evaluator_or_metrics
     return Evaluator(evaluator_or_metrics, **options)
 
 
-def contract_roles(evaluator: Evaluator, columns: Sequence[str], function: str) -> dict[str, str]:
+def contract_roles(evaluator: Evaluator, columns: Sequence[str]) -> dict[str, str]:
     """Role -> column of the inputs whose rows the contract checks (a missing column is an error here)."""
     _, roles = evaluator.plan(list(columns), warn=False)
     return {role: name for role, name in roles.items() if role in CONTRACT_DTYPES}
 
 
-def check_schema(empty: pl.DataFrame, evaluator: Evaluator, keep: Sequence[str] | None, function: str) -> None:
+def check_schema(empty: pl.DataFrame, evaluator: Evaluator, keep: Sequence[str] | None) -> None:
     """The column contract on a schema (a frame without rows), the checks of a local run.
 
     Missing input columns (:meth:`Evaluator.plan`), wrong dtypes and id kinds
@@ -64,16 +64,16 @@ def check_schema(empty: pl.DataFrame, evaluator: Evaluator, keep: Sequence[str] 
     concern every row can fire), the kernels' own dtype checks (scoring zero rows), and
     ``keep`` columns that do not exist.
     """
-    roles = contract_roles(evaluator, empty.columns, function)
+    roles = contract_roles(evaluator, empty.columns)
     null_row = conform_null_types(pl.DataFrame([pl.Series(n, [None], d) for n, d in empty.schema.items()]), roles)
     problems = row_problems(null_row, roles)
     if problems.height:
         reason = problems["reason"][0].replace(" row 0]", " every row]")
-        raise SchemaError(f"the dataset's schema breaks the column contract: {reason}", function=function)
-    public(name=function)(evaluator.evaluate)(conform_null_types(empty, roles))
+        raise SchemaError(f"the dataset's schema breaks the column contract: {reason}")
+    evaluator.evaluate(conform_null_types(empty, roles))
     for name in keep or ():
         if name not in empty.columns:
-            raise SchemaError("missing column to keep", function=function, column=name, available=empty.columns)
+            raise SchemaError("missing column to keep", column=name, available=empty.columns)
 
 
 @dataclass(frozen=True)
@@ -97,8 +97,6 @@ class BatchScorer:
         Names a bad row in errors ("row with id=7") when the batch has this column.
     limiter : ray.actor.ActorHandle, optional
         The cluster's judge rate limiter (see :mod:`ragframe.distributed.ratelimit`).
-    function : str
-        The public function named in errors.
     threads : int, optional
         The most threads the kernels start while scoring a batch (the CPUs the task holds);
         None: every core of the machine, as a local run.
@@ -134,11 +132,11 @@ class BatchScorer:
 
     def __call__(self, batch: pa.Table | pa.RecordBatch) -> pa.Table:
         """Score one batch (see the class doc)."""
-        install_limiter(self.evaluator, self.limiter, self.function)
+        install_limiter(self.evaluator, self.limiter)
         table = pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
-        roles = contract_roles(self.evaluator, table.column_names, self.function)
+        roles = contract_roles(self.evaluator, table.column_names)
         # only the metrics' inputs become polars (the long texts are converted once, nothing else is)
-        frame = to_polars(table, self._inputs(table.column_names), self.function)
+        frame = to_polars(table, self._inputs(table.column_names))
         with thread_limit(self.threads):
             return self.score_frame(frame, table, roles)
 
@@ -169,7 +167,7 @@ class BatchScorer:
     def _attach(self, table: pa.Table, scores: pl.DataFrame) -> pa.Table:
         """The kept columns of ``table`` (Arrow, as given) and the score columns, by evaluate's rule for names
         already in the input (all replaced in place, some refused)."""
-        replaced = check_output_columns(table.column_names, scores.columns, self.function, hint=CLASH_HINT)
+        replaced = check_output_columns(table.column_names, scores.columns, hint=CLASH_HINT)
         kept = [c for c in table.column_names if self.keep is None or c in self.keep or c in replaced]
         arrays = dict(zip(kept, table.select(kept).columns))
         arrays.update(zip(scores.columns, scores.to_arrow().columns))
@@ -296,7 +294,7 @@ class SliceScorer:
 
     def __call__(self, slices: pa.Table) -> pa.Table:
         """Read and score each slice named in ``slices``; their outputs in order."""
-        install_limiter(self.scorer.evaluator, self.scorer.limiter, self.scorer.function)
+        install_limiter(self.scorer.evaluator, self.scorer.limiter)
         named = zip(*(slices.column(c).to_pylist() for c in ("file", "offset", "rows")))
         with thread_limit(self.scorer.threads):
             parts = [self._one(*row) for row in named]
@@ -308,7 +306,7 @@ class SliceScorer:
         except Exception as exc:  # a damaged page, a file changed since the plan: name the file
             raise InputFileError(f"{self.scorer.function}: cannot read rows {offset}.. of {file!r}: {exc}") from exc
         scorer = self.scorer
-        roles = contract_roles(scorer.evaluator, frame.columns, scorer.function)
+        roles = contract_roles(scorer.evaluator, frame.columns)
         inputs = scorer._inputs(frame.columns)
         carried = [c for c in frame.columns if scorer.keep is None or c in scorer.keep or c == scorer.id_column]
         table = frame.select(carried).to_arrow() if carried else pa.table({})
@@ -332,7 +330,7 @@ def task_threads(num_cpus: float | None) -> int:
     return max(1, math.ceil(num_cpus)) if num_cpus else 1
 
 
-def parquet_slices(source: Any, rows: int, function: str) -> tuple[list[dict[str, Any]], pl.DataFrame]:
+def parquet_slices(source: Any, rows: int) -> tuple[list[dict[str, Any]], pl.DataFrame]:
     """The slices of at most ``rows`` rows of every Parquet file of ``source``, and the log's schema (no rows).
 
     Every file is found as :func:`ragframe.evaluate_parquet` finds them and must have the
@@ -344,7 +342,7 @@ def parquet_slices(source: Any, rows: int, function: str) -> tuple[list[dict[str
     >>> import polars as pl
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "log.parquet"
     >>> pl.DataFrame({"id": [1, 2, 3]}).write_parquet(path)
-    >>> slices, empty = parquet_slices(path, 2, "score_dataset")
+    >>> slices, empty = parquet_slices(path, 2)
     >>> [(s["offset"], s["rows"]) for s in slices], empty.columns
     ([(0, 2), (2, 1)], ['id'])
     """
@@ -356,11 +354,11 @@ def parquet_slices(source: Any, rows: int, function: str) -> tuple[list[dict[str
             count = pq.ParquetFile(path).metadata.num_rows
             schema = pl.Schema(pl.read_parquet_schema(path))
         except Exception as exc:  # any reader failure is reported with the file's name
-            raise InputFileError(f"{function}: cannot read Parquet file {str(path)!r}: {exc}") from exc
+            raise InputFileError(f"cannot read Parquet file {str(path)!r}: {exc}") from exc
         first = first or schema
         if schema != first:
             raise InputFileError(
-                f"{function}: {str(path)!r} has columns {dict(schema)} but {str(files[0])!r} has {dict(first)}; "
+                f"{str(path)!r} has columns {dict(schema)} but {str(files[0])!r} has {dict(first)}; "
                 "every file read inside the workers needs the first file's columns and dtypes "
                 "(read them with ray.data.read_parquet instead)"
             )
@@ -368,6 +366,7 @@ def parquet_slices(source: Any, rows: int, function: str) -> tuple[list[dict[str
     return slices, pl.DataFrame(schema=first)
 
 
+@public
 def score_dataset(
     ds: Any,
     evaluator_or_metrics: Evaluator | str | Iterable[str] | None = None,
@@ -431,37 +430,36 @@ def score_dataset(
     >>> scored.write_parquet("s3://bucket/scores/")  # doctest: +SKIP
     >>> score_dataset("/mnt/logs/", keep=["id"]).write_parquet("/mnt/scores/")  # doctest: +SKIP
     """
-    function = "score_dataset"
-    ray = require_ray(function)
+    ray = require_ray()
     files = isinstance(ds, (str, os.PathLike)) or (
         isinstance(ds, (list, tuple)) and bool(ds) and all(isinstance(p, (str, os.PathLike)) for p in ds)
     )
     if not files and not isinstance(ds, ray.data.Dataset):
         kind = f"{type(ds).__module__}.{type(ds).__name__}"
         raise InvalidParameterError(
-            f"{function}: ds must be a ray.data.Dataset (ray.data.read_parquet(...), ray.data.from_arrow(...)) "
+            f"ds must be a ray.data.Dataset (ray.data.read_parquet(...), ray.data.from_arrow(...)) "
             f"or Parquet paths, found a {kind}; score a frame in this process with rf.evaluate"
         )
-    evaluator = make_evaluator(evaluator_or_metrics, options, function)
-    validate.choice(on_bad_rows, "on_bad_rows", function, ON_BAD_ROWS)
-    kept = None if keep is None else tuple(validate.column_list(keep, "keep", function, allow_empty=True))
+    evaluator = make_evaluator(evaluator_or_metrics, options)
+    validate.choice(on_bad_rows, "on_bad_rows", ON_BAD_ROWS)
+    kept = None if keep is None else tuple(validate.column_list(keep, "keep", allow_empty=True))
     if batch_size is not None:
-        batch_size = validate.positive_int(batch_size, "batch_size", function)
+        batch_size = validate.positive_int(batch_size, "batch_size")
     if concurrency is not None:
-        concurrency = validate.positive_int(concurrency, "concurrency", function)
+        concurrency = validate.positive_int(concurrency, "concurrency")
     if num_cpus is not None:
-        num_cpus = validate.number(num_cpus, "num_cpus", function, minimum=0.0)
+        num_cpus = validate.number(num_cpus, "num_cpus", minimum=0.0)
     if id_column is not None:
-        id_column = validate.column_name(id_column, "id_column", function)
+        id_column = validate.column_name(id_column, "id_column")
     if files:
-        slices, empty = parquet_slices(ds, batch_size or DEFAULT_BATCH_ROWS, function)
+        slices, empty = parquet_slices(ds, batch_size or DEFAULT_BATCH_ROWS)
     else:
         with original_errors():
-            empty = empty_frame(ds, function)
-    check_schema(empty, evaluator, kept, function)
+            empty = empty_frame(ds)
+    check_schema(empty, evaluator, kept)
     threads = task_threads(num_cpus)
-    limiter = start_limiter(evaluator, function)
-    scorer = BatchScorer(evaluator, kept, on_bad_rows, id_column, limiter, function, threads)
+    limiter = start_limiter(evaluator)
+    scorer = BatchScorer(evaluator, kept, on_bad_rows, id_column, limiter, threads=threads)
     map_options: dict[str, Any] = {"batch_format": "pyarrow", **compute_strategy(concurrency)}
     if num_cpus is not None:
         map_options["num_cpus"] = num_cpus

@@ -25,6 +25,7 @@ import pyarrow as pa
 from ragframe import validate
 from ragframe.distributed.runtime import compute_strategy, empty_frame, original_errors, prepared, require_ray
 from ragframe.exceptions import InvalidParameterError, SchemaError
+from ragframe.public import public
 from ragframe.stats.summary import (
     STATS,
     SummaryState,
@@ -58,12 +59,11 @@ def frame_from_bytes(data: bytes) -> pl.DataFrame:
     return pl.read_ipc(io.BytesIO(data))
 
 
-def without_row(error: SchemaError, function: str) -> SchemaError:
+def without_row(error: SchemaError) -> SchemaError:
     """The same error without its row number (a position within a Ray block means nothing to the caller)."""
     message = getattr(error, "_message", str(error))
     return SchemaError(
         f"{message} (in a row of the dataset)",
-        function=function,
         column=error.column,
         expected=error.expected,
         found=error.found,
@@ -91,7 +91,6 @@ class BlockState:
 
     metrics: tuple[str, ...]
     by: tuple[str, ...] = ()
-    function: str = "summarize_dataset"
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         """One row: ``rows`` and ``state`` (the state frame's IPC bytes); no row for an empty block."""
@@ -101,7 +100,7 @@ class BlockState:
         try:
             state = summary_state(frame, metrics=list(self.metrics), by=list(self.by) or None)
         except SchemaError as error:
-            raise without_row(error, self.function) from None
+            raise without_row(error) from None
         return pa.table({"rows": [batch.num_rows], "state": pa.array([frame_to_bytes(state.frame)], pa.binary())})
 
     def _flags(self, columns: Sequence[str]) -> list[str]:
@@ -110,9 +109,9 @@ class BlockState:
         return [f for f in dict.fromkeys(passed_column(m) for m in self.metrics) if f in columns and f not in self.by]
 
 
-def merged_state(ds: Any, metrics: Sequence[str], by: Sequence[str], function: str, **map_options: Any) -> SummaryState:
+def merged_state(ds: Any, metrics: Sequence[str], by: Sequence[str], **map_options: Any) -> SummaryState:
     """The merged summary state of every block of ``ds`` (states merged MERGE_EVERY at a time on the driver)."""
-    states = ds.map_batches(BlockState(tuple(metrics), tuple(by), function), batch_format="pyarrow", **map_options)
+    states = ds.map_batches(BlockState(tuple(metrics), tuple(by)), batch_format="pyarrow", **map_options)
     pending: list[SummaryState] = []
     with original_errors():
         for batch in prepared(states).iter_batches(batch_format="pyarrow", batch_size=None):
@@ -121,10 +120,11 @@ def merged_state(ds: Any, metrics: Sequence[str], by: Sequence[str], function: s
             if len(pending) >= MERGE_EVERY:
                 pending = [merge_summary_states(pending)]
     if not pending:
-        raise SchemaError("the dataset has no rows to summarize", function=function)
+        raise SchemaError("the dataset has no rows to summarize")
     return merge_summary_states(pending)
 
 
+@public
 def summarize_dataset(
     ds: Any,
     /,
@@ -171,19 +171,16 @@ def summarize_dataset(
     >>> import ray  # doctest: +SKIP
     >>> summarize_dataset(ray.data.read_parquet("s3://bucket/scores/"), by="split")  # doctest: +SKIP
     """
-    function = "summarize_dataset"
-    require_ray(function)
+    require_ray()
     if ci != "t":
-        raise InvalidParameterError(
-            f"{function}: ci must be 't' (a merged state keeps no values to bootstrap), found {ci!r}"
-        )
-    confidence = validate.confidence(confidence, "confidence", function)
-    chosen = check_stats(stats, function)
+        raise InvalidParameterError(f"ci must be 't' (a merged state keeps no values to bootstrap), found {ci!r}")
+    confidence = validate.confidence(confidence, "confidence")
+    chosen = check_stats(stats)
     if batch_size is not None:
-        batch_size = validate.positive_int(batch_size, "batch_size", function)
+        batch_size = validate.positive_int(batch_size, "batch_size")
     with original_errors():
-        empty = empty_frame(ds, function)
-    _, names, group_by = prepare_scores(empty, metrics, by, function)
-    state = merged_state(ds, names, group_by, function, batch_size=batch_size, **compute_strategy(concurrency))
+        empty = empty_frame(ds)
+    _, names, group_by = prepare_scores(empty, metrics, by)
+    state = merged_state(ds, names, group_by, batch_size=batch_size, **compute_strategy(concurrency))
     table = state.finalize(ci="t", confidence=confidence, percentile_method=percentile_method)
     return table.select(*group_by, "metric", *[s for s in chosen if s in STATS])

@@ -62,12 +62,11 @@ def _annotator(column: str, columns: Sequence[str]) -> str:
     return "LLM" if judged or (metric is not None and metric.family == "judge") else "CODE"
 
 
-def _span_ids(df: pl.DataFrame, column: str, rows: pl.Series, function: str, metric: str) -> None:
+def _span_ids(df: pl.DataFrame, column: str, rows: pl.Series, metric: str) -> None:
     """A row that gets an annotation must have its span id."""
     if column not in df.columns:
         raise SchemaError(
             f"the span id column for {metric!r} is missing (pass {metric!r}: COLUMN in spans=, or rename it)",
-            function=function,
             column=column,
             available=df.columns,
         )
@@ -75,16 +74,13 @@ def _span_ids(df: pl.DataFrame, column: str, rows: pl.Series, function: str, met
     if missing.len():
         raise SchemaError(
             f"a scored row has no span id for {metric!r}",
-            function=function,
             column=column,
             row=int(missing[0]),
             found="null",
         )
 
 
-def _document_frame(
-    df: pl.DataFrame, span: str, documents: Sequence[str], retrieved_ids: str, function: str
-) -> list[pl.DataFrame]:
+def _document_frame(df: pl.DataFrame, span: str, documents: Sequence[str], retrieved_ids: str) -> list[pl.DataFrame]:
     """Document annotations: one row per (row, position) of each per-passage column."""
     out: list[pl.DataFrame] = []
     if retrieved_ids in df.columns and ("relevance" in df.columns or "relevant_ids" in df.columns):
@@ -129,7 +125,6 @@ def _document_frame(
         if column not in df.columns:
             raise SchemaError(
                 "a {documents} column is missing",
-                function=function,
                 column=column,
                 available=df.columns,
                 mentions={"documents": ""},
@@ -138,7 +133,6 @@ def _document_frame(
         if not (isinstance(dtype, pl.List) and (dtype.inner.is_numeric() or dtype.inner == pl.Null)):
             raise SchemaError(
                 "a {documents} column must hold one number per retrieved passage",
-                function=function,
                 column=column,
                 expected="list of numbers",
                 found=str(dtype),
@@ -162,7 +156,7 @@ def _document_frame(
     if out:
         used = np.zeros(df.height, dtype=bool)
         used[pl.concat(out)["_row"].to_numpy()] = True
-        _span_ids(df, span, pl.Series(used), function, "document annotations")
+        _span_ids(df, span, pl.Series(used), "document annotations")
     return out
 
 
@@ -242,25 +236,24 @@ def to_annotations(
     >>> rf.to_annotations(scored, target="langsmith").rows()[0]
     ('r1', 'faithfulness', 0.5, 'fail', 'one claim unsupported')
     """
-    function = "to_annotations"
-    validate.choice(target, "target", function, tuple(ANNOTATION_TARGETS))
-    documents = validate.column_list(documents, "documents", function, allow_empty=True)
-    df = to_polars(scored.collect() if isinstance(scored, pl.LazyFrame) else scored, function=function)
+    validate.choice(target, "target", tuple(ANNOTATION_TARGETS))
+    documents = validate.column_list(documents, "documents", allow_empty=True)
+    df = to_polars(scored.collect() if isinstance(scored, pl.LazyFrame) else scored)
     names = {"root_span_id": root_span_id, "retriever_span_id": retriever_span_id, "llm_span_id": llm_span_id}
     if metrics is None:
         columns = score_columns(df.schema)
     else:
-        metrics = validate.column_list(metrics, "metrics", function, allow_empty=True)
+        metrics = validate.column_list(metrics, "metrics", allow_empty=True)
         missing = [m for m in metrics if m not in df.columns]
         if missing:
-            raise InvalidParameterError(f"{function}: metrics names a column the frame lacks: {missing[0]!r}")
+            raise InvalidParameterError(f"metrics names a column the frame lacks: {missing[0]!r}")
         columns = list(metrics)
     spans = dict(spans or {})
     parts: list[pl.DataFrame] = []
     for column in columns:
         role = spans.get(column, _default_span(column))
         span = names.get(role, role)
-        _span_ids(df, span, pl.Series([True] * df.height, dtype=pl.Boolean), function, column)
+        _span_ids(df, span, pl.Series([True] * df.height, dtype=pl.Boolean), column)
         passed, reason = passed_column(column), f"{column}_reason"
         label = (
             pl.when(pl.col(passed)).then(pl.lit("pass")).when(pl.col(passed).not_()).then(pl.lit("fail"))
@@ -282,7 +275,7 @@ def to_annotations(
         )
     if target == "phoenix":
         span = names["retriever_span_id"]
-        for per in _document_frame(df, span, list(documents), retrieved_ids, function):
+        for per in _document_frame(df, span, list(documents), retrieved_ids):
             ids = df.select(pl.col(span).cast(pl.String).alias("span_id")).with_row_index("_row")
             parts.append(
                 per.with_columns(pl.col("_row").cast(pl.UInt32))
@@ -306,7 +299,7 @@ def to_annotations(
     if annotator_kinds:
         kinds = dict(annotator_kinds)
         for name, kind in kinds.items():
-            validate.choice(kind, f"annotator_kinds[{name!r}]", function, ("LLM", "CODE", "HUMAN"))
+            validate.choice(kind, f"annotator_kinds[{name!r}]", ("LLM", "CODE", "HUMAN"))
         out = out.with_columns(
             pl.col("name")
             .replace_strict(kinds, default=pl.col("annotator_kind"), return_dtype=pl.String)
@@ -404,10 +397,9 @@ def send_annotations(
         The server answered an error status or could not be reached (the message names the URL
         and status, never the key).
     """
-    function = "send_annotations"
-    validate.choice(target, "target", function, tuple(ANNOTATION_TARGETS))
-    httpx = require("judge", "httpx", function=function)
-    key = from_environment(api_key_env, function) if api_key_env is not None else None
+    validate.choice(target, "target", tuple(ANNOTATION_TARGETS))
+    httpx = require("judge", "httpx")
+    key = from_environment(api_key_env) if api_key_env is not None else None
     headers = {"content-type": "application/json"}
     if key is not None:
         headers["authorization" if target == "phoenix" else "x-api-key"] = (
@@ -425,8 +417,8 @@ def send_annotations(
             try:
                 reply = client.post(url, content=json.dumps(body))
             except httpx.HTTPError as exc:
-                raise RagframeError(scrub(f"{function}: cannot reach {url}: {exc}")) from None
+                raise RagframeError(scrub(f"cannot reach {url}: {exc}")) from None
             if reply.status_code >= 400:
-                raise RagframeError(scrub(f"{function}: {url} answered {reply.status_code}: {reply.text[:200]}"))
+                raise RagframeError(scrub(f"{url} answered {reply.status_code}: {reply.text[:200]}"))
             sent += len(body["data"]) if target == "phoenix" else 1
     return sent

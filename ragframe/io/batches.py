@@ -290,7 +290,7 @@ def score_with_rejects(
             found = value_text(good, exc.column, exc.row) if exc.column in good.columns else exc.found
             reasons.append(one_line_reason(what, exc.column, offset + row, exc.expected, found))
     else:  # pragma: no cover - a kernel rejecting 10,000 rows one by one
-        raise RagframeError(f"evaluate_parquet: too many bad rows in {source} at row {offset}")
+        raise RagframeError(f"too many bad rows in {source} at row {offset}")
     order = np.argsort(rows, kind="stable")
     rejects = pl.DataFrame(
         {

@@ -212,19 +212,19 @@ def merge_judge_outcomes(parts: Iterable[Mapping[str, Any]]) -> dict[str, dict[s
     return merged
 
 
-def failure_limit(value: Any, function: str) -> float | None:
+def failure_limit(value: Any) -> float | None:
     """``max_failure_rate``: None or a number in [0, 1]."""
     if value is None:
         return None
-    return validate.number(value, "max_failure_rate", function, minimum=0.0, maximum=1.0)
+    return validate.number(value, "max_failure_rate", minimum=0.0, maximum=1.0)
 
 
-def check_judged(evaluator: Evaluator, columns: Sequence[str], limit: float, function: str) -> None:
+def check_judged(evaluator: Evaluator, columns: Sequence[str], limit: float) -> None:
     """``max_failure_rate`` limits the share of failed judge calls: a run without a judged metric has none to limit."""
     written = evaluator.written_columns(dict.fromkeys(columns, pl.String()))
     if not any(c.endswith("_status") for c in written):
         raise InvalidParameterError(
-            f"{function}: {{max_failure_rate}} limits the share of failed judge calls, and this run has no "
+            "{max_failure_rate} limits the share of failed judge calls, and this run has no "
             "judge metric (judge_*, or {mode}/'hybrid' with a judge); drop it, or add a judge metric",
             mentions={"max_failure_rate": f"{limit:g}", "mode": "'llm'"},
         )
@@ -235,11 +235,10 @@ def check_outcome(result: ParquetEvaluation, max_failure_rate: float | None, fil
 
     ``files`` are the log's files (named when the log has no rows).
     """
-    function = "evaluate_parquet"
     if result.rows == 0 and result.traces_rejected:
         first = pl.read_parquet(result.out / TRACE_REJECTS).row(0, named=True)
         raise RunFailedError(
-            f"{function}: every trace was rejected ({result.traces_rejected:,} traces); the first, trace "
+            f"every trace was rejected ({result.traces_rejected:,} traces); the first, trace "
             f"{first['trace_id']} of {first['source_file']!r}: {first['reason']}; every reason is in "
             f"{str(result.out / TRACE_REJECTS)!r}",
             result,
@@ -247,12 +246,12 @@ def check_outcome(result: ParquetEvaluation, max_failure_rate: float | None, fil
     if result.rows == 0:
         named = ", ".join(repr(str(f)) for f in dict.fromkeys(files)) or "the log"
         raise RunFailedError(
-            f"{function}: the log has no rows ({named}); wrote an empty output (0 rows) to {str(result.out)!r}",
+            f"the log has no rows ({named}); wrote an empty output (0 rows) to {str(result.out)!r}",
             result,
         )
     if result.scored == 0:
         raise RunFailedError(
-            f"{function}: every row of the log was rejected ({result.rejected:,} rows); the first: "
+            f"every row of the log was rejected ({result.rejected:,} rows); the first: "
             f"{_first_reject(result.out)}; every reason is in {str(result.out / 'rejects')!r}",
             result,
         )
@@ -260,15 +259,14 @@ def check_outcome(result: ParquetEvaluation, max_failure_rate: float | None, fil
     for name, counts in result.statuses.items():
         if failures[name] and not counts.get("ok"):
             raise RunFailedError(
-                f"{function}: the judge scored no row of {name!r} ({_counts_text(counts)}); "
-                f"{_commonest_error(result, name)}",
+                f"the judge scored no row of {name!r} ({_counts_text(counts)}); {_commonest_error(result, name)}",
                 result,
             )
     for name, rate in rates.items():
         if max_failure_rate is not None and rate is not None and rate > max_failure_rate:
             sent = failures[name] + result.statuses[name].get("ok", 0)
             raise RunFailedError(
-                f"{function}: {failures[name]:,} of the {sent:,} rows of {name!r} sent to the judge failed "
+                f"{failures[name]:,} of the {sent:,} rows of {name!r} sent to the judge failed "
                 f"({rate:.1%}), above {{max_failure_rate}} ({_counts_text(result.statuses[name])}); "
                 f"{_commonest_error(result, name)}",
                 result,

@@ -146,7 +146,7 @@ def is_run_manifest(content: Any) -> bool:
     )
 
 
-def check_overwrite(out: Path, function: str = "evaluate_parquet") -> dict[str, Any]:
+def check_overwrite(out: Path) -> dict[str, Any]:
     """The manifest of the run in ``out`` that ``overwrite=True`` may replace; {} for an empty or absent folder.
 
     Raises
@@ -161,7 +161,7 @@ def check_overwrite(out: Path, function: str = "evaluate_parquet") -> dict[str, 
     manifest = stored_manifest(out)
     if not is_run_manifest(manifest):
         raise ResumeError(
-            f"{function}: {str(out)!r} holds files but no ragframe manifest ({MANIFEST} of a ragframe run): "
+            f"{str(out)!r} holds files but no ragframe manifest ({MANIFEST} of a ragframe run): "
             "{overwrite} removes only the files a ragframe run's manifest lists, and nothing proves that "
             "ragframe wrote these; move them away, or choose another output folder",
             mentions={"overwrite": "True"},
@@ -180,7 +180,7 @@ def _listed(manifest: dict[str, Any]) -> set[str]:
     return {f"{folder}/part-{n:05d}.parquet" for folder in _PART_FOLDERS for n in numbers}
 
 
-def remove_output(out: Path, function: str = "evaluate_parquet") -> None:
+def remove_output(out: Path) -> None:
     """Remove what an earlier run wrote in ``out`` (``overwrite=True``), as its manifest lists, and nothing else.
 
     A folder that holds files but no ragframe run's manifest is refused (:func:`check_overwrite`).
@@ -190,7 +190,7 @@ def remove_output(out: Path, function: str = "evaluate_parquet") -> None:
     ``rejects/`` or ``state/`` is an error naming it, raised before anything is removed: those
     folders are read as a whole, so it cannot stay there. Files beside them are kept.
     """
-    manifest = check_overwrite(out, function)
+    manifest = check_overwrite(out)
     if not manifest:
         return
     listed = _listed(manifest)
@@ -211,7 +211,7 @@ def remove_output(out: Path, function: str = "evaluate_parquet") -> None:
             (ours if (out / name).is_file() else foreign).append(out / name)
     if foreign:
         raise ResumeError(
-            f"{function}: {str(foreign[0])!r} is not a file ragframe wrote; {{overwrite}} removes only "
+            f"{str(foreign[0])!r} is not a file ragframe wrote; {{overwrite}} removes only "
             f"ragframe's files from {str(out)!r}: move it away, or choose another output folder",
             mentions={"overwrite": "True"},
         )
@@ -275,7 +275,7 @@ def start_output(out: Path, expected: dict[str, Any], resume: bool, overwrite: b
     ``engine`` (the runner) is recorded, not compared: a run resumes on another engine (the parts are the same).
     """
     if out.exists() and not out.is_dir():
-        raise InputFileError(f"evaluate_parquet: the output folder {str(out)!r} is a file")
+        raise InputFileError(f"the output folder {str(out)!r} is a file")
     out.mkdir(parents=True, exist_ok=True)
     manifest = open_output(out, expected, resume, overwrite)
     manifest["complete"] = False

@@ -24,7 +24,10 @@ _GLOB_CHARACTERS = "*?["
 _TEXT_SUFFIXES = (".csv", ".json", ".ndjson", ".jsonl")
 
 
-def scan_scores(path: str | os.PathLike[str], /, *, function: str = "scan_scores") -> pl.LazyFrame:
+def scan_scores(
+    path: str | os.PathLike[str],
+    /,
+) -> pl.LazyFrame:
     """Open scored rows (or a summary) lazily: the files :func:`read_scores` reads, as one lazy frame.
 
     Parquet inputs (a file, a folder, a glob, a URL, an ``evaluate_parquet`` output) are
@@ -38,9 +41,6 @@ def scan_scores(path: str | os.PathLike[str], /, *, function: str = "scan_scores
     ----------
     path : str or os.PathLike
         What :func:`read_scores` accepts.
-    function : str, default "scan_scores"
-        The name every error starts with: a function that reads scores on behalf of its
-        caller passes its own name (``"report: scores"``), so the message names it.
 
     Returns
     -------
@@ -60,29 +60,29 @@ def scan_scores(path: str | os.PathLike[str], /, *, function: str = "scan_scores
     >>> pl.DataFrame({"id": [2], "mrr": [None]}).write_parquet(folder / "part-1.parquet")
     >>> scan_scores(folder).select("mrr").collect()["mrr"].to_list()
     [0.5, None]
-    >>> scan_scores("no-such-file.parquet", function="report: scores")
+    >>> scan_scores("no-such-file.parquet")
     Traceback (most recent call last):
     ...
-    ragframe.exceptions.InputFileError: report: scores: no such file or folder: 'no-such-file.parquet'
+    ragframe.exceptions.InputFileError: no such file or folder: 'no-such-file.parquet'
     """
     if not isinstance(path, (str, os.PathLike)):
-        raise validate.fail(function, "path", "a path (str or os.PathLike)", path)
+        raise validate.fail("path", "a path (str or os.PathLike)", path)
     text = os.fspath(path)
     if "://" in text:
         return pl.scan_parquet(text)
     local = Path(text)
     if local.is_dir():
-        return _scan_files(_folder_files(local, function), text, function)
+        return _scan_files(_folder_files(local), text)
     if local.is_file():
         if local.suffix.lower() in _TEXT_SUFFIXES:
-            return _read_text_file(local, function).lazy()
-        return _scan_files([text], text, function)
+            return _read_text_file(local).lazy()
+        return _scan_files([text], text)
     if not any(c in text for c in _GLOB_CHARACTERS):
-        raise InputFileError(f"{function}: no such file or folder: {text!r}")
+        raise InputFileError(f"no such file or folder: {text!r}")
     matches = sorted(p for p in glob.glob(text, recursive=True) if Path(p).is_file())
     if not matches:
-        raise InputFileError(f"{function}: no file matches the glob {text!r}")
-    return _scan_files(matches, text, function)
+        raise InputFileError(f"no file matches the glob {text!r}")
+    return _scan_files(matches, text)
 
 
 @public
@@ -127,51 +127,51 @@ def read_scores(path: str | os.PathLike[str], /) -> pl.DataFrame:
     >>> read_scores(folder).rows()
     [(1, 0.5), (2, None)]
     """
-    frame = scan_scores(path, function="read_scores")
+    frame = scan_scores(path)
     try:
         return frame.collect()
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
-        raise InputFileError(f"read_scores: cannot read {os.fspath(path)!r}: {_first_line(exc)}") from exc
+        raise InputFileError(f"cannot read {os.fspath(path)!r}: {_first_line(exc)}") from exc
 
 
-def _folder_files(folder: Path, function: str) -> list[str]:
+def _folder_files(folder: Path) -> list[str]:
     """The Parquet files to read in ``folder`` (``scores/`` only in an evaluate_parquet output)."""
     manifest = folder / "manifest.json"
-    run = _run_manifest(manifest, function) if manifest.is_file() else None
+    run = _run_manifest(manifest) if manifest.is_file() else None
     if run is not None:
-        _check_complete(run, folder, function)
+        _check_complete(run, folder)
         folder = folder / "scores"
         if not folder.is_dir():
-            raise InputFileError(f"{function}: {str(folder.parent)!r} is an evaluate_parquet output without scores/")
+            raise InputFileError(f"{str(folder.parent)!r} is an evaluate_parquet output without scores/")
     files = sorted(
         p
         for p in folder.rglob("*.parquet")
         if p.is_file() and not any(part.startswith((".", "_")) for part in p.relative_to(folder).parts)
     )
     if not files:
-        raise InputFileError(f"{function}: no Parquet file in the folder {str(folder)!r}")
+        raise InputFileError(f"no Parquet file in the folder {str(folder)!r}")
     return [str(p) for p in files]
 
 
-def _run_manifest(manifest: Path, function: str) -> dict | None:
+def _run_manifest(manifest: Path) -> dict | None:
     """The manifest of an evaluate_parquet run (it records the finished parts), or None for another JSON file."""
     try:
         content = json.loads(manifest.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise InputFileError(f"{function}: cannot read {str(manifest)!r}: {_first_line(exc)}") from exc
+        raise InputFileError(f"cannot read {str(manifest)!r}: {_first_line(exc)}") from exc
     return content if isinstance(content, dict) and "finished" in content else None
 
 
-def _check_complete(content: dict, folder: Path, function: str) -> None:
+def _check_complete(content: dict, folder: Path) -> None:
     if content.get("complete") is not True:
         done = len(content.get("finished") or {})
         raise InputFileError(
-            f"{function}: the evaluate_parquet run in {str(folder)!r} is not complete ({done} part(s) finished); "
+            f"the evaluate_parquet run in {str(folder)!r} is not complete ({done} part(s) finished); "
             f"rerun it with the same arguments to finish, or read {str(folder / 'scores')!r} for the parts written"
         )
 
 
-def _read_text_file(path: Path, function: str) -> pl.DataFrame:
+def _read_text_file(path: Path) -> pl.DataFrame:
     """A CSV, JSON or NDJSON file, read whole."""
     suffix = path.suffix.lower()
     try:
@@ -181,7 +181,7 @@ def _read_text_file(path: Path, function: str) -> pl.DataFrame:
             return pl.read_ndjson(path)
         return _read_json(path)
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
-        raise InputFileError(f"{function}: cannot read {str(path)!r}: {_first_line(exc)}") from exc
+        raise InputFileError(f"cannot read {str(path)!r}: {_first_line(exc)}") from exc
 
 
 def _read_json(path: Path) -> pl.DataFrame:
@@ -197,7 +197,7 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _scan_files(files: list[str], source: str, function: str) -> pl.LazyFrame:
+def _scan_files(files: list[str], source: str) -> pl.LazyFrame:
     """The Parquet ``files`` as one lazy frame; their footers read now, so a mismatch names the files and the column."""
     schemas = []
     for file in files:  # a footer per file, to name the damaged one
@@ -205,8 +205,8 @@ def _scan_files(files: list[str], source: str, function: str) -> pl.LazyFrame:
             schemas.append(pl.read_parquet_schema(file))
         except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
             where = repr(source) if file == source else f"{file!r} of {source!r}"
-            raise InputFileError(f"{function}: cannot read {where}: {_first_line(exc)}") from exc
-    target = _common_schema(files, schemas, function)
+            raise InputFileError(f"cannot read {where}: {_first_line(exc)}") from exc
+    target = _common_schema(files, schemas)
     if len(files) == 1:
         return pl.scan_parquet(files[0], glob=False)
     if all(schema == target for schema in schemas):
@@ -215,22 +215,20 @@ def _scan_files(files: list[str], source: str, function: str) -> pl.LazyFrame:
     return pl.concat(parts, how="vertical")
 
 
-def _common_schema(files: list[str], schemas: list[pl.Schema], function: str) -> pl.Schema:
+def _common_schema(files: list[str], schemas: list[pl.Schema]) -> pl.Schema:
     """The files' one schema: same columns in the same order, dtypes equal or Null (no values)."""
     names = list(schemas[0].names())
     dtypes: dict[str, tuple[pl.DataType, str]] = {}
     for file, schema in zip(files, schemas):
         if list(schema.names()) != names:
-            raise InputFileError(
-                f"{function}: {file!r} has the columns {list(schema.names())}, but {files[0]!r} has {names}"
-            )
+            raise InputFileError(f"{file!r} has the columns {list(schema.names())}, but {files[0]!r} has {names}")
         for name, dtype in schema.items():
             seen = dtypes.get(name)
             if seen is None or seen[0] == pl.Null:
                 dtypes[name] = (dtype, file)
             elif dtype != seen[0] and dtype != pl.Null:
                 raise InputFileError(
-                    f"{function}: column {name!r} is {seen[0]} in {seen[1]!r} but {dtype} in {file!r}; "
+                    f"column {name!r} is {seen[0]} in {seen[1]!r} but {dtype} in {file!r}; "
                     "the files of one folder or glob must agree on every column's dtype"
                 )
     return pl.Schema({name: dtypes[name][0] for name in names})

@@ -213,40 +213,39 @@ def evaluate_parquet(
     (1, 0.5)
     """
     started = time.perf_counter()
-    function = "evaluate_parquet"
-    batch_rows = validate.positive_int(batch_rows, "batch_rows", function)
+    batch_rows = validate.positive_int(batch_rows, "batch_rows")
     if batches_per_process is not None:
-        batches_per_process = validate.positive_int(batches_per_process, "batches_per_process", function)
-    resume, overwrite = validate.flag(resume, "resume", function), validate.flag(overwrite, "overwrite", function)
-    progress = validate.flag(progress, "progress", function)
+        batches_per_process = validate.positive_int(batches_per_process, "batches_per_process")
+    resume, overwrite = validate.flag(resume, "resume"), validate.flag(overwrite, "overwrite")
+    progress = validate.flag(progress, "progress")
     if not isinstance(out, (str, os.PathLike)) or os.fspath(out) == "":
-        raise validate.fail(function, "out", "a folder path (str or os.PathLike, not empty)", out)
+        raise validate.fail("out", "a folder path (str or os.PathLike, not empty)", out)
     if evaluator is None:
         evaluator = Evaluator(metrics, **options)
     elif not isinstance(evaluator, Evaluator):
-        raise validate.fail(function, "evaluator", "an rf.Evaluator", evaluator)
+        raise validate.fail("evaluator", "an rf.Evaluator", evaluator)
     elif metrics is not None or options:
-        raise InvalidParameterError(f"{function}: pass an Evaluator or metrics and options, not both")
+        raise InvalidParameterError("pass an Evaluator or metrics and options, not both")
     if runner is not None and evaluator.option("budget") is not None:
         raise InvalidParameterError(
-            f"{function}: a judge budget ({{budget}}) needs the default runner, which scores the batches in turn and "
+            f"a judge budget ({{budget}}) needs the default runner, which scores the batches in turn and "
             f"stops at the budget; the {runner.engine} runner scores them at once",
             mentions={"budget": ""},
         )
-    input_format = validate.choice(input_format, "input_format", function, ("parquet", *TRACE_FORMATS))
-    retrieval = validate.choice(retrieval, "retrieval", function, RETRIEVAL)
+    input_format = validate.choice(input_format, "input_format", ("parquet", *TRACE_FORMATS))
+    retrieval = validate.choice(retrieval, "retrieval", RETRIEVAL)
     staged = None
     if input_format != "parquet":  # trace files: rows staged in OUT/traces, then scored as a Parquet log
         if runner is not None:
             raise InvalidParameterError(
-                f"{function}: {{input_format}} needs the default runner", mentions={"input_format": f"{input_format!r}"}
+                "{input_format} needs the default runner", mentions={"input_format": f"{input_format!r}"}
             )
         staged = stage_traces(source, Path(out) / "traces", input_format, retrieval, overwrite=overwrite)
         source = staged.rows
     batches, job, expected = _plan_run(source, Path(out), evaluator, batch_rows, keep)
-    limit = failure_limit(max_failure_rate, function)
+    limit = failure_limit(max_failure_rate)
     if limit is not None:
-        check_judged(job.evaluator, job.read, limit, function)
+        check_judged(job.evaluator, job.read, limit)
     manifest = start_output(
         job.out, {**expected, "batches": len(batches)}, resume, overwrite, runner.engine if runner else "local"
     )
@@ -274,8 +273,7 @@ def _plan_run(
 
     Every file is read (its footer) and checked here, before anything is written.
     """
-    function = "evaluate_parquet"
-    kept_given = None if keep is None else validate.column_list(keep, "keep", function, allow_empty=True)
+    kept_given = None if keep is None else validate.column_list(keep, "keep", allow_empty=True)
     files = source_files(source)
     batches, fingerprint, schemas = plan_batches(files, batch_rows)
     if not batches:  # a log without rows: one empty batch writes a valid empty output (scores with their dtypes)
@@ -283,14 +281,14 @@ def _plan_run(
     schema = schemas[0]
     _, roles = evaluator.plan(schema.names())
     written = evaluator.written_columns(schema)
-    replaced = check_output_columns(schema.names(), written, function, hint=CLASH_HINT)  # as evaluate's rule
+    replaced = check_output_columns(schema.names(), written, hint=CLASH_HINT)  # as evaluate's rule
     by = [c for role, c in roles.items() if role.startswith(BY_ROLE)]  # a budget's strata: read, and kept by default
     inputs = {c for role, c in roles.items() if not role.startswith(BY_ROLE)}
     kept = kept_given if kept_given is not None else [c for c in schema.names() if c not in inputs]
     kept = [c for c in kept if c not in replaced]
     missing = [c for c in kept if c not in schema.names()]
     if missing:
-        raise SchemaError("missing column to keep", function=function, column=missing[0], available=schema.names())
+        raise SchemaError("missing column to keep", column=missing[0], available=schema.names())
     read = [c for c in schema.names() if c in inputs or c in kept or c in by]
     schemas_out = output_schema(files, schemas, read, kept, keep is None)
     settings = {"evaluator": evaluator.to_dict(), "batch_rows": batch_rows, "keep": kept}
@@ -432,7 +430,7 @@ def _budget_totals(manifest: Mapping[str, Any]) -> dict[str, Any] | None:
 
     spent = [entry.get("budget", {}) for entry in manifest["finished"].values()]
     options = manifest["options"]["evaluator"]
-    budget = check_budget(options.get("budget"), options.get("budget_seed", 0), options.get("by"), "evaluate_parquet")
+    budget = check_budget(options.get("budget"), options.get("budget_seed", 0), options.get("by"))
     return {
         "budget": budget.describe() if budget is not None else None,
         "planned_calls": plan["planned_calls"],

@@ -44,11 +44,11 @@ _FIELD = r"([^ \t\n\r\f\v]+)"
 _BOM = b"\xef\xbb\xbf"
 
 
-def _read_lines(path: str | os.PathLike[str], function: str) -> pl.DataFrame:
+def _read_lines(path: str | os.PathLike[str]) -> pl.DataFrame:
     """The file's lines that hold data (``line_no`` counted from 1 over every line, ``line``)."""
     p = Path(path)
     if not p.is_file():
-        raise InputFileError(f"{function}: no such file: {str(p)!r}")
+        raise InputFileError(f"no such file: {str(p)!r}")
     data = p.read_bytes()
     if data.startswith(b"\x1f\x8b"):
         import gzip
@@ -56,14 +56,14 @@ def _read_lines(path: str | os.PathLike[str], function: str) -> pl.DataFrame:
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError) as exc:
-            raise InputFileError(f"{function}: cannot decompress {str(p)!r}: {exc}") from exc
+            raise InputFileError(f"cannot decompress {str(p)!r}: {exc}") from exc
     if data.startswith(_BOM):
         data = data[len(_BOM) :]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line_no = data.count(b"\n", 0, exc.start) + 1
-        raise InputFileError(f"{function}: line {line_no} of {str(p)!r} is not UTF-8 ({exc.reason})") from None
+        raise InputFileError(f"line {line_no} of {str(p)!r} is not UTF-8 ({exc.reason})") from None
     pieces = text.split("\n")
     if pieces and pieces[-1] == "":
         pieces.pop()
@@ -73,11 +73,9 @@ def _read_lines(path: str | os.PathLike[str], function: str) -> pl.DataFrame:
     return numbered.filter((stripped != "") & ~stripped.str.starts_with("#"))
 
 
-def _parse(
-    path: str | os.PathLike[str], names: list[str], function: str, *, extra_fields: bool = False
-) -> pl.DataFrame:
+def _parse(path: str | os.PathLike[str], names: list[str], *, extra_fields: bool = False) -> pl.DataFrame:
     """One column per field name; ``extra_fields`` allows (and ignores) fields after the last name."""
-    lines = _read_lines(path, function)
+    lines = _read_lines(path)
     fields = f"{_SPACE}+".join([_FIELD] * len(names))
     end = f"(?:{_SPACE}|$)" if extra_fields else f"{_SPACE}*$"
     pattern = f"^{_SPACE}*{fields}{end}"
@@ -90,14 +88,13 @@ def _parse(
         count = f"at least {len(names)}" if extra_fields else f"exactly {len(names)}"
         raise SchemaError(
             f"malformed line {at['line_no']} in {str(path)!r}",
-            function=function,
             expected=f"{count} whitespace-separated fields ({' '.join(names)})",
             found=repr(at["line"][:200]),
         )
     return parsed
 
 
-def _refuse_duplicates(df: pl.DataFrame, path: Any, function: str) -> None:
+def _refuse_duplicates(df: pl.DataFrame, path: Any) -> None:
     """trec_eval refuses a docno retrieved twice for one query: so does ragframe, naming both lines."""
     pair = pl.struct("query_id", "doc_id")
     repeated = df.select(~pair.is_first_distinct()).to_series()
@@ -107,20 +104,19 @@ def _refuse_duplicates(df: pl.DataFrame, path: Any, function: str) -> None:
     at = df.row(row, named=True)
     first = df.filter((pl.col("query_id") == at["query_id"]) & (pl.col("doc_id") == at["doc_id"])).item(0, "line_no")
     raise InputFileError(
-        f"{function}: duplicate docno {at['doc_id']!r} for query {at['query_id']!r} at line {at['line_no']} "
+        f"duplicate docno {at['doc_id']!r} for query {at['query_id']!r} at line {at['line_no']} "
         f"of {str(path)!r} (first at line {first}); a run lists each document at most once per query, "
         "as trec_eval requires"
     )
 
 
-def _to_number(df: pl.DataFrame, column: str, dtype: pl.DataType, path: Any, function: str) -> pl.DataFrame:
+def _to_number(df: pl.DataFrame, column: str, dtype: pl.DataType, path: Any) -> pl.DataFrame:
     converted = df.get_column(column).cast(dtype, strict=False)
     bad = converted.is_null()
     if bad.any():
         at = df.row(first_true_row(bad) or 0, named=True)
         raise SchemaError(
             f"line {at['line_no']} of {str(path)!r} has a non-numeric {column}",
-            function=function,
             column=column,
             expected=str(dtype),
             found=repr(at[column]),
@@ -128,14 +124,13 @@ def _to_number(df: pl.DataFrame, column: str, dtype: pl.DataType, path: Any, fun
     return df.with_columns(converted)
 
 
-def _refuse_nan(df: pl.DataFrame, column: str, path: Any, function: str) -> None:
+def _refuse_nan(df: pl.DataFrame, column: str, path: Any) -> None:
     """A NaN number is an error naming its line of the file (a row index would not lead to it)."""
     row = first_true_row(df.get_column(column).is_nan())
     if row is not None:
         at = df.row(row, named=True)
         raise SchemaError(
             f"line {at['line_no']} of {str(path)!r} has a NaN {column}",
-            function=function,
             column=column,
             expected="a number",
             found=repr(at["line"][:200]),
@@ -165,13 +160,12 @@ def read_trec_run(path: str | os.PathLike[str]) -> pl.DataFrame:
     >>> run.columns, run.height
     (['query_id', 'q0', 'doc_id', 'rank', 'score', 'tag'], 4300)
     """
-    function = "read_trec_run"
     names = ["query_id", "q0", "doc_id", "rank", "score", "tag"]
-    df = _parse(path, names, function, extra_fields=True)
-    _refuse_duplicates(df, path, function)
-    df = _to_number(df, "rank", pl.Int64, path, function)
-    df = _to_number(df, "score", pl.Float64, path, function)
-    _refuse_nan(df, "score", path, function)
+    df = _parse(path, names, extra_fields=True)
+    _refuse_duplicates(df, path)
+    df = _to_number(df, "rank", pl.Int64, path)
+    df = _to_number(df, "score", pl.Float64, path)
+    _refuse_nan(df, "score", path)
     return df.select(names)
 
 
@@ -197,23 +191,20 @@ def read_qrels(path: str | os.PathLike[str]) -> pl.DataFrame:
     >>> qrels.columns, qrels.height
     (['query_id', 'iteration', 'doc_id', 'relevance'], 9260)
     """
-    function = "read_qrels"
     names = ["query_id", "iteration", "doc_id", "relevance"]
-    df = _parse(path, names, function)
-    df = _to_number(df, "relevance", pl.Int64, path, function)
+    df = _parse(path, names)
+    df = _to_number(df, "relevance", pl.Int64, path)
     return df.select(names)
 
 
-def _field(df: pl.DataFrame, column: str, function: str, *, query: bool = False) -> pl.Expr:
+def _field(df: pl.DataFrame, column: str, *, query: bool = False) -> pl.Expr:
     """An id column as the text of one TREC field: str or int ids, none null, empty or with whitespace.
 
     A query id starting with ``#`` would make its line a comment: refused too.
     """
     series = df.get_column(column)
     if not id_dtype_ok(series.dtype):
-        raise SchemaError(
-            "wrong dtype", function=function, column=column, expected="str or int", found=str(series.dtype)
-        )
+        raise SchemaError("wrong dtype", column=column, expected="str or int", found=str(series.dtype))
     text = series.cast(pl.String)
     bad = text.is_null() | (text == "") | text.str.contains(_SPACE)
     if query:
@@ -222,7 +213,6 @@ def _field(df: pl.DataFrame, column: str, function: str, *, query: bool = False)
     if row is not None:
         raise SchemaError(
             "id that cannot be a TREC field",
-            function=function,
             column=column,
             row=row,
             expected="a non-empty id without whitespace" + (" nor a leading '#'" if query else ""),
@@ -273,28 +263,21 @@ def write_trec_run(
     q1 Q0 d2 1 2.0 demo
     q1 Q0 d1 2 1.5 demo
     """
-    function = "write_trec_run"
-    names = [
-        validate.column_name(v, n, function) for v, n in ((query_id, "query_id"), (doc_id, "doc_id"), (score, "score"))
-    ]
+    names = [validate.column_name(v, n) for v, n in ((query_id, "query_id"), (doc_id, "doc_id"), (score, "score"))]
     if tag is not None and (not isinstance(tag, str) or not tag or re.search(_SPACE, tag)):
-        raise validate.fail(function, "tag", "None or a non-empty run tag without whitespace", tag)
-    df = to_polars(run, function=function)
-    tag_expr = (
-        pl.lit(tag) if tag is not None else (_field(df, "tag", function) if "tag" in df.columns else pl.lit("ragframe"))
-    )
+        raise validate.fail("tag", "None or a non-empty run tag without whitespace", tag)
+    df = to_polars(run)
+    tag_expr = pl.lit(tag) if tag is not None else (_field(df, "tag") if "tag" in df.columns else pl.lit("ragframe"))
     scores = df.get_column(score)
     if not scores.dtype.is_numeric():
-        raise SchemaError("wrong dtype", function=function, column=score, expected="a number", found=str(scores.dtype))
+        raise SchemaError("wrong dtype", column=score, expected="a number", found=str(scores.dtype))
     row = first_true_row(scores.cast(pl.Float64).is_null() | scores.cast(pl.Float64).is_nan())
     if row is not None:
-        raise SchemaError(
-            "null or NaN score", function=function, column=score, row=row, expected="a number", found=str(scores[row])
-        )
+        raise SchemaError("null or NaN score", column=score, row=row, expected="a number", found=str(scores[row]))
     out = df.select(
-        _field(df, names[0], function, query=True).alias("q"),
+        _field(df, names[0], query=True).alias("q"),
         pl.lit("Q0").alias("q0"),
-        _field(df, names[1], function).alias("d"),
+        _field(df, names[1]).alias("d"),
         pl.col(score).cast(pl.Float64).alias("s"),
         tag_expr.cast(pl.String).alias("t"),
     )
@@ -302,7 +285,6 @@ def write_trec_run(
     if repeated is not None:
         raise SchemaError(
             "a document listed twice for one query (trec_eval refuses such runs)",
-            function=function,
             column=doc_id,
             row=repeated,
             expected="each (query, doc) once",
@@ -354,20 +336,18 @@ def write_qrels(
     q1 0 d2 0
     [2, 0]
     """
-    function = "write_qrels"
     names = [
-        validate.column_name(v, n, function)
-        for v, n in ((query_id, "query_id"), (doc_id, "doc_id"), (relevance, "relevance"))
+        validate.column_name(v, n) for v, n in ((query_id, "query_id"), (doc_id, "doc_id"), (relevance, "relevance"))
     ]
-    df = to_polars(qrels, names, function)
-    grades = integer_grades(df.get_column(relevance), relevance, function)
+    df = to_polars(qrels, names)
+    grades = integer_grades(df.get_column(relevance), relevance)
     row = first_true_row(grades.is_null())
     if row is not None:
-        raise SchemaError("null grade", function=function, column=relevance, row=row, expected="int", found="null")
+        raise SchemaError("null grade", column=relevance, row=row, expected="int", found="null")
     out = df.select(
-        _field(df, names[0], function, query=True),
+        _field(df, names[0], query=True),
         pl.lit("0"),
-        _field(df, names[1], function),
+        _field(df, names[1]),
         pl.lit(grades),
     )
     out.write_csv(path, separator=" ", include_header=False, quote_style="never")

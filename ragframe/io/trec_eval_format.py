@@ -517,8 +517,8 @@ def read_prefs(path: str) -> pl.DataFrame:
     from ragframe.io.trec import _parse, _to_number
 
     names = ["query_id", "jg", "jsg", "doc_id", "rel_level"]
-    df = _parse(path, names, "read_prefs")
-    return _to_number(df, "rel_level", pl.Float64, path, "read_prefs").select(names)
+    df = _parse(path, names)
+    return _to_number(df, "rel_level", pl.Float64, path).select(names)
 
 
 def qrels_as_prefs(qrels: pl.DataFrame) -> pl.DataFrame:

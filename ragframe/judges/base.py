@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ragframe.exceptions import RagframeError
+from ragframe.public import public
 
 __all__ = [
     "STATUSES",
@@ -209,6 +210,7 @@ def _code_text(code: Any) -> str:
     return repr((code.co_code.hex(), consts, code.co_names, code.co_varnames))
 
 
+@public
 def as_judge(judge: Any) -> Judge:
     """A :class:`Judge` from a judge object or a plain callable ``prompt -> str``.
 

@@ -51,9 +51,9 @@ Rows not judged
 
 Examples
 --------
->>> check_budget(100, 0, None, "evaluate")
+>>> check_budget(100, 0, None)
 Budget(calls=100, cost=None, seed=0, by=())
->>> budget = check_budget({"cost": 2.5}, 7, ["topic"], "evaluate")
+>>> budget = check_budget({"cost": 2.5}, 7, ["topic"])
 >>> budget.cost, budget.by, budget.describe()
 (2.5, ('topic',), 'cost 2.5, seed 7, by topic')
 """
@@ -135,7 +135,7 @@ class Budget:
         return ", ".join(words)
 
 
-def check_budget(value: Any, seed: Any, by: Any, function: str) -> Budget | None:
+def check_budget(value: Any, seed: Any, by: Any) -> Budget | None:
     """``budget=``, ``budget_seed=`` and ``by=`` as a :class:`Budget` (None without a budget).
 
     ``value``: None, an int >= 0 (calls) or a mapping with ``calls`` (int >= 0) and/or
@@ -143,35 +143,35 @@ def check_budget(value: Any, seed: Any, by: Any, function: str) -> Budget | None
 
     Examples
     --------
-    >>> check_budget(None, 0, None, "evaluate") is None
+    >>> check_budget(None, 0, None) is None
     True
-    >>> check_budget(2.5, 0, None, "evaluate")  # doctest: +ELLIPSIS
+    >>> check_budget(2.5, 0, None)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ragframe.exceptions.InvalidParameterError: evaluate: budget must be a number of calls ... found 2.5
+    ragframe.exceptions.InvalidParameterError: budget must be a number of calls ... found 2.5
     """
-    seed = validate.integer(seed, "budget_seed", function, minimum=0)
-    columns = () if by is None else tuple(validate.column_list(by, "by", function))
+    seed = validate.integer(seed, "budget_seed", minimum=0)
+    columns = () if by is None else tuple(validate.column_list(by, "by"))
     if value is None:
         if columns:
             raise InvalidParameterError(
-                f"{function}: {{by}} stratifies a judge budget; pass {{budget}} with it",
+                "{by} stratifies a judge budget; pass {budget} with it",
                 mentions={"by": "", "budget": ""},
             )
         return None
     expected = "a number of calls (an int >= 0) or a dict with 'calls' and/or 'cost'"
     if isinstance(value, bool):
-        raise validate.fail(function, "budget", expected, value)
+        raise validate.fail("budget", expected, value)
     if isinstance(value, (int, np.integer)):
-        return Budget(calls=validate.integer(value, "budget", function, minimum=0), seed=seed, by=columns)
+        return Budget(calls=validate.integer(value, "budget", minimum=0), seed=seed, by=columns)
     items = dict(value) if isinstance(value, Mapping) else _pairs(value)
     if items is None or not items or set(items) - {"calls", "cost"}:
-        raise validate.fail(function, "budget", expected, value)
+        raise validate.fail("budget", expected, value)
     calls = items.get("calls")
     cost = items.get("cost")
     return Budget(
-        calls=None if calls is None else validate.integer(calls, "budget['calls']", function, minimum=0),
-        cost=None if cost is None else validate.number(cost, "budget['cost']", function, minimum=0.0),
+        calls=None if calls is None else validate.integer(calls, "budget['calls']", minimum=0),
+        cost=None if cost is None else validate.number(cost, "budget['cost']", minimum=0.0),
         seed=seed,
         by=columns,
     )
@@ -243,18 +243,18 @@ def cost_bound(judge: Any, prompt: str) -> float:
     return price_of(judge, len(prompt.encode("utf-8")) + PROMPT_OVERHEAD_TOKENS, reply) or 0.0
 
 
-def check_cost_judge(judge: Any, budget: Budget, function: str) -> None:
+def check_cost_judge(judge: Any, budget: Budget) -> None:
     """A cost budget needs prices and a reply cap on the judge (else no call's cost is bounded)."""
     if budget.cost is None:
         return
     if price_of(judge, 0, 0) is None:
         raise InvalidParameterError(
-            f"{function}: budget={{'cost': {budget.cost:g}}} needs the judge's prices: "
+            f"budget={{'cost': {budget.cost:g}}} needs the judge's prices: "
             "rf.OpenAIJudge(..., input_price_per_million=..., output_price_per_million=...)"
         )
     if reply_cap(judge) is None:
         raise InvalidParameterError(
-            f"{function}: budget={{'cost': {budget.cost:g}}} needs a cap on reply tokens so that no call can "
+            f"budget={{'cost': {budget.cost:g}}} needs a cap on reply tokens so that no call can "
             "cost more than it is allowed: rf.OpenAIJudge(..., max_tokens=256)"
         )
 
@@ -277,12 +277,12 @@ def priorities(metric: str, prompts: Sequence[str], seed: int) -> np.ndarray:
     return np.fromiter((int.from_bytes(d, "big") for d in digests), dtype=np.uint64, count=len(prompts))
 
 
-def strata(view: pl.DataFrame, by: Sequence[str], function: str) -> pl.Series:
+def strata(view: pl.DataFrame, by: Sequence[str]) -> pl.Series:
     """Each row's stratum key: its ``by`` values as text (a null marked), or ``""`` without ``by``.
 
     Examples
     --------
-    >>> strata(pl.DataFrame({"t": ["a", None], "n": [1, 2]}), ["t", "n"], "evaluate").to_list()
+    >>> strata(pl.DataFrame({"t": ["a", None], "n": [1, 2]}), ["t", "n"]).to_list()
     ['a\u241f1', '\u2400\u241f2']
     """
     if not by:
@@ -294,7 +294,6 @@ def strata(view: pl.DataFrame, by: Sequence[str], function: str) -> pl.Series:
 
             raise SchemaError(
                 "a {by} column of a judge budget must hold plain values",
-                function=function,
                 column=column,
                 expected="text, numbers, Booleans or dates",
                 found=str(dtype),

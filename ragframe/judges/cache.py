@@ -49,6 +49,7 @@ from typing import Any
 
 from ragframe.exceptions import InputFileError, InvalidParameterError
 from ragframe.judges.base import JudgeReply
+from ragframe.public import public
 from ragframe.secrets import scrub
 
 __all__ = ["JudgeCache", "CachedReply", "cache_key", "default_cache_path", "resolve_cache"]
@@ -86,6 +87,7 @@ class CachedReply:
     output_tokens: int | None
 
 
+@public
 def default_cache_path() -> Path:
     """``$XDG_CACHE_HOME/ragframe/judge.sqlite3``, or ``~/.cache/ragframe/judge.sqlite3``.
 
@@ -102,6 +104,7 @@ def default_cache_path() -> Path:
     return Path(base) / "ragframe" / "judge.sqlite3"
 
 
+@public
 def cache_key(identity: Mapping[str, Any], prompt: str, sample: int, attempt: int = 0) -> str:
     """SHA-256 (hex) of the judge identity, the prompt, the sample index and the attempt.
 
@@ -336,15 +339,13 @@ def _retry_busy(action: Any, attempts: int = 20) -> Any:
     return None  # pragma: no cover
 
 
-def resolve_cache(cache: Any, function: str) -> tuple[JudgeCache | None, bool]:
+def resolve_cache(cache: Any) -> tuple[JudgeCache | None, bool]:
     """The cache a ``cache=`` argument means, and whether the caller opened it (so must close it).
 
     Parameters
     ----------
     cache : bool, str, os.PathLike or JudgeCache
         True: the default file; False or None: no cache; a path: that file; a JudgeCache: itself.
-    function : str
-        The public function (for the error message).
 
     Returns
     -------
@@ -352,7 +353,7 @@ def resolve_cache(cache: Any, function: str) -> tuple[JudgeCache | None, bool]:
 
     Examples
     --------
-    >>> resolve_cache(False, "judge_prompts")
+    >>> resolve_cache(False)
     (None, False)
     """
     if cache is None or cache is False:
@@ -364,5 +365,5 @@ def resolve_cache(cache: Any, function: str) -> tuple[JudgeCache | None, bool]:
     if isinstance(cache, (str, os.PathLike)) and str(cache):
         return JudgeCache(cache), True
     raise InvalidParameterError(
-        f"{function}: cache must be True (the default file), False, a file path or a JudgeCache, found {cache!r}"
+        f"cache must be True (the default file), False, a file path or a JudgeCache, found {cache!r}"
     )

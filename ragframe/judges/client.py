@@ -89,6 +89,7 @@ from ragframe.judges.base import (
 )
 from ragframe.judges.limits import UNADVISED_BACKOFF_CAP, AdaptiveLimits, RateLimiter, Sent
 from ragframe.judges.usage import JudgeUsage, token_estimate
+from ragframe.public import public
 from ragframe.validate import fail, flag, integer, number, positive_int
 
 __all__ = ["OpenAIJudge", "judge_from", "retry_after_seconds", "MAX_RETRY_AFTER", "DEFAULT_BASE_URL"]
@@ -111,18 +112,17 @@ _Secret = secrets.Secret
 
 def _api_key(api_key: Any, api_key_env: Any) -> secrets.Secret | None:
     """The key: given, read from ``api_key_env``'s variable (which must be set), else ``OPENAI_API_KEY``."""
-    name = "OpenAIJudge"
     if api_key is not None and api_key_env is not None:
-        raise InvalidParameterError(f"{name}: pass api_key or api_key_env, not both")
+        raise InvalidParameterError("pass api_key or api_key_env, not both")
     if api_key_env is not None:
-        return secrets.from_environment(api_key_env, name)
+        return secrets.from_environment(api_key_env)
     if api_key is None:
-        return secrets.from_environment("OPENAI_API_KEY", name, required=False)
+        return secrets.from_environment("OPENAI_API_KEY", required=False)
     if isinstance(api_key, secrets.Secret):  # from an Evaluator's judge options
         return api_key if api_key else None
     if not isinstance(api_key, str):
-        raise InvalidParameterError(f"{name}: api_key must be a str, found a {type(api_key).__name__}")
-    secrets.protect({"api_key": api_key}, name)  # refuses '***', the redacted form of a key
+        raise InvalidParameterError(f"api_key must be a str, found a {type(api_key).__name__}")
+    secrets.protect({"api_key": api_key})  # refuses '***', the redacted form of a key
     return secrets.Secret(api_key) if api_key.strip() else None  # held stripped: a key read from a file
 
 
@@ -173,7 +173,7 @@ def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) ->
 
 
 def _import_httpx() -> Any:
-    return require("judge", "httpx", function="rf.OpenAIJudge", note="(or pass any callable prompt -> str as judge=)")
+    return require("judge", "httpx", note="(or pass any callable prompt -> str as judge=)")
 
 
 class _Retry(Exception):
@@ -207,9 +207,7 @@ def _base_url(value: Any) -> tuple[str, str]:
     except ValueError:  # an unbalanced [ in the host
         parts = None
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise fail(
-            "OpenAIJudge", "base_url", "an http(s) URL such as 'http://127.0.0.1:8000/v1'", secrets.scrub(str(url))
-        )
+        raise fail("base_url", "an http(s) URL such as 'http://127.0.0.1:8000/v1'", secrets.scrub(str(url)))
     for found in secrets.url_secrets(url):
         secrets.register(found)
     path = parts.path.rstrip("/")
@@ -222,7 +220,7 @@ def _base_url(value: Any) -> tuple[str, str]:
 def _optional(value: Any, name: str, *, positive: bool) -> float | None:
     if value is None:
         return None
-    return number(value, name, "OpenAIJudge", minimum=0.0, inclusive=not positive)
+    return number(value, name, minimum=0.0, inclusive=not positive)
 
 
 def _count(usage: Any, name: str) -> int | None:
@@ -309,6 +307,7 @@ class OpenAIJudge:
     ('qwen2.5-7b-instruct', 256, 0)
     """
 
+    @public(name="OpenAIJudge")
     def __init__(
         self,
         model: str,
@@ -331,26 +330,25 @@ class OpenAIJudge:
         limiter: Any = None,
         **extra_body: Any,
     ) -> None:
-        name = "OpenAIJudge"
         _import_httpx()
         if not isinstance(model, str) or not model:
-            raise fail(name, "model", "a non-empty model name (str)", model)
+            raise fail("model", "a non-empty model name (str)", model)
         self.model = model
         self.base_url, self._endpoint = _base_url(base_url)
         self._api_key = _api_key(api_key, api_key_env)
         self._key_env = api_key_env
-        self.timeout = number(timeout, "timeout", name, minimum=0.0, inclusive=False)
-        self.max_retries = integer(max_retries, "max_retries", name, minimum=0)
-        self.max_concurrency = positive_int(max_concurrency, "max_concurrency", name)
+        self.timeout = number(timeout, "timeout", minimum=0.0, inclusive=False)
+        self.max_retries = integer(max_retries, "max_retries", minimum=0)
+        self.max_concurrency = positive_int(max_concurrency, "max_concurrency")
         self.requests_per_minute = _optional(requests_per_minute, "requests_per_minute", positive=True)
         self.tokens_per_minute = _optional(tokens_per_minute, "tokens_per_minute", positive=True)
-        self.temperature = number(temperature, "temperature", name, minimum=0.0)
+        self.temperature = number(temperature, "temperature", minimum=0.0)
         self.input_price_per_million = _optional(input_price_per_million, "input_price_per_million", positive=False)
         self.output_price_per_million = _optional(output_price_per_million, "output_price_per_million", positive=False)
-        self.json_mode = flag(json_mode, "json_mode", name)
-        self.backoff_base = number(backoff_base, "backoff_base", name, minimum=0.0)
-        self.backoff_max = number(backoff_max, "backoff_max", name, minimum=0.0)
-        self.rate_limit_budget = number(rate_limit_budget, "rate_limit_budget", name, minimum=0.0)
+        self.json_mode = flag(json_mode, "json_mode")
+        self.backoff_base = number(backoff_base, "backoff_base", minimum=0.0)
+        self.backoff_max = number(backoff_max, "backoff_max", minimum=0.0)
+        self.rate_limit_budget = number(rate_limit_budget, "rate_limit_budget", minimum=0.0)
         self.extra_body = self._check_extra_body(extra_body)
         self._start()
         if limiter is not None:
@@ -379,14 +377,14 @@ class OpenAIJudge:
         """
         missing = [m for m in ("acquire", "settle", "pause", "paused_for") if not callable(getattr(limiter, m, None))]
         if missing:
-            raise fail("OpenAIJudge", "limiter", f"an object with {missing[0]}() (as RateLimiter)", limiter)
+            raise fail("limiter", f"an object with {missing[0]}() (as RateLimiter)", limiter)
         self._limiter = limiter
 
     @staticmethod
     def _check_extra_body(extra_body: dict[str, Any]) -> dict[str, Any]:
         reserved = sorted(_RESERVED & set(extra_body))
         if reserved:
-            raise fail("OpenAIJudge", reserved[0], "left to the judge (it sets model, messages, stream, n)", "a value")
+            raise fail(reserved[0], "left to the judge (it sets model, messages, stream, n)", "a value")
         named = sorted(k for k in extra_body if secrets.is_secret_name(k) or secrets.is_secret_reference(k))
         if named:  # the body is the judge's identity, repr and pickle: no place for a credential
             raise InvalidParameterError(
@@ -396,7 +394,7 @@ class OpenAIJudge:
                 mentions={"api_key_env": ""},
             )
         if "seed" in extra_body:
-            integer(extra_body["seed"], "seed", "OpenAIJudge", minimum=0)
+            integer(extra_body["seed"], "seed", minimum=0)
         try:
             json.dumps(extra_body, allow_nan=False)
         except (TypeError, ValueError) as error:
@@ -755,7 +753,7 @@ class OpenAIJudge:
 # ----------------------------------------------------------------------------- a judge from plain data
 
 
-def judge_from(judge: Any, function: str) -> Any:
+def judge_from(judge: Any) -> Any:
     """A :class:`~ragframe.judges.base.Judge` from a callable, a Judge, a model name or OpenAIJudge options.
 
     Parameters
@@ -764,8 +762,6 @@ def judge_from(judge: Any, function: str) -> Any:
         A callable ``prompt -> str`` (sync or async), an object with ``complete`` and
         ``identity`` (``rf.OpenAIJudge``), a model name (``rf.OpenAIJudge(model)``) or a mapping
         of ``rf.OpenAIJudge`` keywords (``{"model": ..., "base_url": ...}``: what a TOML config holds).
-    function : str
-        The public function named in errors.
 
     Returns
     -------
@@ -773,7 +769,7 @@ def judge_from(judge: Any, function: str) -> Any:
 
     Examples
     --------
-    >>> judge_from(str.upper, "evaluate").identity()
+    >>> judge_from(str.upper).identity()
     {'callable': 'str.upper'}
     """
     if isinstance(judge, (str, Mapping)):
@@ -786,7 +782,7 @@ def judge_from(judge: Any, function: str) -> Any:
     try:
         return as_judge(judge)
     except InvalidParameterError as error:
-        raise InvalidParameterError(f"{function}: {error}") from None
+        raise InvalidParameterError(f"{error}") from None
 
 
 @lru_cache(maxsize=16)

@@ -75,6 +75,7 @@ from typing import Any
 
 import polars as pl
 
+from ragframe.public import public
 from ragframe.validate import flag
 
 __all__ = [
@@ -118,6 +119,7 @@ class ParsedReply:
     error: str | None
 
 
+@public
 def read_score(value: str) -> float | None:
     """The score written in ``value`` (a number or ``x/y``), clamped to [0, 1]; None if unreadable.
 
@@ -244,6 +246,7 @@ def _parse_json(text: str) -> ParsedReply:
     return ParsedReply(score, reason, "ok", None)
 
 
+@public
 def parse_reply(text: str | None, *, json_mode: bool = False, strict: bool = False) -> ParsedReply:
     """Read the score and reason of one judge reply (rules in the module doc); never raises on content.
 
@@ -270,8 +273,8 @@ def parse_reply(text: str | None, *, json_mode: bool = False, strict: bool = Fal
     >>> parse_reply("Score: <a number between 0 and 1>\\nScore: 0.9", strict=True).error
     "2 'Score:' lines and '<a number between 0 and 1>' is not a score (one score expected: a number or x/y, y != 0)"
     """
-    json_mode = flag(json_mode, "json_mode", "parse_reply")
-    strict = flag(strict, "strict", "parse_reply")
+    json_mode = flag(json_mode, "json_mode")
+    strict = flag(strict, "strict")
     if text is None:
         return ParsedReply(None, None, "parse_error", "no reply")
     if not isinstance(text, str):
@@ -279,6 +282,7 @@ def parse_reply(text: str | None, *, json_mode: bool = False, strict: bool = Fal
     return _parse_json(text) if json_mode else _parse_text(text, strict)
 
 
+@public
 def parse_replies(texts: Any, *, json_mode: bool = False, strict: bool = False) -> pl.DataFrame:
     """:func:`parse_reply` over many replies: a frame with ``score``, ``reason``, ``status``, ``error``.
 

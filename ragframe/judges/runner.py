@@ -68,13 +68,13 @@ from typing import Any
 import polars as pl
 
 from ragframe.concurrency import run_sync
-from ragframe.exceptions import InvalidParameterError, RagframeError
+from ragframe.exceptions import InvalidParameterError, RagframeError, with_caller
 from ragframe.judges.base import CallableJudge, Judge, JudgeCallError, JudgeReply, as_judge
 from ragframe.judges.budget import DRY_RUN_REPLY_TOKENS, BudgetGate, cost_bound, estimated_cost
 from ragframe.judges.cache import JudgeCache, cache_key, resolve_cache
 from ragframe.judges.progress import JudgeProgress
 from ragframe.judges.usage import GLOBAL_USAGE, JudgeUsage, active_ledgers, price_of, token_estimate
-from ragframe.public import user_stacklevel
+from ragframe.public import public, user_stacklevel
 from ragframe.secrets import scrub
 from ragframe.validate import flag, integer, positive_int
 
@@ -146,6 +146,7 @@ class _Plan:
     gate: BudgetGate | None = None
 
 
+@public
 def judge_prompts(
     judge: Any,
     prompts: Sequence[str | None],
@@ -227,12 +228,24 @@ def judge_prompts(
     (('ok', 2), True)
     """
     plan = _plan(
-        judge, prompts, metric, n_samples, cache, max_concurrency, progress, dry_run, "judge_prompts",
-        check=check, parse_retries=parse_retries, retry_parse_errors=retry_parse_errors, memo=memo, gate=gate,
-    )  # fmt: skip
+        judge,
+        prompts,
+        metric,
+        n_samples,
+        cache,
+        max_concurrency,
+        progress,
+        dry_run,
+        check=check,
+        parse_retries=parse_retries,
+        retry_parse_errors=retry_parse_errors,
+        memo=memo,
+        gate=gate,
+    )
     return run_sync(lambda: _run(plan), thread_name="ragframe-judge")
 
 
+@public
 async def ajudge_prompts(
     judge: Any,
     prompts: Sequence[str | None],
@@ -272,9 +285,20 @@ async def ajudge_prompts(
     ['Score: 1']
     """
     plan = _plan(
-        judge, prompts, metric, n_samples, cache, max_concurrency, progress, dry_run, "ajudge_prompts",
-        check=check, parse_retries=parse_retries, retry_parse_errors=retry_parse_errors, memo=memo, gate=gate,
-    )  # fmt: skip
+        judge,
+        prompts,
+        metric,
+        n_samples,
+        cache,
+        max_concurrency,
+        progress,
+        dry_run,
+        check=check,
+        parse_retries=parse_retries,
+        retry_parse_errors=retry_parse_errors,
+        memo=memo,
+        gate=gate,
+    )
     return await _run(plan)
 
 
@@ -287,7 +311,6 @@ def _plan(
     max_concurrency: Any,
     progress: Any,
     dry_run: Any,
-    function: str,
     *,
     check: Any = None,
     parse_retries: Any = DEFAULT_PARSE_RETRIES,
@@ -298,30 +321,30 @@ def _plan(
     """Check every argument (in the caller's thread, so errors raise there) and key every (row, sample)."""
     judge = as_judge(judge)
     if not isinstance(metric, str) or not metric:
-        raise InvalidParameterError(f"{function}: metric must be a non-empty metric name (str), found {metric!r}")
-    n_samples = positive_int(n_samples, "n_samples", function)
-    progress, dry_run = flag(progress, "progress", function), flag(dry_run, "dry_run", function)
+        raise InvalidParameterError(f"metric must be a non-empty metric name (str), found {metric!r}")
+    n_samples = positive_int(n_samples, "n_samples")
+    progress, dry_run = flag(progress, "progress"), flag(dry_run, "dry_run")
     if max_concurrency is None:
         max_concurrency = getattr(judge, "max_concurrency", None) or DEFAULT_CONCURRENCY
-    concurrency = positive_int(max_concurrency, "max_concurrency", function)
-    texts = _prompt_list(prompts, function)
+    concurrency = positive_int(max_concurrency, "max_concurrency")
+    texts = _prompt_list(prompts)
     if check is not None and not callable(check):
-        raise InvalidParameterError(
-            f"{function}: check must be a callable (row, reply) -> str or None, found {check!r}"
-        )
+        raise InvalidParameterError(f"check must be a callable (row, reply) -> str or None, found {check!r}")
     if memo is not None and not isinstance(memo, MutableMapping):
-        raise InvalidParameterError(f"{function}: memo must be a dict (or None), found {type(memo).__name__}")
+        raise InvalidParameterError(f"memo must be a dict (or None), found {type(memo).__name__}")
     if gate is not None and not isinstance(gate, BudgetGate):
-        raise InvalidParameterError(f"{function}: gate must be a ragframe.judges.budget.BudgetGate, found {gate!r}")
-    parse_retries = integer(parse_retries, "parse_retries", function, minimum=0)
-    retry_parse_errors = flag(retry_parse_errors, "retry_parse_errors", function)
-    store, owns = resolve_cache(cache, function)
+        raise InvalidParameterError(f"gate must be a ragframe.judges.budget.BudgetGate, found {gate!r}")
+    parse_retries = integer(parse_retries, "parse_retries", minimum=0)
+    retry_parse_errors = flag(retry_parse_errors, "retry_parse_errors")
+    store, owns = resolve_cache(cache)
     identity = judge.identity()
     if store is not None and isinstance(judge, CallableJudge) and "<" in judge.name and "code" not in identity:
         warnings.warn(
-            f"{function}: the judge is {judge.name!r}, a name every such function shares, and the cache keys "
-            f"replies by it: another {judge.name.rsplit('.', 1)[-1]} would read these replies. Name the judge "
-            f"(rf.judges.CallableJudge(fn, name='my-model-v1')), or pass cache=False",
+            with_caller(
+                f"the judge is {judge.name!r}, a name every such function shares, and the cache keys "
+                f"replies by it: another {judge.name.rsplit('.', 1)[-1]} would read these replies. Name the judge "
+                f"(rf.judges.CallableJudge(fn, name='my-model-v1')), or pass cache=False"
+            ),
             UserWarning,
             stacklevel=user_stacklevel(),
         )
@@ -331,15 +354,29 @@ def _plan(
     if isinstance(own, JudgeUsage):
         ledgers.append(own)
     return _Plan(
-        judge, metric, texts, n_samples, store, owns, concurrency, progress, dry_run, keys, ledgers,
-        identity=dict(identity), check=check, parse_retries=parse_retries,
-        retry_parse_errors=retry_parse_errors, memo=memo, gate=gate,
-    )  # fmt: skip
+        judge,
+        metric,
+        texts,
+        n_samples,
+        store,
+        owns,
+        concurrency,
+        progress,
+        dry_run,
+        keys,
+        ledgers,
+        identity=dict(identity),
+        check=check,
+        parse_retries=parse_retries,
+        retry_parse_errors=retry_parse_errors,
+        memo=memo,
+        gate=gate,
+    )
 
 
-def _prompt_list(prompts: Any, function: str) -> list[str | None]:
+def _prompt_list(prompts: Any) -> list[str | None]:
     if isinstance(prompts, (str, bytes)):
-        raise InvalidParameterError(f"{function}: prompts must be a sequence of prompts, found one string")
+        raise InvalidParameterError("prompts must be a sequence of prompts, found one string")
     if isinstance(prompts, pl.Series):
         values = prompts.to_list()
     else:
@@ -347,12 +384,12 @@ def _prompt_list(prompts: Any, function: str) -> list[str | None]:
             values = list(prompts)
         except TypeError:
             raise InvalidParameterError(
-                f"{function}: prompts must be a sequence of str or None, found {type(prompts).__name__}"
+                f"prompts must be a sequence of str or None, found {type(prompts).__name__}"
             ) from None
     for row, value in enumerate(values):
         if value is not None and not isinstance(value, str):
             raise InvalidParameterError(
-                f"{function}: prompts must hold str or None, found {type(value).__name__} {value!r} at row {row}"
+                f"prompts must hold str or None, found {type(value).__name__} {value!r} at row {row}"
             )
     return values
 
@@ -635,8 +672,12 @@ def _log_failures(plan: _Plan, outcomes: dict[str, _Outcome]) -> None:
         counts = ", ".join(f"{n} {status}" for status, n in sorted(Counter(o.status for o in failed).items()))
         logger.warning(
             "%s: %d of %d judge calls failed (%s); first error: %s",
-            plan.metric, len(failed), len(outcomes), counts, failed[0].error,
-        )  # fmt: skip
+            plan.metric,
+            len(failed),
+            len(outcomes),
+            counts,
+            failed[0].error,
+        )
 
 
 def _frame(plan: _Plan, outcomes: dict[str, _Outcome], *, dry_run_found: dict | None = None) -> pl.DataFrame:

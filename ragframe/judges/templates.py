@@ -75,7 +75,7 @@ def template_placeholders(template: str) -> set[str]:
     return set(_PLACEHOLDER.findall(template))
 
 
-def check_template(template: str, inputs: tuple[str, ...], where: str) -> None:
+def check_template(template: str, inputs: tuple[str, ...], where: str | None = None) -> None:
     """Every input has its ``{placeholder}``; no text-role placeholder the metric does not read.
 
     Parameters
@@ -84,8 +84,9 @@ def check_template(template: str, inputs: tuple[str, ...], where: str) -> None:
         The prompt template.
     inputs : tuple of str
         The roles the metric reads.
-    where : str
-        Named at the start of the error (the public function, and what it checks).
+    where : str, optional
+        What is checked, named at the start of the error (``"prompt for 'x'"``); the public
+        function called is named anyway.
 
     Raises
     ------
@@ -94,21 +95,22 @@ def check_template(template: str, inputs: tuple[str, ...], where: str) -> None:
 
     Examples
     --------
-    >>> check_template("Is {answer} polite?", ("answer",), "judge_metric")
+    >>> check_template("Is {answer} polite?", ("answer",))
     >>> try:
-    ...     check_template("Is {answer} an answer to {question}?", ("answer",), "judge_metric")
+    ...     check_template("Is {answer} an answer to {question}?", ("answer",), "prompt for 'polite'")
     ... except InvalidParameterError as error:
     ...     print(error)
-    judge_metric: the template uses {question}, which is not among its inputs ['answer']
+    prompt for 'polite': the template uses {question}, which is not among its inputs ['answer']
     """
+    prefix = f"{where}: " if where else ""
     used = template_placeholders(template)
     missing = [role for role in inputs if role not in used]
     if missing:
-        raise InvalidParameterError(f"{where}: the template never uses {{{missing[0]}}}; inputs are {list(inputs)}")
+        raise InvalidParameterError(f"{prefix}the template never uses {{{missing[0]}}}; inputs are {list(inputs)}")
     foreign = sorted((used & set(TEXT_ROLES)) - set(inputs))
     if foreign:
         raise InvalidParameterError(
-            f"{where}: the template uses {{{foreign[0]}}}, which is not among its inputs {list(inputs)}"
+            f"{prefix}the template uses {{{foreign[0]}}}, which is not among its inputs {list(inputs)}"
         )
 
 

@@ -171,7 +171,7 @@ class JudgeUsage:
         -------
         polars.DataFrame
         """
-        reset = flag(reset, "reset", "usage")
+        reset = flag(reset, "reset")
         with self._lock:
             rows = self._records()
             if reset:
@@ -228,6 +228,7 @@ def usage_frame(parts: Iterable[Iterable[Mapping[str, Any]]]) -> pl.DataFrame:
 _RUN_LEDGERS: ContextVar[tuple[JudgeUsage, ...]] = ContextVar("ragframe_run_ledgers", default=())
 
 
+@public
 @contextmanager
 def recording_usage() -> Iterator[JudgeUsage]:
     """A fresh ledger that every judge call made inside the block also records into: one run's usage.

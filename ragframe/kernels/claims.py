@@ -102,27 +102,25 @@ def segment_count(segment: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(segment, weights=mask.astype(np.float64), minlength=n)[:n]
 
 
-def _check_dtype(series: pl.Series, column: str, function: str, expected: str, depth: int) -> None:
+def _check_dtype(series: pl.Series, column: str, expected: str, depth: int) -> None:
     dtype: pl.DataType = series.dtype
     for _ in range(depth):
         if dtype == pl.Null:
             return
         if not isinstance(dtype, pl.List):
-            raise SchemaError("wrong dtype", function=function, column=column, expected=expected, found=str(dtype))
+            raise SchemaError("wrong dtype", column=column, expected=expected, found=str(dtype))
         dtype = dtype.inner
     if dtype not in (pl.String, pl.Null):
-        raise SchemaError("wrong dtype", function=function, column=column, expected=expected, found=str(series.dtype))
+        raise SchemaError("wrong dtype", column=column, expected=expected, found=str(series.dtype))
 
 
-def label_codes(
-    values: pl.Series, rows: np.ndarray, labels: Sequence[str], column: str, function: str, what: str
-) -> np.ndarray:
+def label_codes(values: pl.Series, rows: np.ndarray, labels: Sequence[str], column: str, what: str) -> np.ndarray:
     """Each value's index in ``labels`` (int8); a null or unknown label is a SchemaError naming its row.
 
     Examples
     --------
     >>> import numpy as np, polars as pl
-    >>> label_codes(pl.Series(["no", "yes"]), np.array([0, 3]), ("yes", "no"), "v", "f", "label").tolist()
+    >>> label_codes(pl.Series(["no", "yes"]), np.array([0, 3]), ("yes", "no"), "v", "label").tolist()
     [1, 0]
     """
     codes = values.cast(pl.String).replace_strict(
@@ -135,15 +133,13 @@ def label_codes(
         first = int(bad[0])
         found = "null" if codes[first] == -2 else repr(values[first])
         raise SchemaError(
-            f"unknown {what}", function=function, column=column, row=int(rows[first]), expected=" or ".join(labels),
+            f"unknown {what}", column=column, row=int(rows[first]), expected=" or ".join(labels),
             found=found,
         )  # fmt: skip
     return codes
 
 
-def label_list(
-    series: pl.Series, column: str, function: str, labels: Sequence[str], *, what: str = "label"
-) -> LabelList:
+def label_list(series: pl.Series, column: str, labels: Sequence[str], *, what: str = "label") -> LabelList:
     """Flatten a ``list[str]`` column whose elements are labels of ``labels``.
 
     Parameters
@@ -164,11 +160,11 @@ def label_list(
     Examples
     --------
     >>> import polars as pl
-    >>> flat = label_list(pl.Series([["yes", "no"], None, []]), "v", "f", ("yes", "no"))
+    >>> flat = label_list(pl.Series([["yes", "no"], None, []]), "v", ("yes", "no"))
     >>> flat.codes.tolist(), flat.row.tolist(), flat.lengths.tolist(), flat.null.tolist()
     ([0, 1], [0, 0], [2, 0, 0], [False, True, False])
     """
-    _check_dtype(series, column, function, "list[str]", 1)
+    _check_dtype(series, column, "list[str]", 1)
     null = series.is_null().to_numpy()
     lengths = (
         series.list.len().fill_null(0).to_numpy().astype(np.int64)
@@ -179,12 +175,10 @@ def label_list(
     if not row.size:
         return LabelList(np.zeros(0, np.int8), row, lengths, null)
     values = series.filter(pl.Series(lengths > 0)).explode()
-    return LabelList(label_codes(values, row, labels, column, function, what), row, lengths, null)
+    return LabelList(label_codes(values, row, labels, column, what), row, lengths, null)
 
 
-def label_matrix(
-    series: pl.Series, column: str, function: str, labels: Sequence[str], *, what: str = "label"
-) -> LabelMatrix:
+def label_matrix(series: pl.Series, column: str, labels: Sequence[str], *, what: str = "label") -> LabelMatrix:
     """Flatten a ``list[list[str]]`` column: per row, one inner list of labels per claim, all of one length.
 
     Parameters
@@ -207,13 +201,13 @@ def label_matrix(
     Examples
     --------
     >>> import polars as pl
-    >>> m = label_matrix(pl.Series([[["a", "b"], ["b", "b"]], [], None]), "m", "f", ("a", "b"))
+    >>> m = label_matrix(pl.Series([[["a", "b"], ["b", "b"]], [], None]), "m", ("a", "b"))
     >>> m.claims.tolist(), m.passages.tolist(), m.passage.tolist(), m.claim.tolist()
     ([2, 0, 0], [2, 0, 0], [0, 1, 0, 1], [0, 0, 1, 1])
     >>> m.claim_any(m.codes == 0).tolist(), m.passage_any(m.codes == 0).tolist()
     ([True, False], [True, False])
     """
-    _check_dtype(series, column, function, "list[list[str]] (indexed [claim][passage])", 2)
+    _check_dtype(series, column, "list[list[str]] (indexed [claim][passage])", 2)
     n = series.len()
     empty = np.zeros(0, np.int64)
     null = series.is_null().to_numpy()
@@ -228,7 +222,7 @@ def label_matrix(
     if inner.null_count():
         first = int(np.flatnonzero(inner.is_null().to_numpy())[0])
         raise SchemaError(
-            f"null {what} list of a claim", function=function, column=column, row=int(claim_row[first]),
+            f"null {what} list of a claim", column=column, row=int(claim_row[first]),
             expected="one list per claim", found="null",
         )  # fmt: skip
     widths = inner.list.len().to_numpy().astype(np.int64) if claim_row.size else empty
@@ -240,7 +234,7 @@ def label_matrix(
         if ragged.size:
             row = int(np.flatnonzero(claims > 0)[ragged[0]])
             raise SchemaError(
-                f"ragged {what} matrix", function=function, column=column, row=row,
+                f"ragged {what} matrix", column=column, row=row,
                 expected="the same number of passages for every claim",
                 found=f"{int(narrow[ragged[0]])} to {int(wide[ragged[0]])}",
             )  # fmt: skip
@@ -252,5 +246,5 @@ def label_matrix(
     if not claim.size:
         return LabelMatrix(np.zeros(0, np.int8), row, claim, passage, claims, passages, claim_row, null)
     values = inner.filter(pl.Series(widths > 0)).explode()
-    codes = label_codes(values, row, labels, column, function, what)
+    codes = label_codes(values, row, labels, column, what)
     return LabelMatrix(codes, row, claim, passage, claims, passages, claim_row, null)

@@ -89,17 +89,15 @@ def json_escape(texts: pl.Series) -> pl.Series:
     return out
 
 
-def _check_text_lists(view: pl.DataFrame, column: str, function: str) -> pl.Series:
+def _check_text_lists(view: pl.DataFrame, column: str) -> pl.Series:
     series = view.get_column(column)
     if not isinstance(series.dtype, pl.List) or series.dtype.inner != pl.String:
-        raise SchemaError(
-            "wrong dtype", function=function, column=column, expected="list[str]", found=str(series.dtype)
-        )
-    check_no_null_inside(series, column, function, what="null text inside a list")
+        raise SchemaError("wrong dtype", column=column, expected="list[str]", found=str(series.dtype))
+    check_no_null_inside(series, column, what="null text inside a list")
     return series
 
 
-def contains_to_ids(view: pl.DataFrame, chunks_col: str, gold_col: str, function: str) -> tuple[pl.Series, pl.Series]:
+def contains_to_ids(view: pl.DataFrame, chunks_col: str, gold_col: str) -> tuple[pl.Series, pl.Series]:
     """Turn chunk texts and gold texts into id lists for the ranking kernel.
 
     Returns ``(retrieved, relevant)`` as list[str] Series: gold document ``i`` of a
@@ -107,8 +105,8 @@ def contains_to_ids(view: pl.DataFrame, chunks_col: str, gold_col: str, function
     the id of the first gold document it matches, or a unique ``"c<j>"``.
     Null lists stay null.
     """
-    chunks = _check_text_lists(view, chunks_col, function)
-    gold = _check_text_lists(view, gold_col, function)
+    chunks = _check_text_lists(view, chunks_col)
+    gold = _check_text_lists(view, gold_col)
     n = view.height
     chunk_len = chunks.list.len().fill_null(0).to_numpy().astype(np.int64)
     gold_len = gold.list.len().fill_null(0).to_numpy().astype(np.int64)

@@ -27,11 +27,11 @@ _CONTINUOUS = {
 QUANTILE_METHODS: tuple[str, ...] = (*_CONTINUOUS, "lower", "higher", "midpoint", "nearest")
 
 
-def check_method(method: str, function: str) -> str:
+def check_method(method: str) -> str:
     """Return ``method`` or raise :class:`InvalidParameterError` listing the supported ones."""
     if method not in QUANTILE_METHODS:
         raise InvalidParameterError(
-            f"{function}: {{percentile_method}} is not supported; use one of {list(QUANTILE_METHODS)}",
+            f"{{percentile_method}} is not supported; use one of {list(QUANTILE_METHODS)}",
             mentions={"percentile_method": f"{method!r}"},
         )
     return method

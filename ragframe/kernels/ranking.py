@@ -265,7 +265,6 @@ def dedupe_judgments(
     doc: pl.Series,
     grade: np.ndarray,
     *,
-    function: str,
     column: str,
     row_of: np.ndarray | None = None,
 ) -> tuple[np.ndarray, pl.Series, np.ndarray]:
@@ -294,7 +293,6 @@ def dedupe_judgments(
         row = int(row_of[first["i"]]) if row_of is not None else int(first["i"])
         raise SchemaError(
             f"document {first['doc']!r} is judged more than once with different grades",
-            function=function,
             column=column,
             row=row,
             expected="one grade per (query, document)",

@@ -201,7 +201,7 @@ class _Edges(NamedTuple):
     to_last: np.ndarray  # EC JGs: j is in the JG's lowest equivalence class
 
 
-def _ec_edges(t: _Table, ec: np.ndarray, function: str) -> _Edges:
+def _ec_edges(t: _Table, ec: np.ndarray) -> _Edges:
     """Every pair of an equivalence-class JG's lines whose levels differ, the higher one preferred."""
     rows = np.flatnonzero(ec)
     g, level, d = t.g[rows], t.level[rows], t.d[rows]
@@ -211,7 +211,6 @@ def _ec_edges(t: _Table, ec: np.ndarray, function: str) -> _Edges:
         at = rows[a[np.argmax(same)]]
         raise SchemaError(
             f"document {t.doc[int(at)]!r} has two relevance levels in one judgment group",
-            function=function,
             expected="one level per document within a judgment group",
         )
     lowest = np.full(int(t.g.max()) + 1 if t.g.size else 0, np.inf)
@@ -219,7 +218,7 @@ def _ec_edges(t: _Table, ec: np.ndarray, function: str) -> _Edges:
     return _Edges(g[a], d[a], d[b], level[b] == lowest[g[b]])
 
 
-def _pa_edges(t: _Table, pa: np.ndarray, nj: np.ndarray, function: str) -> _Edges:
+def _pa_edges(t: _Table, pa: np.ndarray, nj: np.ndarray) -> _Edges:
     """The stated preferences of partial-order JGs (each JSG's pairs), closed under transitivity."""
     rows = np.flatnonzero(pa)
     s, g, level, d = t.s[rows], t.g[rows], t.level[rows], t.d[rows]
@@ -239,7 +238,6 @@ def _pa_edges(t: _Table, pa: np.ndarray, nj: np.ndarray, function: str) -> _Edge
     if both.nnz:
         raise SchemaError(
             "inconsistent preferences within one judgment group (a document preferred both ways)",
-            function=function,
             expected="a consistent partial order per judgment group",
         )
     keep = i != j
@@ -247,7 +245,7 @@ def _pa_edges(t: _Table, pa: np.ndarray, nj: np.ndarray, function: str) -> _Edge
     return _Edges(owner, i - base[owner], j - base[owner], np.zeros(i.size, dtype=bool))
 
 
-def _pa_levels(t: _Table, pa: np.ndarray, function: str) -> pl.DataFrame:
+def _pa_levels(t: _Table, pa: np.ndarray) -> pl.DataFrame:
     """Each (JG, docid)'s level in a partial-order JG: the last one its lines give (trec_eval's rel_array)."""
     rows = pl.DataFrame({"g": t.g, "d": t.d, "level": t.level}).filter(pl.Series(pa))
     levels = rows.group_by("g", "d", maintain_order=True).agg(
@@ -256,7 +254,6 @@ def _pa_levels(t: _Table, pa: np.ndarray, function: str) -> pl.DataFrame:
     if levels.get_column("mixed").any():
         raise SchemaError(
             "a document has both level 0 and a level above 0 in one judgment group",
-            function=function,
             expected="0 (non-relevant) or above 0, the same in every sub-group",
         )
     return levels.sort("g", "d")
@@ -414,12 +411,7 @@ def _pa_recount(
 
 
 def preference_measures(
-    run: pl.DataFrame,
-    prefs: pl.DataFrame,
-    *,
-    max_docs: int | None = None,
-    complete: bool = False,
-    function: str = "ragframe trec",
+    run: pl.DataFrame, prefs: pl.DataFrame, *, max_docs: int | None = None, complete: bool = False
 ) -> pl.DataFrame:
     """trec_eval's preference measures of every query in both the run and the preferences.
 
@@ -433,8 +425,6 @@ def preference_measures(
         trec_eval ``-M``.
     complete : bool
         trec_eval ``-c``: every query of the preferences, one the run lacks as an empty ranking.
-    function : str
-        Named in errors.
 
     Returns
     -------
@@ -462,12 +452,12 @@ def preference_measures(
     first_of_jsg = np.flatnonzero(np.append(True, t.s[1:] != t.s[:-1]))
     partial = np.bincount(t.g[first_of_jsg], minlength=ng) > 1  # several JSGs: a partial order
     pa_row = partial[t.g]
-    ec_edges = _ec_edges(t, ~pa_row, function)
-    pa_edges = _pa_edges(t, pa_row, nj, function)
+    ec_edges = _ec_edges(t, ~pa_row)
+    pa_edges = _pa_edges(t, pa_row, nj)
     edges = _Edges(*(np.concatenate([a, b]) for a, b in zip(ec_edges, pa_edges)))
     order = np.argsort(edges.g, kind="stable")
     edges = _Edges(*(column[order] for column in edges))
-    levels = _pa_levels(t, pa_row, function)
+    levels = _pa_levels(t, pa_row)
     cut = njr[group_q[edges.g]]
     c = _Counts(*_counts(edges, cut, ng), *_relevant_counts(t, ~pa_row, levels, njr, ng))
 

@@ -117,24 +117,24 @@ class CallbackKernel:
         return value
 
 
-def check_inputs(inputs: Any, function: str) -> tuple[str, ...]:
+def check_inputs(inputs: Any) -> tuple[str, ...]:
     """A metric's ``inputs``: a non-empty list of distinct column roles (callback and judge metrics)."""
     if isinstance(inputs, str) or not isinstance(inputs, Sequence) or not inputs:
-        raise validate.fail(function, "inputs", "a non-empty list of column roles (str)", inputs)
-    names = tuple(validate.column_name(role, "inputs", function) for role in inputs)
+        raise validate.fail("inputs", "a non-empty list of column roles (str)", inputs)
+    names = tuple(validate.column_name(role, "inputs") for role in inputs)
     if len(set(names)) != len(names):
-        raise validate.fail(function, "inputs", "distinct column roles", list(inputs))
+        raise validate.fail("inputs", "distinct column roles", list(inputs))
     return names
 
 
-def _bounds(bounds: Any, function: str) -> tuple[float, float] | None:
+def _bounds(bounds: Any) -> tuple[float, float] | None:
     if bounds is None:
         return None
     if isinstance(bounds, (str, bytes)) or not isinstance(bounds, Sequence) or len(bounds) != 2:
-        raise validate.fail(function, "bounds", "a pair (lower, upper) or None", bounds)
-    lower, upper = (validate.number(b, "bounds", function) for b in bounds)
+        raise validate.fail("bounds", "a pair (lower, upper) or None", bounds)
+    lower, upper = (validate.number(b, "bounds") for b in bounds)
     if not lower < upper:
-        raise validate.fail(function, "bounds", "a pair (lower, upper) with lower < upper", bounds)
+        raise validate.fail("bounds", "a pair (lower, upper) with lower < upper", bounds)
     return (lower, upper)
 
 
@@ -195,14 +195,11 @@ def callback_metric(
     [4.0, None]
     >>> rf.unregister_metric("answer_len")
     """
-    function = "callback_metric"
     if not callable(fn):
-        raise validate.fail(function, "fn", "a callable over the row values", fn)
-    roles = check_inputs(inputs, function)
-    limits = _bounds(bounds, function)
-    kernel = CallbackKernel(
-        name, fn, roles, limits, validate.positive_int(max_concurrency, "max_concurrency", function)
-    )
+        raise validate.fail("fn", "a callable over the row values", fn)
+    roles = check_inputs(inputs)
+    limits = _bounds(bounds)
+    kernel = CallbackKernel(name, fn, roles, limits, validate.positive_int(max_concurrency, "max_concurrency"))
     label = getattr(fn, "__qualname__", type(fn).__name__)
     metric = Metric(
         name=name,
@@ -210,8 +207,8 @@ def callback_metric(
         inputs=roles,
         description=description or f"User callback {label}({', '.join(roles)}).",
         kernel=kernel,
-        higher_is_better=validate.flag(higher_is_better, "higher_is_better", function),
+        higher_is_better=validate.flag(higher_is_better, "higher_is_better"),
         bounds=limits,
-        threshold=None if threshold is None else validate.number(threshold, "threshold", function),
+        threshold=None if threshold is None else validate.number(threshold, "threshold"),
     )
     return register_metric(metric, replace=replace)

@@ -84,13 +84,13 @@ _AFTER_STOP = rf"([.!?])((?:\s*{_MARKER})+)"
 _PAIR = re.compile(r"^\s*[*#>-]*\s*pair\s*(\d+)\s*[*]*\s*:\s*[*]*\s*(.*?)\s*[*.]*\s*$", re.IGNORECASE)
 
 
-def _band(value: Any, name: str, function: str) -> tuple[float, float]:
+def _band(value: Any, name: str) -> tuple[float, float]:
     if not isinstance(value, (tuple, list)) or len(value) != 2:
-        raise validate.fail(function, name, "a pair (lo, hi) with 0 <= lo <= hi <= 1", value)
-    lo = validate.number(value[0], name, function, minimum=0.0, maximum=1.0)
-    hi = validate.number(value[1], name, function, minimum=0.0, maximum=1.0)
+        raise validate.fail(name, "a pair (lo, hi) with 0 <= lo <= hi <= 1", value)
+    lo = validate.number(value[0], name, minimum=0.0, maximum=1.0)
+    hi = validate.number(value[1], name, minimum=0.0, maximum=1.0)
     if lo > hi:
-        raise validate.fail(function, name, "a pair (lo, hi) with 0 <= lo <= hi <= 1", value)
+        raise validate.fail(name, "a pair (lo, hi) with 0 <= lo <= hi <= 1", value)
     return (lo, hi)
 
 
@@ -128,9 +128,9 @@ def _trec_format(options: Mapping[str, Any], available: Sequence[str]) -> bool:
     return _column("answer_sentences", options) in available and _column("sentence_citations", options) in available
 
 
-def _sentences_from_markers(view: pl.DataFrame, column: str, function: str) -> pl.DataFrame:
+def _sentences_from_markers(view: pl.DataFrame, column: str) -> pl.DataFrame:
     """One row per sentence: ``row``, ``text`` (markers removed), ``cited`` (0-based, no repeats)."""
-    answers = string_column(view, column, function)
+    answers = string_column(view, column)
     moved = answers.str.replace_all(_AFTER_STOP, "$2$1")
     frame = (
         pl.DataFrame({"s": moved})
@@ -156,16 +156,12 @@ def _int_lists(dtype: pl.DataType) -> bool:
     return inner == pl.Null or (isinstance(inner, pl.List) and (inner.inner == pl.Null or inner.inner.is_integer()))
 
 
-def _sentences_from_trec(view: pl.DataFrame, sentences: str, citations: str, function: str) -> pl.DataFrame:
+def _sentences_from_trec(view: pl.DataFrame, sentences: str, citations: str) -> pl.DataFrame:
     texts, cites = view.get_column(sentences), view.get_column(citations)
     if texts.dtype not in (pl.Null, pl.List(pl.String)):
-        raise SchemaError(
-            "wrong dtype", function=function, column=sentences, expected="list[str]", found=str(texts.dtype)
-        )
+        raise SchemaError("wrong dtype", column=sentences, expected="list[str]", found=str(texts.dtype))
     if not _int_lists(cites.dtype):
-        raise SchemaError(
-            "wrong dtype", function=function, column=citations, expected="list[list[int]]", found=str(cites.dtype)
-        )
+        raise SchemaError("wrong dtype", column=citations, expected="list[list[int]]", found=str(cites.dtype))
     texts = texts.cast(pl.List(pl.String))
     cites = cites.cast(pl.List(pl.List(pl.Int64)))
     both = texts.is_not_null() & cites.is_not_null()
@@ -173,7 +169,7 @@ def _sentences_from_trec(view: pl.DataFrame, sentences: str, citations: str, fun
     if bad.len():
         row = int(bad[0])
         raise SchemaError(
-            "one citation list per sentence", function=function, column=citations, row=row,
+            "one citation list per sentence", column=citations, row=row,
             expected=f"{texts.list.len()[row]} lists (as {sentences})", found=str(cites.list.len()[row]),
         )  # fmt: skip
     frame = pl.DataFrame({"text": texts, "cited": cites}).with_row_index("row").filter(pl.Series(both.to_numpy()))
@@ -182,14 +178,12 @@ def _sentences_from_trec(view: pl.DataFrame, sentences: str, citations: str, fun
     )
     nulls = long.filter(pl.col("cited").is_null() | pl.col("cited").list.eval(pl.element().is_null()).list.any())
     if nulls.height:
-        raise SchemaError("null citation list or index", function=function, column=citations,
+        raise SchemaError("null citation list or index", column=citations,
                           row=int(nulls["row"][0]), expected="a list of ints per sentence", found="null")  # fmt: skip
     return long.with_columns(pl.col("cited").list.unique(maintain_order=True))
 
 
-def citation_pairs(
-    view: pl.DataFrame, options: Mapping[str, Any], function: str
-) -> tuple[pl.DataFrame, pl.DataFrame, np.ndarray]:
+def citation_pairs(view: pl.DataFrame, options: Mapping[str, Any]) -> tuple[pl.DataFrame, pl.DataFrame, np.ndarray]:
     """The sentences, the (sentence, cited passage) pairs with their lexical label, and the rows' null mask.
 
     Parameters
@@ -198,8 +192,6 @@ def citation_pairs(
         The input columns (``answer`` or the TREC pair, and ``contexts``).
     options : mapping
         The family's options (column names, ``citation_band``).
-    function : str
-        Named in errors.
 
     Returns
     -------
@@ -213,19 +205,19 @@ def citation_pairs(
     --------
     >>> import polars as pl
     >>> view = pl.DataFrame({"answer": ["Paris is the capital [1][3]."], "contexts": [["Paris is the capital."]]})
-    >>> _, pairs, _ = citation_pairs(view, {"citation_band": (0.2, 0.8)}, "f")
+    >>> _, pairs, _ = citation_pairs(view, {"citation_band": (0.2, 0.8)})
     >>> pairs.select("passage", "exists", "label").rows()
     [(0, True, 2), (2, False, 0)]
     """
-    contexts = contexts_column(view, _column("contexts", options), function)
+    contexts = contexts_column(view, _column("contexts", options))
     if _trec_format(options, view.columns):
         sentences = _sentences_from_trec(
-            view, _column("answer_sentences", options), _column("sentence_citations", options), function
+            view, _column("answer_sentences", options), _column("sentence_citations", options)
         )
         null = (view.get_column(_column("answer_sentences", options)).is_null()
                 | view.get_column(_column("sentence_citations", options)).is_null()).to_numpy()  # fmt: skip
     else:
-        sentences = _sentences_from_markers(view, _column("answer", options), function)
+        sentences = _sentences_from_markers(view, _column("answer", options))
         null = view.get_column(_column("answer", options)).is_null().to_numpy()
     null = null | contexts.is_null().to_numpy()
     if sentences.height:  # a row with a null input has no sentences
@@ -304,7 +296,7 @@ def read_pair_labels(text: str, n: int) -> tuple[list[int] | None, str | None]:
     return [found[i] for i in range(1, n + 1)], None
 
 
-def _judged(pairs: pl.DataFrame, n: int, options: Mapping[str, Any], function: str, state: RunState):
+def _judged(pairs: pl.DataFrame, n: int, options: Mapping[str, Any], state: RunState):
     """The uncertain pairs labelled by the judge (one call per row); per row its status and error."""
     uncertain = pairs.with_row_index("_i").filter(pl.col("label") < 0)
     statuses: list[str] = ["ok"] * n
@@ -323,7 +315,7 @@ def _judged(pairs: pl.DataFrame, n: int, options: Mapping[str, Any], function: s
         )
         prompts.append(render(template, {"pairs": listed}))
         counts.append(len(sentences))
-    judge = judge_from(options["judge"], function)
+    judge = judge_from(options["judge"])
     replies = judge_prompts(
         judge, prompts, metric="citation_support", cache=options["cache"], dry_run=options["dry_run"],
         parse_retries=options["parse_retries"], retry_parse_errors=options["retry_parse_errors"],
@@ -352,13 +344,13 @@ def _judged(pairs: pl.DataFrame, n: int, options: Mapping[str, Any], function: s
 
 
 def _score(
-    view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], function: str, state: RunState | None = None
+    view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], state: RunState | None = None
 ) -> pl.DataFrame:
     n = view.height
-    sentences, pairs, null = citation_pairs(view, options, function)
+    sentences, pairs, null = citation_pairs(view, options)
     judged = options.get("judge") is not None
     if judged:
-        labels, statuses, errors = _judged(pairs, n, options, function, RunState() if state is None else state)
+        labels, statuses, errors = _judged(pairs, n, options, RunState() if state is None else state)
     else:
         labels = np.where(pairs["label"].to_numpy() < 0, 1, pairs["label"].to_numpy()).astype(np.int8)
         statuses, errors = ["ok"] * n, [None] * n
@@ -454,8 +446,8 @@ def _columns(requests: Requests, options: Mapping[str, Any], available: Sequence
     return {role: _column(role, options) for role in roles}
 
 
-def _check(options: dict[str, Any], function: str) -> dict[str, Any]:
-    return check_options(CitationOptions, options, function)
+def _check(options: dict[str, Any]) -> dict[str, Any]:
+    return check_options(CitationOptions, options)
 
 
 register_family(

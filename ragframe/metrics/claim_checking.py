@@ -203,19 +203,18 @@ def check_claims(
     >>> check_claims(df, lambda p: "", cache=False).select("claims_status", "claims_error").row(0)
     ('skipped', 'null answer: not judged')
     """
-    function = "check_claims"
     for name, value in (("answer", answer), ("ground_truth", ground_truth), ("contexts", contexts)):
-        validate.column_name(value, name, function)
-    parse_retries = validate.integer(parse_retries, "parse_retries", function, minimum=0)
+        validate.column_name(value, name)
+    parse_retries = validate.integer(parse_retries, "parse_retries", minimum=0)
     if judge is None:
-        raise validate.fail(function, "judge", "a callable prompt -> str or a Judge", judge)
+        raise validate.fail("judge", "a callable prompt -> str or a Judge", judge)
     run = dict(cache=cache, max_concurrency=max_concurrency, progress=progress, parse_retries=parse_retries,
                dry_run=dry_run)  # fmt: skip
 
     def compute(view: pl.DataFrame) -> pl.DataFrame:
-        answers = string_column(view, answer, function).to_list()
-        references = string_column(view, ground_truth, function).to_list()
-        passages = contexts_column(view, contexts, function).to_list()
+        answers = string_column(view, answer).to_list()
+        references = string_column(view, ground_truth).to_list()
+        passages = contexts_column(view, contexts).to_list()
         n = view.height
         skipped = [
             next((f"null {r}: not judged" for r, v in (("answer", a), ("ground_truth", g), ("contexts", c))
@@ -259,7 +258,7 @@ def check_claims(
         verdicts = _read_all(checked, len(second), lambda r, t: read_verdicts(t, counts[r]))
         return _assemble(n, skipped, extracted, passages, asks, verdicts)
 
-    return apply_to_frame(df, compute, columns=[answer, ground_truth, contexts], function=function)
+    return apply_to_frame(df, compute, columns=[answer, ground_truth, contexts])
 
 
 def _numbered(claims: list[str]) -> str:

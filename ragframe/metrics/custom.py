@@ -41,7 +41,7 @@ def _columns(requests: Requests, options: Mapping[str, Any], available: Sequence
     return {role: _column(role, options) for metric, _ in requests for role in metric.inputs}
 
 
-def _score(view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], function: str):
+def _score(view: pl.DataFrame, requests: Requests, options: Mapping[str, Any]):
     out = []
     for metric, k in requests:
         inputs = view.select([pl.col(_column(role, options)).alias(role) for role in metric.inputs])
@@ -49,14 +49,14 @@ def _score(view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], f
         series = pl.Series(metric.column(k), values, nan_to_null=True) if not isinstance(values, pl.Series) else values
         if series.len() != view.height or not (series.dtype.is_numeric() or series.dtype == pl.Null):
             raise RagframeError(
-                f"{function}: custom metric {metric.name!r} returned {series.len()} values of type {series.dtype} "
+                f"custom metric {metric.name!r} returned {series.len()} values of type {series.dtype} "
                 f"for {view.height} rows; expected one number per row"
             )
         out.append(series.cast(pl.Float64).fill_nan(None).rename(metric.column(k)))
     return pl.DataFrame(out, height=view.height)
 
 
-def _check(options: dict[str, Any], function: str) -> dict[str, Any]:
+def _check(options: dict[str, Any]) -> dict[str, Any]:
     return options
 
 

@@ -88,7 +88,7 @@ def _score_slice(
 
 
 def _score_chunk(
-    view: pl.DataFrame, metrics: Sequence[Metric], options: Mapping[str, Any], opts: HeuristicOptions, function: str
+    view: pl.DataFrame, metrics: Sequence[Metric], options: Mapping[str, Any], opts: HeuristicOptions
 ) -> pl.DataFrame:
     """One text stage, then the pair stage in row slices on a thread per core."""
     compat = options["compat"]
@@ -103,35 +103,33 @@ def _score_chunk(
     pieces = [(start, min(start + slice_rows, view.height)) for start in range(0, view.height, slice_rows)]
     threads = min(len(pieces), thread_count())
     if threads <= 1:  # one slice, or a task holding one CPU (concurrency.thread_limit): the slices in turn
-        batch = TextBatch(view, columns, roles, grams, function, rules, gram_tags=tags)
+        batch = TextBatch(view, columns, roles, grams, rules, gram_tags=tags)
         return one(batch, (0, view.height)) if len(pieces) <= 1 else pl.concat([one(batch, p) for p in pieces])
     # rows are independent: the slices bound the pair stage's memory and run on a thread per core; the
     # batch's term tables are built on the same threads (their memory then stays where the slices allocate)
     with ThreadPoolExecutor(max_workers=threads) as pool:
-        batch = TextBatch(view, columns, roles, grams, function, rules, gram_tags=tags, executor=pool)
+        batch = TextBatch(view, columns, roles, grams, rules, gram_tags=tags, executor=pool)
         return pl.concat(list(pool.map(functools.partial(one, batch), pieces)))
 
 
-def _score(view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], function: str):
+def _score(view: pl.DataFrame, requests: Requests, options: Mapping[str, Any]):
     """The heuristic family's scorer: text stages of up to 100,000 rows (bounded memory)."""
     metrics = [metric for metric, _ in requests]
     opts = HeuristicOptions(**{spec.name: options[spec.name] for spec in declared_options(HeuristicOptions)})
     rows = text_engine.TEXT_ROWS
-    parts = [
-        _score_chunk(view.slice(s, rows), metrics, options, opts, function) for s in range(0, max(view.height, 1), rows)
-    ]
+    parts = [_score_chunk(view.slice(s, rows), metrics, options, opts) for s in range(0, max(view.height, 1), rows)]
     return parts[0] if len(parts) == 1 else pl.concat(parts)
 
 
-def _check(options: dict[str, Any], function: str) -> dict[str, Any]:
+def _check(options: dict[str, Any]) -> dict[str, Any]:
     """The declared checks of :class:`HeuristicOptions`, then the one rule across options (seed-only tuning)."""
-    checked = check_options(HeuristicOptions, options, function)
+    checked = check_options(HeuristicOptions, options)
     if checked["compat"] is None:
         seed_only = [spec for spec in declared_options(HeuristicOptions) if spec.metadata.get("seed_only")]
         changed = [spec.name for spec in seed_only if checked[spec.name] != spec.default]
         if changed:
             raise InvalidParameterError(
-                f"{function}: {changed[0]} tunes the rag-eval-node-ts methods only; pass "
+                f"{changed[0]} tunes the rag-eval-node-ts methods only; pass "
                 f"{{compat}} to use them (ragframe's default methods do not read it)",
                 mentions={"compat": "'rag-eval-node-ts'"},
             )

@@ -18,23 +18,23 @@ __all__ = ["COMPAT", "TextColumns", "HeuristicOptions", "HeuristicKernel", "Heur
 COMPAT = (None, "rag-eval-node-ts")
 
 
-def _sizes(value: Any, name: str, function: str) -> tuple[int, ...]:
+def _sizes(value: Any, name: str) -> tuple[int, ...]:
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-        raise validate.fail(function, name, "a non-empty list of ints >= 1", value)
+        raise validate.fail(name, "a non-empty list of ints >= 1", value)
     sizes = tuple(value)
     if not sizes:
-        raise validate.fail(function, name, "a non-empty list of ints >= 1", sizes)
-    return tuple(validate.positive_int(n, name, function) for n in sizes)
+        raise validate.fail(name, "a non-empty list of ints >= 1", sizes)
+    return tuple(validate.positive_int(n, name) for n in sizes)
 
 
-def _weights(value: Any, name: str, function: str) -> tuple[float, ...]:
+def _weights(value: Any, name: str) -> tuple[float, ...]:
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-        raise validate.fail(function, name, "a list of numbers >= 0", value)
-    return tuple(validate.number(w, name, function, minimum=0.0) for w in value)
+        raise validate.fail(name, "a list of numbers >= 0", value)
+    return tuple(validate.number(w, name, minimum=0.0) for w in value)
 
 
-def _compat(value: Any, name: str, function: str) -> str | None:
-    return validate.choice(value, name, function, COMPAT)
+def _compat(value: Any, name: str) -> str | None:
+    return validate.choice(value, name, COMPAT)
 
 
 @dataclass(frozen=True)

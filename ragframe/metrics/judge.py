@@ -96,35 +96,35 @@ def role_column(role: str, options: Mapping[str, Any]) -> str:
     return named if isinstance(named, str) and named else role
 
 
-def _role_values(series: pl.Series, role: str, column: str, function: str) -> tuple[list[Any], list[int] | None]:
+def _role_values(series: pl.Series, role: str, column: str) -> tuple[list[Any], list[int] | None]:
     """The role's values as prompt text (None when null) and, for contexts, each row's passage count."""
     if role == "contexts":
-        chunks = contexts_column(series.to_frame(column), column, function).to_list()
+        chunks = contexts_column(series.to_frame(column), column).to_list()
         return [None if c is None else format_contexts(c) for c in chunks], [0 if c is None else len(c) for c in chunks]
     if role in TEXT_ROLES:
-        texts = string_column(series.to_frame(column), column, function).to_list()
+        texts = string_column(series.to_frame(column), column).to_list()
         if role == "ground_truth":  # no reference to judge against, as the heuristics read it
             texts = [None if t is None or not t.strip() else t for t in texts]
         return texts, None
     if isinstance(series.dtype, pl.List) and series.dtype.inner in (pl.String, pl.Null):
         return [None if v is None else format_contexts(v) for v in series.to_list()], None
     if series.dtype in (pl.Object, pl.Binary) or isinstance(series.dtype, pl.Struct):
-        raise SchemaError("wrong dtype", function=function, column=column, expected="text", found=str(series.dtype))
+        raise SchemaError("wrong dtype", column=column, expected="text", found=str(series.dtype))
     return [None if v is None else str(v) for v in series.to_list()], None
 
 
 def build_prompts(
-    view: pl.DataFrame, metric: Metric, template: str, options: Mapping[str, Any], function: str
+    view: pl.DataFrame, metric: Metric, template: str, options: Mapping[str, Any]
 ) -> tuple[list[str | None], list[str | None], list[int] | None]:
     """Each row's prompt (None when an input is null: skipped), why it was skipped, passage counts."""
     if hasattr(metric.kernel, "prompts"):  # a judge metric with prompts of its own (judge_nugget_assignment)
-        return metric.kernel.prompts(view, template, options, function)
+        return metric.kernel.prompts(view, template, options)
     n = view.height
     values: dict[str, list[Any]] = {}
     counts = None
     for role in metric.inputs:
         column = role_column(role, options)
-        values[role], role_counts = _role_values(view.get_column(column), role, column, function)
+        values[role], role_counts = _role_values(view.get_column(column), role, column)
         counts = role_counts if role_counts is not None else counts
     prompts: list[str | None] = []
     skipped: list[str | None] = []
@@ -184,22 +184,20 @@ def _leave_out_unchosen(prompts: list[str | None], skipped: list[str | None], me
             prompts[row], skipped[row] = None, reason
 
 
-def _score_metric(
-    view: pl.DataFrame, metric: Metric, options: Mapping[str, Any], function: str, state: RunState
-) -> list[pl.Series]:
+def _score_metric(view: pl.DataFrame, metric: Metric, options: Mapping[str, Any], state: RunState) -> list[pl.Series]:
     if not isinstance(metric.kernel, JudgeSpec):  # its own prompts and reading (judge_nugget_assignment)
-        return metric.kernel.score_rows(view, metric, options, function, state)
+        return metric.kernel.score_rows(view, metric, options, state)
     spec: JudgeSpec = metric.kernel
     template = template_for(metric, options)
     if template != spec.template and not spec.score_fallback:  # the user's template may ask for a score only
         spec = replace(spec, score_fallback=True)
-    prompts, skipped, counts = build_prompts(view, metric, template, options, function)
+    prompts, skipped, counts = build_prompts(view, metric, template, options)
     _leave_out_unchosen(prompts, skipped, metric.name, state.budget)
     name = metric.name
     json_mode = bool(getattr(options["judge"], "json_mode", False))
     if json_mode and spec.scoring != "score" and not spec.score_fallback:  # every row a parse_error: say so first
         raise InvalidParameterError(
-            f"{function}: {name!r} reads one verdict line per claim or passage, and a judge with json_mode=True "
+            f"{name!r} reads one verdict line per claim or passage, and a judge with json_mode=True "
             "answers a JSON object without them; pass prompt= with a template that asks for "
             '{"score": ..., "reason": ...}, or a judge without json_mode'
         )
@@ -207,7 +205,7 @@ def _score_metric(
         judge = options["judge"]
         if judge is None:
             raise InvalidParameterError(
-                f"{function}: judge metric {name!r} needs {{judge}} (a callable prompt -> str)", mentions={"judge": ""}
+                f"judge metric {name!r} needs {{judge}} (a callable prompt -> str)", mentions={"judge": ""}
             )
         replies = _run(judge, prompts, name, options, reply_check(spec, counts, json_mode), state)
     else:
@@ -227,13 +225,13 @@ def _score_metric(
 
 
 def _score(
-    view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], function: str, state: RunState | None = None
+    view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], state: RunState | None = None
 ) -> pl.DataFrame:
     # state: one evaluate call (one LazyFrame plan) judges each (prompt, sample) once, however often it is collected
     state = RunState() if state is None else state
     columns: list[pl.Series] = []
     for metric, _ in requests:
-        columns += _score_metric(view, metric, options, function, state)
+        columns += _score_metric(view, metric, options, state)
     return pl.DataFrame(columns, height=view.height)
 
 
@@ -241,17 +239,17 @@ def _columns(requests: Requests, options: Mapping[str, Any], available: Sequence
     return {role: role_column(role, options) for metric, _ in requests for role in metric.inputs}
 
 
-def _check_cache(cache: Any, function: str) -> Any:
+def _check_cache(cache: Any) -> Any:
     import os
 
     from ragframe.judges.cache import JudgeCache
 
     if isinstance(cache, (bool, str, os.PathLike, JudgeCache)):
         return cache
-    raise validate.fail(function, "cache", "True (the user cache folder), False, a file path or a JudgeCache", cache)
+    raise validate.fail("cache", "True (the user cache folder), False, a file path or a JudgeCache", cache)
 
 
-def _check_prompt(prompt: Any, function: str) -> dict[str, str]:
+def _check_prompt(prompt: Any) -> dict[str, str]:
     """``prompt=``: None, a str (checked against the one judged metric later) or {metric: template}."""
     if prompt is None:
         return {}
@@ -259,31 +257,29 @@ def _check_prompt(prompt: Any, function: str) -> dict[str, str]:
         return {"*": prompt}
     items = prompt.items() if isinstance(prompt, Mapping) else prompt if isinstance(prompt, tuple) else None
     if items is None:
-        raise validate.fail(function, "prompt", "a template (str) or a dict of judge metric -> template", prompt)
+        raise validate.fail("prompt", "a template (str) or a dict of judge metric -> template", prompt)
     out: dict[str, str] = {}
     for key, template in items:
         metric = counterpart_name(key)
         if metric is None:
             judged = [m.name for m in metrics("judge")]
-            raise InvalidParameterError(
-                f"{function}: prompt names {key!r}, which is not a judge metric; choose from {judged}"
-            )
+            raise InvalidParameterError(f"prompt names {key!r}, which is not a judge metric; choose from {judged}")
         if not isinstance(template, str):
-            raise validate.fail(function, f"prompt[{key!r}]", "a template (str)", template)
+            raise validate.fail(f"prompt[{key!r}]", "a template (str)", template)
         out[metric] = template
     return out
 
 
-def _judge_option(value: Any, name: str, function: str) -> Any:
-    return None if value is None else judge_from(value, function)
+def _judge_option(value: Any, name: str) -> Any:
+    return None if value is None else judge_from(value)
 
 
-def _cache_option(value: Any, name: str, function: str) -> Any:
-    return _check_cache(value, function)
+def _cache_option(value: Any, name: str) -> Any:
+    return _check_cache(value)
 
 
-def _prompt_option(value: Any, name: str, function: str) -> dict[str, str]:
-    return _check_prompt(value, function)
+def _prompt_option(value: Any, name: str) -> dict[str, str]:
+    return _check_prompt(value)
 
 
 @dataclass(frozen=True)
@@ -319,7 +315,7 @@ class JudgeOptions(TextColumns):
     parse_retries: int = option(
         2,
         "An unreadable reply is asked again up to this many times, with a format reminder.",
-        check=lambda value, name, function: validate.integer(value, name, function, minimum=0),
+        check=lambda value, name: validate.integer(value, name, minimum=0),
         invalid=(-1,),
         costly=True,
     )
@@ -328,8 +324,8 @@ class JudgeOptions(TextColumns):
     )
 
 
-def _check(options: dict[str, Any], function: str) -> dict[str, Any]:
-    return check_options(JudgeOptions, options, function)
+def _check(options: dict[str, Any]) -> dict[str, Any]:
+    return check_options(JudgeOptions, options)
 
 
 register_family(
@@ -501,15 +497,14 @@ def judge_metric(
     (0.9, 'thanks', 'ok')
     >>> rf.unregister_metric("politeness")
     """
-    function = "judge_metric"
     if not isinstance(template, str) or not template.strip():
-        raise validate.fail(function, "template", "a non-empty prompt template (str)", template)
-    roles = check_inputs(inputs, function)
-    check_template(template, roles, function)
+        raise validate.fail("template", "a non-empty prompt template (str)", template)
+    roles = check_inputs(inputs)
+    check_template(template, roles)
     if parser is not None and not callable(parser):
-        raise validate.fail(function, "parser", "a callable reply -> score, or None", parser)
+        raise validate.fail("parser", "a callable reply -> score, or None", parser)
     if asyncio.iscoroutinefunction(parser):
-        raise InvalidParameterError(f"{function}: parser must be a plain function (reading a reply calls nothing)")
+        raise InvalidParameterError("parser must be a plain function (reading a reply calls nothing)")
     label = "judge prompt over " + ", ".join(roles)
     metric = Metric(
         name=name,
@@ -517,8 +512,8 @@ def judge_metric(
         inputs=roles,
         description=description or f"User {label}.",
         kernel=JudgeSpec(template, "score", parser),
-        higher_is_better=validate.flag(higher_is_better, "higher_is_better", function),
-        threshold=None if threshold is None else validate.number(threshold, "threshold", function),
+        higher_is_better=validate.flag(higher_is_better, "higher_is_better"),
+        threshold=None if threshold is None else validate.number(threshold, "threshold"),
     )
     return register_metric(metric, replace=replace)
 

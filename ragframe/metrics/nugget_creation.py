@@ -214,17 +214,16 @@ def create_nuggets(
     >>> create_nuggets(df, lambda p: "Nugget: none", cache=False).select("nuggets_status", "nuggets_error").row(0)
     ('skipped', 'null contexts: no nuggets created')
     """
-    function = "create_nuggets"
     for name, value in (("question", question), ("contexts", contexts), ("output", output)):
-        validate.column_name(value, name, function)
-    max_nuggets = validate.positive_int(max_nuggets, "max_nuggets", function)
-    parse_retries = validate.integer(parse_retries, "parse_retries", function, minimum=0)
+        validate.column_name(value, name)
+    max_nuggets = validate.positive_int(max_nuggets, "max_nuggets")
+    parse_retries = validate.integer(parse_retries, "parse_retries", minimum=0)
     if judge is None:
-        raise validate.fail(function, "judge", "a callable prompt -> str or a Judge", judge)
+        raise validate.fail("judge", "a callable prompt -> str or a Judge", judge)
 
     def compute(view: pl.DataFrame) -> pl.DataFrame:
-        questions = string_column(view, question, function).to_list()
-        passages = contexts_column(view, contexts, function).to_list()
+        questions = string_column(view, question).to_list()
+        passages = contexts_column(view, contexts).to_list()
         n = view.height
         skipped = [
             "null question: no nuggets created" if q is None else "null contexts: no nuggets created" if c is None
@@ -292,4 +291,4 @@ def create_nuggets(
             height=n,
         )
 
-    return apply_to_frame(df, compute, columns=[question, contexts], function=function)
+    return apply_to_frame(df, compute, columns=[question, contexts])

@@ -98,11 +98,11 @@ def read_nugget_assignments(text: str, n: int) -> tuple[list[int] | None, str | 
     return [found[i] for i in range(1, n + 1)], None
 
 
-def _nugget_texts(series: pl.Series, column: str, function: str) -> list[list[str] | None]:
+def _nugget_texts(series: pl.Series, column: str) -> list[list[str] | None]:
     fields = {f.name for f in series.dtype.inner.fields} if series.dtype != pl.Null else {"text"}
     if "text" not in fields:
         raise SchemaError(
-            "nuggets without text", function=function, column=column,
+            "nuggets without text", column=column,
             expected="list[struct{text, importance, assignment}]", found=str(series.dtype),
         )  # fmt: skip
     if series.dtype == pl.Null:
@@ -110,7 +110,7 @@ def _nugget_texts(series: pl.Series, column: str, function: str) -> list[list[st
     texts = series.list.eval(pl.element().struct.field("text"))
     row = texts.list.eval(pl.element().is_null()).list.any().fill_null(False)
     if row.any():
-        raise SchemaError("nugget without text", function=function, column=column,
+        raise SchemaError("nugget without text", column=column,
                           row=int(row.arg_true()[0]), expected="str", found="null")  # fmt: skip
     return texts.to_list()
 
@@ -123,15 +123,15 @@ class NuggetAssignmentSpec:
     scoring: str = "nuggets"
 
     def prompts(
-        self, view: pl.DataFrame, template: str, options: Mapping[str, Any], function: str
+        self, view: pl.DataFrame, template: str, options: Mapping[str, Any]
     ) -> tuple[list[str | None], list[str | None], list[int]]:
         """Each row's prompt (None: not asked), why not, and its number of nuggets."""
         column = role_column("nuggets", options)
         series = view.get_column(column)
-        nugget_table(series, column, function)  # the shape and labels, checked (assignments may be null)
-        texts = _nugget_texts(series, column, function)
-        questions = string_column(view, role_column("question", options), function).to_list()
-        answers = string_column(view, role_column("answer", options), function).to_list()
+        nugget_table(series, column)  # the shape and labels, checked (assignments may be null)
+        texts = _nugget_texts(series, column)
+        questions = string_column(view, role_column("question", options)).to_list()
+        answers = string_column(view, role_column("answer", options)).to_list()
         prompts: list[str | None] = []
         skipped: list[str | None] = []
         counts: list[int] = []
@@ -149,17 +149,15 @@ class NuggetAssignmentSpec:
             skipped.append(None)
         return prompts, skipped, counts
 
-    def score_rows(
-        self, view: pl.DataFrame, metric: Metric, options: Mapping[str, Any], function: str, state: RunState
-    ) -> list:
+    def score_rows(self, view: pl.DataFrame, metric: Metric, options: Mapping[str, Any], state: RunState) -> list:
         """The metric's columns: score, ``_reason``, ``_status``, ``_error`` (``_std``) and ``_nuggets``."""
         name = metric.name
-        prompts, skipped, counts = self.prompts(view, template_for(metric, options), options, function)
+        prompts, skipped, counts = self.prompts(view, template_for(metric, options), options)
         _leave_out_unchosen(prompts, skipped, name, state.budget)
         if any(p is not None for p in prompts):
             if options["judge"] is None:
                 raise InvalidParameterError(
-                    f"{function}: judge metric {name!r} needs {{judge}} (a callable prompt -> str)",
+                    f"judge metric {name!r} needs {{judge}} (a callable prompt -> str)",
                     mentions={"judge": ""},
                 )
             replies = _run(options["judge"], prompts, name, options, _checker(counts), state)

@@ -70,7 +70,7 @@ class NuggetScores:
     partial: float
 
 
-def nugget_table(series: pl.Series, column: str, function: str) -> pl.DataFrame:
+def nugget_table(series: pl.Series, column: str) -> pl.DataFrame:
     """One row per nugget: ``row`` (its row), ``vital`` (bool), ``assignment`` (code into ASSIGNMENTS, -1 unassigned).
 
     Parameters
@@ -90,7 +90,7 @@ def nugget_table(series: pl.Series, column: str, function: str) -> pl.DataFrame:
     Examples
     --------
     >>> s = pl.Series([[{"text": "a", "importance": "okay", "assignment": None}], []])
-    >>> nugget_table(s, "nuggets", "f").rows()
+    >>> nugget_table(s, "nuggets").rows()
     [(0, False, -1)]
     """
     dtype = series.dtype
@@ -101,9 +101,11 @@ def nugget_table(series: pl.Series, column: str, function: str) -> pl.DataFrame:
     )
     if dtype != pl.Null and (fields is None or "importance" not in fields):
         raise SchemaError(
-            "wrong dtype", function=function, column=column,
-            expected="list[struct{text, importance, assignment}]", found=str(dtype),
-        )  # fmt: skip
+            "wrong dtype",
+            column=column,
+            expected="list[struct{text, importance, assignment}]",
+            found=str(dtype),
+        )
     n = series.len()
     lengths = np.zeros(n, np.int64) if dtype == pl.Null else series.list.len().fill_null(0).to_numpy().astype(np.int64)
     row = np.repeat(np.arange(n, dtype=np.int64), lengths)
@@ -113,30 +115,33 @@ def nugget_table(series: pl.Series, column: str, function: str) -> pl.DataFrame:
     flat = series.filter(pl.Series(lengths > 0)).explode()
     if flat.null_count():
         first = int(np.flatnonzero(flat.is_null().to_numpy())[0])
-        raise SchemaError("null nugget", function=function, column=column, row=int(row[first]),
+        raise SchemaError("null nugget", column=column, row=int(row[first]),
                           expected="a struct {text, importance, assignment}", found="null")  # fmt: skip
-    importance = label_codes(flat.struct.field("importance"), row, IMPORTANCES, column, function, "nugget importance")
+    importance = label_codes(flat.struct.field("importance"), row, IMPORTANCES, column, "nugget importance")
     if "assignment" in fields:
         assigned = flat.struct.field("assignment")
         known = ~assigned.is_null().to_numpy()
         assignment = np.full(row.size, -1, np.int8)
         if known.any():
             assignment[known] = label_codes(
-                assigned.filter(pl.Series(known)), row[known], ASSIGNMENTS, column, function, "nugget assignment"
+                assigned.filter(pl.Series(known)), row[known], ASSIGNMENTS, column, "nugget assignment"
             )
     else:
         assignment = np.full(row.size, -1, np.int8)
     return pl.DataFrame({"row": row, "vital": importance == 0, "assignment": assignment}, schema=schema)
 
 
-def _unassigned(table: pl.DataFrame, column: str, function: str) -> None:
+def _unassigned(table: pl.DataFrame, column: str) -> None:
     missing = table.filter(pl.col("assignment") < 0)
     if missing.height:
         raise SchemaError(
             "nugget without an assignment (the nugget scores read assignments: fill them from TREC RAG's "
-            "assignment files, or have a judge label them with judge_nugget_assignment)", function=function,
-            column=column, row=int(missing["row"][0]), expected=" or ".join(ASSIGNMENTS), found="null",
-        )  # fmt: skip
+            "assignment files, or have a judge label them with judge_nugget_assignment)",
+            column=column,
+            row=int(missing["row"][0]),
+            expected=" or ".join(ASSIGNMENTS),
+            found="null",
+        )
 
 
 def _scores(table: pl.DataFrame, n: int, spec: NuggetScores) -> np.ndarray:
@@ -184,11 +189,11 @@ def _signals(table: pl.DataFrame, texts: pl.Series, n: int, spec: NuggetScores, 
     return signals.column(f"{name}_signals", n)
 
 
-def _score(view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], function: str) -> pl.DataFrame:
+def _score(view: pl.DataFrame, requests: Requests, options: Mapping[str, Any]) -> pl.DataFrame:
     column = _column(options)
     series = view.get_column(column)
-    table = nugget_table(series, column, function)
-    _unassigned(table, column, function)
+    table = nugget_table(series, column)
+    _unassigned(table, column)
     null = series.is_null().to_numpy()
     explain = options.get("explain") is True
     if explain:
@@ -205,8 +210,8 @@ def _score(view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], f
     return pl.DataFrame(out, height=view.height)
 
 
-def _check(options: dict[str, Any], function: str) -> dict[str, Any]:
-    return check_options(NuggetOptions, options, function)
+def _check(options: dict[str, Any]) -> dict[str, Any]:
+    return check_options(NuggetOptions, options)
 
 
 register_family(Family(name="nuggets", score=_score, options=NuggetOptions, check=_check, columns=_columns))

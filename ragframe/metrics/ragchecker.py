@@ -97,10 +97,9 @@ def _share(count: np.ndarray, total: np.ndarray, when: np.ndarray) -> np.ndarray
 class _Verdicts:
     """The verdict columns of one batch, flattened once and shared by the metrics that read them."""
 
-    def __init__(self, view: pl.DataFrame, columns: Mapping[str, str], function: str) -> None:
+    def __init__(self, view: pl.DataFrame, columns: Mapping[str, str]) -> None:
         self.n = view.height
         self.columns = columns
-        self.function = function
         self._view = view
         self._parsed: dict[str, LabelList | LabelMatrix] = {}
 
@@ -108,7 +107,7 @@ class _Verdicts:
         if role not in self._parsed:
             series, column = self._view.get_column(self.columns[role]), self.columns[role]
             read = label_matrix if role in _MATRICES else label_list
-            self._parsed[role] = read(series, column, self.function, VERDICTS, what="verdict")
+            self._parsed[role] = read(series, column, VERDICTS, what="verdict")
         return self._parsed[role]
 
     def claims(self, role: str) -> np.ndarray:
@@ -123,10 +122,12 @@ class _Verdicts:
         if bad.size:
             row = int(bad[0])
             raise SchemaError(
-                f"{first} and {second} disagree on the number of claims", function=self.function,
-                column=self.columns[second], row=row, expected=f"{int(self.claims(first)[row])} claims (as {first})",
+                f"{first} and {second} disagree on the number of claims",
+                column=self.columns[second],
+                row=row,
+                expected=f"{int(self.claims(first)[row])} claims (as {first})",
                 found=f"{int(self.claims(second)[row])}",
-            )  # fmt: skip
+            )
 
     def same_passages(self) -> None:
         """Both matrices judge the same passages where both have claims."""
@@ -135,10 +136,12 @@ class _Verdicts:
         if bad.size:
             row = int(bad[0])
             raise SchemaError(
-                "retrieved2response and retrieved2answer disagree on the number of passages", function=self.function,
-                column=self.columns["retrieved2answer"], row=row,
-                expected=f"{int(a.passages[row])} passages (as retrieved2response)", found=f"{int(b.passages[row])}",
-            )  # fmt: skip
+                "retrieved2response and retrieved2answer disagree on the number of passages",
+                column=self.columns["retrieved2answer"],
+                row=row,
+                expected=f"{int(a.passages[row])} passages (as retrieved2response)",
+                found=f"{int(b.passages[row])}",
+            )
 
     def null(self, roles: Sequence[str]) -> np.ndarray:
         out = np.zeros(self.n, bool)
@@ -378,7 +381,7 @@ def _claim_flags(name: str, v: _Verdicts) -> list[_Flag]:
     return out
 
 
-def _claim_texts(view: pl.DataFrame, column: str | None, function: str) -> tuple[pl.Series, np.ndarray] | None:
+def _claim_texts(view: pl.DataFrame, column: str | None) -> tuple[pl.Series, np.ndarray] | None:
     """A claims column flattened (one text per claim, a triple joined by spaces) and its claims per row."""
     if column is None or column not in view.columns:
         return None
@@ -386,7 +389,7 @@ def _claim_texts(view: pl.DataFrame, column: str | None, function: str) -> tuple
     dtype = series.dtype
     inner = dtype.inner if isinstance(dtype, pl.List) else None
     if inner not in (pl.String, pl.List(pl.String)):
-        raise SchemaError("wrong dtype", function=function, column=column,
+        raise SchemaError("wrong dtype", column=column,
                           expected="list[str] or list[list[str]]", found=str(dtype))  # fmt: skip
     lengths = series.list.len().fill_null(0).to_numpy().astype(np.int64)
     flat = series.filter(pl.Series(lengths > 0)).explode() if lengths.sum() else pl.Series([], dtype=inner)
@@ -444,9 +447,9 @@ def _columns(requests: Requests, options: Mapping[str, Any], available: Sequence
     return out
 
 
-def _score(view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], function: str) -> pl.DataFrame:
+def _score(view: pl.DataFrame, requests: Requests, options: Mapping[str, Any]) -> pl.DataFrame:
     columns = _columns(requests, options, view.columns)
-    verdicts = _Verdicts(view, columns, function)
+    verdicts = _Verdicts(view, columns)
     explain = options.get("explain") is True
     texts: dict[str, Any] = {}
     if explain:
@@ -455,17 +458,19 @@ def _score(view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], f
             "reference": ("response2answer", "retrieved2answer"),
         }
         for side, role in _CLAIM_COLUMNS.items():
-            texts[side] = _claim_texts(view, columns.get(role), function)
+            texts[side] = _claim_texts(view, columns.get(role))
             for verdicts_role in (r for r in sides[side] if r in columns and texts[side] is not None):
                 claims = verdicts.claims(verdicts_role)
                 both = ~(verdicts.get(verdicts_role).null | view.get_column(columns[role]).is_null().to_numpy())
                 bad = np.flatnonzero(both & (claims != texts[side][1]))
                 if bad.size:
                     raise SchemaError(
-                        f"{role} and {verdicts_role} disagree on the number of claims", function=function,
-                        column=columns[role], row=int(bad[0]), expected=f"{int(claims[bad[0]])} claims",
+                        f"{role} and {verdicts_role} disagree on the number of claims",
+                        column=columns[role],
+                        row=int(bad[0]),
+                        expected=f"{int(claims[bad[0]])} claims",
                         found=str(int(texts[side][1][bad[0]])),
-                    )  # fmt: skip
+                    )
     out = []
     for metric, _ in requests:
         values = metric.kernel(verdicts)
@@ -477,8 +482,8 @@ def _score(view: pl.DataFrame, requests: Requests, options: Mapping[str, Any], f
     return pl.DataFrame(out, height=view.height)
 
 
-def _check(options: dict[str, Any], function: str) -> dict[str, Any]:
-    return check_options(RagcheckerOptions, options, function)
+def _check(options: dict[str, Any]) -> dict[str, Any]:
+    return check_options(RagcheckerOptions, options)
 
 
 register_family(Family(name="ragchecker", score=_score, options=RagcheckerOptions, check=_check, columns=_columns))

@@ -60,7 +60,7 @@ SEPARATORS = "_-.:/"
 COMPOSITE = "composite_score"
 
 
-def option(default: Any, doc: str, *, check: Callable[[Any, str, str], Any] | None = None, **facts: Any) -> Any:
+def option(default: Any, doc: str, *, check: Callable[[Any, str], Any] | None = None, **facts: Any) -> Any:
     """Declare one option of a family's options dataclass: its default, its check and its documentation at once.
 
     Parameters
@@ -70,8 +70,8 @@ def option(default: Any, doc: str, *, check: Callable[[Any, str, str], Any] | No
     doc : str
         One or two sentences for the generated docstrings and ``docs/metrics.md``.
     check : callable, optional
-        ``check(value, name, function) -> value``: the canonical value, or a typed error naming
-        ``function`` and ``name`` (see :mod:`ragframe.validate`).
+        ``check(value, name) -> value``: the canonical value, or a typed error naming
+        ``name`` (see :mod:`ragframe.validate`).
     **facts
         Further facts other parts read (``seed_only=True``: tunes the seed's methods only;
         ``invalid=(...)``: values a test must see refused; ``costly=True``: a large valid value
@@ -89,7 +89,7 @@ def option(default: Any, doc: str, *, check: Callable[[Any, str, str], Any] | No
     >>> @dataclass(frozen=True)
     ... class ToyOptions:
     ...     size: int = option(3, "How many.", check=validate.positive_int, invalid=(0,))
-    >>> option_defaults(ToyOptions), check_options(ToyOptions, {"size": 5}, "toy")
+    >>> option_defaults(ToyOptions), check_options(ToyOptions, {"size": 5})
     ({'size': 3}, {'size': 5})
     """
     return field(default=default, metadata={"doc": doc, "check": check, **facts})
@@ -107,13 +107,13 @@ def option_defaults(declaration: Any) -> dict[str, Any]:
     return {f.name: f.default for f in fields(declaration) if f.default is not MISSING}
 
 
-def check_options(declaration: Any, options: Mapping[str, Any], function: str) -> dict[str, Any]:
+def check_options(declaration: Any, options: Mapping[str, Any]) -> dict[str, Any]:
     """``options`` with each declared option passed through its declared check (in declaration order)."""
     out = dict(options)
     for spec in declared_options(declaration):
         check = spec.metadata.get("check")
         if check is not None and spec.name in out:
-            out[spec.name] = check(out[spec.name], spec.name, function)
+            out[spec.name] = check(out[spec.name], spec.name)
     return out
 
 
@@ -244,7 +244,7 @@ class Family:
     name : str
         The family name.
     score : callable
-        ``score(view, requests, options, function) -> polars.DataFrame``: ``view`` holds the
+        ``score(view, requests, options) -> polars.DataFrame``: ``view`` holds the
         input columns, ``requests`` is a list of ``(Metric, k or None)``, ``options`` the
         family's checked options; returns one Float64 column per request named
         ``metric.column(k)``, plus optional companion columns (``<column>_signals``).
@@ -253,15 +253,12 @@ class Family:
         (the default, the check and the documentation of each; column names included), or a
         plain mapping of names to defaults for a family without documented options.
     check : callable
-        ``check(options, function) -> options``: validated, canonical option values.
+        ``check(options) -> options``: validated, canonical option values.
     columns : callable
         ``columns(requests, options, available) -> {role: column}``: the input columns it reads.
     threshold : callable, optional
         ``threshold(metric, options) -> float or None``: the default pass threshold under these
         options, when it depends on them (a family with several methods); else ``metric.threshold``.
-    function : str, optional
-        The name of one public function for the whole family (``"score_retrieval"``), generated
-        by the run floor (:mod:`ragframe.run.factory`) with the family's options as its signature.
     per_metric : str, optional
         A pattern naming one public function per metric (``"score_{name}"``; ``"{name}"`` for
         the judge metrics, whose names start with ``judge_``), generated likewise.
@@ -279,7 +276,7 @@ class Family:
     name: str
     score: Callable[..., pl.DataFrame]
     options: Any
-    check: Callable[[dict[str, Any], str], dict[str, Any]]
+    check: Callable[[dict[str, Any]], dict[str, Any]]
     columns: Callable[..., dict[str, str]]
     threshold: Callable[[Metric, Mapping[str, Any]], float | None] | None = None
     function: str | None = None
@@ -357,19 +354,19 @@ def register_metric(metric: Metric, *, replace: bool = False) -> Metric:
     >>> unregister_metric("toy_len")
     """
     if not isinstance(metric, Metric):
-        raise InvalidParameterError(f"register_metric: expected a Metric, found {type(metric).__name__}")
+        raise InvalidParameterError(f"expected a Metric, found {type(metric).__name__}")
     if not re.fullmatch(r"[a-z][a-z0-9_]*", metric.name):
-        raise InvalidParameterError(f"register_metric: metric names are lower_snake_case, found {metric.name!r}")
+        raise InvalidParameterError(f"metric names are lower_snake_case, found {metric.name!r}")
     if metric.family not in _FAMILIES:
         raise InvalidParameterError(
             f"register_metric: family must be one of {list(_FAMILIES)}, found {metric.family!r}"
         )
     if metric.name in _FAMILIES or metric.name == COMPOSITE or metric.name.endswith("_passed"):
-        raise InvalidParameterError(f"register_metric: {metric.name!r} is a reserved name")
+        raise InvalidParameterError(f"{metric.name!r} is a reserved name")
     if metric.name in _METRICS and not replace:
-        raise InvalidParameterError(f"register_metric: metric {metric.name!r} is already registered")
+        raise InvalidParameterError(f"metric {metric.name!r} is already registered")
     if metric.cutoff != metric.name.endswith("_at_k"):
-        raise InvalidParameterError(f"register_metric: {metric.name!r}: cutoff metrics, and only they, end in '_at_k'")
+        raise InvalidParameterError(f"{metric.name!r}: cutoff metrics, and only they, end in '_at_k'")
     _METRICS[metric.name] = metric
     _PATTERN.cache_clear()
     return metric
@@ -398,7 +395,7 @@ def unregister_metric(name: str) -> None:
     """
     metric = get_metric(name)
     if metric.family in ("retrieval", "heuristic") or name in _BUILT_IN:
-        raise InvalidParameterError(f"unregister_metric: {name!r} is built in")
+        raise InvalidParameterError(f"{name!r} is built in")
     del _METRICS[name]
     _PATTERN.cache_clear()
 
@@ -638,17 +635,17 @@ def passed_column(column: str) -> str:
     return f"{column}_passed"
 
 
-def check_prefix(prefix: Any, function: str) -> str:
+def check_prefix(prefix: Any) -> str:
     """A column prefix: empty, or a string ending with one of ``_ - . : /``.
 
     Examples
     --------
-    >>> check_prefix("bm25_", "score_retrieval")
+    >>> check_prefix("bm25_")
     'bm25_'
     """
     if not isinstance(prefix, str) or (prefix and prefix[-1] not in SEPARATORS):
         raise InvalidParameterError(
-            f"{function}: prefix must be '' or end with one of {list(SEPARATORS)} "
+            f"prefix must be '' or end with one of {list(SEPARATORS)} "
             f"(so its columns stay recognisable as scores), found {prefix!r}"
         )
     return prefix

@@ -203,29 +203,24 @@ def judge_relevance(
     >>> out.select("doc_id", "relevance", "relevance_source", "relevance_status").rows()
     [('d1', 3, 'llm', 'ok'), ('d2', 0, 'lexical', 'ok')]
     """
-    function = "judge_relevance"
     for name, value in (("query", query), ("passage", passage), ("query_id", query_id)):
         if not isinstance(value, str):
-            raise InvalidParameterError(f"{function}: {name} must be a column name (str), found {value!r}")
-    per_call = validate.positive_int(passages_per_call, "passages_per_call", function)
+            raise InvalidParameterError(f"{name} must be a column name (str), found {value!r}")
+    per_call = validate.positive_int(passages_per_call, "passages_per_call")
     if max_calls is not None:
-        max_calls = validate.integer(max_calls, "max_calls", function, minimum=0)
+        max_calls = validate.integer(max_calls, "max_calls", minimum=0)
     if prefilter is not None:
-        prefilter = validate.number(prefilter, "prefilter", function)
+        prefilter = validate.number(prefilter, "prefilter")
         if not 0.0 <= prefilter <= 1.0:
-            raise InvalidParameterError(f"{function}: prefilter must be in [0, 1] or None, found {prefilter!r}")
-    dry_run = validate.flag(dry_run, "dry_run", function)
-    parse_retries = validate.integer(parse_retries, "parse_retries", function, minimum=0)
+            raise InvalidParameterError(f"prefilter must be in [0, 1] or None, found {prefilter!r}")
+    dry_run = validate.flag(dry_run, "dry_run")
+    parse_retries = validate.integer(parse_retries, "parse_retries", minimum=0)
     template = RELEVANCE_TEMPLATE if prompt is None else prompt
     if not isinstance(template, str) or "{query}" not in template or "{passages}" not in template:
-        raise InvalidParameterError(
-            f"{function}: prompt must be a str with {{query}} and {{passages}}, found {prompt!r}"
-        )
-    the_judge = judge_from(judge, function)
+        raise InvalidParameterError(f"prompt must be a str with {{query}} and {{passages}}, found {prompt!r}")
+    the_judge = judge_from(judge)
     if bool(getattr(the_judge, "json_mode", False)):
-        raise InvalidParameterError(
-            f"{function}: the grades are read from 'Grade <n>:' lines; use a judge without json_mode"
-        )
+        raise InvalidParameterError("the grades are read from 'Grade <n>:' lines; use a judge without json_mode")
 
     def compute(view: pl.DataFrame) -> pl.DataFrame:
         return _grade(
@@ -241,15 +236,14 @@ def judge_relevance(
             cache,
             dry_run,
             parse_retries,
-            function,
         )
 
     columns = list(dict.fromkeys([query_id, query, passage]))
     hint = "rename the input's column (e.g. people's 'relevance') before grading"
-    if frame_kind(frame, function) == "lazy":
-        eager = to_polars(frame, None, function)
-        return apply_to_frame(eager, compute, columns=columns, function=function, clash_hint=hint).lazy()
-    return apply_to_frame(frame, compute, columns=columns, function=function, clash_hint=hint)
+    if frame_kind(frame) == "lazy":
+        eager = to_polars(frame, None)
+        return apply_to_frame(eager, compute, columns=columns, clash_hint=hint).lazy()
+    return apply_to_frame(frame, compute, columns=columns, clash_hint=hint)
 
 
 def _grade(
@@ -265,7 +259,6 @@ def _grade(
     cache: Any,
     dry_run: bool,
     parse_retries: int,
-    function: str,
 ) -> pl.DataFrame:
     from ragframe.judges.runner import judge_prompts
 
@@ -273,19 +266,16 @@ def _grade(
     if not id_dtype_ok(view.schema[query_id]):
         raise SchemaError(
             "wrong dtype",
-            function=function,
             column=query_id,
             expected="str or int ids",
             found=str(view.schema[query_id]),
         )
     at = first_true_row(view.get_column(query_id).is_null())
     if at is not None:
-        raise SchemaError("null query id", function=function, column=query_id, row=at, expected="an id", found="null")
+        raise SchemaError("null query id", column=query_id, row=at, expected="an id", found="null")
     for column in (query, passage):
         if view.schema[column] not in (pl.String, pl.Null):
-            raise SchemaError(
-                "wrong dtype", function=function, column=column, expected="text", found=str(view.schema[column])
-            )
+            raise SchemaError("wrong dtype", column=column, expected="text", found=str(view.schema[column]))
     grade: list[int | None] = [None] * n
     source: list[str | None] = ["llm"] * n
     status: list[str] = ["skipped"] * n

@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 
 from ragframe import validate
-from ragframe.exceptions import InvalidParameterError, current_function
+from ragframe.exceptions import InvalidParameterError
 from ragframe.kernels.ranking import (
     CUT_MEASURES,
     FULL_MEASURES,
@@ -74,12 +74,12 @@ _CLASSIC: tuple[str, ...] = CUT_MEASURES + FULL_MEASURES
 # ----------------------------------------------------------------------------- parameters
 
 
-def check_ks(k: int | Iterable[int], function: str) -> list[int]:
+def check_ks(k: int | Iterable[int]) -> list[int]:
     """One cutoff or a non-empty list of them, each an int >= 1 (sorted, repeats dropped)."""
-    return validate.k_list(k, "k", function)
+    return validate.k_list(k, "k")
 
 
-def chosen_requests(metrics: Any, ks: Sequence[int], function: str) -> list[tuple[Metric, int | None]]:
+def chosen_requests(metrics: Any, ks: Sequence[int]) -> list[tuple[Metric, int | None]]:
     """Ranking metric names -> (metric, cutoff) pairs, read as :func:`ragframe.evaluate` reads them.
 
     ``None`` or ``"retrieval"`` is the family's default set; a metric name (``"ndcg_at_k"``,
@@ -91,11 +91,11 @@ def chosen_requests(metrics: Any, ks: Sequence[int], function: str) -> list[tupl
     allowed = [m.name for m in family]
     names = ["retrieval"] if metrics is None else [metrics] if isinstance(metrics, str) else metrics
     if not isinstance(names, Iterable) or not (names := list(names)):
-        raise validate.fail(function, "metrics", f"a name or a non-empty list of names from {allowed}", metrics)
+        raise validate.fail("metrics", f"a name or a non-empty list of names from {allowed}", metrics)
     pairs: list[tuple[Metric, int | None]] = []
     for name in names:
         if not isinstance(name, str):
-            raise validate.fail(function, "metrics", "metric names (str)", name)
+            raise validate.fail("metrics", "metric names (str)", name)
         parsed = registry.parse_column(name)
         if name == "retrieval":
             pairs += [(m, k) for m in family if m.by_default for k in (ks if m.cutoff else [None])]
@@ -106,7 +106,7 @@ def chosen_requests(metrics: Any, ks: Sequence[int], function: str) -> list[tupl
             pairs += [(metric, k) for k in ks] if metric.cutoff else [(metric, None)]
         else:
             raise InvalidParameterError(
-                f"{function}: unknown ranking metric {name!r}; choose from {allowed}, an output name of a "
+                f"unknown ranking metric {name!r}; choose from {allowed}, an output name of a "
                 "cutoff metric ('ndcg_at_10') or 'retrieval' (the default set)"
             )
     position = {m.name: i for i, m in enumerate(family)}
@@ -118,7 +118,7 @@ def chosen_requests(metrics: Any, ks: Sequence[int], function: str) -> list[tupl
     return [(unique[item], item[1]) for item in sorted(unique, key=key)]
 
 
-def check_level(relevance_level: int, function: str) -> int:
+def check_level(relevance_level: int) -> int:
     """trec_eval's ``-l``: an int >= 0 (a judged document is relevant when its grade >= the level).
 
     trec_eval takes any level, but below 0 its measures disagree with its own counts: a
@@ -126,10 +126,9 @@ def check_level(relevance_level: int, function: str) -> int:
     recall, MAP and MRR count it as relevant while R and num_rel_ret do not (recall can
     exceed 1). ragframe refuses those levels; at 0 and above it follows trec_eval exactly.
     """
-    level = validate.integer(relevance_level, "relevance_level", function)
+    level = validate.integer(relevance_level, "relevance_level")
     if level < 0:
         raise validate.fail(
-            function,
             "relevance_level",
             "an int >= 0 (below 0 trec_eval counts unjudged documents as relevant in some measures and not in "
             "others; at 0 every judged document with grade >= 0 is relevant)",
@@ -147,14 +146,14 @@ def check_level(relevance_level: int, function: str) -> int:
 # ----------------------------------------------------------------------------- the retrieval family
 
 
-def family_check(options: dict[str, Any], function: str) -> dict[str, Any]:
+def family_check(options: dict[str, Any]) -> dict[str, Any]:
     names = [spec.name for spec in registry.declared_options(RetrievalOptions)]
-    checked = registry.check_options(RetrievalOptions, {name: options[name] for name in names}, function)
+    checked = registry.check_options(RetrievalOptions, {name: options[name] for name in names})
     return {**checked, "contexts": options["contexts"]}
 
 
-def _column_option(value: Any, name: str, function: str) -> str | None:
-    return None if value is None else validate.column_name(value, name, function)
+def _column_option(value: Any, name: str) -> str | None:
+    return None if value is None else validate.column_name(value, name)
 
 
 @dataclass(frozen=True)
@@ -164,20 +163,20 @@ class RetrievalOptions:
     k: tuple[int, ...] = registry.option(
         (1, 5, 10),
         "Cutoffs of the ``*_at_k`` metrics: an int or a list of ints >= 1.",
-        check=lambda value, name, function: check_ks(value, function),
+        check=lambda value, name: check_ks(value),
         invalid=(0, (5, 0), ()),
     )
     relevance_level: int = registry.option(
         1,
         "Minimum grade of a relevant document (trec_eval ``-l``), an int >= 0.",
-        check=lambda value, name, function: check_level(value, function),
+        check=lambda value, name: check_level(value),
         invalid=(-1,),
     )
     match: str = registry.option(
         "id",
         "``'id'`` compares ids; ``'contains'`` matches retrieved chunk texts against gold document texts "
         "(:mod:`ragframe.kernels.matching`).",
-        check=lambda value, name, function: validate.choice(value, name, function, ["id", "contains"]),
+        check=lambda value, name: validate.choice(value, name, ["id", "contains"]),
         invalid=("ids",),
     )
     retrieved_ids: str | None = registry.option(
@@ -206,7 +205,7 @@ class RetrievalOptions:
     rbp_persistence: float = registry.option(
         0.9,
         "``rbp``'s persistence p, strictly between 0 and 1 (trec_eval's 0.9).",
-        check=lambda value, name, function: check_persistence(value, function),
+        check=lambda value, name: check_persistence(value),
         invalid=(0.0, 1.0),
     )
     err_max_grade: int = registry.option(
@@ -217,8 +216,8 @@ class RetrievalOptions:
     )
 
 
-def check_persistence(value: Any, function: str) -> float:
-    return validate.number(value, "rbp_persistence", function, minimum=0.0, maximum=1.0, inclusive=False)
+def check_persistence(value: Any) -> float:
+    return validate.number(value, "rbp_persistence", minimum=0.0, maximum=1.0, inclusive=False)
 
 
 def _needs_grades(requests: Sequence[Any]) -> bool:
@@ -242,7 +241,6 @@ def _family_columns(requests: Sequence[Any], options: dict[str, Any], available:
         relevant_ids=options["relevant_ids"],
         relevance=options["relevance"],
         contains=contains,
-        function=current_function() or "evaluate",  # the public function being run (errors are stamped with it)
     )
     if _needs_grades(requests) and not graded:  # named first: a check for missing columns reports it
         columns["relevance"] = options["relevance"] or "relevance"
@@ -250,13 +248,13 @@ def _family_columns(requests: Sequence[Any], options: dict[str, Any], available:
     return columns
 
 
-def family_score(view: pl.DataFrame, requests: Sequence[Any], options: dict[str, Any], function: str) -> pl.DataFrame:
+def family_score(view: pl.DataFrame, requests: Sequence[Any], options: dict[str, Any]) -> pl.DataFrame:
     columns = _family_columns(requests, options, view.columns)
     binary_only = options["match"] == "contains" or options["relevance"] is None
     if _needs_grades(requests) and (binary_only or columns["relevance"] not in view.columns):
         graded = [metric.name for metric, _ in requests if "relevance" in metric.inputs]
         raise InvalidParameterError(
-            f"{function}: {graded} count judged non-relevant documents and need graded judgments "
+            f"{graded} count judged non-relevant documents and need graded judgments "
             "(match='id' with a relevance column; binary judgments do not say what was judged)"
         )
     graded = "relevance" in columns
@@ -269,7 +267,6 @@ def family_score(view: pl.DataFrame, requests: Sequence[Any], options: dict[str,
         contains=options["match"] == "contains",
         requests=requests,
         options=options,
-        function=function,
     )
 
 
@@ -597,17 +594,15 @@ def _score_wide(
     contains: bool,
     requests: Requests,
     options: Mapping[str, Any],
-    function: str,
 ) -> pl.DataFrame:
     n = view.height
     if contains:
         from ragframe.kernels.matching import contains_to_ids
 
-        retrieved, relevant = contains_to_ids(view, retrieved_col, judgment_col, function)
+        retrieved, relevant = contains_to_ids(view, retrieved_col, judgment_col)
     else:
-        retrieved = check_id_list_column(view, retrieved_col, function)
+        retrieved = check_id_list_column(view, retrieved_col)
         check_same_id_kind(
-            function,
             (repr(retrieved_col), view.schema[retrieved_col].inner),  # type: ignore[union-attr]
             (repr(judgment_col), judged_id_dtype(view.schema[judgment_col], graded)),
             column=judgment_col,
@@ -618,11 +613,11 @@ def _score_wide(
     run_doc = retrieved.explode(empty_as_null=False, keep_nulls=False).rename("doc")
 
     if score_col is not None:
-        run_q, run_doc = order_by_scores(view, score_col, retrieved, run_q, run_doc, lengths, function)
+        run_q, run_doc = order_by_scores(view, score_col, retrieved, run_q, run_doc, lengths)
 
-    judgments = wide_judgments(view, judgment_col, graded, relevant, function)
+    judgments = wide_judgments(view, judgment_col, graded, relevant)
     trec = trec_options(requests, options)
-    check_err_grades(trec, judgments.grade, lambda at: int(judgments.q[at]), judgment_col, function)
+    check_err_grades(trec, judgments.grade, lambda at: int(judgments.q[at]), judgment_col)
     ks, metrics = classic_requests(requests)
     values = rank_measures(
         run_doc, lengths, judgments, ks=ks, measures=metrics, relevance_level=options["relevance_level"], trec=trec

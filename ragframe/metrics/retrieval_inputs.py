@@ -44,12 +44,7 @@ __all__ = [
 
 
 def judgment_column(
-    names: Iterable[str],
-    *,
-    relevant_ids: str | None,
-    relevance: str | None,
-    contains: bool = False,
-    function: str | None = None,
+    names: Iterable[str], *, relevant_ids: str | None, relevance: str | None, contains: bool = False
 ) -> tuple[str, bool]:
     """The judgments column a wide frame is scored with, and whether it is graded.
 
@@ -76,13 +71,12 @@ def judgment_column(
         raise SchemaError(
             f"both {relevance!r} (graded) and {binary!r} (binary) judgments are present; pass relevance=None "
             f"to score the binary ones, or leave {binary!r} out of the frame to score the graded ones",
-            function=function,
             column=binary,
         )
     return relevance, True
 
 
-def check_err_grades(trec: TrecOptions | None, grades: np.ndarray, row_of: Any, column: str, function: str) -> None:
+def check_err_grades(trec: TrecOptions | None, grades: np.ndarray, row_of: Any, column: str) -> None:
     """``err_at_k`` needs every grade <= ``err_max_grade``: an error naming the first row above it."""
     for measure in trec.measures if trec is not None else ():
         if measure.root != "err":
@@ -91,7 +85,6 @@ def check_err_grades(trec: TrecOptions | None, grades: np.ndarray, row_of: Any, 
         if above.size:
             raise SchemaError(
                 "grade above err_max_grade",
-                function=function,
                 column=column,
                 row=row_of(int(above[0])),
                 expected=f"grades <= err_max_grade={measure.params[0]} (err_at_k's stop probabilities)",
@@ -100,25 +93,18 @@ def check_err_grades(trec: TrecOptions | None, grades: np.ndarray, row_of: Any, 
 
 
 def order_by_scores(
-    view: pl.DataFrame,
-    score_col: str,
-    retrieved: pl.Series,
-    run_q: np.ndarray,
-    run_doc: pl.Series,
-    lengths: np.ndarray,
-    function: str,
+    view: pl.DataFrame, score_col: str, retrieved: pl.Series, run_q: np.ndarray, run_doc: pl.Series, lengths: np.ndarray
 ) -> tuple[np.ndarray, pl.Series]:
     scores = view.get_column(score_col)
     dtype = scores.dtype
     if not isinstance(dtype, pl.List) or not dtype.inner.is_numeric():
-        raise SchemaError("wrong dtype", function=function, column=score_col, expected="list[f64]", found=str(dtype))
+        raise SchemaError("wrong dtype", column=score_col, expected="list[f64]", found=str(dtype))
     score_len = scores.list.len()
     mismatch = score_len.is_not_null() & retrieved.is_not_null() & (score_len != retrieved.list.len())
     row = first_true_row(mismatch)
     if row is not None:
         raise SchemaError(
             "scores list and ids list differ in length",
-            function=function,
             column=score_col,
             row=row,
             expected=f"{retrieved.list.len()[row]} scores",
@@ -129,7 +115,6 @@ def order_by_scores(
     if row is not None:
         raise SchemaError(
             "null or NaN inside a scores list",
-            function=function,
             column=score_col,
             row=row,
             expected="numbers",
@@ -181,9 +166,7 @@ def judged_id_dtype(dtype: pl.DataType, graded: bool) -> pl.DataType:
     return dtype.inner if isinstance(dtype, pl.List) else pl.Null
 
 
-def wide_judgments(
-    view: pl.DataFrame, column: str, graded: bool, relevant: pl.Series | None, function: str
-) -> Judgments:
+def wide_judgments(view: pl.DataFrame, column: str, graded: bool, relevant: pl.Series | None) -> Judgments:
     n = view.height
     if graded:
         series = view.get_column(column)
@@ -191,7 +174,6 @@ def wide_judgments(
         if fields is None:
             raise SchemaError(
                 "wrong dtype",
-                function=function,
                 column=column,
                 expected="list[struct{id: str, grade: int}]",
                 found=str(series.dtype),
@@ -206,33 +188,30 @@ def wide_judgments(
         if at is not None:
             raise SchemaError(
                 "null id or grade inside judgments",
-                function=function,
                 column=column,
                 row=int(row_of[at]),
                 expected="non-null id and grade",
                 found=str(flat.row(at)),
             )
-        grade = integer_grades(grades, column, function, row_of).to_numpy()
+        grade = integer_grades(grades, column, row_of).to_numpy()
     else:
-        series = relevant if relevant is not None else check_id_list_column(view, column, function)
+        series = relevant if relevant is not None else check_id_list_column(view, column)
         lengths = series.list.len().fill_null(0).to_numpy().astype(np.int64)
         row_of = np.repeat(np.arange(n, dtype=np.int64), lengths)
         ids = series.explode(empty_as_null=False, keep_nulls=False)
         grade = np.ones(ids.len(), dtype=np.int64)
-    q, ids, grade = dedupe_judgments(row_of, ids, grade, function=function, column=column, row_of=row_of)
+    q, ids, grade = dedupe_judgments(row_of, ids, grade, column=column, row_of=row_of)
     judged = series.is_not_null().to_numpy()
     return Judgments(q=q, doc=ids.rename("doc"), grade=grade, judged=judged)
 
 
-def id_column(df: pl.DataFrame, column: str, function: str) -> pl.Series:
+def id_column(df: pl.DataFrame, column: str) -> pl.Series:
     series = df.get_column(column)
     if not id_dtype_ok(series.dtype):
-        raise SchemaError(
-            "wrong dtype", function=function, column=column, expected="str or int", found=str(series.dtype)
-        )
+        raise SchemaError("wrong dtype", column=column, expected="str or int", found=str(series.dtype))
     if series.null_count():
         row = first_true_row(series.is_null())
-        raise SchemaError("null id", function=function, column=column, row=row, expected="an id", found="null")
+        raise SchemaError("null id", column=column, row=row, expected="an id", found="null")
     return series if series.dtype == pl.String else series.cast(pl.String)
 
 
@@ -294,10 +273,10 @@ def has_nan(part: np.ndarray) -> bool:
     return bool(np.isnan(total) and np.isnan(part).any())
 
 
-def check_scores(series: pl.Series, column: str, function: str) -> pl.Series:
+def check_scores(series: pl.Series, column: str) -> pl.Series:
     """The scores as Float64 (not copied when they are Float64); a typed error for null or NaN."""
     if not series.dtype.is_numeric():
-        raise SchemaError("wrong dtype", function=function, column=column, expected="a number", found=str(series.dtype))
+        raise SchemaError("wrong dtype", column=column, expected="a number", found=str(series.dtype))
     values = series.cast(pl.Float64)
     # a sum is NaN when a value is NaN (or when +inf and -inf meet, silently: no RuntimeWarning): then look
     # row by row
@@ -305,7 +284,6 @@ def check_scores(series: pl.Series, column: str, function: str) -> pl.Series:
         row = first_true_row(values.is_null() | values.is_nan())
         raise SchemaError(
             "null or NaN score",
-            function=function,
             column=column,
             row=row,
             expected="a number",

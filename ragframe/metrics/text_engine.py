@@ -226,7 +226,6 @@ class TextBatch:
         columns: Mapping[str, str],
         needed: set[str],
         gram_roles: Mapping[int, set[str]],
-        function: str,
         rules: TextRules = SEED_RULES,
         gram_tags: Mapping[int, set[str]] | None = None,
         executor: Executor | None = None,
@@ -237,12 +236,12 @@ class TextBatch:
         self.row_text: dict[str, pl.Series] = {}
         for role in ("question", "answer", "ground_truth"):
             if role in needed:
-                series = string_column(view, columns[role], function)
+                series = string_column(view, columns[role])
                 self.row_text[role] = series
                 pools.append((role, series.fill_null("")))
         self.ctx_count = np.zeros(self.n, dtype=np.int64)
         if "contexts" in needed:
-            ctx = contexts_column(view, columns["contexts"], function)
+            ctx = contexts_column(view, columns["contexts"])
             self.ctx_count = ctx.list.len().fill_null(0).to_numpy().astype(np.int64)
             pools.append(("contexts", ctx.explode(empty_as_null=False, keep_nulls=False).fill_null("")))
         self.ctx_start = _starts(self.ctx_count)
@@ -340,7 +339,7 @@ class TextBatch:
         >>> import polars as pl
         >>> from ragframe.kernels.text import UNICODE_RULES
         >>> view = pl.DataFrame({"answer": ["It is. So it is."]})
-        >>> batch = TextBatch(view, {"answer": "answer"}, {"answer", "answer_sentences"}, {}, "f", UNICODE_RULES)
+        >>> batch = TextBatch(view, {"answer": "answer"}, {"answer", "answer_sentences"}, {}, UNICODE_RULES)
         >>> batch.text_tokens(np.array([0])).tolist()  # the answer, from its two sentences' tokens
         [0, 1, 2, 0, 1]
         """
@@ -380,7 +379,7 @@ class TextBatch:
         --------
         >>> import polars as pl
         >>> view = pl.DataFrame({"question": ["q", "r"], "contexts": [["a", "q"], ["a"]]})
-        >>> batch = TextBatch(view, {"question": "question", "contexts": "contexts"}, {"question", "contexts"}, {}, "f")
+        >>> batch = TextBatch(view, {"question": "question", "contexts": "contexts"}, {"question", "contexts"}, {})
         >>> batch._shared_texts().tolist()  # q (question and context of row 0), r, a (rows 0 and 1)
         [False, False, True]
         """
@@ -434,7 +433,7 @@ def index_texts(batch: TextBatch, texts: np.ndarray, used: np.ndarray, n: int) -
     --------
     >>> import polars as pl
     >>> view = pl.DataFrame({"question": ["the cat sat", "a cat"]})
-    >>> batch = TextBatch(view, {"question": "question"}, {"question"}, {CONTENT: {"question"}}, "f")
+    >>> batch = TextBatch(view, {"question": "question"}, {"question"}, {CONTENT: {"question"}})
     >>> index = index_texts(batch, np.array([0, 1]), np.array([True, True]), CONTENT)
     >>> index.sizes.tolist(), index.n_tokens.tolist()
     ([2, 1], [2.0, 1.0])
@@ -576,28 +575,26 @@ class RowSlice(SliceTexts, PairCache):
         return self.weighted(left, right, opts, tag)
 
 
-def string_column(view: pl.DataFrame, column: str, function: str) -> pl.Series:
+def string_column(view: pl.DataFrame, column: str) -> pl.Series:
     series = view.get_column(column)
     if series.dtype == pl.Null:
         return series.cast(pl.String)
     if series.dtype != pl.String:
-        raise SchemaError("wrong dtype", function=function, column=column, expected="str", found=str(series.dtype))
+        raise SchemaError("wrong dtype", column=column, expected="str", found=str(series.dtype))
     return series
 
 
-def contexts_column(view: pl.DataFrame, column: str, function: str) -> pl.Series:
+def contexts_column(view: pl.DataFrame, column: str) -> pl.Series:
     series = view.get_column(column)
     if series.dtype == pl.Null:
         return series.cast(pl.List(pl.String))
     if not isinstance(series.dtype, pl.List) or series.dtype.inner not in (pl.String, pl.Null):
-        raise SchemaError(
-            "wrong dtype", function=function, column=column, expected="list[str]", found=str(series.dtype)
-        )
+        raise SchemaError("wrong dtype", column=column, expected="list[str]", found=str(series.dtype))
     series = series.cast(pl.List(pl.String))
     # a null chunk is a broken log row, not an empty passage: counting it as "" would lower
     # the row's context scores without a word
     expected = 'strings (use "" for an empty chunk, or drop it)'
-    check_no_null_inside(series, column, function, what="null chunk inside a contexts list", expected=expected)
+    check_no_null_inside(series, column, what="null chunk inside a contexts list", expected=expected)
     return series
 
 

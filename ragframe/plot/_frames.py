@@ -13,7 +13,7 @@ from ragframe.schema import to_polars
 __all__ = ["read_frame", "require_columns", "require_rows"]
 
 
-def read_frame(frame: Any, function: str, columns: Iterable[str] | None = None) -> pl.DataFrame:
+def read_frame(frame: Any, columns: Iterable[str] | None = None) -> pl.DataFrame:
     """``frame`` (polars DataFrame/LazyFrame, pyarrow Table/RecordBatch, pandas) as a polars DataFrame.
 
     Only ``columns`` are converted (or collected, for a LazyFrame) when given; a missing one
@@ -22,19 +22,19 @@ def read_frame(frame: Any, function: str, columns: Iterable[str] | None = None) 
     Examples
     --------
     >>> import pyarrow as pa
-    >>> read_frame(pa.table({"a": [1], "b": [2]}), "compare", ["b"]).columns
+    >>> read_frame(pa.table({"a": [1], "b": [2]}), ["b"]).columns
     ['b']
     """
-    return to_polars(frame, None if columns is None else list(columns), function=function)
+    return to_polars(frame, None if columns is None else list(columns))
 
 
-def require_columns(available: Iterable[str], needed: Iterable[str], function: str, what: str = "") -> None:
+def require_columns(available: Iterable[str], needed: Iterable[str], what: str = "") -> None:
     """A :class:`SchemaError` naming the first of ``needed`` not in ``available``.
 
     Examples
     --------
     >>> try:
-    ...     require_columns(["metric"], ["metric", "ci_low"], "compare", "a comparison")
+    ...     require_columns(["metric"], ["metric", "ci_low"], "a comparison")
     ... except SchemaError as error:
     ...     print(error.column, error.available)
     ci_low ['metric']
@@ -43,18 +43,18 @@ def require_columns(available: Iterable[str], needed: Iterable[str], function: s
     for name in needed:
         if name not in names:
             message = f"missing column of {what}" if what else "missing column"
-            raise SchemaError(message, function=function, column=name, available=names)
+            raise SchemaError(message, column=name, available=names)
 
 
-def require_rows(df: pl.DataFrame, function: str, what: str) -> None:
+def require_rows(df: pl.DataFrame, what: str) -> None:
     """A :class:`SchemaError` when ``df`` has no row: a plot of nothing is refused, never drawn empty.
 
     Examples
     --------
-    >>> require_rows(pl.DataFrame({"metric": []}), "compare", "comparison")
+    >>> require_rows(pl.DataFrame({"metric": []}), "comparison")
     Traceback (most recent call last):
     ...
-    ragframe.exceptions.SchemaError: compare: the comparison frame has no rows: nothing to plot
+    ragframe.exceptions.SchemaError: the comparison frame has no rows: nothing to plot
     """
     if df.height == 0:
-        raise SchemaError(f"the {what} frame has no rows: nothing to plot", function=function)
+        raise SchemaError(f"the {what} frame has no rows: nothing to plot")

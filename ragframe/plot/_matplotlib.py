@@ -22,13 +22,11 @@ __all__ = ["figure_module", "new_figure", "WIDTH"]
 WIDTH = 9.0
 
 
-def figure_module(function: str) -> Any:
+def figure_module() -> Any:
     """The ``matplotlib.figure`` module, or a MissingDependencyError naming the ``plot`` extra.
 
     Parameters
     ----------
-    function : str
-        The plotting function that needs matplotlib (named in the message).
 
     Returns
     -------
@@ -37,14 +35,13 @@ def figure_module(function: str) -> Any:
 
     Examples
     --------
-    >>> figure_module("distributions").Figure.__name__
+    >>> figure_module().Figure.__name__
     'Figure'
     """
-    return require("plot", "matplotlib.figure", function=f"ragframe.plot.{function}")
+    return require("plot", "matplotlib.figure")
 
 
 def new_figure(
-    function: str,
     nrows: int = 1,
     ncols: int = 1,
     *,
@@ -56,8 +53,6 @@ def new_figure(
 
     Parameters
     ----------
-    function : str
-        The calling plot (for the MissingDependencyError message).
     nrows, ncols : int
         The grid of axes.
     width, height : float
@@ -72,11 +67,11 @@ def new_figure(
 
     Examples
     --------
-    >>> fig, axes = new_figure("distributions", 2, 2, n_axes=3)
+    >>> fig, axes = new_figure(2, 2, n_axes=3)
     >>> len(fig.axes), fig.get_size_inches().tolist()
     (3, [9.0, 4.0])
     """
-    figure = figure_module(function)
+    figure = figure_module()
     fig = figure.Figure(figsize=(width, height), layout="constrained")
     grid = np.asarray(fig.subplots(nrows, ncols, squeeze=False)).ravel().tolist()
     keep = len(grid) if n_axes is None else n_axes

@@ -18,19 +18,19 @@ from ragframe.exceptions import SchemaError
 from ragframe.metrics import metric_for_column, score_columns
 from ragframe.plot._frames import read_frame, require_rows
 from ragframe.plot._matplotlib import figure_module, new_figure
+from ragframe.public import public
 from ragframe.schema import frame_schema
 from ragframe.stats.summary import prepare_scores
 from ragframe.stats.validity import agreement_with_labels
 
 __all__ = ["calibration", "roc_points", "reliability_points", "CALIBRATION_KINDS", "BIN_STRATEGIES"]
-
-_FUNCTION = "calibration"
 #: What :func:`calibration` draws, the default first.
 CALIBRATION_KINDS = ("roc", "reliability")
 #: How a reliability diagram bins the scores (as ``sklearn.calibration.calibration_curve``'s ``strategy``).
 BIN_STRATEGIES = ("uniform", "quantile")
 
 
+@public
 def calibration(
     scores: Any,
     labels: str | Mapping[str, str],
@@ -105,21 +105,21 @@ def calibration(
     >>> fig.legends[0].get_texts()[0].get_text()
     'faithfulness: ECE 0.083, Brier 0.138 (n=6, 3 positive)'
     """
-    kind = validate.choice(kind, "kind", _FUNCTION, CALIBRATION_KINDS)
-    n_bins = validate.positive_int(n_bins, "n_bins", _FUNCTION)
-    strategy = validate.choice(strategy, "strategy", _FUNCTION, BIN_STRATEGIES)
+    kind = validate.choice(kind, "kind", CALIBRATION_KINDS)
+    n_bins = validate.positive_int(n_bins, "n_bins")
+    strategy = validate.choice(strategy, "strategy", BIN_STRATEGIES)
     pairs = _pairs(scores, labels, metrics)
     names = list(dict.fromkeys(m for m, _ in pairs))
     label_names = list(dict.fromkeys(lbl for _, lbl in pairs))
-    df = read_frame(scores, _FUNCTION, list(dict.fromkeys([*names, *label_names])))
-    require_rows(df, _FUNCTION, "scores")
-    df, _, _ = prepare_scores(df, names, None, _FUNCTION)
+    df = read_frame(scores, list(dict.fromkeys([*names, *label_names])))
+    require_rows(df, "scores")
+    df, _, _ = prepare_scores(df, names, None)
     for metric, label in pairs:
         _check_label(df, metric, label, both_classes=kind == "roc")
     if kind == "reliability":
         return _reliability(df, pairs, len(label_names) > 1, n_bins, strategy, title or _title(label_names, kind))
     agreement = agreement_with_labels(df, label_columns={m: lbl for m, lbl in pairs}, n_resamples=1)
-    fig, (ax,) = new_figure(_FUNCTION, width=7.5, height=6.5 + 0.2 * len(pairs))
+    fig, (ax,) = new_figure(width=7.5, height=6.5 + 0.2 * len(pairs))
     ax.plot([0, 1], [0, 1], color="0.6", linestyle=":", linewidth=1, gid="chance", label="chance (AUROC 0.5)")
     for row in agreement.iter_rows(named=True):
         score, truth = _oriented(df, row["metric"], row["label"])
@@ -190,7 +190,7 @@ def _reliability(
     df: pl.DataFrame, pairs: list[tuple[str, str]], several_labels: bool, n_bins: int, strategy: str, title: str
 ) -> Any:
     """The reliability diagram of each (metric, label) pair, with the rows per bin underneath."""
-    figure = figure_module(_FUNCTION)
+    figure = figure_module()
     fig = figure.Figure(figsize=(7.0, 8.6 + 0.2 * len(pairs)), layout="constrained")
     ax, counts_ax = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3.0, 1.0]})
     ax.plot([0, 1], [0, 1], color="0.6", linestyle=":", linewidth=1, gid="perfect", label="perfectly calibrated")
@@ -227,7 +227,6 @@ def _as_probability(df: pl.DataFrame, metric: str, label: str) -> tuple[np.ndarr
     if outside.size:
         raise SchemaError(
             "a reliability diagram reads the score as a probability; map it into [0, 1] first (rf.calibrate)",
-            function=_FUNCTION,
             column=metric,
             expected="scores in [0, 1]",
             found=f"{outside.size:,} outside, e.g. {float(score[outside[0]])!r}",
@@ -282,22 +281,21 @@ def roc_points(score: np.ndarray, positive: np.ndarray) -> tuple[np.ndarray, np.
 def _pairs(scores: Any, labels: Any, metrics: Any) -> list[tuple[str, str]]:
     if isinstance(labels, Mapping):
         if metrics is not None:
-            raise validate.fail(_FUNCTION, "metrics", "None when labels is a dict (its keys are the metrics)", metrics)
+            raise validate.fail("metrics", "None when labels is a dict (its keys are the metrics)", metrics)
         if not labels:
-            raise validate.fail(_FUNCTION, "labels", "a label column or a non-empty dict {metric: label}", labels)
+            raise validate.fail("labels", "a label column or a non-empty dict {metric: label}", labels)
         return [
-            (validate.column_name(m, "labels key", _FUNCTION), validate.column_name(lbl, f"labels[{m!r}]", _FUNCTION))
+            (validate.column_name(m, "labels key"), validate.column_name(lbl, f"labels[{m!r}]"))
             for m, lbl in labels.items()
         ]
-    label = validate.column_name(labels, "labels", _FUNCTION)
+    label = validate.column_name(labels, "labels")
     if metrics is not None:
-        return [(m, label) for m in validate.column_list(metrics, "metrics", _FUNCTION)]
-    schema = frame_schema(scores, _FUNCTION)
+        return [(m, label) for m in validate.column_list(metrics, "metrics")]
+    schema = frame_schema(scores)
     found = [c for c in score_columns(schema) if c != label]
     if not found:
         raise SchemaError(
             "no ragframe score columns found; pass {metrics} to name them",
-            function=_FUNCTION,
             available=schema,
             mentions={"metrics": "[...]"},
         )
@@ -308,21 +306,16 @@ def _check_label(df: pl.DataFrame, metric: str, label: str, *, both_classes: boo
     """The label is 0/1 or Boolean, finite, and (``both_classes``) has both classes where ``metric`` is non-null."""
     dtype = df.schema[label]
     if not (dtype.is_numeric() or dtype == pl.Boolean):
-        raise SchemaError(
-            "label column is not 0/1", function=_FUNCTION, column=label, expected="0/1 or Boolean", found=str(dtype)
-        )
+        raise SchemaError("label column is not 0/1", column=label, expected="0/1 or Boolean", found=str(dtype))
     values = df.filter(pl.col(metric).is_not_null() & pl.col(label).is_not_null())[label].cast(pl.Float64)
     other = values.filter(~values.is_in([0.0, 1.0]))
     if other.len():
         found = f"values {values.unique().sort().head(6).to_list()}"
-        raise SchemaError(
-            "label column is not 0/1", function=_FUNCTION, column=label, expected="0/1 or Boolean", found=found
-        )
+        raise SchemaError("label column is not 0/1", column=label, expected="0/1 or Boolean", found=found)
     classes = values.unique().to_list()
     if not classes and not both_classes:
         raise SchemaError(
             "no row has both the score and the label: nothing to plot",
-            function=_FUNCTION,
             column=label,
             expected=f"rows where {metric} and {label} are both non-null",
             found="none",
@@ -331,7 +324,6 @@ def _check_label(df: pl.DataFrame, metric: str, label: str, *, both_classes: boo
         found = f"{values.len()} pairs with {metric}, " + (f"all {classes[0]:g}" if classes else "none")
         raise SchemaError(
             "label has a single class where the score is non-null: no ROC curve",
-            function=_FUNCTION,
             column=label,
             expected="both 0 and 1",
             found=found,

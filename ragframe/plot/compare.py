@@ -10,14 +10,14 @@ import polars as pl
 from ragframe.exceptions import SchemaError
 from ragframe.plot._frames import read_frame, require_columns, require_rows
 from ragframe.plot._matplotlib import WIDTH, new_figure
+from ragframe.public import public
 from ragframe.stats.compare import COMPARE_COLUMNS
 
 __all__ = ["compare"]
-
-_FUNCTION = "compare"
 _NEEDED = ["metric", "n", "delta", "ci_low", "ci_high", "significant"]
 
 
+@public
 def compare(comparison: Any, *, title: str | None = None) -> Any:
     """Forest plot of :func:`ragframe.compare` / :func:`ragframe.compare_runs`: delta and interval per metric.
 
@@ -51,20 +51,20 @@ def compare(comparison: Any, *, title: str | None = None) -> Any:
     >>> [label.get_text() for label in fig.axes[0].get_yticklabels()]
     ['* mrr (n=4)', 'ndcg (n=4)']
     """
-    df = read_frame(comparison, _FUNCTION)
-    require_columns(df.columns, _NEEDED, _FUNCTION, "a comparison (rf.compare's frame)")
-    require_rows(df, _FUNCTION, "comparison")
+    df = read_frame(comparison)
+    require_columns(df.columns, _NEEDED, "a comparison (rf.compare's frame)")
+    require_rows(df, "comparison")
     if df["delta"].null_count() == df.height:
-        raise SchemaError("every delta is null (no pairs): nothing to plot", function=_FUNCTION, column="delta")
+        raise SchemaError("every delta is null (no pairs): nothing to plot", column="delta")
     by = df.columns[: df.columns.index("metric")]
     extra = [c for c in by if c in COMPARE_COLUMNS]
     if extra:
-        raise SchemaError("a slice column has the name of a comparison column", function=_FUNCTION, column=extra[0])
+        raise SchemaError("a slice column has the name of a comparison column", column=extra[0])
     labels = _labels(df, by)
     y = np.arange(df.height, dtype=float)
     delta, low, high = (df[c].cast(pl.Float64).to_numpy() for c in ("delta", "ci_low", "ci_high"))
     significant = df["significant"].fill_null(False).to_numpy().astype(bool)
-    fig, (ax,) = new_figure(_FUNCTION, width=WIDTH, height=float(np.clip(1.4 + 0.3 * df.height, 2.5, 40.0)))
+    fig, (ax,) = new_figure(width=WIDTH, height=float(np.clip(1.4 + 0.3 * df.height, 2.5, 40.0)))
     has_ci = ~(np.isnan(low) | np.isnan(high))
     ax.hlines(y[has_ci], low[has_ci], high[has_ci], color="0.35", linewidth=1.6, gid="ci")
     ax.plot(delta[~significant], y[~significant], "o", mfc="white", mec="0.35", ls="none", gid="delta")

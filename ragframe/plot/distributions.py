@@ -12,14 +12,14 @@ from ragframe import validate
 from ragframe.exceptions import SchemaError
 from ragframe.metrics import column_keys, metric_for_column
 from ragframe.plot._matplotlib import WIDTH, new_figure
+from ragframe.public import public
 from ragframe.stats.summary import prepare_scores, score_bounds
 
 __all__ = ["distributions", "threshold_of"]
-
-_FUNCTION = "distributions"
 _KINDS = ("hist", "ecdf")
 
 
+@public
 def distributions(
     scores: Any,
     metrics: str | Sequence[str] | None = None,
@@ -73,17 +73,16 @@ def distributions(
     >>> [line.get_xdata()[0] for line in fig.axes[0].lines if line.get_gid() == "threshold"]
     [0.4]
     """
-    validate.choice(kind, "kind", _FUNCTION, _KINDS)
-    bins = validate.positive_int(bins, "bins", _FUNCTION)
-    sample = None if sample is None else validate.positive_int(sample, "sample", _FUNCTION)
-    seed = validate.seed(seed, "seed", _FUNCTION)
-    df, names, _ = prepare_scores(scores, metrics, None, _FUNCTION)
+    validate.choice(kind, "kind", _KINDS)
+    bins = validate.positive_int(bins, "bins")
+    sample = None if sample is None else validate.positive_int(sample, "sample")
+    seed = validate.seed(seed, "seed")
+    df, names, _ = prepare_scores(scores, metrics, None)
     cuts = _thresholds(thresholds, names)
     counts = df.select(pl.col(names).count()).row(0)
     if not any(counts):
         raise SchemaError(
             "every score is null: nothing to plot",
-            function=_FUNCTION,
             column=names[0],
             expected=f"a non-null value in one of {names}",
             found=f"{df.height} rows, all null",
@@ -92,7 +91,7 @@ def distributions(
     ncols = min(len(names), 3)
     nrows = -(-len(names) // ncols)
     width = WIDTH if ncols > 1 else 7.0
-    fig, axes = new_figure(_FUNCTION, nrows, ncols, width=width, height=0.6 + 2.6 * nrows, n_axes=len(names))
+    fig, axes = new_figure(nrows, ncols, width=width, height=0.6 + 2.6 * nrows, n_axes=len(names))
     for ax, name, count in zip(axes, names, counts):
         values = drawn[name].drop_nulls().cast(pl.Float64).to_numpy()
         _draw(ax, values, name, kind, bins)
@@ -166,11 +165,11 @@ def _thresholds(given: Any, names: list[str]) -> dict[str, float | None]:
     if given is None:
         given = {}
     if not isinstance(given, Mapping):
-        raise validate.fail(_FUNCTION, "thresholds", "a dict {metric: threshold or None}", given)
+        raise validate.fail("thresholds", "a dict {metric: threshold or None}", given)
     known = {key for name in names for key in column_keys(name)}
     for key, value in given.items():
         if key not in known:
-            raise validate.fail(_FUNCTION, "thresholds", f"keyed by the metrics drawn ({names})", key)
+            raise validate.fail("thresholds", f"keyed by the metrics drawn ({names})", key)
         if value is not None:
-            validate.number(value, f"thresholds[{key!r}]", _FUNCTION)
+            validate.number(value, f"thresholds[{key!r}]")
     return {name: threshold_of(name, given) for name in names}

@@ -14,14 +14,14 @@ from ragframe.metrics import parse_column
 from ragframe.metrics.registry import metrics as registered
 from ragframe.plot._frames import read_frame, require_rows
 from ragframe.plot._matplotlib import new_figure
+from ragframe.public import public
 from ragframe.schema import frame_schema
 from ragframe.stats.summary import prepare_scores
 
 __all__ = ["ranking_curve"]
 
-_FUNCTION = "ranking_curve"
 
-
+@public
 def ranking_curve(
     runs: Any, metric: str = "ndcg", *, k: int | Sequence[int] | None = None, title: str | None = None
 ) -> Any:
@@ -60,12 +60,12 @@ def ranking_curve(
     ('bm25', [1, 5], [0.5, 0.6000000000000001])
     """
     base = _measure(metric)
-    wanted = None if k is None else validate.k_list(k, "k", _FUNCTION)
+    wanted = None if k is None else validate.k_list(k, "k")
     named = _named(runs)
     curves = [(label, ks, means) for name, frame in named.items() for label, ks, means in _curves(name, frame, base)]
     if wanted is not None:
         curves = [(label, *_pick(label, ks, means, wanted, base)) for label, ks, means in curves]
-    fig, (ax,) = new_figure(_FUNCTION, width=8.0, height=4.5)
+    fig, (ax,) = new_figure(width=8.0, height=4.5)
     for label, ks, means in curves:
         ax.plot(ks, means, marker="o", label=label, gid=label)
     every_k = sorted({int(x) for _, ks, _ in curves for x in ks})
@@ -83,9 +83,9 @@ def ranking_curve(
 
 def _measure(metric: Any) -> str:
     cutoffs = [m.name.removesuffix("_at_k") for m in registered() if m.cutoff]
-    name = validate.column_name(metric, "metric", _FUNCTION).removesuffix("_at_k")
+    name = validate.column_name(metric, "metric").removesuffix("_at_k")
     if name not in cutoffs:
-        raise validate.fail(_FUNCTION, "metric", f"a cutoff measure, one of {cutoffs}", metric)
+        raise validate.fail("metric", f"a cutoff measure, one of {cutoffs}", metric)
     return name
 
 
@@ -93,28 +93,26 @@ def _named(runs: Any) -> dict[str, Any]:
     if not isinstance(runs, Mapping):
         return {"run": runs}
     if not runs:
-        raise validate.fail(_FUNCTION, "runs", "a frame or a non-empty dict of frames", runs)
+        raise validate.fail("runs", "a frame or a non-empty dict of frames", runs)
     for name in runs:
-        validate.column_name(name, "runs key", _FUNCTION)
+        validate.column_name(name, "runs key")
     return dict(runs)
 
 
 def _curves(name: str, frame: Any, base: str) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """One (label, ks, means) per column prefix of ``base@k`` in ``frame``, ks ascending."""
-    schema = frame_schema(frame, _FUNCTION)
+    schema = frame_schema(frame)
     found: dict[str, list[tuple[int, str]]] = {}
     for column in schema:
         parsed = parse_column(column)
         if parsed is not None and parsed.k is not None and parsed.metric.name == f"{base}_at_k":
             found.setdefault(parsed.prefix, []).append((parsed.k, column))
     if not found:
-        raise SchemaError(
-            f"no {base}_at_<k> column in run {name!r}", function=_FUNCTION, column=f"{base}_at_k", available=schema
-        )
+        raise SchemaError(f"no {base}_at_<k> column in run {name!r}", column=f"{base}_at_k", available=schema)
     columns = [c for pairs in found.values() for _, c in pairs]
-    df = read_frame(frame, _FUNCTION, columns)
-    require_rows(df, _FUNCTION, f"run {name!r}")
-    prepare_scores(df, columns, None, _FUNCTION)  # numeric, no NaN
+    df = read_frame(frame, columns)
+    require_rows(df, f"run {name!r}")
+    prepare_scores(df, columns, None)  # numeric, no NaN
     means = df.select(pl.col(columns).mean())  # nulls left out; rf.run_summary's one row is its own mean
     out = []
     for prefix, pairs in found.items():
@@ -124,9 +122,7 @@ def _curves(name: str, frame: Any, base: str) -> list[tuple[str, np.ndarray, np.
         ks = np.array([k for k, _ in pairs])
         ys = np.array([np.nan if v is None else v for v in values], dtype=float)
         if np.isnan(ys).all():
-            raise SchemaError(
-                f"every {base}@k of run {name!r} is null: nothing to plot", function=_FUNCTION, column=pairs[0][1]
-            )
+            raise SchemaError(f"every {base}@k of run {name!r} is null: nothing to plot", column=pairs[0][1])
         out.append((label, ks, ys))
     return out
 
@@ -135,7 +131,7 @@ def _pick(label: str, ks: np.ndarray, means: np.ndarray, wanted: list[int], base
     missing = [k for k in wanted if k not in set(ks.tolist())]
     if missing:
         raise InvalidParameterError(
-            f"{_FUNCTION}: {{k}} has no column {base}_at_{missing[0]} in run {label!r}; it has {{k#2}}",
+            f"{{k}} has no column {base}_at_{missing[0]} in run {label!r}; it has {{k#2}}",
             mentions={"k": f"{missing[0]}", "k#2": f"{ks.tolist()}"},
         )
     keep = np.isin(ks, wanted)

@@ -12,17 +12,17 @@ from ragframe import validate
 from ragframe.exceptions import SchemaError
 from ragframe.plot._frames import read_frame, require_columns, require_rows
 from ragframe.plot._matplotlib import new_figure
+from ragframe.public import public
 from ragframe.schema import column_names
 from ragframe.stats.summary import STATS, is_summary, score_bounds, summarize
 
 __all__ = ["slices"]
-
-_FUNCTION = "slices"
 #: Statistics in the score's own units: the colour scale spans the metrics' bounds.
 _IN_UNITS = ("mean", "min", "p50", "p90", "p95", "p99", "max", "pass_rate", "ci_low", "ci_high", "null_rate")
 _STATS = tuple(s for s in STATS if s not in ("count", "null_count"))
 
 
+@public
 def slices(
     scores: Any, by: str | Sequence[str], metrics: str | Sequence[str] | None = None, *, stat: str = "mean"
 ) -> Any:
@@ -59,8 +59,8 @@ def slices(
     >>> [label.get_text() for label in fig.axes[0].get_xticklabels()]
     ['a\\nn=2', 'b\\nn=2']
     """
-    group_by = validate.column_list(by, "by", _FUNCTION)
-    validate.choice(stat, "stat", _FUNCTION, _STATS)
+    group_by = validate.column_list(by, "by")
+    validate.choice(stat, "stat", _STATS)
     summary = _summary(scores, group_by, metrics, stat)
     names = summary["metric"].unique(maintain_order=True).to_list()
     label = pl.concat_str([pl.col(c).cast(pl.String).fill_null("null") for c in group_by], separator=" / ")
@@ -74,10 +74,10 @@ def slices(
     )
     matrix = grid.cast(pl.Float64).to_numpy()
     if np.isnan(matrix).all():
-        raise SchemaError(f"every {stat} is null: nothing to plot", function=_FUNCTION, column=stat)
+        raise SchemaError(f"every {stat} is null: nothing to plot", column=stat)
     width = float(np.clip(3.0 + 0.9 * len(slices_), 6.0, 12.0))
     height = float(np.clip(1.8 + 0.45 * len(names), 3.0, 12.0))
-    fig, (ax,) = new_figure(_FUNCTION, width=width, height=height)
+    fig, (ax,) = new_figure(width=width, height=height)
     low, high = _scale(matrix, names, stat)
     image = ax.imshow(np.ma.masked_invalid(matrix), cmap="viridis", vmin=low, vmax=high, aspect="auto")
     fig.colorbar(image, ax=ax, label=stat)
@@ -92,22 +92,20 @@ def slices(
 
 def _summary(scores: Any, by: list[str], metrics: Any, stat: str) -> pl.DataFrame:
     """The summary frame: ``by, metric, stat`` and ``_rows`` (rows of the slice), from either input."""
-    if not is_summary(column_names(scores, _FUNCTION)):
+    if not is_summary(column_names(scores)):
         summary = summarize(scores, metrics=metrics, by=by, stats=["count", "null_count", stat])
     else:
-        summary = read_frame(scores, _FUNCTION)
-        require_columns(summary.columns, [*by, "metric", "count", stat], _FUNCTION, "a summary")
+        summary = read_frame(scores)
+        require_columns(summary.columns, [*by, "metric", "count", stat], "a summary")
         if metrics is not None:
-            wanted = validate.column_list(metrics, "metrics", _FUNCTION)
+            wanted = validate.column_list(metrics, "metrics")
             missing = [m for m in wanted if m not in set(summary["metric"].to_list())]
             if missing:
-                raise SchemaError(
-                    "metric not in the summary", function=_FUNCTION, column="metric", found=repr(missing[0])
-                )
+                raise SchemaError("metric not in the summary", column="metric", found=repr(missing[0]))
             summary = summary.filter(pl.col("metric").is_in(wanted)).sort(
                 pl.col("metric").replace_strict(wanted, list(range(len(wanted)))), maintain_order=True
             )
-    require_rows(summary, _FUNCTION, "summary")
+    require_rows(summary, "summary")
     rows = pl.col("count") + (pl.col("null_count") if "null_count" in summary.columns else 0)
     return summary.select(*by, "metric", stat, rows.alias("_rows"))
 

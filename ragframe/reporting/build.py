@@ -14,6 +14,7 @@ import polars as pl
 
 from ragframe import secrets, validate
 from ragframe.extras import require
+from ragframe.public import public
 from ragframe.reporting import content, figures
 from ragframe.reporting.inputs import IN_MEMORY, Source, load_source
 from ragframe.reporting.render import render
@@ -21,8 +22,6 @@ from ragframe.reporting.tables import table
 from ragframe.stats.summary import summarize
 
 __all__ = ["report"]
-
-_FUNCTION = "report"
 SUMMARY_COLUMNS = (
     "metric", "count", "null_count", "mean", "std", "min", "p50", "p90", "p99", "max", "pass_rate", "ci_low", "ci_high",
 )  # fmt: skip
@@ -41,6 +40,7 @@ ESTIMATE_COLUMNS = (
 )  # fmt: skip
 
 
+@public
 def report(
     scores: Any,
     path: str | os.PathLike[str],
@@ -119,15 +119,15 @@ def report(
     >>> out.name, "<h2 id=\\"summary\\">" in out.read_text(encoding="utf-8")
     ('report.html', True)
     """
-    worst = validate.integer(worst, "worst", _FUNCTION, minimum=0)
-    sample_rows = validate.positive_int(sample_rows, "sample_rows", _FUNCTION)
+    worst = validate.integer(worst, "worst", minimum=0)
+    sample_rows = validate.positive_int(sample_rows, "sample_rows")
     for name, value in (("title", title), ("label", label), ("compare_label", compare_label)):
         if value is not None and not (isinstance(value, str) and value.strip()):
-            raise validate.fail(_FUNCTION, name, "a non-empty str or None", value)
+            raise validate.fail(name, "a non-empty str or None", value)
     if not isinstance(path, (str, os.PathLike)):
-        raise validate.fail(_FUNCTION, "path", "a path (str or os.PathLike)", path)
-    require("report", "jinja2", function=_FUNCTION)
-    require("report", "matplotlib", function=_FUNCTION)
+        raise validate.fail("path", "a path (str or os.PathLike)", path)
+    require("report", "jinja2")
+    require("report", "matplotlib")
     source = load_source(scores, "scores")
     other = None if compare is None else load_source(compare, "compare")
     plan = content.plan_report(source.schema, metrics, by, labels, on)

@@ -42,8 +42,6 @@ __all__ = [
     "status_table",
     "worst_rows",
 ]
-
-_FUNCTION = "report"
 #: Display name of the row-number column of the worst-rows tables (0-based position in the input).
 ROW = "row"
 _ROW_INDEX = "__ragframe_row"
@@ -102,18 +100,18 @@ class Plan:
 def _require(schema: pl.Schema, columns: Sequence[str], what: str) -> None:
     for name in columns:
         if name not in schema:
-            raise SchemaError(f"missing {what} column", function=_FUNCTION, column=name, available=list(schema))
+            raise SchemaError(f"missing {what} column", column=name, available=list(schema))
 
 
 def _labels(labels: Any) -> dict[str, str] | list[str] | None:
     if labels is None:
         return None
     if isinstance(labels, Mapping):
-        pairs = {validate.column_name(k, "labels", _FUNCTION): v for k, v in labels.items()}
+        pairs = {validate.column_name(k, "labels"): v for k, v in labels.items()}
         if not pairs:
-            raise validate.fail(_FUNCTION, "labels", "a non-empty {metric: label column} dict", labels)
-        return {k: validate.column_name(v, "labels", _FUNCTION) for k, v in pairs.items()}
-    return validate.column_list(labels, "labels", _FUNCTION)
+            raise validate.fail("labels", "a non-empty {metric: label column} dict", labels)
+        return {k: validate.column_name(v, "labels") for k, v in pairs.items()}
+    return validate.column_list(labels, "labels")
 
 
 def plan_report(schema: pl.Schema, metrics: Any, by: Any, labels: Any, on: Any) -> Plan:
@@ -127,8 +125,8 @@ def plan_report(schema: pl.Schema, metrics: Any, by: Any, labels: Any, on: Any) 
     >>> plan.metrics, plan.by, plan.label_columns, plan.ids
     (['mrr'], ['model'], ['human'], ['id'])
     """
-    group_by = [] if by is None else validate.column_list(by, "by", _FUNCTION, allow_empty=True)
-    on_cols = validate.column_list(on, "on", _FUNCTION)
+    group_by = [] if by is None else validate.column_list(by, "by", allow_empty=True)
+    on_cols = validate.column_list(on, "on")
     pairs = _labels(labels)
     _require(schema, group_by, "slice (by)")
     plan = Plan([], group_by, pairs, on_cols, [c for c in on_cols if c in schema])
@@ -141,12 +139,11 @@ def plan_report(schema: pl.Schema, metrics: Any, by: Any, labels: Any, on: Any) 
         if not names:
             raise SchemaError(
                 "no ragframe score columns found; pass {metrics} to name them",
-                function=_FUNCTION,
                 available=list(schema),
                 mentions={"metrics": "[...]"},
             )
     else:
-        names = validate.column_list(metrics, "metrics", _FUNCTION)
+        names = validate.column_list(metrics, "metrics")
         _require(schema, names, "score")
     return Plan(names, group_by, pairs, on_cols, plan.ids)
 
@@ -232,7 +229,6 @@ def slice_summaries(frame: pl.DataFrame, plan: Plan) -> dict[str, pl.DataFrame]:
         if count > MAX_SLICES:
             raise SchemaError(
                 "too many slices for a report",
-                function=_FUNCTION,
                 column=column,
                 expected=f"at most {MAX_SLICES} distinct values (a category such as a model or a topic)",
                 found=f"{count:,} distinct values",
@@ -274,7 +270,6 @@ def comparison_table(frame: pl.DataFrame, source: Source, other: Source, plan: P
     if missing:
         raise SchemaError(
             "missing column in the compared scores ({compare})",
-            function=_FUNCTION,
             column=missing[0],
             available=list(other.schema),
             mentions={"compare": ""},
@@ -345,7 +340,7 @@ def estimate_table(frame: pl.DataFrame, plan: Plan) -> tuple[pl.DataFrame | None
             )
             continue
         try:
-            check_labels(frame[label], label, _FUNCTION)
+            check_labels(frame[label], label)
         except SchemaError:
             notes.append(f"{metric} / {label}: no estimate, {label} is not 0/1 or a number in [0, 1].")
             continue

@@ -55,7 +55,7 @@ class Source:
     manifest: dict[str, Any] | None
 
 
-def load_source(scores: Any, role: str, function: str = "report") -> Source:
+def load_source(scores: Any, role: str) -> Source:
     """Open ``scores`` (a frame, or a path :func:`ragframe.read_scores` reads) without reading its columns.
 
     Parameters
@@ -65,8 +65,6 @@ def load_source(scores: Any, role: str, function: str = "report") -> Source:
         a path.
     role : str
         The argument's name, for error messages (``"scores"``, ``"compare"``).
-    function : str
-        The public function, for error messages.
 
     Returns
     -------
@@ -86,26 +84,29 @@ def load_source(scores: Any, role: str, function: str = "report") -> Source:
     >>> load_source("no-such-file.parquet", "scores")
     Traceback (most recent call last):
     ...
-    ragframe.exceptions.InputFileError: report: scores: no such file or folder: 'no-such-file.parquet'
+    ragframe.exceptions.InputFileError: scores: no such file or folder: 'no-such-file.parquet'
     """
     if isinstance(scores, (str, os.PathLike)):
-        frame, manifest = _open_path(os.fspath(scores), role, function)
+        frame, manifest = _open_path(os.fspath(scores), role)
         label = os.fspath(scores)
     else:
-        kind = frame_kind(scores, function)
-        frame = scores if kind == "lazy" else to_polars(scores, function=function).lazy()
+        kind = frame_kind(scores)
+        frame = scores if kind == "lazy" else to_polars(scores).lazy()
         label, manifest = IN_MEMORY, None
     try:
         schema = frame.collect_schema()
         rows = int(frame.select(pl.len()).collect().item())
     except (pl.exceptions.PolarsError, OSError) as exc:
-        raise InputFileError(f"{function}: {role}: cannot read {label!r}: {_first_line(exc)}") from exc
+        raise InputFileError(f"{role}: cannot read {label!r}: {_first_line(exc)}") from exc
     return Source(frame, label, schema, rows, manifest)
 
 
-def _open_path(text: str, role: str, function: str) -> tuple[pl.LazyFrame, dict[str, Any] | None]:
-    """:func:`scan_scores` of the path (errors name ``function`` and ``role``), and an output folder's manifest."""
-    frame = scan_scores(text, function=f"{function}: {role}")
+def _open_path(text: str, role: str) -> tuple[pl.LazyFrame, dict[str, Any] | None]:
+    """:func:`scan_scores` of the path (its errors name ``role``), and an output folder's manifest."""
+    try:
+        frame = scan_scores(text)
+    except InputFileError as error:
+        raise error.about(role) from None
     local = Path(text)
     return frame, (_manifest(local) if "://" not in text and local.is_dir() else None)
 

@@ -22,7 +22,7 @@ def environment() -> Any:
     >>> environment().from_string("{{ text }}").render(text="<script>")
     '&lt;script&gt;'
     """
-    jinja2 = require("report", "jinja2", function="report")
+    jinja2 = require("report", "jinja2")
 
     return jinja2.Environment(
         loader=jinja2.PackageLoader("ragframe.reporting", "templates"),

@@ -20,15 +20,13 @@ from ragframe.run.plan import RunPlan, all_options
 __all__ = ["build_plan", "plain_column"]
 
 
-def build_plan(given: Mapping[str, Any], function: str) -> RunPlan:
+def build_plan(given: Mapping[str, Any]) -> RunPlan:
     """Check the options set (``given``, defaults filled in) and return the run's plan.
 
     Parameters
     ----------
     given : mapping of str to object
         The options set (without ``metrics``).
-    function : str
-        The function named in an error.
 
     Returns
     -------
@@ -42,71 +40,71 @@ def build_plan(given: Mapping[str, Any], function: str) -> RunPlan:
 
     Examples
     --------
-    >>> build_plan({"composite_threshold": 0.8}, "Evaluator").composite_threshold
+    >>> build_plan({"composite_threshold": 0.8}).composite_threshold
     0.8
     """
     known = all_options()
     unknown = sorted(set(given) - set(known))
     if unknown:
-        raise InvalidParameterError(f"{function}: unknown option(s) {unknown}; choose from {sorted(known)}")
+        raise InvalidParameterError(f"unknown option(s) {unknown}; choose from {sorted(known)}")
     merged = {**known, **given}
-    families = {name: registry.get_family(name).check(dict(merged), function) for name in registry.families()}
+    families = {name: registry.get_family(name).check(dict(merged)) for name in registry.families()}
     plan = RunPlan(
-        prefix=registry.check_prefix(merged["prefix"], function),
-        composite=validate.flag(merged["composite"], "composite", function),
-        composite_threshold=validate.number(merged["composite_threshold"], "composite_threshold", function),
-        thresholds=MappingProxyType(_thresholds(merged["thresholds"], function)),
-        weights=MappingProxyType(_keyed_numbers(merged["weights"], "weights", function, minimum=0.0)),
-        mode=validate.choice(merged["mode"], "mode", function, routing.MODES),
-        metric_modes=MappingProxyType(routing.check_metric_modes(merged["metric_modes"], function)),
-        hybrid_band=routing.check_hybrid_band(merged["hybrid_band"], function),
-        budget=check_budget(merged["budget"], merged["budget_seed"], merged["by"], function),
+        prefix=registry.check_prefix(merged["prefix"]),
+        composite=validate.flag(merged["composite"], "composite"),
+        composite_threshold=validate.number(merged["composite_threshold"], "composite_threshold"),
+        thresholds=MappingProxyType(_thresholds(merged["thresholds"])),
+        weights=MappingProxyType(_keyed_numbers(merged["weights"], "weights", minimum=0.0)),
+        mode=validate.choice(merged["mode"], "mode", routing.MODES),
+        metric_modes=MappingProxyType(routing.check_metric_modes(merged["metric_modes"])),
+        hybrid_band=routing.check_hybrid_band(merged["hybrid_band"]),
+        budget=check_budget(merged["budget"], merged["budget_seed"], merged["by"]),
         families=MappingProxyType(families),
     )
-    _check_partners(given, plan, function)
+    _check_partners(given, plan)
     return plan
 
 
-def _check_partners(given: Mapping[str, Any], checked: RunPlan, function: str) -> None:
+def _check_partners(given: Mapping[str, Any], checked: RunPlan) -> None:
     """An option given without the one it works with does nothing: an error naming both (not silence)."""
     hybrid = checked.mode == "hybrid" or "hybrid" in checked.metric_modes.values()
     if given.get("hybrid_band") is not None and not hybrid:
         raise InvalidParameterError(
-            f"{function}: {{hybrid_band}} chooses the rows a hybrid run sends to the judge, and needs {{mode}} "
+            "{hybrid_band} chooses the rows a hybrid run sends to the judge, and needs {mode} "
             "(or a metric_modes entry 'hybrid'); without it no row is routed by the band",
             mentions={"hybrid_band": "", "mode": "'hybrid'"},
         )
     if "budget_seed" in given and checked.budget is None:
         raise InvalidParameterError(
-            f"{function}: {{budget_seed}} seeds a judge budget's draw of rows, and needs {{budget}}; without a "
+            "{budget_seed} seeds a judge budget's draw of rows, and needs {budget}; without a "
             "budget every row is judged",
             mentions={"budget_seed": "", "budget": ""},
         )
 
 
-def _keyed_numbers(value: Any, name: str, function: str, *, minimum: float | None) -> dict[str, float]:
+def _keyed_numbers(value: Any, name: str, *, minimum: float | None) -> dict[str, float]:
     if value is None:
         return {}
     items = value.items() if isinstance(value, Mapping) else value if isinstance(value, tuple) else None
     if items is None:
-        raise validate.fail(function, name, "a dict of metric name -> number", value)
+        raise validate.fail(name, "a dict of metric name -> number", value)
     out: dict[str, float] = {}
     for key, number in items:
         if not isinstance(key, str) or (key not in {m.name for m in registry.metrics()} and plain_column(key) is None):
-            raise InvalidParameterError(f"{function}: {name} names unknown metric {key!r}")
-        out[key] = validate.number(number, f"{name}[{key!r}]", function, minimum=minimum)
+            raise InvalidParameterError(f"{name} names unknown metric {key!r}")
+        out[key] = validate.number(number, f"{name}[{key!r}]", minimum=minimum)
     return out
 
 
-def _thresholds(value: Any, function: str) -> dict[str, float]:
+def _thresholds(value: Any) -> dict[str, float]:
     """Thresholds keyed by metric or output name, each within its metric's bounds (a score outside never occurs)."""
-    thresholds = _keyed_numbers(value, "thresholds", function, minimum=None)
+    thresholds = _keyed_numbers(value, "thresholds", minimum=None)
     for key, number in thresholds.items():
         parsed = plain_column(key)
         metric = parsed.metric if parsed is not None else registry.get_metric(key)
         if metric is not None and metric.bounds is not None:
             low, high = metric.bounds
-            validate.number(number, f"thresholds[{key!r}]", function, minimum=low, maximum=high)
+            validate.number(number, f"thresholds[{key!r}]", minimum=low, maximum=high)
     return thresholds
 
 

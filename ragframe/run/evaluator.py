@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import polars as pl
 
 from ragframe import secrets, validate
-from ragframe.exceptions import InvalidParameterError, current_function
+from ragframe.exceptions import InvalidParameterError
 from ragframe.metrics import registry
 from ragframe.metrics.registry import Metric, RunState
 from ragframe.public import public
@@ -114,20 +114,21 @@ class Evaluator:
     metrics: str | tuple[str, ...] | None
     options: tuple[tuple[str, Any], ...]
 
+    @public(name="Evaluator")
     def __init__(self, metrics: str | Iterable[str] | None = None, **options: Any) -> None:
-        self._setup(metrics, options, "Evaluator")
+        self._setup(metrics, options)
 
-    def _setup(self, metrics: Any, options: dict[str, Any], function: str) -> None:
+    def _setup(self, metrics: Any, options: dict[str, Any]) -> None:
         if metrics is not None and not isinstance(metrics, str):
             if not isinstance(metrics, Iterable):
-                raise validate.fail(function, "metrics", "a name or a list of names", metrics)
+                raise validate.fail("metrics", "a name or a list of names", metrics)
             metrics = tuple(metrics)
         object.__setattr__(self, "metrics", metrics)
-        object.__setattr__(self, "options", _freeze(secrets.protect(options, function)))  # keys held as Secrets
-        checked = build_plan(self._options_given(), function)  # every check runs once, here
+        object.__setattr__(self, "options", _freeze(secrets.protect(options)))  # keys held as Secrets
+        checked = build_plan(self._options_given())  # every check runs once, here
         object.__setattr__(self, "_run_plan", checked)
         if metrics != AUTO:
-            routing.check_judging(resolve(metrics, checked, function), checked, function)
+            routing.check_judging(resolve(metrics, checked), checked)
 
     @public(name="Evaluator.replace")
     def replace(self, **changes: Any) -> Evaluator:
@@ -191,7 +192,7 @@ class Evaluator:
         """The metrics this run names that were registered by the user (not shipped with ragframe)."""
         if self.metrics == AUTO:
             return []
-        requests = resolve(self.metrics, self.run_plan, "Evaluator")
+        requests = resolve(self.metrics, self.run_plan)
         return list({m.name: m for m, _ in requests if not registry.is_built_in(m.name)}.values())
 
     # ------------------------------------------------------------------ options
@@ -311,7 +312,7 @@ class Evaluator:
         """
         plan = self.__dict__.get("_run_plan")
         if plan is None:
-            plan = build_plan(self._options_given(), "Evaluator")
+            plan = build_plan(self._options_given())
             object.__setattr__(self, "_run_plan", plan)
         return plan
 
@@ -341,15 +342,12 @@ class Evaluator:
         >>> [(m.name, k) for m, k in Evaluator(["ndcg_at_10", "mrr"]).requests()]
         [('ndcg_at_k', 10), ('mrr', None)]
         """
-        function = current_function() or "Evaluator"
         checked = self.run_plan
         if columns is not None:
-            return self._requests_for(checked, list(columns), function)
+            return self._requests_for(checked, list(columns))
         if self.metrics == AUTO:
-            raise InvalidParameterError(
-                f"{function}: {{metrics}} needs the frame's columns", mentions={"metrics": "'auto'"}
-            )
-        return resolve(self.metrics, checked, function)
+            raise InvalidParameterError("{metrics} needs the frame's columns", mentions={"metrics": "'auto'"})
+        return resolve(self.metrics, checked)
 
     def skipped_metrics(self, columns: Iterable[str], /) -> dict[str, str]:
         """The default metrics a frame with ``columns`` does not get, each with the column it lacks.
@@ -380,7 +378,9 @@ class Evaluator:
         checked = self.run_plan
         prefix = checked.prefix
         available = list(columns)
-        return {prefix + m.column(k): column for (m, k), _, column in default_requests(checked, available, None)[1]}
+        return {
+            prefix + m.column(k): column for (m, k), _, column in default_requests(checked, available, strict=False)[1]
+        }
 
     def outputs(self, columns: Iterable[str] | None = None) -> list[str]:
         """The score columns this run writes (prefixed), in order.
@@ -465,17 +465,16 @@ class Evaluator:
         >>> Evaluator(["mrr"]).evaluate(df)["mrr"].to_list()
         [0.5]
         """
-        function = current_function() or "evaluate"
         checked = self.run_plan
-        requests, roles = self._plan(checked, column_names(frame, function), function, warn=warn)
+        requests, roles = self._plan(checked, column_names(frame), warn=warn)
 
         state = RunState()  # one call (one LazyFrame plan): each judge prompt asked once, however often collected
 
         def compute(view: pl.DataFrame) -> pl.DataFrame:
-            return score_frame(view, requests, checked, function, state)
+            return score_frame(view, requests, checked, state)
 
         inputs = list(dict.fromkeys(roles.values()))
-        return apply_to_frame(frame, compute, columns=inputs, function=function, clash_hint=CLASH_HINT)
+        return apply_to_frame(frame, compute, columns=inputs, clash_hint=CLASH_HINT)
 
     def scores(self, frame: pl.DataFrame, /, *, budget: Any = None) -> pl.DataFrame:
         """Only the new columns for a polars DataFrame (what streaming and cluster engines write).
@@ -499,11 +498,10 @@ class Evaluator:
         >>> Evaluator(["mrr"]).scores(pl.DataFrame({"retrieved_ids": [["a"]], "relevant_ids": [["a"]]})).columns
         ['mrr']
         """
-        function = current_function() or "evaluate"
         checked = self.run_plan
-        requests, roles = self._plan(checked, frame.columns, function, warn=False)
+        requests, roles = self._plan(checked, frame.columns, warn=False)
         view = conform_text(frame.select(list(dict.fromkeys(roles.values()))))
-        return score_frame(view, requests, checked, function, RunState(), budget)
+        return score_frame(view, requests, checked, RunState(), budget)
 
     def budget_candidates(self, frame: pl.DataFrame, /) -> Any:
         """A batch's judge budget candidates, truncated to those the run's budget could choose.
@@ -531,16 +529,15 @@ class Evaluator:
         """
         from ragframe import budgeting
 
-        function = current_function() or "evaluate"
         checked = self.run_plan
-        requests, roles = self._plan(checked, frame.columns, function, warn=False)
+        requests, roles = self._plan(checked, frame.columns, warn=False)
         view = conform_text(frame.select(list(dict.fromkeys(roles.values()))))
         routes = {m.name: routing.route(m, checked) for m, _ in requests}
         hybrid = [r for r in requests if r[0].family != "judge" and routes[r[0].name] == "hybrid"]
-        blocks = family_blocks(view, hybrid, checked, function, RunState())
-        groups = score_groups(blocks, {m.column(k) for m, k in hybrid}, function)
+        blocks = family_blocks(view, hybrid, checked, RunState())
+        groups = score_groups(blocks, {m.column(k) for m, k in hybrid})
         eligible = budget_eligible(view, requests, routes, groups, checked)
-        return budgeting.truncated(budgeting.candidates(view, eligible, checked, function), checked)
+        return budgeting.truncated(budgeting.candidates(view, eligible, checked), checked)
 
     def written_columns(self, schema: Mapping[str, pl.DataType], /) -> list[str]:
         """Every column the run appends to a frame of this ``schema``, in order (from scoring zero rows).
@@ -567,11 +564,10 @@ class Evaluator:
         >>> Evaluator(["mrr", "ndcg_at_10"]).written_columns(schema)
         ['ndcg_at_10', 'mrr']
         """
-        function = current_function() or "Evaluator"
         checked = self.run_plan
-        requests, roles = self._plan(checked, list(schema), function, warn=False)
+        requests, roles = self._plan(checked, list(schema), warn=False)
         dtypes = {name: CONTRACT_DTYPES.get(role, schema[name]) for role, name in roles.items()}
-        return score_frame(pl.DataFrame(schema=dtypes), requests, checked, function, RunState()).columns
+        return score_frame(pl.DataFrame(schema=dtypes), requests, checked, RunState()).columns
 
     def plan(self, columns: Iterable[str], /, *, warn: bool = True) -> tuple[list[Request], dict[str, str]]:
         """What a frame with these ``columns`` gets: the (metric, cutoff) requests and the input columns by role.
@@ -596,26 +592,25 @@ class Evaluator:
         >>> roles
         {'answer': 'response', 'contexts': 'contexts'}
         """
-        function = current_function() or "Evaluator"
-        return self._plan(self.run_plan, list(columns), function, warn=warn)
+        return self._plan(self.run_plan, list(columns), warn=warn)
 
-    def _plan(self, checked: RunPlan, available: list[str], function: str, *, warn: bool):
-        requests = self._requests_for(checked, available, function)
+    def _plan(self, checked: RunPlan, available: list[str], *, warn: bool):
+        requests = self._requests_for(checked, available)
         roles = input_roles(requests, checked, available)
-        require_inputs(requests, checked, available, function)
-        routing.check_judging(requests, checked, function)
+        require_inputs(requests, checked, available)
+        routing.check_judging(requests, checked)
         if warn and self.metrics is None:
-            warn_skipped(checked, available, function)
+            warn_skipped(checked, available)
         return requests, roles
 
-    def _requests_for(self, checked: RunPlan, available: list[str], function: str) -> list[Request]:
+    def _requests_for(self, checked: RunPlan, available: list[str]) -> list[Request]:
         if self.metrics == AUTO or self.metrics is None:
-            check_named_columns(self.to_dict(), available, function)
+            check_named_columns(self.to_dict(), available)
         if self.metrics == AUTO:
-            return auto_requests(checked, available, function)
+            return auto_requests(checked, available)
         if self.metrics is None:
-            return default_requests(checked, available, function)[0]
-        return resolve(self.metrics, checked, function)
+            return default_requests(checked, available)[0]
+        return resolve(self.metrics, checked)
 
 
 def _thaw(name: str, value: Any) -> Any:

@@ -49,7 +49,7 @@ class RunPlan:
     Examples
     --------
     >>> from ragframe.run.configure import build_plan
-    >>> plan = build_plan({"k": [5], "prefix": "v2_"}, "Evaluator")
+    >>> plan = build_plan({"k": [5], "prefix": "v2_"})
     >>> plan.prefix, plan.families["retrieval"]["k"], plan.budget is None
     ('v2_', [5], True)
     """

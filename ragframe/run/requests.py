@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ragframe import validate
-from ragframe.exceptions import InvalidParameterError, SchemaError, SkippedMetricWarning
+from ragframe.exceptions import InvalidParameterError, SchemaError, SkippedMetricWarning, with_caller
 from ragframe.metrics import registry
 from ragframe.metrics.registry import Metric
 from ragframe.public import user_stacklevel
@@ -40,20 +40,20 @@ AUTO = "auto"
 BY_ROLE = "by:"
 
 
-def resolve(metrics: Any, checked: RunPlan, function: str) -> list[Request]:
+def resolve(metrics: Any, checked: RunPlan) -> list[Request]:
     """Metric, output and family names -> (metric, cutoff) pairs, each once, grouped by family."""
     names = ["heuristic"] if metrics is None else [metrics] if isinstance(metrics, str) else list(metrics)
     if not names:
-        raise InvalidParameterError(f"{function}: metrics is empty; choose from {[m.name for m in registry.metrics()]}")
+        raise InvalidParameterError(f"metrics is empty; choose from {[m.name for m in registry.metrics()]}")
     requests: list[Request] = []
     for name in names:
-        requests += expand(name, checked, function)
+        requests += expand(name, checked)
     return ordered(requests)
 
 
-def expand(name: Any, checked: RunPlan, function: str) -> list[Request]:
+def expand(name: Any, checked: RunPlan) -> list[Request]:
     if not isinstance(name, str):
-        raise validate.fail(function, "metrics", "metric names (str)", name)
+        raise validate.fail("metrics", "metric names (str)", name)
     if name in registry.families():
         return [r for m in registry.metrics(name) if m.by_default for r in at_cutoffs(m, checked)]
     parsed = plain_column(name)
@@ -63,7 +63,7 @@ def expand(name: Any, checked: RunPlan, function: str) -> list[Request]:
         metric = registry.get_metric(name)
     except InvalidParameterError:
         choices = [m.name for m in registry.metrics()] + registry.families()
-        raise InvalidParameterError(f"{function}: unknown metric {name!r}; choose from {choices}") from None
+        raise InvalidParameterError(f"unknown metric {name!r}; choose from {choices}") from None
     return at_cutoffs(metric, checked)
 
 
@@ -101,7 +101,7 @@ def input_roles(requests: list[Request], checked: RunPlan, available: list[str])
     return roles
 
 
-def require_inputs(requests: list[Request], checked: RunPlan, available: list[str], function: str) -> None:
+def require_inputs(requests: list[Request], checked: RunPlan, available: list[str]) -> None:
     """A missing input column is an error naming the metric that needs it."""
     present = set(available)
     for metric, k in requests:
@@ -110,7 +110,6 @@ def require_inputs(requests: list[Request], checked: RunPlan, available: list[st
             if column not in present:
                 raise SchemaError(
                     f"metric {metric.column(k)!r} needs the {role} column",
-                    function=function,
                     column=column,
                     available=available,
                 )
@@ -119,7 +118,6 @@ def require_inputs(requests: list[Request], checked: RunPlan, available: list[st
         if column not in present:
             raise SchemaError(
                 "{by} names a column the judge budget's draw is stratified by, and it is missing",
-                function=function,
                 column=column,
                 available=available,
                 mentions={"by": ""},
@@ -136,42 +134,43 @@ def missing_input(request: Request, checked: RunPlan, available: list[str]) -> t
 
 
 def default_requests(
-    checked: RunPlan, available: list[str], function: str | None
+    checked: RunPlan, available: list[str], *, strict: bool = True
 ) -> tuple[list[Request], list[tuple[Request, str, str]]]:
     """The default metrics the columns allow, and those skipped with (role, column) missing.
 
-    None allowed is a SchemaError naming each metric's missing column (unless ``function`` is
-    None: only the skipped list is wanted).
+    None allowed is a SchemaError naming each metric's missing column (unless ``strict`` is
+    False: only the skipped list is wanted).
     """
     chosen: list[Request] = []
     skipped: list[tuple[Request, str, str]] = []
-    for request in resolve(None, checked, "Evaluator"):
+    for request in resolve(None, checked):
         missing = missing_input(request, checked, available)
         if missing is None:
             chosen.append(request)
         else:
             skipped.append((request, *missing))
-    if not chosen and function is not None:
+    if not chosen and strict:
         lacks = ", ".join(f"{m.column(k)} needs {column!r}" for (m, k), _, column in skipped)
         raise SchemaError(
             f"no default metric can be scored ({lacks}); map the columns (answer='response', "
             "--column answer=response) or name the metrics to score",
-            function=function,
             column=skipped[0][2],
             available=available,
         )
     return chosen, skipped
 
 
-def warn_skipped(checked: RunPlan, available: list[str], function: str) -> None:
+def warn_skipped(checked: RunPlan, available: list[str]) -> None:
     """One :class:`SkippedMetricWarning` per default metric the columns do not allow."""
     prefix = checked.prefix
-    for (metric, k), role, column in default_requests(checked, available, None)[1]:
+    for (metric, k), role, column in default_requests(checked, available, strict=False)[1]:
         name = prefix + metric.column(k)
         warnings.warn(
             SkippedMetricWarning(
-                f"{function}: skipped {name!r}: it reads the {role} column {column!r}, which the frame lacks "
-                f"(the default metrics are those the columns allow; name {metric.name!r} to require it)",
+                with_caller(
+                    f"skipped {name!r}: it reads the {role} column {column!r}, which the frame lacks "
+                    f"(the default metrics are those the columns allow; name {metric.name!r} to require it)"
+                ),
                 metric=name,
                 role=role,
                 column=column,
@@ -180,7 +179,7 @@ def warn_skipped(checked: RunPlan, available: list[str], function: str) -> None:
         )
 
 
-def check_named_columns(given: Mapping[str, Any], available: list[str], function: str) -> None:
+def check_named_columns(given: Mapping[str, Any], available: list[str]) -> None:
     """Under ``"auto"`` and the default, a column option set must name a column of the frame.
 
     Those runs choose their metrics by the columns present, so a mistyped mapping
@@ -193,13 +192,12 @@ def check_named_columns(given: Mapping[str, Any], available: list[str], function
             raise SchemaError(
                 f"the {role} option names a column the frame lacks (the metrics that read it would be dropped "
                 "without a word)",
-                function=function,
                 column=column,
                 available=available,
             )
 
 
-def auto_requests(checked: RunPlan, available: list[str], function: str) -> list[Request]:
+def auto_requests(checked: RunPlan, available: list[str]) -> list[Request]:
     present = set(available)
     chosen: list[Request] = []
     for family in ("heuristic", "retrieval"):
@@ -212,7 +210,6 @@ def auto_requests(checked: RunPlan, available: list[str], function: str) -> list
     if not chosen:
         raise SchemaError(
             "{metrics} found no metric whose input columns are all present",
-            function=function,
             available=available,
             mentions={"metrics": "'auto'"},
         )

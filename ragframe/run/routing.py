@@ -61,47 +61,47 @@ def _frozen_items(value: Any) -> Any:
     return None
 
 
-def check_metric_modes(value: Any, function: str) -> dict[str, str]:
+def check_metric_modes(value: Any) -> dict[str, str]:
     """``metric_modes``: None or {metric with a judge counterpart: mode}."""
     if value is None:
         return {}
     items = _frozen_items(value)
     if items is None:
-        raise validate.fail(function, "metric_modes", "a dict of metric name -> 'heuristic', 'llm' or 'hybrid'", value)
+        raise validate.fail("metric_modes", "a dict of metric name -> 'heuristic', 'llm' or 'hybrid'", value)
     out: dict[str, str] = {}
     for name, mode in items:
         metric = registry.get_metric(name) if name in {m.name for m in registry.metrics()} else None
         if metric is None or counterpart(metric) is None:
             choices = [m.name for m in registry.metrics() if counterpart(m) is not None]
             raise InvalidParameterError(
-                f"{function}: metric_modes names {name!r}, which has no judge counterpart; choose from {choices}"
+                f"metric_modes names {name!r}, which has no judge counterpart; choose from {choices}"
             )
-        out[name] = validate.choice(mode, f"metric_modes[{name!r}]", function, MODES)
+        out[name] = validate.choice(mode, f"metric_modes[{name!r}]", MODES)
     return out
 
 
-def _band(value: Any, name: str, function: str) -> tuple[float, float]:
+def _band(value: Any, name: str) -> tuple[float, float]:
     if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
-        raise validate.fail(function, name, "a pair (lo, hi) with 0 <= lo <= hi <= 1", value)
-    lo, hi = (validate.number(v, name, function, minimum=0.0) for v in value)
+        raise validate.fail(name, "a pair (lo, hi) with 0 <= lo <= hi <= 1", value)
+    lo, hi = (validate.number(v, name, minimum=0.0) for v in value)
     if not lo <= hi <= 1.0:
-        raise validate.fail(function, name, "a pair (lo, hi) with 0 <= lo <= hi <= 1", value)
+        raise validate.fail(name, "a pair (lo, hi) with 0 <= lo <= hi <= 1", value)
     return (lo, hi)
 
 
-def check_hybrid_band(value: Any, function: str) -> dict[str, tuple[float, float]]:
+def check_hybrid_band(value: Any) -> dict[str, tuple[float, float]]:
     """``hybrid_band``: None (around each threshold), a pair (lo, hi) for every metric ("*"), or {metric: pair}."""
     if value is None:
         return {}
     items = _frozen_items(value)
     if items is None:
-        return {"*": _band(value, "hybrid_band", function)}
+        return {"*": _band(value, "hybrid_band")}
     out = {}
     for name, band in items:
         metric = registry.get_metric(name) if name in {m.name for m in registry.metrics()} else None
         if metric is None or counterpart(metric) is None:
-            raise InvalidParameterError(f"{function}: hybrid_band names {name!r}, which has no judge counterpart")
-        out[name] = _band(band, f"hybrid_band[{name!r}]", function)
+            raise InvalidParameterError(f"hybrid_band names {name!r}, which has no judge counterpart")
+        out[name] = _band(band, f"hybrid_band[{name!r}]")
     return out
 
 
@@ -126,7 +126,7 @@ def judged(requests: list[tuple[Metric, int | None]], checked: RunPlan) -> list[
     return list({m.name: m for m in out}.values())
 
 
-def check_judging(requests: list[tuple[Metric, int | None]], checked: RunPlan, function: str) -> None:
+def check_judging(requests: list[tuple[Metric, int | None]], checked: RunPlan) -> None:
     """A run that judges has a judge, and every prompt override fits the metric it replaces."""
     metrics = judged(requests, checked)
     options = checked.families["judge"]
@@ -135,18 +135,18 @@ def check_judging(requests: list[tuple[Metric, int | None]], checked: RunPlan, f
     if not metrics:
         if budget is not None:
             raise InvalidParameterError(
-                f"{function}: {{budget}} caps the judge's calls but no metric of this run is judged; pass {{mode}} or "
+                "{budget} caps the judge's calls but no metric of this run is judged; pass {mode} or "
                 "{mode#2}, or a judge metric (judge_faithfulness, ...)",
                 mentions={"budget": "", "mode": "'llm'", "mode#2": "'hybrid'"},
             )
         if prompts:
-            raise InvalidParameterError(f"{function}: prompt= is given but no metric of this run is judged")
+            raise InvalidParameterError("prompt= is given but no metric of this run is judged")
         reads = any(registry.get_family(m.family).reads_judge for m, _ in requests)
         if options["judge"] is not None and not reads:  # a judge never called: the run is not what was asked
             names = [m.column(k) for m, k in requests]
             shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
             raise InvalidParameterError(
-                f"{function}: {{judge}} is given but no metric of this run uses it ({{mode}} scores "
+                f"{{judge}} is given but no metric of this run uses it ({{mode}} scores "
                 f"{shown} without a judge); pass {{mode#2}} or {{mode#3}}, a judge metric "
                 "(judge_faithfulness, ...), or no judge",
                 mentions={"judge": "", "mode": f"{checked.mode!r}", "mode#2": "'llm'", "mode#3": "'hybrid'"},
@@ -155,25 +155,25 @@ def check_judging(requests: list[tuple[Metric, int | None]], checked: RunPlan, f
     names = [m.name for m in metrics]
     if options["judge"] is None:
         raise InvalidParameterError(
-            f"{function}: {names} are scored by an LLM judge; pass {{judge}} (a callable prompt -> str, "
+            f"{names} are scored by an LLM judge; pass {{judge}} (a callable prompt -> str, "
             "sync or async, or rf.OpenAIJudge)",
             mentions={"judge": ""},
         )
     if "*" in prompts and len(metrics) != 1:
         raise InvalidParameterError(
-            f"{function}: prompt is one template but this run judges {names}; pass a dict of metric -> template"
+            f"prompt is one template but this run judges {names}; pass a dict of metric -> template"
         )
     stray = sorted(set(prompts) - {"*", *names})
     if stray:
-        raise InvalidParameterError(f"{function}: prompt names {stray[0]!r}, which this run does not judge ({names})")
+        raise InvalidParameterError(f"prompt names {stray[0]!r}, which this run does not judge ({names})")
     for metric in metrics:
         template = prompts.get(metric.name, prompts.get("*"))
         if template is not None:
-            check_template(template, metric.inputs, f"{function}: prompt for {metric.name!r}")
+            check_template(template, metric.inputs, f"prompt for {metric.name!r}")
     if budget is not None:
         from ragframe.judges.budget import check_cost_judge
 
-        check_cost_judge(options["judge"], budget, function)
+        check_cost_judge(options["judge"], budget)
 
 
 # ----------------------------------------------------------------------------- scoring
@@ -184,7 +184,6 @@ def _judge_block(
     metric: Metric,
     name: str,
     checked: RunPlan,
-    function: str,
     state: RunState,
 ):
     """The judge counterpart's columns for ``view``, renamed from ``judge_<x>...`` to ``name...``."""
@@ -192,7 +191,7 @@ def _judge_block(
     options = checked.families["judge"]
     request = [(metric, None)]
     columns = family.columns(request, options, view.columns)
-    block = family.score(view.select(list(dict.fromkeys(columns.values()))), request, options, function, state=state)
+    block = family.score(view.select(list(dict.fromkeys(columns.values()))), request, options, state=state)
     return block.rename({c: name + c[len(metric.name) :] for c in block.columns})
 
 
@@ -236,7 +235,6 @@ def routed_columns(
     heuristic: list[pl.Series] | None,
     thresholds: tuple[float | None, float | None],
     checked: RunPlan,
-    function: str,
     state: RunState,
 ) -> tuple[list[pl.Series], Any]:
     """The columns of a metric scored in ``mode`` ("llm" or "hybrid") and its pass threshold (per row in hybrid).
@@ -250,7 +248,7 @@ def routed_columns(
     name = metric.name
     given, default = thresholds
     if mode == "llm":
-        block = _judge_block(view, judge, name, checked, function, state)
+        block = _judge_block(view, judge, name, checked, state)
         source = pl.Series(f"{name}_source", ["judge"] * view.height, dtype=pl.String)
         return [*block.get_columns(), source], given if given is not None else judge.threshold
     assert heuristic is not None
@@ -260,7 +258,7 @@ def routed_columns(
     rows = np.flatnonzero(inside.to_numpy())
     if state.budget is not None:  # the budget's draw over the rows judged
         state = state.with_budget(state.budget.subset(inside.to_numpy()))
-    block = _judge_block(view.filter(inside), judge, name, checked, function, state)
+    block = _judge_block(view.filter(inside), judge, name, checked, state)
     n = view.height
     error = (
         pl.when(score.is_null())
@@ -326,8 +324,8 @@ def routing_summary(scored: Any, *, n_samples: int = 1) -> pl.DataFrame:
     >>> routing_summary(out).row(0)
     ('faithfulness', 3, 1, 2, 2, 0.6666666666666666)
     """
-    n_samples = validate.positive_int(n_samples, "n_samples", "routing_summary")
-    frame = to_polars(scored, function="routing_summary")
+    n_samples = validate.positive_int(n_samples, "n_samples")
+    frame = to_polars(scored)
     rows = []
     for column in frame.columns:
         base = column.removesuffix("_source")
@@ -351,7 +349,6 @@ def routing_summary(scored: Any, *, n_samples: int = 1) -> pl.DataFrame:
         raise SchemaError(
             "no routed score column: it reads the <metric>_source columns rf.evaluate writes with {mode} or "
             "'hybrid' (beside their score columns), and this frame has none",
-            function="routing_summary",
             available=frame.columns,
             mentions={"mode": "'llm'"},
         )

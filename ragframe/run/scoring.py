@@ -29,7 +29,6 @@ def family_blocks(
     view: pl.DataFrame,
     requests: list[Request],
     checked: RunPlan,
-    function: str,
     state: RunState,
 ) -> list[pl.DataFrame]:
     """Each family's columns for its requests, families in order of first request (the call's ``state`` to those
@@ -42,13 +41,13 @@ def family_blocks(
         columns = family.columns(family_requests, opts, view.columns)
         part = view.select(list(dict.fromkeys(columns.values())))
         if family.run_state:
-            blocks.append(family.score(part, family_requests, opts, function, state=state))
+            blocks.append(family.score(part, family_requests, opts, state=state))
         else:
-            blocks.append(family.score(part, family_requests, opts, function))
+            blocks.append(family.score(part, family_requests, opts))
     return blocks
 
 
-def score_groups(blocks: list[pl.DataFrame], names: set[str], function: str) -> dict[str, list[pl.Series]]:
+def score_groups(blocks: list[pl.DataFrame], names: set[str]) -> dict[str, list[pl.Series]]:
     """Each score column with its companions (signals), from the families' blocks."""
     groups: dict[str, list[pl.Series]] = {}
     for block in blocks:
@@ -57,7 +56,7 @@ def score_groups(blocks: list[pl.DataFrame], names: set[str], function: str) -> 
             if series.name in names:  # a score column starts its group; companions (signals) follow it
                 current = groups.setdefault(series.name, [])
             if current is None:  # an internal invariant: families write each score before its companions
-                raise RuntimeError(f"{function}: column {series.name!r} precedes every score column of its family")
+                raise RuntimeError(f"column {series.name!r} precedes every score column of its family")
             current.append(series)
     return groups
 
@@ -67,7 +66,6 @@ def heuristic_groups(
     requests: list[Request],
     routes: dict[str, str],
     checked: RunPlan,
-    function: str,
     state: RunState,
 ) -> dict[str, list[pl.Series]]:
     """The columns of every metric scored without the judge: all but the judge family's and those ``"llm"`` routes
@@ -75,7 +73,7 @@ def heuristic_groups(
     budget = checked.budget
     first = [r for r in requests if r[0].family != "judge" and (routes[r[0].name] != "llm" or budget is not None)]
     names = {m.column(k) for m, k in first}
-    return score_groups(family_blocks(view, first, checked, function, state), names, function)
+    return score_groups(family_blocks(view, first, checked, state), names)
 
 
 def budget_eligible(
@@ -107,22 +105,21 @@ def routed_scores(
     requests: list[Request],
     routes: dict[str, str],
     checked: RunPlan,
-    function: str,
     state: RunState,
     budget_state: Any = None,
 ) -> tuple[pl.DataFrame, dict[str, Any]]:
     """Scores when some metrics go to the judge (mode "llm"/"hybrid", judge metrics, a budget), with each threshold."""
-    groups = heuristic_groups(view, requests, routes, checked, function, state)
+    groups = heuristic_groups(view, requests, routes, checked, state)
     budgeted = checked.budget is not None
     if budgeted:
         from ragframe.budgeting import budget_run
 
         eligible = budget_eligible(view, requests, routes, groups, checked)
-        state = state.with_budget(budget_run(view, eligible, checked, function, budget_state))
+        state = state.with_budget(budget_run(view, eligible, checked, budget_state))
     judged = [r for r in requests if r[0].family == "judge"]
     if judged:
-        blocks = family_blocks(view, judged, checked, function, state)
-        groups.update(score_groups(blocks, {m.column(k) for m, k in judged}, function))
+        blocks = family_blocks(view, judged, checked, state)
+        groups.update(score_groups(blocks, {m.column(k) for m, k in judged}))
     columns: list[pl.Series] = []
     thresholds: dict[str, Any] = {}
     for metric, k in requests:
@@ -139,7 +136,6 @@ def routed_scores(
             groups.get(column),
             (given, default_threshold(metric, checked)),
             checked,
-            function,
             state,
         )
         columns += routed
@@ -152,18 +148,17 @@ def score_frame(
     view: pl.DataFrame,
     requests: list[Request],
     checked: RunPlan,
-    function: str,
     state: RunState,
     budget_state: Any = None,
 ) -> pl.DataFrame:
     """Every family's columns (or the judge's, by mode), pass flags, the composite, then the prefix."""
     routes = {m.name: routing.route(m, checked) for m, _ in requests}
     if checked.budget is None and all(route == "heuristic" for route in routes.values()):
-        blocks = family_blocks(view, requests, checked, function, state)
+        blocks = family_blocks(view, requests, checked, state)
         scores = pl.concat(blocks, how="horizontal") if blocks else pl.DataFrame(height=view.height)
         thresholds = {m.column(k): threshold_of(m, k, checked) for m, k in requests}
     else:
-        scores, thresholds = routed_scores(view, requests, routes, checked, function, state, budget_state)
+        scores, thresholds = routed_scores(view, requests, routes, checked, state, budget_state)
     out = with_pass_flags(scores, {c: t for c, t in thresholds.items() if t is not None})
     if checked.composite and any(t is not None for t in thresholds.values()):
         out = out.hstack(composite_of(scores, thresholds, checked))

@@ -141,36 +141,35 @@ def evaluate_run(
     >>> evaluate_run(run, qrels, metrics=["ndcg_at_2", "rprec_mult_2_00"]).columns[4:]
     ['ndcg_at_2', 'rprec_mult_2_00']
     """
-    function = "evaluate_run"
-    ks = check_ks(k, function)
-    requests = chosen_requests(metrics, ks, function)
-    level = check_level(relevance_level, function)
-    complete = validate.flag(complete, "complete", function)
-    max_docs = None if max_docs is None else validate.positive_int(max_docs, "max_docs", function)
+    ks = check_ks(k)
+    requests = chosen_requests(metrics, ks)
+    level = check_level(relevance_level)
+    complete = validate.flag(complete, "complete")
+    max_docs = None if max_docs is None else validate.positive_int(max_docs, "max_docs")
     family_options = {
-        "rbp_persistence": check_persistence(rbp_persistence, function),
-        "err_max_grade": validate.positive_int(err_max_grade, "err_max_grade", function),
+        "rbp_persistence": check_persistence(rbp_persistence),
+        "err_max_grade": validate.positive_int(err_max_grade, "err_max_grade"),
     }
     names = {
-        name: validate.column_name(value, name, function)
+        name: validate.column_name(value, name)
         for name, value in (("query_id", query_id), ("doc_id", doc_id), ("score", score), ("relevance", relevance))
     }
-    tables = _long_tables(run, qrels, **names, function=function)
+    tables = _long_tables(run, qrels, **names)
     # the repeated-document check is fused with the scoring, which hashes the doc ids anyway,
     # unless -M drops rows first (a repeat below the cut is still refused)
     fused = max_docs is None
     qids, run_doc, run_counts, qrels_runs = _ranked_run(
-        tables, names["score"], names["doc_id"], function, check_repeats=not fused
+        tables, names["score"], names["doc_id"], check_repeats=not fused
     )
     if max_docs is not None:
         run_doc, run_counts = _truncated(run_doc, run_counts, max_docs)
     query_ids, counts, judgments, jrows = _coded_judgments(qids, run_counts, qrels_runs, tables, complete)
     trec = trec_options(requests, family_options)
-    refuse_repeats = partial(_refuse_repeats_exactly, tables, names["doc_id"], function) if fused else None
+    refuse_repeats = partial(_refuse_repeats_exactly, tables, names["doc_id"]) if fused else None
     try:
         row_of = (lambda at: at) if jrows is None else (lambda at: int(jrows[at]))
         if trec is not None:  # (the grades are converted only when needed)
-            check_err_grades(trec, judgments.grade, row_of, names["relevance"], function)
+            check_err_grades(trec, judgments.grade, row_of, names["relevance"])
     except SchemaError:
         if refuse_repeats is not None:  # a repeated document is named first, as when it is checked first
             refuse_repeats()
@@ -234,14 +233,13 @@ def trec_eval_run(
     >>> trec_eval_run(run, qrels, opts).row(0)
     ('q1', 0.0, '01')
     """
-    function = "evaluate_run"
-    level = check_level(relevance_level, function)
-    complete = validate.flag(complete, "complete", function)
-    max_docs = None if max_docs is None else validate.positive_int(max_docs, "max_docs", function)
+    level = check_level(relevance_level)
+    complete = validate.flag(complete, "complete")
+    max_docs = None if max_docs is None else validate.positive_int(max_docs, "max_docs")
     names = {"query_id": "query_id", "doc_id": "doc_id", "score": "score", "relevance": "relevance"}
-    tables = _long_tables(run, qrels, **names, function=function)
+    tables = _long_tables(run, qrels, **names)
     fused = max_docs is None  # the repeated-document check is fused with the scoring (see evaluate_run)
-    qids, run_doc, run_counts, qrels_runs = _ranked_run(tables, "score", "doc_id", function, check_repeats=not fused)
+    qids, run_doc, run_counts, qrels_runs = _ranked_run(tables, "score", "doc_id", check_repeats=not fused)
     if max_docs is not None:
         run_doc, run_counts = _truncated(run_doc, run_counts, max_docs)
     query_ids, counts, judgments, jrows = _coded_judgments(qids, run_counts, qrels_runs, tables, complete)
@@ -257,7 +255,7 @@ def trec_eval_run(
         column="doc_id",
         trec=options,
         virtual=virtual,
-        refuse_repeats=partial(_refuse_repeats_exactly, tables, "doc_id", function) if fused else None,
+        refuse_repeats=partial(_refuse_repeats_exactly, tables, "doc_id") if fused else None,
     )
     columns = [query_ids.rename("query_id")]
     for name, array in values.items():
@@ -282,34 +280,31 @@ class _LongTables(NamedTuple):
     grades: pl.Series
 
 
-def _long_tables(
-    run: Any, qrels: Any, *, query_id: str, doc_id: str, score: str, relevance: str, function: str
-) -> _LongTables:
-    run_df = to_polars(run, [query_id, doc_id, score], function)
-    qrels_df = to_polars(qrels, [query_id, doc_id, relevance], function)
-    grades = integer_grades(qrels_df.get_column(relevance), relevance, function)
+def _long_tables(run: Any, qrels: Any, *, query_id: str, doc_id: str, score: str, relevance: str) -> _LongTables:
+    run_df = to_polars(run, [query_id, doc_id, score])
+    qrels_df = to_polars(qrels, [query_id, doc_id, relevance])
+    grades = integer_grades(qrels_df.get_column(relevance), relevance)
     row = first_true_row(grades.is_null())
     if row is not None:
-        raise SchemaError("null grade", function=function, column=relevance, row=row, expected="int", found="null")
+        raise SchemaError("null grade", column=relevance, row=row, expected="int", found="null")
     for column in (query_id, doc_id):  # an int id never equals a str id
         check_same_id_kind(
-            function,
             (f"the run's {column!r}", run_df.schema[column]),
             (f"the qrels' {column!r}", qrels_df.schema[column]),
             column=column,
         )
     return _LongTables(
-        run_qid=id_column(run_df, query_id, function),
-        run_doc=id_column(run_df, doc_id, function),
+        run_qid=id_column(run_df, query_id),
+        run_doc=id_column(run_df, doc_id),
         run_score=run_df.get_column(score),
-        qrels_qid=id_column(qrels_df, query_id, function),
-        qrels_doc=id_column(qrels_df, doc_id, function),
+        qrels_qid=id_column(qrels_df, query_id),
+        qrels_doc=id_column(qrels_df, doc_id),
         grades=grades,
     )
 
 
 def _ranked_run(
-    tables: _LongTables, column: str, doc_column: str, function: str, *, check_repeats: bool = True
+    tables: _LongTables, column: str, doc_column: str, *, check_repeats: bool = True
 ) -> tuple[pl.Series, pl.Series, np.ndarray, pl.DataFrame]:
     """The run in trec_eval order (:func:`_group_run`) and the qrels' query-id run lengths.
 
@@ -319,14 +314,14 @@ def _ranked_run(
     """
     run_qid = tables.run_qid
     with ThreadPoolExecutor(max_workers=2) as pool:  # scores are checked while the query ids are read
-        checking = pool.submit(_checked_scores, tables.run_score, column, function)
+        checking = pool.submit(_checked_scores, tables.run_score, column)
         half = run_qid.len() // 2
         first_half = pool.submit(lambda: run_qid.slice(0, half).rle().struct.unnest())
         # qrels come grouped by query: one code lookup per run of equal query ids
         qrels_coding = pool.submit(lambda: tables.qrels_qid.rle().struct.unnest())
         run_runs = _joined_runs(first_half, run_qid.slice(half).rle().struct.unnest())
         if check_repeats:
-            repeats = pool.submit(_refuse_repeated_pairs, run_qid, tables.run_doc, run_runs, doc_column, function)
+            repeats = pool.submit(_refuse_repeated_pairs, run_qid, tables.run_doc, run_runs, doc_column)
         qrels_runs = qrels_coding.result()
         run_score, steps = checking.result()
         if check_repeats:
@@ -429,9 +424,7 @@ def _measures(
         return values
     if refuse_repeats is not None:
         refuse_repeats()  # raises on a repeated document; else two keys met by chance, or repeated judgments
-    q, doc, grade = dedupe_judgments(
-        judgments.q, judgments.doc, judgments.grade, function="evaluate_run", column=column, row_of=jrows
-    )
+    q, doc, grade = dedupe_judgments(judgments.q, judgments.doc, judgments.grade, column=column, row_of=jrows)
     unique = Judgments(q=q, doc=doc, grade=grade, judged=judgments.judged)
     return cast("dict[str, np.ndarray]", rank_measures(run_doc, counts, unique, **options))
 
@@ -456,12 +449,12 @@ def _joined_runs(first: Future[pl.DataFrame], second: pl.DataFrame) -> pl.DataFr
     return pl.concat([head, second])
 
 
-def _refuse_repeats_exactly(tables: _LongTables, column: str, function: str) -> None:
+def _refuse_repeats_exactly(tables: _LongTables, column: str) -> None:
     """:func:`_refuse_repeated_pairs` of the run as given (the rare path, after a possible repeat)."""
-    _refuse_repeated_pairs(tables.run_qid, tables.run_doc, tables.run_qid.rle().struct.unnest(), column, function)
+    _refuse_repeated_pairs(tables.run_qid, tables.run_doc, tables.run_qid.rle().struct.unnest(), column)
 
 
-def _refuse_repeated_pairs(qid: pl.Series, doc: pl.Series, runs: pl.DataFrame, column: str, function: str) -> None:
+def _refuse_repeated_pairs(qid: pl.Series, doc: pl.Series, runs: pl.DataFrame, column: str) -> None:
     """A document listed twice for one query is a SchemaError naming the row (as read_trec_run and trec_eval).
 
     ``runs`` is ``qid.rle()`` unnested. A run grouped by query (the usual case) is checked a query
@@ -480,7 +473,6 @@ def _refuse_repeated_pairs(qid: pl.Series, doc: pl.Series, runs: pl.DataFrame, c
         return
     raise SchemaError(
         "a document listed twice for one query (read_trec_run and trec_eval refuse such runs)",
-        function=function,
         column=column,
         row=row,
         expected="each (query, document) once",
@@ -488,8 +480,8 @@ def _refuse_repeated_pairs(qid: pl.Series, doc: pl.Series, runs: pl.DataFrame, c
     )
 
 
-def _checked_scores(scores: pl.Series, column: str, function: str) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
-    score = check_scores(scores, column, function)
+def _checked_scores(scores: pl.Series, column: str) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    score = check_scores(scores, column)
     return score, score_steps(score)
 
 
@@ -562,7 +554,7 @@ def run_summary(per_query: Any, /) -> pl.DataFrame:
     >>> run_summary(ap).row(0, named=True)
     {'num_q': 2, 'average_precision': 0.3125, 'gm_map': 0.25}
     """
-    df = to_polars(per_query, function="run_summary")
+    df = to_polars(per_query)
     measures = [
         c
         for c in registry.score_columns(df.schema)
@@ -619,33 +611,32 @@ def retrieval_metrics(
     >>> m["precision_at_2"], m["recall_at_2"], m["mrr"]
     (0.5, 0.5, 0.5)
     """
-    function = "retrieval_metrics"
-    ks = check_ks(k, function)
-    level = check_level(relevance_level, function)
-    ids, ids_dtype = _id_list(retrieved, "retrieved", function)
+    ks = check_ks(k)
+    level = check_level(relevance_level)
+    ids, ids_dtype = _id_list(retrieved, "retrieved")
     graded = isinstance(relevant, Mapping)
-    judged, judged_dtype = _id_list(list(relevant) if graded else relevant, "relevant", function)
-    check_same_id_kind(function, ("retrieved", ids_dtype), ("relevant", judged_dtype), column="relevant")
+    judged, judged_dtype = _id_list(list(relevant) if graded else relevant, "relevant")
+    check_same_id_kind(("retrieved", ids_dtype), ("relevant", judged_dtype), column="relevant")
     dtype = ids_dtype if ids_dtype != pl.Null else judged_dtype if judged_dtype != pl.Null else pl.String
     data: dict[str, pl.Series] = {"retrieved_ids": pl.Series([ids], dtype=pl.List(dtype))}
     if graded:
-        grades = [_whole_grade(value, key, function) for key, value in relevant.items()]  # type: ignore[union-attr]
+        grades = [_whole_grade(value, key) for key, value in relevant.items()]  # type: ignore[union-attr]
         rows = [{"id": key, "grade": grade} for key, grade in zip(judged, grades)]
         data["relevance"] = pl.Series([rows], dtype=pl.List(pl.Struct({"id": dtype, "grade": pl.Int64})))
     else:
         data["relevant_ids"] = pl.Series([judged], dtype=pl.List(dtype))
     if scores is not None:
-        data["retrieved_scores"] = pl.Series([_score_list(scores, len(ids), function)], dtype=pl.List(pl.Float64))
+        data["retrieved_scores"] = pl.Series([_score_list(scores, len(ids))], dtype=pl.List(pl.Float64))
     options = {**registry.option_defaults(RetrievalOptions), "k": ks, "relevance_level": level, "contexts": "contexts"}
-    requests = chosen_requests(None, ks, function)
-    scored = family_score(pl.DataFrame(data), requests, family_check(options, function), function)
+    requests = chosen_requests(None, ks)
+    scored = family_score(pl.DataFrame(data), requests, family_check(options))
     return {name: scored[name][0] for name in scored.columns}
 
 
-def _id_list(value: Any, name: str, function: str) -> tuple[list[Any], pl.DataType]:
+def _id_list(value: Any, name: str) -> tuple[list[Any], pl.DataType]:
     """The ids of a plain list and their dtype (String, Int64, or Null when empty)."""
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        raise validate.fail(function, name, "a list of ids (str or int), not a single string", value)
+        raise validate.fail(name, "a list of ids (str or int), not a single string", value)
     ids = list(value)
     is_str = [isinstance(v, str) for v in ids]
     is_int = [isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in ids]
@@ -655,10 +646,10 @@ def _id_list(value: Any, name: str, function: str) -> tuple[list[Any], pl.DataTy
         return [int(v) for v in ids], pl.Int64
     kind = is_str if any(is_str) else is_int
     at = next((i for i, ok in enumerate(kind) if not ok), 0)
-    raise validate.fail(function, name, f"a list of ids of one kind (all str or all int); position {at} is", ids[at])
+    raise validate.fail(name, f"a list of ids of one kind (all str or all int); position {at} is", ids[at])
 
 
-def _whole_grade(value: Any, key: Any, function: str) -> int:
+def _whole_grade(value: Any, key: Any) -> int:
     """A grade of the ``relevant`` dict: an int, or a float that is a whole number."""
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return int(value)
@@ -668,18 +659,17 @@ def _whole_grade(value: Any, key: Any, function: str) -> int:
             return int(number)
     raise SchemaError(
         "grade is not a whole number",
-        function=function,
         column="relevant",
         expected="an integer grade (a float only when a whole number, never truncated)",
         found=f"{value!r} for id {key!r}",
     )
 
 
-def _score_list(scores: Any, n: int, function: str) -> list[float]:
+def _score_list(scores: Any, n: int) -> list[float]:
     """The retrieved ids' scores: one real number each."""
     if isinstance(scores, (str, bytes)) or not isinstance(scores, Iterable):
-        raise validate.fail(function, "scores", "a list of numbers, one per retrieved id", scores)
+        raise validate.fail("scores", "a list of numbers, one per retrieved id", scores)
     values = list(scores)
     if len(values) != n or not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values):
-        raise validate.fail(function, "scores", f"a list of {n} numbers, one per retrieved id", scores)
+        raise validate.fail("scores", f"a list of {n} numbers, one per retrieved id", scores)
     return [float(v) for v in values]

@@ -57,7 +57,7 @@ _MAX_LISTED = 20
 # --------------------------------------------------------------------------- validation
 
 
-def _names(value: Any, what: str, function: str, *, allow_empty: bool = False) -> list[str]:
+def _names(value: Any, what: str, *, allow_empty: bool = False) -> list[str]:
     """A column name or list of names as a list (``what`` names the keyword in errors)."""
     if isinstance(value, str):
         return [value]
@@ -68,9 +68,7 @@ def _names(value: Any, what: str, function: str, *, allow_empty: bool = False) -
         and len(set(value)) == len(value)
     ):
         return list(value)
-    raise InvalidParameterError(
-        f"{function}: {what} must be a column name or a list of distinct column names, found {value!r}"
-    )
+    raise InvalidParameterError(f"{what} must be a column name or a list of distinct column names, found {value!r}")
 
 
 def _describe(df: pl.DataFrame, columns: Sequence[str], row: int) -> str:
@@ -91,7 +89,6 @@ def _load(
     item: Any,
     annotator: Any,
     rating: Any,
-    function: str,
     numeric: bool,
     extra: Sequence[str] = (),
     by: Sequence[str] = (),
@@ -103,18 +100,17 @@ def _load(
     ``_ITEM`` and ``_ANN`` codes (first-appearance order), ``_GROUP`` (0) and ``_CAT``
     (dense rank of the rating: categories in sorted order).
     """
-    items = _names(item, "item", function)
-    annotator = validate.column_name(annotator, "annotator", function)
-    rating = validate.column_name(rating, "rating", function)
+    items = _names(item, "item")
+    annotator = validate.column_name(annotator, "annotator")
+    rating = validate.column_name(rating, "rating")
     needed = list(dict.fromkeys([*items, annotator, rating, *extra, *by]))
-    df = to_polars(judgments, needed, function).with_row_index(_ROW)
+    df = to_polars(judgments, needed).with_row_index(_ROW)
 
     for column in dict.fromkeys([*items, annotator, *extra]):
         series = df.get_column(column)
         if series.null_count():
             raise SchemaError(
                 "null value",
-                function=function,
                 column=column,
                 row=first_true_row(series.is_null()),
                 expected="a non-null value",
@@ -127,7 +123,6 @@ def _load(
     if not dtype.is_numeric() and (numeric or not nominal_ok):
         raise SchemaError(
             "wrong dtype",
-            function=function,
             column=rating,
             expected="a numeric rating" if numeric else "a numeric, boolean or string rating",
             found=str(dtype),
@@ -135,7 +130,6 @@ def _load(
     if dtype.is_float() and ratings.is_nan().any():
         raise SchemaError(
             "NaN rating (use null for a missing rating)",
-            function=function,
             column=rating,
             row=first_true_row(ratings.is_nan()),
             expected="a number or null",
@@ -152,7 +146,6 @@ def _load(
         raise SchemaError(
             f"annotator {values[-1]!r} rated item ({_describe(df, items, repeated)}) more than once "
             f"(rows {first} and {repeated}); deduplicate or aggregate the judgments first",
-            function=function,
             column=annotator,
             row=repeated,
             expected="one rating per (item, annotator)",
@@ -231,18 +224,18 @@ def _pairwise(rated: pl.DataFrame, weights: str | None) -> tuple[np.ndarray, np.
     return kappa, group
 
 
-def _fleiss(rated: pl.DataFrame, df: pl.DataFrame, items: list[str], function: str) -> float:
+def _fleiss(rated: pl.DataFrame, df: pl.DataFrame, items: list[str]) -> float:
     """Fleiss' kappa (statsmodels ``fleiss_kappa(method="fleiss")``); every item needs the same rater count."""
     item, cat = _codes(rated, _ITEM), _codes(rated, _CAT)
     if item.size == 0:
-        raise InvalidParameterError(f"{function}: no ratings; Fleiss' kappa is undefined")
+        raise InvalidParameterError("no ratings; Fleiss' kappa is undefined")
     per_item = np.bincount(item)
     counts = per_item[item]  # per row: its item's rating count
     bad = np.flatnonzero(counts != counts[0])
     if bad.size:
         rows = rated.get_column(_ROW)
         raise InvalidParameterError(
-            f"{function}: Fleiss' kappa needs the same number of ratings on every item; item "
+            f"Fleiss' kappa needs the same number of ratings on every item; item "
             f"({_describe(df, items, int(rows[0]))}) has {counts[0]} but item "
             f"({_describe(df, items, int(rows[int(bad[0])]))}) has {counts[bad[0]]} "
             "(use {method} when ratings are missing)",
@@ -250,7 +243,7 @@ def _fleiss(rated: pl.DataFrame, df: pl.DataFrame, items: list[str], function: s
         )
     m = int(counts[0])
     if m < 2:
-        raise InvalidParameterError(f"{function}: Fleiss' kappa needs at least two ratings per item, found {m}")
+        raise InvalidParameterError(f"Fleiss' kappa needs at least two ratings per item, found {m}")
     n_cat = int(cat.max()) + 1
     cells, cell_counts = np.unique(item * n_cat + cat, return_counts=True)
     sum_sq = np.bincount(cells // n_cat, weights=cell_counts.astype(np.float64) ** 2, minlength=per_item.size)
@@ -264,7 +257,7 @@ def _fleiss(rated: pl.DataFrame, df: pl.DataFrame, items: list[str], function: s
     return (p_mean - p_exp) / (1.0 - p_exp)
 
 
-def _krippendorff(rated: pl.DataFrame, rating: str, level: str, function: str) -> float:
+def _krippendorff(rated: pl.DataFrame, rating: str, level: str) -> float:
     """Krippendorff's alpha over the pairable ratings (items with two or more ratings).
 
     ``alpha = 1 - (n - 1) * sum(o * d) / sum(n_c * n_k * d)`` with ``o`` the coincidence
@@ -279,9 +272,7 @@ def _krippendorff(rated: pl.DataFrame, rating: str, level: str, function: str) -
     per_item = np.bincount(item) if item.size else np.zeros(0, dtype=np.int64)
     keep = per_item[item] >= 2 if item.size else np.zeros(0, dtype=bool)
     if not keep.any():
-        raise InvalidParameterError(
-            f"{function}: no item has two or more ratings; Krippendorff's alpha needs pairable values"
-        )
+        raise InvalidParameterError("no item has two or more ratings; Krippendorff's alpha needs pairable values")
     item = item[keep]
     _, cat = np.unique(_codes(rated, _CAT)[keep], return_inverse=True)  # dense over pairable values, sorted
     n_c = np.bincount(cat).astype(np.float64)
@@ -371,26 +362,22 @@ def cohen_kappa(
     >>> round(cohen_kappa(j, "ann", "bob"), 4)
     0.5
     """
-    function = "cohen_kappa"
-    validate.choice(weights, "weights", function, WEIGHTS)
-    df, rated, _ = _load(
-        judgments, item=item, annotator=annotator, rating=rating, function=function, numeric=weights is not None
-    )
+    validate.choice(weights, "weights", WEIGHTS)
+    df, rated, _ = _load(judgments, item=item, annotator=annotator, rating=rating, numeric=weights is not None)
     present = df.get_column(annotator).unique().to_list()
     for rater in (rater_a, rater_b):
         if rater not in present:
             raise InvalidParameterError(
-                f"{function}: annotator {rater!r} not found in column {annotator!r}; annotators present: "
-                f"{_listed(present)}"
+                f"annotator {rater!r} not found in column {annotator!r}; annotators present: {_listed(present)}"
             )
     if rater_a == rater_b:
-        raise InvalidParameterError(f"{function}: rater_a and rater_b must differ, both are {rater_a!r}")
+        raise InvalidParameterError(f"rater_a and rater_b must differ, both are {rater_a!r}")
     side_a = rated.filter(pl.col(annotator) == pl.lit(rater_a)).select(_ITEM, _CAT)
     side_b = rated.filter(pl.col(annotator) == pl.lit(rater_b)).select(_ITEM, _CAT)
     pairs = side_a.join(side_b, on=_ITEM, suffix="_b")
     if pairs.height == 0:
         raise InvalidParameterError(
-            f"{function}: annotators {rater_a!r} and {rater_b!r} share no rated item; Cohen's kappa is undefined"
+            f"annotators {rater_a!r} and {rater_b!r} share no rated item; Cohen's kappa is undefined"
         )
     pair = np.zeros(pairs.height, dtype=np.int64)
     return float(_kappa_kernel(pair, _codes(pairs, _CAT), _codes(pairs, f"{_CAT}_b"), 1, weights)[0])
@@ -461,30 +448,25 @@ def agreement(
     >>> round(agreement(j, method="krippendorff", level="ordinal")["value"].item(), 4)
     0.7778
     """
-    function = "agreement"
-    validate.choice(method, "method", function, METHODS)
-    validate.choice(level, "level", function, LEVELS)
+    validate.choice(method, "method", METHODS)
+    validate.choice(level, "level", LEVELS)
     if method == "fleiss" and level != "nominal":
         raise InvalidParameterError(
-            f"{function}: Fleiss' kappa is defined for nominal ratings only, found level={level!r} "
+            f"Fleiss' kappa is defined for nominal ratings only, found level={level!r} "
             "(use {method} or {method#2} for ordinal or interval ratings)",
             mentions={"method": "'krippendorff'", "method#2": "'cohen'"},
         )
-    df, rated, items = _load(
-        judgments, item=item, annotator=annotator, rating=rating, function=function, numeric=level != "nominal"
-    )
+    df, rated, items = _load(judgments, item=item, annotator=annotator, rating=rating, numeric=level != "nominal")
     n_pairs = None
     if method == "cohen":
         kappas, _ = _pairwise(rated, LEVEL_WEIGHTS[level])
         if kappas.size == 0:
-            raise InvalidParameterError(
-                f"{function}: no two annotators rated a common item; pairwise Cohen's kappa is undefined"
-            )
+            raise InvalidParameterError("no two annotators rated a common item; pairwise Cohen's kappa is undefined")
         value, n_pairs = float(kappas.mean()), int(kappas.size)
     elif method == "fleiss":
-        value = _fleiss(rated, df, items, function)
+        value = _fleiss(rated, df, items)
     else:
-        value = _krippendorff(rated, rating, level, function)
+        value = _krippendorff(rated, rating, level)
     return pl.DataFrame(
         {
             "method": [method],
@@ -566,17 +548,16 @@ def judgments_to_qrels(
     >>> judgments_to_qrels(j, graded=True)["relevance"].to_list()
     [3, 2]
     """
-    function = "judgments_to_qrels"
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not np.isfinite(threshold):
-        raise InvalidParameterError(f"{function}: threshold must be a finite number, found {threshold!r}")
+        raise InvalidParameterError(f"threshold must be a finite number, found {threshold!r}")
     if not isinstance(graded, bool):
-        raise InvalidParameterError(f"{function}: graded must be True or False, found {graded!r}")
-    items = _names(item, "item", function)
-    query = items[0] if query is None else validate.column_name(query, "query", function)
-    doc = items[-1] if doc is None else validate.column_name(doc, "doc", function)
+        raise InvalidParameterError(f"graded must be True or False, found {graded!r}")
+    items = _names(item, "item")
+    query = items[0] if query is None else validate.column_name(query, "query")
+    doc = items[-1] if doc is None else validate.column_name(doc, "doc")
     if query == doc:
         raise InvalidParameterError(
-            f"{function}: the query and doc columns must differ, both are {query!r}; pass {{query}} and doc=",
+            f"the query and doc columns must differ, both are {query!r}; pass {{query}} and doc=",
             mentions={"query": ""},
         )
     _, rated, _ = _load(
@@ -584,14 +565,13 @@ def judgments_to_qrels(
         item=items,
         annotator=annotator,
         rating=rating,
-        function=function,
         numeric=True,
         extra=[query, doc],
     )
     for column in (query, doc):
         dtype = rated.schema[column]
         if not id_dtype_ok(dtype):
-            raise SchemaError("wrong dtype", function=function, column=column, expected="str or int", found=str(dtype))
+            raise SchemaError("wrong dtype", column=column, expected="str or int", found=str(dtype))
     grouped = rated.group_by(query, doc, maintain_order=True).agg(
         pl.col(rating).cast(pl.Float64).mean().alias("mean_rating"),
         pl.len().cast(pl.Int64).alias("num_judgments"),
@@ -657,16 +637,14 @@ def judgment_summary(
     >>> judgment_summary(j).row(0, named=True)
     {'mean_relevance': 1.5, 'agreement': 1.0, 'num_judgments': 4, 'num_annotators': 2, 'num_queries': 2, 'num_items': 2}
     """
-    function = "judgment_summary"
-    items = _names(item, "item", function)
-    by_cols = [] if by is None else _names(by, "by", function, allow_empty=True)
-    query = items[0] if query is None else validate.column_name(query, "query", function)
+    items = _names(item, "item")
+    by_cols = [] if by is None else _names(by, "by", allow_empty=True)
+    query = items[0] if query is None else validate.column_name(query, "query")
     df, rated, _ = _load(
         judgments,
         item=items,
         annotator=annotator,
         rating=rating,
-        function=function,
         numeric=True,
         extra=[query],
         by=by_cols,

@@ -24,15 +24,14 @@ __all__ = ["assessor_agreement"]
 _A, _B, _GROUP = "__rf_label_a", "__rf_label_b", "__rf_group"
 
 
-def _qrels(frame: Any, side: str, *, query_id: str, doc_id: str, relevance: str, function: str) -> pl.DataFrame:
+def _qrels(frame: Any, side: str, *, query_id: str, doc_id: str, relevance: str) -> pl.DataFrame:
     """One side's (query, doc, grade) with the ids checked, grades integer and no pair twice."""
-    df = to_polars(frame, [query_id, doc_id, relevance], function)
+    df = to_polars(frame, [query_id, doc_id, relevance])
     for column in (query_id, doc_id):
         dtype = df.schema[column]
         if not id_dtype_ok(dtype):
             raise SchemaError(
                 f"wrong dtype in qrels {side}",
-                function=function,
                 column=column,
                 expected="str or int ids",
                 found=str(dtype),
@@ -42,20 +41,18 @@ def _qrels(frame: Any, side: str, *, query_id: str, doc_id: str, relevance: str,
         if at is not None:
             raise SchemaError(
                 f"null value in qrels {side}",
-                function=function,
                 column=column,
                 row=at,
                 expected="a value on every row (a pair that was not judged has no row)",
                 found="null",
             )
-    grades = integer_grades(df.get_column(relevance), relevance, function)
+    grades = integer_grades(df.get_column(relevance), relevance)
     df = df.with_columns(grades.alias(relevance))
     duplicated = df.select(~pl.struct(query_id, doc_id).is_first_distinct()).to_series()
     at = first_true_row(duplicated)
     if at is not None:
         raise SchemaError(
             f"the same (query, document) pair is judged twice in qrels {side}",
-            function=function,
             column=doc_id,
             row=at,
             expected="one label per pair",
@@ -130,25 +127,24 @@ def assessor_agreement(
     >>> rf.assessor_agreement(nist, llm, binarize_at=2)["kappa"].item()
     0.5
     """
-    function = "assessor_agreement"
     if binarize_at is not None and (isinstance(binarize_at, bool) or not isinstance(binarize_at, (int, np.integer))):
-        raise InvalidParameterError(f"{function}: binarize_at must be an int grade or None, found {binarize_at!r}")
+        raise InvalidParameterError(f"binarize_at must be an int grade or None, found {binarize_at!r}")
     if by is not None and by != query_id:
-        raise InvalidParameterError(f"{function}: by must be None or the query column {query_id!r}, found {by!r}")
+        raise InvalidParameterError(f"by must be None or the query column {query_id!r}, found {by!r}")
     if not isinstance(confusion, bool):
-        raise InvalidParameterError(f"{function}: confusion must be True or False, found {confusion!r}")
+        raise InvalidParameterError(f"confusion must be True or False, found {confusion!r}")
     names = {"query_id": query_id, "doc_id": doc_id, "relevance": relevance}
-    left = _qrels(a, "a", **names, function=function)
-    right = _qrels(b, "b", **names, function=function)
+    left = _qrels(a, "a", **names)
+    right = _qrels(b, "b", **names)
     for column in (query_id, doc_id):
-        check_same_id_kind(function, ("qrels a", left.schema[column]), ("qrels b", right.schema[column]), column=column)
+        check_same_id_kind(("qrels a", left.schema[column]), ("qrels b", right.schema[column]), column=column)
         if left.schema[column] != right.schema[column]:  # int widths differ: one width to join on
             left = left.with_columns(pl.col(column).cast(pl.Int64))
             right = right.with_columns(pl.col(column).cast(pl.Int64))
     keys = [query_id, doc_id]
     pairs = left.rename({relevance: _A}).join(right.rename({relevance: _B}), on=keys, how="inner")
     if pairs.height == 0:
-        raise InvalidParameterError(f"{function}: the two qrels share no judged (query, document) pair")
+        raise InvalidParameterError("the two qrels share no judged (query, document) pair")
     if binarize_at is not None:
         pairs = pairs.with_columns(
             (pl.col(_A) >= int(binarize_at)).cast(pl.Int64), (pl.col(_B) >= int(binarize_at)).cast(pl.Int64)

@@ -70,18 +70,18 @@ def summarize_batch(scored: Any, /, metrics: Iterable[str] | None = None) -> pl.
 
 def _seed_metrics(scored: Any, metrics: Iterable[str] | None) -> list[str]:
     """The seed's metric rows: the metrics asked (default every score column), then ``composite_score``."""
-    columns = column_names(scored, "summarize_batch")
+    columns = column_names(scored)
     if metrics is None:
         names = [c for c in score_columns(columns) if c != _COMPOSITE]
     else:
-        names = validate.column_list(metrics, "metrics", "summarize_batch", allow_empty=True)
+        names = validate.column_list(metrics, "metrics", allow_empty=True)
         missing = [m for m in names if m not in columns]
         if missing:
-            raise SchemaError("missing column", function="summarize_batch", column=missing[0], available=columns)
+            raise SchemaError("missing column", column=missing[0], available=columns)
     if _COMPOSITE in columns and _COMPOSITE not in names:
         names.append(_COMPOSITE)
     if not names:
-        raise SchemaError("no score columns to summarize", function="summarize_batch", available=columns)
+        raise SchemaError("no score columns to summarize", available=columns)
     return names
 
 
@@ -111,9 +111,9 @@ def batch_passed(scored: Any, /) -> bool:
     >>> batch_passed(pl.DataFrame({"passed": [True, True]})), batch_passed(pl.DataFrame({"passed": []}))
     (True, False)
     """
-    df = to_polars(scored, function="batch_passed")
+    df = to_polars(scored)
     if "passed" not in df.columns:
-        raise SchemaError("missing column", function="batch_passed", column="passed", available=df.columns)
+        raise SchemaError("missing column", column="passed", available=df.columns)
     if df.height == 0:
         return False
     passed = df.get_column("passed").fill_null(False)
@@ -152,9 +152,9 @@ def detect_regressions(baseline: Any, current: Any, /, threshold: float = 0.05) 
     >>> detect_regressions(a, b).select("metric", "regressed").row(0)
     ('faithfulness', True)
     """
-    threshold = validate.number(threshold, "threshold", "detect_regressions", minimum=0.0)
+    threshold = validate.number(threshold, "threshold", minimum=0.0)
     frames = (baseline, current)
-    base, now = (f if is_summary(column_names(f, "detect_regressions")) else summarize_batch(f) for f in frames)
+    base, now = (f if is_summary(column_names(f)) else summarize_batch(f) for f in frames)
     found = regressions(base, now, max_drop=threshold)
     seed = found.select("metric", "baseline", "current", "delta", "regressed")  # the seed's five columns
     return seed.filter(pl.col("metric") != _COMPOSITE).rename(_SEED_REGRESSION_NAMES)

@@ -25,8 +25,6 @@ from ragframe.schema import apply_to_frame, first_true_row
 from ragframe.stats.estimate import check_labels, read_columns
 
 __all__ = ["calibrate", "Calibrator", "CALIBRATION_METHODS", "ECE_BINS", "SELECTIONS", "expected_calibration_error"]
-
-_FUNCTION = "calibrate"
 #: The methods of :func:`calibrate`, the default first.
 CALIBRATION_METHODS = ("isotonic", "logistic")
 #: Equal-width probability bins of the expected calibration error.
@@ -105,6 +103,7 @@ class Calibrator:
         n = int(self.report["n"][0])
         return f"Calibrator(score={self.score!r}, label={self.label!r}, method={self.method!r}, n={n})"
 
+    @public(name="Calibrator.predict")
     def predict(self, frame: Frame) -> Frame:
         """Add ``<score>_calibrated``, P(label = 1) given the score, to a frame of any kind.
 
@@ -129,8 +128,9 @@ class Calibrator:
         >>> calibrator.predict(pl.DataFrame({"s": [0.1, None, 0.9]}))["s_calibrated"].to_list()
         [0.0, None, 1.0]
         """
-        return apply_to_frame(frame, self._column, columns=[self.score], function="Calibrator.predict")
+        return apply_to_frame(frame, self._column, columns=[self.score])
 
+    @public(name="Calibrator.threshold")
     def threshold(
         self,
         *,
@@ -184,12 +184,12 @@ class Calibrator:
         0.4
         """
         name, target = _target(precision, recall)
-        selection = validate.choice(selection, "selection", "Calibrator.threshold", SELECTIONS)
+        selection = validate.choice(selection, "selection", SELECTIONS)
         cuts, precisions, recalls = self.curve
         margin = 0.0
         if selection == "cross-validated":
-            folds = validate.integer(folds, "folds", "Calibrator.threshold", minimum=2)
-            seed = validate.seed(seed, "seed", "Calibrator.threshold")
+            folds = validate.integer(folds, "folds", minimum=2)
+            seed = validate.seed(seed, "seed")
             margin = _cross_validated_margin(self, name, target, folds, seed)
         reached = (precisions if name == "precision" else recalls) >= min(target + margin, 1.0) - 1e-12
         if not reached.any():
@@ -202,6 +202,7 @@ class Calibrator:
         at = int(np.flatnonzero(reached)[-1 if name == "recall" else 0])
         return float(cuts[at])
 
+    @public(name="Calibrator.check")
     def check(self, frame: Any = None, *, folds: int = 5, seed: int = 0) -> pl.DataFrame:
         """The report (Brier score, ECE before and after) on other labelled rows, or cross-validated.
 
@@ -230,23 +231,23 @@ class Calibrator:
         [0.05, 0.125]
         """
         if frame is None:
-            folds = validate.integer(folds, "folds", "Calibrator.check", minimum=2)
-            seed = validate.seed(seed, "seed", "Calibrator.check")
+            folds = validate.integer(folds, "folds", minimum=2)
+            seed = validate.seed(seed, "seed")
             x, y = self.data
             fitted = np.empty(y.size)
-            for train, test in _splits(y, folds, seed, "Calibrator.check", self.label):
+            for train, test in _splits(y, folds, seed, self.label):
                 fitted[test] = _probabilities(
                     _fit(self.method, x[train], y[train], self.increasing), self.method, x[test]
                 )
             return _report(x, y, fitted, self.increasing)
-        x, y = _labelled(frame, self.score, self.label, "Calibrator.check")
+        x, y = _labelled(frame, self.score, self.label)
         if y.size == 0:
-            raise SchemaError("no labelled row to check against", function="Calibrator.check", column=self.label)
+            raise SchemaError("no labelled row to check against", column=self.label)
         return _report(x, y, _probabilities(self.model, self.method, x), self.increasing)
 
     def _column(self, view: pl.DataFrame) -> pl.DataFrame:
         values = view[self.score]
-        _check_scores(values, self.score, "Calibrator.predict", allow_null=True)
+        _check_scores(values, self.score, allow_null=True)
         x = values.cast(pl.Float64).to_numpy()
         known = ~np.isnan(x)
         out = np.full(x.size, np.nan)
@@ -304,16 +305,15 @@ def calibrate(frame: Any, /, *, score: str, label: str, method: str = "isotonic"
     │ after  ┆ 6   ┆ 0.1111 │
     └────────┴─────┴────────┘
     """
-    method = validate.choice(method, "method", _FUNCTION, CALIBRATION_METHODS)
-    score = validate.column_name(score, "score", _FUNCTION)
-    label = validate.column_name(label, "label", _FUNCTION)
+    method = validate.choice(method, "method", CALIBRATION_METHODS)
+    score = validate.column_name(score, "score")
+    label = validate.column_name(label, "label")
     if score == label:
-        raise validate.fail(_FUNCTION, "label", f"a column other than score ({score!r})", label)
-    x, y = _labelled(frame, score, label, _FUNCTION)
+        raise validate.fail("label", f"a column other than score ({score!r})", label)
+    x, y = _labelled(frame, score, label)
     if np.unique(y).size < 2:
         raise SchemaError(
             "the labelled rows hold one class only; calibration needs both 0 and 1",
-            function=_FUNCTION,
             column=label,
             expected="labels 0 and 1",
             found=f"{y.size} labels, all {y[0] if y.size else 'null'}",
@@ -328,12 +328,12 @@ def calibrate(frame: Any, /, *, score: str, label: str, method: str = "isotonic"
 # --------------------------------------------------------------------------- pieces
 
 
-def _labelled(frame: Any, score: str, label: str, function: str) -> tuple[np.ndarray, np.ndarray]:
+def _labelled(frame: Any, score: str, label: str) -> tuple[np.ndarray, np.ndarray]:
     """Scores and 0/1 labels of the labelled rows (each with a finite score), as float arrays."""
-    df = read_columns(frame, [score, label], function)
-    y = check_labels(df[label], label, function, binary=True)
+    df = read_columns(frame, [score, label])
+    y = check_labels(df[label], label, binary=True)
     known = ~np.isnan(y)
-    _check_scores(df[score].filter(pl.Series(known)), score, function, allow_null=False, rows=np.flatnonzero(known))
+    _check_scores(df[score].filter(pl.Series(known)), score, allow_null=False, rows=np.flatnonzero(known))
     return df[score].cast(pl.Float64).to_numpy()[known], y[known]
 
 
@@ -362,24 +362,23 @@ def _target(precision: Any, recall: Any) -> tuple[str, float]:
             f"Calibrator.threshold: give exactly one of precision= or recall=, found {precision=}, {recall=}"
         )
     name, value = ("precision", precision) if precision is not None else ("recall", recall)
-    target = validate.probability(value, name, "Calibrator.threshold")
+    target = validate.probability(value, name)
     if target == 0:
-        raise validate.fail("Calibrator.threshold", name, "a number in (0, 1]", value)
+        raise validate.fail(name, "a number in (0, 1]", value)
     return name, target
 
 
-def _check_scores(values: pl.Series, column: str, function: str, *, allow_null: bool, rows: Any = None) -> None:
+def _check_scores(values: pl.Series, column: str, *, allow_null: bool, rows: Any = None) -> None:
     """A numeric score column, finite where non-null (non-null everywhere unless ``allow_null``)."""
     dtype = values.dtype
     if not ((dtype.is_numeric() and dtype != pl.Boolean) or (allow_null and dtype == pl.Null)):
-        raise SchemaError("score column is not numeric", function=function, column=column, found=str(dtype))
+        raise SchemaError("score column is not numeric", column=column, found=str(dtype))
     floats = values.cast(pl.Float64)
     bad = ~floats.is_finite() if allow_null else floats.is_null() | ~floats.is_finite()
     at = first_true_row(bad)
     if at is not None:
         raise SchemaError(
             "score is NaN or infinite" + ("" if allow_null else " or null on a labelled row"),
-            function=function,
             column=column,
             row=int(rows[at]) if rows is not None else at,
             expected="a finite number",
@@ -438,14 +437,14 @@ def _curve(x: np.ndarray, y: np.ndarray, increasing: bool) -> tuple[np.ndarray, 
     return cuts[::-1].copy(), precision[::-1].copy(), recall[::-1].copy()
 
 
-def _splits(y: np.ndarray, folds: int, seed: int, function: str, label: str) -> list[tuple[np.ndarray, np.ndarray]]:
+def _splits(y: np.ndarray, folds: int, seed: int, label: str) -> list[tuple[np.ndarray, np.ndarray]]:
     """Stratified folds of the labelled rows; fewer folds when a class is small, an error below 2 of each."""
     from sklearn.model_selection import StratifiedKFold
 
     smallest = int(min((y == 1).sum(), (y == 0).sum()))
     if smallest < 2:
         raise InvalidParameterError(
-            f"{function}: cannot cross-validate on {y.size} labels with {smallest} of a class in {label!r} "
+            f"cannot cross-validate on {y.size} labels with {smallest} of a class in {label!r} "
             "(2 of each needed); pass a frame of other labelled rows, or selection='in-sample' (optimistic)"
         )
     splitter = StratifiedKFold(min(folds, smallest), shuffle=True, random_state=seed)
@@ -460,7 +459,7 @@ def _cross_validated_margin(calibrator: Calibrator, name: str, target: float, fo
     hits = np.zeros(margins.size)  # true positives among the passed held-out rows, pooled
     base = np.zeros(margins.size)  # passed held-out rows (precision) or held-out positives (recall)
     oriented = x if increasing else -x
-    for train, test in _splits(y, folds, seed, "Calibrator.threshold", calibrator.label):
+    for train, test in _splits(y, folds, seed, calibrator.label):
         cuts, precisions, recalls = _curve(x[train], y[train], increasing)
         reached = (precisions if name == "precision" else recalls)[None, :] >= wanted[:, None]
         found = reached.any(axis=1)

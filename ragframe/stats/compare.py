@@ -136,9 +136,7 @@ def compare(
     >>> row["n"], round(row["delta"], 3), row["winner"]
     (4, 0.4, 'b')
     """
-    function = "compare"
     options = ComparisonOptions.check(
-        function,
         on=on,
         metrics=metrics,
         by=by,
@@ -151,10 +149,10 @@ def compare(
     )
     on_cols, group_by = list(options.on), list(options.by or [])
     wanted = None if options.metrics is None else list(options.metrics)
-    sample_col = _samples_column(samples, on_cols, group_by, function)
+    sample_col = _samples_column(samples, on_cols, group_by)
     paired, names, group_by = _paired_frame(a, b, on_cols, wanted, group_by, options.how, sample_col)
     if sample_col is not None:
-        paired = _row_means(paired, on_cols, names, group_by, function)
+        paired = _row_means(paired, on_cols, names, group_by)
     seg, keys = _segments(paired, names, group_by)
     confidence = 1 - options.alpha
     statistic, p, ci_low, ci_high = run_test(seg, options.test, confidence, options.n_resamples, options.seed)
@@ -167,17 +165,17 @@ def compare(
     return out.select(*group_by, *COMPARE_COLUMNS, "test")
 
 
-def _read_side(frame: Any, function: str) -> pl.DataFrame:
-    return to_polars(frame, function=function)
+def _read_side(frame: Any) -> pl.DataFrame:
+    return to_polars(frame)
 
 
-def _samples_column(samples: Any, on: list[str], group_by: list[str], function: str) -> str | None:
+def _samples_column(samples: Any, on: list[str], group_by: list[str]) -> str | None:
     """The ``samples`` column name, checked: not an id or slice column."""
     if samples is None:
         return None
-    name = validate.column_name(samples, "samples", function)
+    name = validate.column_name(samples, "samples")
     if name in on or name in group_by:
-        raise validate.fail(function, "samples", "a column other than the on and by columns", samples)
+        raise validate.fail("samples", "a column other than the on and by columns", samples)
     return name
 
 
@@ -185,28 +183,24 @@ def _paired_frame(
     a: Any, b: Any, on: list[str], metrics: Any, group_by: list[str], how: str, samples: str | None = None
 ) -> tuple[pl.DataFrame, list[str], list[str]]:
     """Both sides checked and joined on the ids (and samples): ids, slices, each metric of a and ``<metric>__b``."""
-    function = "compare"
     keys = on if samples is None else [*on, samples]
-    left, right = _read_side(a, function), _read_side(b, function)
-    check_ids(left, keys, parameter_name("a"), function)
-    check_ids(right, keys, parameter_name("b"), function)
-    names = compared_metrics(left, right, metrics, [*keys, *group_by], function)
-    left, names, group_by = prepare_scores(left, names, group_by, function)
-    right, _, _ = prepare_scores(right, names, None, function)
-    left, right = same_id_types(left, right, keys, function)
+    left, right = _read_side(a), _read_side(b)
+    check_ids(left, keys, parameter_name("a"))
+    check_ids(right, keys, parameter_name("b"))
+    names = compared_metrics(left, right, metrics, [*keys, *group_by])
+    left, names, group_by = prepare_scores(left, names, group_by)
+    right, _, _ = prepare_scores(right, names, None)
+    left, right = same_id_types(left, right, keys)
     paired = pair_frames(
         left.select(*keys, *[g for g in group_by if g not in keys], *names),
         right.select(*keys, *names),
         keys,
         how,
-        function,
     )
     return paired, names, group_by
 
 
-def _row_means(
-    paired: pl.DataFrame, on: list[str], names: list[str], group_by: list[str], function: str
-) -> pl.DataFrame:
+def _row_means(paired: pl.DataFrame, on: list[str], names: list[str], group_by: list[str]) -> pl.DataFrame:
     """One row per id: each metric's mean over the samples scored on both sides, for a and b (null if none).
 
     The mean of b minus the mean of a over those samples is the mean of their paired differences.
@@ -221,7 +215,6 @@ def _row_means(
                 found = counts.select(on).row(row)
                 raise SchemaError(
                     "slice column differs between the samples of one row ({by} needs one value per row)",
-                    function=function,
                     column=name,
                     found=f"row {found[0] if len(found) == 1 else found!r}",
                     mentions={"by": ""},
@@ -326,7 +319,6 @@ def compare_runs(
     from ragframe.run.trec_run import evaluate_run
 
     options = ComparisonOptions.check(
-        "compare_runs",
         on="query_id",
         metrics=metrics,
         test=test,

@@ -32,8 +32,6 @@ from ragframe.public import public
 from ragframe.schema import first_true_row, to_polars
 
 __all__ = ["estimate", "ESTIMATE_COLUMNS", "ESTIMATE_METHODS", "Moments", "moments", "read_columns", "check_labels"]
-
-_FUNCTION = "estimate"
 #: The methods of :func:`estimate`, the default first.
 ESTIMATE_METHODS = ("ppi++", "ppi", "classical")
 #: The intervals of :func:`estimate`, the default first.
@@ -152,14 +150,14 @@ def estimate(
     >>> round(row["classical_estimate"], 4), round(row["ess_gain"], 2)  # worth 2.45 times the 4 labels
     (0.5, 2.45)
     """
-    method = validate.choice(method, "method", _FUNCTION, ESTIMATE_METHODS)
-    alpha = validate.confidence(alpha, "alpha", _FUNCTION)
-    interval = validate.choice(interval, "interval", _FUNCTION, INTERVALS)
+    method = validate.choice(method, "method", ESTIMATE_METHODS)
+    alpha = validate.confidence(alpha, "alpha")
+    interval = validate.choice(interval, "interval", INTERVALS)
     if not isinstance(finite_population, bool):
-        raise validate.fail(_FUNCTION, "finite_population", "True or False", finite_population)
+        raise validate.fail("finite_population", "True or False", finite_population)
     prediction, label, group_by = _column_args(prediction, label, by)
-    df = read_columns(frame, [prediction, label, *group_by], _FUNCTION)
-    y = check_labels(df[label], label, _FUNCTION, real=interval == "normal", binary=interval == "wilson")
+    df = read_columns(frame, [prediction, label, *group_by])
+    y = check_labels(df[label], label, real=interval == "normal", binary=interval == "wilson")
     f = _check_predictions(df[prediction], prediction)
     codes, keys = _slices(df, group_by)
     table = _estimates(moments(codes, y, f, max(keys.height, 1)), method, alpha, interval, finite_population)
@@ -170,32 +168,30 @@ def estimate(
 
 
 def _column_args(prediction: Any, label: Any, by: Any) -> tuple[str, str, list[str]]:
-    prediction = validate.column_name(prediction, "prediction", _FUNCTION)
-    label = validate.column_name(label, "label", _FUNCTION)
+    prediction = validate.column_name(prediction, "prediction")
+    label = validate.column_name(label, "label")
     if prediction == label:
-        raise validate.fail(_FUNCTION, "label", f"a column other than prediction ({prediction!r})", label)
-    group_by = [] if by is None else validate.column_list(by, "by", _FUNCTION, allow_empty=True)
+        raise validate.fail("label", f"a column other than prediction ({prediction!r})", label)
+    group_by = [] if by is None else validate.column_list(by, "by", allow_empty=True)
     clash = next((name for name in group_by if name in (prediction, label)), None)
     if clash is not None:
-        raise validate.fail(_FUNCTION, "by", "slice columns other than prediction and label", by)
+        raise validate.fail("by", "slice columns other than prediction and label", by)
     return prediction, label, group_by
 
 
-def read_columns(frame: Any, columns: list[str], function: str) -> pl.DataFrame:
+def read_columns(frame: Any, columns: list[str]) -> pl.DataFrame:
     """The ``columns`` of any supported frame as a polars DataFrame (a LazyFrame collects only those).
 
     Examples
     --------
     >>> import pyarrow as pa
-    >>> read_columns(pa.table({"a": [1], "b": [2]}), ["b"], "f").columns
+    >>> read_columns(pa.table({"a": [1], "b": [2]}), ["b"]).columns
     ['b']
     """
-    return to_polars(frame, columns, function)
+    return to_polars(frame, columns)
 
 
-def check_labels(
-    series: pl.Series, column: str, function: str, *, binary: bool = False, real: bool = False
-) -> np.ndarray:
+def check_labels(series: pl.Series, column: str, *, binary: bool = False, real: bool = False) -> np.ndarray:
     """Labels as float64 (NaN where null): 0/1, Boolean, or numbers in [0, 1] (only 0/1 when ``binary``).
 
     With ``real``, any finite number (a Likert grade, a latency, a difference): a mean needs
@@ -203,13 +199,13 @@ def check_labels(
 
     Examples
     --------
-    >>> check_labels(pl.Series([1.0, None, 0.25]), "human", "estimate").tolist()
+    >>> check_labels(pl.Series([1.0, None, 0.25]), "human").tolist()
     [1.0, nan, 0.25]
-    >>> check_labels(pl.Series([1, 2]), "human", "estimate")  # doctest: +ELLIPSIS
+    >>> check_labels(pl.Series([1, 2]), "human")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ragframe.exceptions.SchemaError: estimate: label out of range [column 'human', row 1]; expected ..., found 2
-    >>> check_labels(pl.Series([5.0, None, -2.5]), "grade", "estimate", real=True).tolist()
+    ragframe.exceptions.SchemaError: label out of range [column 'human', row 1]; expected ..., found 2
+    >>> check_labels(pl.Series([5.0, None, -2.5]), "grade", real=True).tolist()
     [5.0, nan, -2.5]
     """
     if real:
@@ -220,9 +216,7 @@ def check_labels(
         expected = "0/1, a Boolean or a number in [0, 1], or null"
     dtype = series.dtype
     if not (dtype.is_numeric() or dtype in (pl.Boolean, pl.Null)):
-        raise SchemaError(
-            "label column is not numeric", function=function, column=column, expected=expected, found=str(dtype)
-        )
+        raise SchemaError("label column is not numeric", column=column, expected=expected, found=str(dtype))
     values = series.cast(pl.Float64)
     if real:
         bad = ~values.is_finite()
@@ -233,7 +227,6 @@ def check_labels(
         found = series[row]
         raise SchemaError(
             "label is NaN or infinite" if real else "label out of range",
-            function=function,
             column=column,
             row=row,
             expected=expected,
@@ -247,18 +240,13 @@ def _check_predictions(series: pl.Series, column: str) -> np.ndarray:
     dtype = series.dtype
     if not (dtype.is_numeric() or dtype == pl.Boolean):
         raise SchemaError(
-            "prediction column is not numeric",
-            function=_FUNCTION,
-            column=column,
-            expected="a number or a Boolean",
-            found=str(dtype),
+            "prediction column is not numeric", column=column, expected="a number or a Boolean", found=str(dtype)
         )
     values = series.cast(pl.Float64)
     row = first_true_row(values.is_null() | ~values.is_finite())
     if row is not None:
         raise SchemaError(
             "prediction is null, NaN or infinite (every row needs one: filter or fill those rows first)",
-            function=_FUNCTION,
             column=column,
             row=row,
             expected="a finite number on every row",

@@ -27,8 +27,6 @@ from ragframe.schema import first_true_row, to_polars
 from ragframe.stats.estimate import ESTIMATE_METHODS, estimate
 
 __all__ = ["estimate_systems"]
-
-_FUNCTION = "estimate_systems"
 _AFFINE = ("estimate", "ci_low", "ci_high", "classical_estimate", "classical_ci_low", "classical_ci_high")
 
 
@@ -115,23 +113,22 @@ def estimate_systems(
     >>> round(out["estimate"].item(), 4)  # mean prediction gap 0.3833, corrected by the labelled gap
     0.6333
     """
-    method = validate.choice(method, "method", _FUNCTION, ESTIMATE_METHODS)
-    alpha = validate.confidence(alpha, "alpha", _FUNCTION)
+    method = validate.choice(method, "method", ESTIMATE_METHODS)
+    alpha = validate.confidence(alpha, "alpha")
     for name, value in (("prediction", prediction), ("label", label), ("system", system), ("on", on)):
         if not isinstance(value, str):
-            raise InvalidParameterError(f"{_FUNCTION}: {name} must be a column name (str), found {value!r}")
+            raise InvalidParameterError(f"{name} must be a column name (str), found {value!r}")
     if not isinstance(pairs, bool):
-        raise InvalidParameterError(f"{_FUNCTION}: pairs must be True or False, found {pairs!r}")
-    df = to_polars(frame, list(dict.fromkeys([system, on, prediction, label])), _FUNCTION)
+        raise InvalidParameterError(f"pairs must be True or False, found {pairs!r}")
+    df = to_polars(frame, list(dict.fromkeys([system, on, prediction, label])))
     for column in (system, on):
         at = first_true_row(df.get_column(column).is_null())
         if at is not None:
-            raise SchemaError("null id", function=_FUNCTION, column=column, row=at, expected="a value", found="null")
+            raise SchemaError("null id", column=column, row=at, expected="a value", found="null")
     at = first_true_row(~df.select(pl.struct(system, on).is_first_distinct()).to_series())
     if at is not None:
         raise SchemaError(
             "the same (system, query) twice",
-            function=_FUNCTION,
             column=on,
             row=at,
             expected="one row per system and query",
@@ -139,7 +136,7 @@ def estimate_systems(
         )
     names = sorted(df.get_column(system).unique().to_list())
     if len(names) < 2:
-        raise InvalidParameterError(f"{_FUNCTION}: need at least two systems, found {len(names)}")
+        raise InvalidParameterError(f"need at least two systems, found {len(names)}")
     per_system = estimate(df, prediction=prediction, label=label, method=method, alpha=alpha, by=system)
     keyed = df.with_columns(pl.col(system).cast(pl.String))
     wide = keyed.pivot(on=system, index=on, values=[prediction, label], separator="|").sort(on)
@@ -154,7 +151,6 @@ def estimate_systems(
         absent = [c.split("|", 1)[1] for c in predictions.columns if predictions[at, c] is None]
         raise SchemaError(
             f"system {absent[0]!r} has no row for a query other systems answer",
-            function=_FUNCTION,
             column=on,
             expected="every system on every query",
             found=repr(wide[at, on]),

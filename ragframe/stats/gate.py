@@ -161,9 +161,7 @@ def gate(
     >>> checks["reason"][0]
     'mrr: mean dropped by 0.3750 (0.8250 -> 0.4500, n 4), more than 0.05; significant (p_adjusted 0.0006)'
     """
-    function = "gate"
     options = ComparisonOptions.check(
-        function,
         on=on,
         metrics=metrics,
         test=test,
@@ -172,13 +170,13 @@ def gate(
         how=how,
         n_resamples=n_resamples,
         seed=seed,
-        max_drop=max_drop_from(max_drop, threshold, function),
+        max_drop=max_drop_from(max_drop, threshold),
         significance=significance,
     )
     wanted = None if options.metrics is None else list(options.metrics)
     floors = _check_minimums(minimums)
     if baseline is None and not floors:
-        raise InvalidParameterError("gate: nothing to check; pass a baseline, minimums, or both")
+        raise InvalidParameterError("nothing to check; pass a baseline, minimums, or both")
     now = _read(current)
     checks: list[dict[str, Any]] = []
     mode = "none"
@@ -191,7 +189,7 @@ def gate(
             checks += _paired_checks(base, now, wanted, options)
     checks += _minimum_checks(now, floors)
     if not checks:
-        raise SchemaError("nothing to check: the baseline has no score column", function=function)
+        raise SchemaError("nothing to check: the baseline has no score column")
     return pl.DataFrame(checks, schema=GATE_SCHEMA).with_columns(pl.lit(mode).alias("mode"))
 
 
@@ -199,9 +197,9 @@ def _check_minimums(minimums: Any) -> dict[str, float]:
     if minimums is None:
         return {}
     if not isinstance(minimums, Mapping):
-        raise validate.fail("gate", "minimums", "a mapping of metric name to floor", minimums)
+        raise validate.fail("minimums", "a mapping of metric name to floor", minimums)
     return {
-        validate.column_name(metric, "minimums", "gate"): validate.number(floor, f"minimums[{metric!r}]", "gate")
+        validate.column_name(metric, "minimums"): validate.number(floor, f"minimums[{metric!r}]")
         for metric, floor in minimums.items()
     }
 
@@ -212,7 +210,7 @@ def _read(frame: Any) -> pl.DataFrame:
         from ragframe.io.scores import read_scores
 
         return read_scores(frame)
-    return to_polars(frame, function="gate")
+    return to_polars(frame)
 
 
 def _failed(check: str, metric: str, reason: str, **values: Any) -> dict[str, Any]:
@@ -249,7 +247,6 @@ def _summary_of(frame: pl.DataFrame, names: list[str] | None) -> pl.DataFrame:
         if repeated:
             raise SchemaError(
                 f"a summary with several rows for metric(s) {repeated} (grouped?): the gate needs one row per metric",
-                function="gate",
                 column="metric",
             )
         return frame.select("metric", pl.col("mean").cast(pl.Float64))
@@ -334,7 +331,7 @@ def _paired_check(
 
 
 def _shared_ids(base: pl.DataFrame, now: pl.DataFrame, ids: list[str]) -> int:
-    left, right = same_id_types(base.select(ids), now.select(ids), ids, "gate")
+    left, right = same_id_types(base.select(ids), now.select(ids), ids)
     return left.join(right, on=ids, how="semi").height
 
 

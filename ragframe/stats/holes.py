@@ -22,13 +22,13 @@ from ragframe.schema import check_same_id_kind, first_true_row, integer_grades, 
 __all__ = ["judged_at_k", "fill_holes"]
 
 
-def _top_k(run: Any, k: int, query_id: str, doc_id: str, score: str, function: str) -> pl.DataFrame:
+def _top_k(run: Any, k: int, query_id: str, doc_id: str, score: str) -> pl.DataFrame:
     """The run's first ``k`` documents per query in trec_eval order (score descending, then doc id descending)."""
-    df = to_polars(run, [query_id, doc_id, score], function)
+    df = to_polars(run, [query_id, doc_id, score])
     for column in (query_id, doc_id, score):
         at = first_true_row(df.get_column(column).is_null())
         if at is not None:
-            raise SchemaError("null value in the run", function=function, column=column, row=at, found="null")
+            raise SchemaError("null value in the run", column=column, row=at, found="null")
     return (
         df.sort([query_id, score, doc_id], descending=[False, True, True])
         .with_columns((pl.int_range(pl.len()).over(query_id) + 1).alias("rank"))
@@ -37,13 +37,13 @@ def _top_k(run: Any, k: int, query_id: str, doc_id: str, score: str, function: s
     )
 
 
-def _labels(qrels: Any, query_id: str, doc_id: str, relevance: str, function: str) -> pl.DataFrame:
+def _labels(qrels: Any, query_id: str, doc_id: str, relevance: str) -> pl.DataFrame:
     """The qrels with whole-number grades (Int64): a null or fractional grade is an error, never truncated."""
-    df = to_polars(qrels, [query_id, doc_id, relevance], function)
+    df = to_polars(qrels, [query_id, doc_id, relevance])
     at = first_true_row(df.get_column(relevance).is_null())
     if at is not None:
-        raise SchemaError("null grade in the qrels", function=function, column=relevance, row=at, found="null")
-    return df.with_columns(integer_grades(df.get_column(relevance), relevance, function))
+        raise SchemaError("null grade in the qrels", column=relevance, row=at, found="null")
+    return df.with_columns(integer_grades(df.get_column(relevance), relevance))
 
 
 @public
@@ -88,16 +88,13 @@ def judged_at_k(
     >>> rf.judged_at_k(run, qrels, k=2).row(0)
     (1, 1, 0.5)
     """
-    function = "judged_at_k"
-    k = validate.positive_int(k, "k", function)
+    k = validate.positive_int(k, "k")
     if by is not None and by != query_id:
-        raise InvalidParameterError(f"{function}: by must be None or the query column {query_id!r}, found {by!r}")
-    top = _top_k(run, k, query_id, doc_id, score, function)
-    labels = to_polars(qrels, [query_id, doc_id], function).unique()
+        raise InvalidParameterError(f"by must be None or the query column {query_id!r}, found {by!r}")
+    top = _top_k(run, k, query_id, doc_id, score)
+    labels = to_polars(qrels, [query_id, doc_id]).unique()
     for column in (query_id, doc_id):
-        check_same_id_kind(
-            function, ("the run", top.schema[column]), ("the qrels", labels.schema[column]), column=column
-        )
+        check_same_id_kind(("the run", top.schema[column]), ("the qrels", labels.schema[column]), column=column)
     marked = top.join(labels.with_columns(pl.lit(True).alias("__rf_judged")), on=[query_id, doc_id], how="left")
     per_query = (
         marked.group_by(query_id)
@@ -175,21 +172,18 @@ def fill_holes(
     >>> out.select("doc_id", "relevance", "source").rows()
     [('a', 3, 'human'), ('b', 1, 'llm')]
     """
-    function = "fill_holes"
-    k = validate.positive_int(k, "k", function)
+    k = validate.positive_int(k, "k")
     unknown = sorted(
         set(options) - {"passages_per_call", "max_calls", "prefilter", "cache", "dry_run", "parse_retries", "prompt"}
     )
     if unknown:
-        raise InvalidParameterError(f"{function}: unknown option(s) {unknown}; see judge_relevance")
-    top = _top_k(run, k, query_id, doc_id, score, function)
-    human = _labels(qrels, query_id, doc_id, relevance, function)
+        raise InvalidParameterError(f"unknown option(s) {unknown}; see judge_relevance")
+    top = _top_k(run, k, query_id, doc_id, score)
+    human = _labels(qrels, query_id, doc_id, relevance)
     for column in (query_id, doc_id):
-        check_same_id_kind(
-            function, ("the run", top.schema[column]), ("the qrels", human.schema[column]), column=column
-        )
-    texts_q = to_polars(queries, [query_id, query], function).unique(query_id, keep="first", maintain_order=True)
-    texts_p = to_polars(passages, [doc_id, passage], function).unique(doc_id, keep="first", maintain_order=True)
+        check_same_id_kind(("the run", top.schema[column]), ("the qrels", human.schema[column]), column=column)
+    texts_q = to_polars(queries, [query_id, query]).unique(query_id, keep="first", maintain_order=True)
+    texts_p = to_polars(passages, [doc_id, passage]).unique(doc_id, keep="first", maintain_order=True)
     holes = (
         top.join(human.select(query_id, doc_id), on=[query_id, doc_id], how="anti")
         .join(texts_q, on=query_id, how="left")

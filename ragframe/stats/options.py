@@ -22,7 +22,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ragframe import validate
-from ragframe.exceptions import InvalidParameterError
+from ragframe.exceptions import InvalidParameterError, with_caller
 from ragframe.metrics.registry import check_options, option, option_defaults
 from ragframe.public import user_stacklevel
 from ragframe.stats.paired_tests import CORRECTIONS, TESTS
@@ -35,16 +35,16 @@ HOW = ("error", "inner")
 PAIRED_TEST_KEYWORDS = ("on", "test", "alpha", "correction", "how", "n_resamples", "seed")
 
 
-def _columns(value: Any, name: str, function: str) -> tuple[str, ...]:
-    return tuple(validate.column_list(value, name, function))
+def _columns(value: Any, name: str) -> tuple[str, ...]:
+    return tuple(validate.column_list(value, name))
 
 
-def _optional_columns(value: Any, name: str, function: str) -> tuple[str, ...] | None:
-    return None if value is None else tuple(validate.column_list(value, name, function))
+def _optional_columns(value: Any, name: str) -> tuple[str, ...] | None:
+    return None if value is None else tuple(validate.column_list(value, name))
 
 
-def _optional_slices(value: Any, name: str, function: str) -> tuple[str, ...] | None:
-    return None if value is None else tuple(validate.column_list(value, name, function, allow_empty=True))
+def _optional_slices(value: Any, name: str) -> tuple[str, ...] | None:
+    return None if value is None else tuple(validate.column_list(value, name, allow_empty=True))
 
 
 @dataclass(frozen=True)
@@ -83,14 +83,14 @@ class ComparisonOptions:
 
     Examples
     --------
-    >>> options = ComparisonOptions.check("compare", on="query_id", alpha=0.01)
+    >>> options = ComparisonOptions.check(on="query_id", alpha=0.01)
     >>> options.on, options.alpha, options.test
     (('query_id',), 0.01, 't')
     >>> try:
-    ...     ComparisonOptions.check("gate", test="anova")
+    ...     ComparisonOptions.check(test="anova")
     ... except InvalidParameterError as error:
     ...     print(error)
-    gate: test must be one of ['t', 'wilcoxon', 'permutation', 'bootstrap'], found 'anova'
+    test must be one of ['t', 'wilcoxon', 'permutation', 'bootstrap'], found 'anova'
     """
 
     on: str | tuple[str, ...] = option(
@@ -102,26 +102,24 @@ class ComparisonOptions:
     by: str | tuple[str, ...] | None = option(
         None, "Slice columns (taken from the first frame).", check=_optional_slices
     )
-    test: str = option(
-        "t", "The paired test.", check=lambda value, name, function: validate.choice(value, name, function, TESTS)
-    )
+    test: str = option("t", "The paired test.", check=lambda value, name: validate.choice(value, name, TESTS))
     alpha: float = option(0.05, "Significance level, strictly between 0 and 1.", check=validate.confidence)
     correction: str | None = option(
         "holm",
         "Multiple-testing correction over every (metric, slice) row of the call.",
-        check=lambda value, name, function: validate.choice(value, name, function, CORRECTIONS),
+        check=lambda value, name: validate.choice(value, name, CORRECTIONS),
     )
     how: str = option(
         "error",
         "Ids on one side only: an error naming them, or left out.",
-        check=lambda value, name, function: validate.choice(value, name, function, HOW),
+        check=lambda value, name: validate.choice(value, name, HOW),
     )
     n_resamples: int = option(9999, "Resamples of the permutation and bootstrap tests.", check=validate.resamples)
     seed: int | None = option(0, "Random seed of the permutation and bootstrap tests.", check=validate.seed)
     max_drop: float = option(
         0.05,
         "The largest drop of a metric's mean that is not a regression.",
-        check=lambda value, name, function: validate.number(value, name, function, minimum=0.0),
+        check=lambda value, name: validate.number(value, name, minimum=0.0),
     )
     significance: bool = option(True, "A regression of per-row frames must also be significant.", check=validate.flag)
 
@@ -131,15 +129,15 @@ class ComparisonOptions:
         return tuple(f.name for f in fields(cls))
 
     @classmethod
-    def check(cls, function: str, **values: Any) -> ComparisonOptions:
+    def check(cls, **values: Any) -> ComparisonOptions:
         """The options ``values`` (the others at their defaults), checked; errors name ``function``.
 
         ``on`` becomes a tuple, ``metrics`` and ``by`` a tuple or None; numbers their canonical type.
         """
         unknown = [name for name in values if name not in cls.names()]
         if unknown:
-            raise InvalidParameterError(f"{function}: unknown comparison option(s) {unknown}")
-        return cls(**check_options(cls, {**option_defaults(cls), **values}, function))
+            raise InvalidParameterError(f"unknown comparison option(s) {unknown}")
+        return cls(**check_options(cls, {**option_defaults(cls), **values}))
 
     def paired_test(self) -> dict[str, Any]:
         """The keywords of :func:`ragframe.compare` that choose the pairing and the test (not metrics, by)."""
@@ -150,7 +148,7 @@ class ComparisonOptions:
 DEFAULTS = ComparisonOptions()
 
 
-def max_drop_from(max_drop: Any, threshold: Any, function: str) -> Any:
+def max_drop_from(max_drop: Any, threshold: Any) -> Any:
     """``max_drop``, or the deprecated ``threshold=`` given for it (with a :class:`DeprecationWarning`).
 
     ``threshold`` named the drop size of :func:`ragframe.regressions` and :func:`ragframe.gate`
@@ -160,20 +158,21 @@ def max_drop_from(max_drop: Any, threshold: Any, function: str) -> Any:
 
     Examples
     --------
-    >>> max_drop_from(0.1, None, "regressions")
+    >>> max_drop_from(0.1, None)
     0.1
     """
     if threshold is None:
         return max_drop
     if max_drop is not DEFAULTS.max_drop and max_drop != DEFAULTS.max_drop:
         raise InvalidParameterError(
-            f"{function}: pass {{max_drop}} only; {{threshold}} is its deprecated name (got both: {{max_drop#2}}, "
-            f"{{threshold#2}})",
+            "pass {max_drop} only; {threshold} is its deprecated name (got both: {max_drop#2}, {threshold#2})",
             mentions={"max_drop": "", "threshold": "", "max_drop#2": f"{max_drop!r}", "threshold#2": f"{threshold!r}"},
         )
     warnings.warn(
-        f"{function}: threshold= is deprecated for the drop a regression tolerates and will be removed in the "
-        "next release; pass max_drop= (threshold now means a pass mark only, as in score_* and evaluate)",
+        with_caller(
+            "threshold= is deprecated for the drop a regression tolerates and will be removed in the "
+            "next release; pass max_drop= (threshold now means a pass mark only, as in score_* and evaluate)"
+        ),
         DeprecationWarning,
         stacklevel=user_stacklevel(),
     )

@@ -95,7 +95,7 @@ def adjust_p_values(p_values: np.ndarray, method: str | None) -> np.ndarray:
     out = p.copy()
     if method is None:
         return out
-    validate.choice(method, "correction", "adjust_p_values", CORRECTIONS)
+    validate.choice(method, "correction", CORRECTIONS)
     keep = ~np.isnan(p)
     family = p[keep]
     m = family.size

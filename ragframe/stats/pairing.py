@@ -24,7 +24,7 @@ from ragframe.schema import first_true_row
 __all__ = ["check_ids", "same_id_types", "pair_frames", "compared_metrics"]
 
 
-def check_ids(df: pl.DataFrame, on: list[str], side: str, function: str) -> None:
+def check_ids(df: pl.DataFrame, on: list[str], side: str) -> None:
     """Raise :class:`SchemaError` unless the id columns ``on`` of ``df`` are present, non-null and unique.
 
     Parameters
@@ -35,36 +35,29 @@ def check_ids(df: pl.DataFrame, on: list[str], side: str, function: str) -> None
         The id column(s).
     side : str
         The side's name in the message ("a", "baseline", "labels", ...).
-    function : str
-        The public function the error names.
 
     Examples
     --------
     >>> import polars as pl
-    >>> check_ids(pl.DataFrame({"id": [1, 2]}), ["id"], "a", "compare")
+    >>> check_ids(pl.DataFrame({"id": [1, 2]}), ["id"], "a")
     >>> try:
-    ...     check_ids(pl.DataFrame({"id": [1, 1]}), ["id"], "a", "compare")
+    ...     check_ids(pl.DataFrame({"id": [1, 1]}), ["id"], "a")
     ... except SchemaError as error:
     ...     print(error)
-    compare: duplicate id in a: each sample must appear once [column 'id', row 1], found 1
+    duplicate id in a: each sample must appear once [column 'id', row 1], found 1
     """
     for name in on:
         if name not in df.columns:
-            raise SchemaError(
-                f"missing id column in {side}", function=function, column=name, available=df.columns, parameter=side
-            )
+            raise SchemaError(f"missing id column in {side}", column=name, available=df.columns, parameter=side)
         row = first_true_row(df[name].is_null())
         if row is not None:
-            raise SchemaError(
-                f"null id in {side}", function=function, column=name, row=row, expected="an id", parameter=side
-            )
+            raise SchemaError(f"null id in {side}", column=name, row=row, expected="an id", parameter=side)
     duplicated = df.select(~pl.struct(on).is_first_distinct()).to_series()
     row = first_true_row(duplicated)
     if row is not None:
         found = df.select(on).row(row)
         raise SchemaError(
             f"duplicate id in {side}: each sample must appear once",
-            function=function,
             parameter=side,
             column=on[0],
             row=row,
@@ -72,14 +65,14 @@ def check_ids(df: pl.DataFrame, on: list[str], side: str, function: str) -> None
         )
 
 
-def same_id_types(a: pl.DataFrame, b: pl.DataFrame, on: list[str], function: str) -> tuple[pl.DataFrame, ...]:
+def same_id_types(a: pl.DataFrame, b: pl.DataFrame, on: list[str]) -> tuple[pl.DataFrame, ...]:
     """The two sides with id columns of one dtype: integers widen to Int64, other differences are errors.
 
     Examples
     --------
     >>> import polars as pl
     >>> left, right = same_id_types(pl.DataFrame({"id": [1]}, schema={"id": pl.Int8}), pl.DataFrame({"id": [1]}),
-    ...                             ["id"], "compare")
+    ...                             ["id"])
     >>> left.schema["id"], right.schema["id"]
     (Int64, Int64)
     """
@@ -93,7 +86,6 @@ def same_id_types(a: pl.DataFrame, b: pl.DataFrame, on: list[str], function: str
         first, second = parameter_name("a"), parameter_name("b")
         raise SchemaError(
             f"the id column has different types in {first} and {second}; cast one side so the ids can match",
-            function=function,
             column=name,
             expected=f"{left} (as in {first})",
             found=f"{right} in {second}",
@@ -102,7 +94,7 @@ def same_id_types(a: pl.DataFrame, b: pl.DataFrame, on: list[str], function: str
     return a, b
 
 
-def pair_frames(a: pl.DataFrame, b: pl.DataFrame, on: list[str], how: str, function: str) -> pl.DataFrame:
+def pair_frames(a: pl.DataFrame, b: pl.DataFrame, on: list[str], how: str) -> pl.DataFrame:
     """Inner join of the two sides on ``on`` (b's other columns suffixed ``__b``).
 
     With ``how="error"`` an id on one side only is a :class:`SchemaError` naming up to 5 of them.
@@ -111,7 +103,7 @@ def pair_frames(a: pl.DataFrame, b: pl.DataFrame, on: list[str], how: str, funct
     --------
     >>> import polars as pl
     >>> a, b = pl.DataFrame({"id": [1, 2], "x": [0.1, 0.2]}), pl.DataFrame({"id": [2, 1], "x": [0.5, 0.6]})
-    >>> pair_frames(a, b, ["id"], "error", "compare").sort("id").rows()
+    >>> pair_frames(a, b, ["id"], "error").sort("id").rows()
     [(1, 0.1, 0.6), (2, 0.2, 0.5)]
     """
     if how == "error":
@@ -123,7 +115,6 @@ def pair_frames(a: pl.DataFrame, b: pl.DataFrame, on: list[str], how: str, funct
                 raise SchemaError(
                     f"{only.height} id(s) of {name} are missing from {other}, e.g. {sample}; "
                     "pass {how} to compare the shared ids only",
-                    function=function,
                     column=on[0],
                     parameter=other,
                     mentions={"how": "'inner'"},
@@ -131,20 +122,18 @@ def pair_frames(a: pl.DataFrame, b: pl.DataFrame, on: list[str], how: str, funct
     return a.join(b, on=on, how="inner", suffix="__b")
 
 
-def compared_metrics(
-    left: pl.DataFrame, right: pl.DataFrame, metrics: Any, exclude: list[str], function: str
-) -> list[str]:
+def compared_metrics(left: pl.DataFrame, right: pl.DataFrame, metrics: Any, exclude: list[str]) -> list[str]:
     """The metrics asked, or every score column of both sides; a score column on one side only is an error.
 
     Examples
     --------
     >>> import polars as pl
     >>> frame = pl.DataFrame({"id": [1], "mrr": [0.5], "note": ["x"]})
-    >>> compared_metrics(frame, frame, None, ["id"], "compare")
+    >>> compared_metrics(frame, frame, None, ["id"])
     ['mrr']
     """
     if metrics is not None:
-        return validate.column_list(metrics, "metrics", function)
+        return validate.column_list(metrics, "metrics")
     in_a = [c for c in score_columns(left.schema) if c not in exclude]
     in_b = [c for c in score_columns(right.schema) if c not in exclude]
     only_a, only_b = [c for c in in_a if c not in in_b], [c for c in in_b if c not in in_a]
@@ -153,14 +142,12 @@ def compared_metrics(
             f"score column(s) {only_a} only in {parameter_name('a')} and {only_b} only in {parameter_name('b')}: "
             "each metric needs both sides; "
             "pass {metrics} to compare the shared ones",
-            function=function,
             column=(only_a or only_b)[0],
             mentions={"metrics": "[...]"},
         )
     if not in_a:
         raise SchemaError(
             "no ragframe score column is present in both frames; pass {metrics}",
-            function=function,
             available=left.columns,
             mentions={"metrics": "[...]"},
         )

@@ -78,10 +78,10 @@ def weighted_correlations(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> 
     return pearson, spearman
 
 
-def _numbers(df: pl.DataFrame, column: str, function: str, *, nulls: bool) -> np.ndarray:
+def _numbers(df: pl.DataFrame, column: str, *, nulls: bool) -> np.ndarray:
     dtype = df.schema[column]
     if not (dtype.is_numeric() or dtype == pl.Boolean):
-        raise SchemaError("wrong dtype", function=function, column=column, expected="numbers", found=str(dtype))
+        raise SchemaError("wrong dtype", column=column, expected="numbers", found=str(dtype))
     series = df.get_column(column).cast(pl.Float64)
     bad = series.is_nan() | series.is_infinite()
     if not nulls:
@@ -90,7 +90,6 @@ def _numbers(df: pl.DataFrame, column: str, function: str, *, nulls: bool) -> np
     if at is not None:
         raise SchemaError(
             "not a finite number",
-            function=function,
             column=column,
             row=at,
             expected="a finite number" + ("" if not nulls else " or null (missing)"),
@@ -170,27 +169,26 @@ def preference_agreement(
     >>> n, missing, round(spearman, 4)  # spearmanr([0.6, -0.8, 0, 0], [2, -2, 0, 1]): the null set to the median
     (4, 1, 0.9487)
     """
-    function = "preference_agreement"
     for name, value in (("first", first), ("second", second), ("human", human)):
         if not isinstance(value, str):
-            raise InvalidParameterError(f"{function}: {name} must be a column name (str), found {value!r}")
+            raise InvalidParameterError(f"{name} must be a column name (str), found {value!r}")
     if cluster is not None and not isinstance(cluster, str):
-        raise InvalidParameterError(f"{function}: cluster must be a column name or None, found {cluster!r}")
+        raise InvalidParameterError(f"cluster must be a column name or None, found {cluster!r}")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 0:
-        raise InvalidParameterError(f"{function}: n_resamples must be an int >= 0, found {n_resamples!r}")
+        raise InvalidParameterError(f"n_resamples must be an int >= 0, found {n_resamples!r}")
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
-        raise InvalidParameterError(f"{function}: confidence must be in (0, 1), found {confidence!r}")
+        raise InvalidParameterError(f"confidence must be in (0, 1), found {confidence!r}")
     columns = list(dict.fromkeys([first, second, human, *([cluster] if cluster else [])]))
-    df = to_polars(frame, columns, function)
+    df = to_polars(frame, columns)
     if df.height < 2:
-        raise InvalidParameterError(f"{function}: need at least two labelled rows, found {df.height}")
-    a = _numbers(df, first, function, nulls=True)
-    b = _numbers(df, second, function, nulls=True)
-    y = _numbers(df, human, function, nulls=False)
+        raise InvalidParameterError(f"need at least two labelled rows, found {df.height}")
+    a = _numbers(df, first, nulls=True)
+    b = _numbers(df, second, nulls=True)
+    y = _numbers(df, human, nulls=False)
     diff = b - a
     missing = np.isnan(diff)
     if missing.all():
-        raise InvalidParameterError(f"{function}: every score difference is missing ({first!r} or {second!r} null)")
+        raise InvalidParameterError(f"every score difference is missing ({first!r} or {second!r} null)")
     diff = np.where(missing, np.median(diff[~missing]), diff)
     low, high = diff.min(), diff.max()
     x = (diff - low) / (high - low) * 4.0 - 2.0 if high > low else np.zeros_like(diff)
@@ -200,9 +198,7 @@ def preference_agreement(
         if cluster is not None:
             at = first_true_row(df.get_column(cluster).is_null())
             if at is not None:
-                raise SchemaError(
-                    "null pair id", function=function, column=cluster, row=at, expected="a value", found="null"
-                )
+                raise SchemaError("null pair id", column=cluster, row=at, expected="a value", found="null")
             code = df.select(dense_code(pl.col(cluster))).to_series().to_numpy()
         else:
             code = np.arange(df.height)

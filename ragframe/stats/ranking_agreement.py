@@ -101,13 +101,12 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return (rx * ry).sum(axis=1) / np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
 
 
-def _matrix(frame: Any, side: str, *, metric: str, system: str, on: str, function: str) -> pl.DataFrame:
-    df = to_polars(frame, list(dict.fromkeys([system, on, metric])), function)
+def _matrix(frame: Any, side: str, *, metric: str, system: str, on: str) -> pl.DataFrame:
+    df = to_polars(frame, list(dict.fromkeys([system, on, metric])))
     for column in (system, on):
         if not id_dtype_ok(df.schema[column]):
             raise SchemaError(
                 f"wrong dtype in {side}",
-                function=function,
                 column=column,
                 expected="str or int ids",
                 found=str(df.schema[column]),
@@ -115,7 +114,6 @@ def _matrix(frame: Any, side: str, *, metric: str, system: str, on: str, functio
     if not df.schema[metric].is_numeric():
         raise SchemaError(
             f"wrong dtype in {side}",
-            function=function,
             column=metric,
             expected="numbers",
             found=str(df.schema[metric]),
@@ -130,7 +128,6 @@ def _matrix(frame: Any, side: str, *, metric: str, system: str, on: str, functio
         if at is not None:
             raise SchemaError(
                 f"a missing or non-finite value in {side}",
-                function=function,
                 column=column,
                 row=at,
                 expected="a value on every row",
@@ -140,7 +137,6 @@ def _matrix(frame: Any, side: str, *, metric: str, system: str, on: str, functio
     if at is not None:
         raise SchemaError(
             f"the same (system, query) twice in {side}",
-            function=function,
             column=on,
             row=at,
             expected="one score per system and query",
@@ -220,30 +216,29 @@ def ranking_agreement(
     >>> rf.ranking_agreement(a, b, metric="ndcg", n_resamples=0).select("kendall_tau", "tau_ap", "swaps").row(0)
     (0.3333333333333333, 0.0, 1)
     """
-    function = "ranking_agreement"
     metric_b = metric if metric_b is None else metric_b
     for name, value in (("metric", metric), ("metric_b", metric_b), ("system", system), ("on", on)):
         if not isinstance(value, str):
-            raise InvalidParameterError(f"{function}: {name} must be a column name (str), found {value!r}")
+            raise InvalidParameterError(f"{name} must be a column name (str), found {value!r}")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 0:
-        raise InvalidParameterError(f"{function}: n_resamples must be an int >= 0, found {n_resamples!r}")
+        raise InvalidParameterError(f"n_resamples must be an int >= 0, found {n_resamples!r}")
     for name, value in (("confidence", confidence), ("alpha", alpha)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-            raise InvalidParameterError(f"{function}: {name} must be in (0, 1), found {value!r}")
-    left = _matrix(a, "a", metric=metric, system=system, on=on, function=function)
-    right = _matrix(b, "b", metric=metric_b, system=system, on=on, function=function).rename({metric_b: "__rf_b"})
+            raise InvalidParameterError(f"{name} must be in (0, 1), found {value!r}")
+    left = _matrix(a, "a", metric=metric, system=system, on=on)
+    right = _matrix(b, "b", metric=metric_b, system=system, on=on).rename({metric_b: "__rf_b"})
     systems_a, systems_b = set(left.get_column(system)), set(right.get_column(system))
     if systems_a != systems_b:
         raise InvalidParameterError(
-            f"{function}: a and b must hold the same systems; only in a: {sorted(systems_a - systems_b)}, "
+            f"a and b must hold the same systems; only in a: {sorted(systems_a - systems_b)}, "
             f"only in b: {sorted(systems_b - systems_a)}"
         )
     if len(systems_a) < 2:
-        raise InvalidParameterError(f"{function}: need at least two systems to rank, found {len(systems_a)}")
+        raise InvalidParameterError(f"need at least two systems to rank, found {len(systems_a)}")
     queries_a, queries_b = set(left.get_column(on)), set(right.get_column(on))
     common = sorted(queries_a & queries_b)
     if len(common) < 2:
-        raise InvalidParameterError(f"{function}: a and b share {len(common)} queries; need at least two")
+        raise InvalidParameterError(f"a and b share {len(common)} queries; need at least two")
     names = sorted(systems_a)
     grid = pl.DataFrame({system: names}).join(pl.DataFrame({on: common}), how="cross")
     joined = grid.join(left, on=[system, on], how="left").join(right, on=[system, on], how="left")
@@ -251,7 +246,7 @@ def ranking_agreement(
         at = first_true_row(joined.get_column(column).is_null())
         if at is not None:
             raise InvalidParameterError(
-                f"{function}: system {joined[at, system]!r} has no score for query {joined[at, on]!r} in {side}; "
+                f"system {joined[at, system]!r} has no score for query {joined[at, on]!r} in {side}; "
                 "every system needs a score on every query in common"
             )
     shape = (len(names), len(common))

@@ -94,9 +94,7 @@ def regressions(
     >>> regressions(base, now, max_drop=0.05).select("metric", "regressed").rows()
     [('faithfulness', True), ('mrr', False)]
     """
-    function = "regressions"
     options = ComparisonOptions.check(
-        function,
         on=on,
         metrics=metrics,
         by=by,
@@ -106,16 +104,15 @@ def regressions(
         how=how,
         n_resamples=n_resamples,
         seed=seed,
-        max_drop=max_drop_from(max_drop, threshold, function),
+        max_drop=max_drop_from(max_drop, threshold),
         significance=significance,
     )
     group_by = list(options.by or [])
     wanted = None if options.metrics is None else list(options.metrics)
-    base_columns, current_columns = column_names(baseline, function), column_names(current, function)
+    base_columns, current_columns = column_names(baseline), column_names(current)
     if is_summary(base_columns) != is_summary(current_columns):
         raise SchemaError(
             "baseline and current must both be summaries (metric, mean) or both per-row scored frames",
-            function=function,
             column="metric",
             available=current_columns,
         )
@@ -123,11 +120,10 @@ def regressions(
         return _summary_regressions(baseline, current, options.max_drop, wanted, group_by)
     if wanted is None:  # every score column of both sides
         ids = set(options.on) | set(group_by)
-        wanted = [c for c in score_columns(frame_schema(baseline, function)) if c in current_columns and c not in ids]
+        wanted = [c for c in score_columns(frame_schema(baseline)) if c in current_columns and c not in ids]
         if not wanted:
             raise SchemaError(
                 "no ragframe score column is present in both frames; pass {metrics}",
-                function=function,
                 available=base_columns,
                 mentions={"metrics": "[...]"},
             )
@@ -151,18 +147,16 @@ def regressions(
 
 def _summary_frame(frame: Any, keys: list[str], side: str) -> pl.DataFrame:
     """``keys`` and ``mean`` of a summary, checked: keys present, one row per key."""
-    function = "regressions"
-    df = to_polars(frame, function=function)
+    df = to_polars(frame)
     for name in keys:
         if name not in df.columns:
-            raise SchemaError(f"missing column in {side}", function=function, column=name, available=df.columns)
+            raise SchemaError(f"missing column in {side}", column=name, available=df.columns)
     out = df.select(*keys, pl.col("mean").cast(pl.Float64))
     repeated = out.select(keys).is_duplicated()
     if repeated.any():
         row = int(repeated.arg_max())
         raise SchemaError(
             f"the {side} summary has several rows for one metric (grouped by columns not in by?)",
-            function=function,
             column="metric",
             row=row,
             found=repr(out.row(row)[: len(keys)]),
@@ -183,7 +177,6 @@ def _summary_regressions(
                 has = frame["metric"].unique(maintain_order=True).to_list()
                 raise SchemaError(
                     f"the {side} summary has no row for metric {missing[0]!r} (it has {has})",
-                    function="regressions",
                     column="metric",
                 )
         base = base.filter(pl.col("metric").is_in(wanted))

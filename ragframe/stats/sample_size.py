@@ -25,8 +25,6 @@ from ragframe.public import public
 from ragframe.stats.estimate import Moments, _check_predictions, check_labels, moments, ppi_lambda, read_columns
 
 __all__ = ["sample_size", "paired_t_power", "ALTERNATIVES"]
-
-_FUNCTION = "sample_size"
 #: The alternatives of the pairs question, as statsmodels names them.
 ALTERNATIVES = ("two-sided", "larger", "smaller")
 #: The largest answer searched for the pairs question.
@@ -114,37 +112,37 @@ def sample_size(
     │ ppi++     ┆ 342    ┆ 658       ┆ 0.287875 │
     └───────────┴────────┴───────────┴──────────┘
     """
-    alpha = validate.confidence(alpha, "alpha", _FUNCTION)
+    alpha = validate.confidence(alpha, "alpha")
     if (difference is None) == (width is None):
         raise InvalidParameterError(
-            f"{_FUNCTION}: give difference= (pairs for a paired test) or width= (labels for an estimate), "
+            f"give difference= (pairs for a paired test) or width= (labels for an estimate), "
             f"exactly one; found difference={difference!r}, width={width!r}"
         )
     if difference is not None:
-        _refuse(_FUNCTION, "the pairs question (difference=)", prediction=prediction, label=label, rows=rows)
+        _refuse("the pairs question (difference=)", prediction=prediction, label=label, rows=rows)
         return _pairs(pilot, difference, std, a, b, power, alpha, alternative)
-    _refuse(_FUNCTION, "the labels question (width=)", std=std, a=a, b=b)
+    _refuse("the labels question (width=)", std=std, a=a, b=b)
     return _labels(pilot, prediction, label, width, rows, alpha)
 
 
-def _refuse(function: str, question: str, **unused: Any) -> None:
+def _refuse(question: str, **unused: Any) -> None:
     for name, value in unused.items():
         if value is not None:
-            raise validate.fail(function, name, f"None for {question}", value)
+            raise validate.fail(name, f"None for {question}", value)
 
 
 # --------------------------------------------------------------------------- pairs
 
 
 def _pairs(pilot: Any, difference: Any, std: Any, a: Any, b: Any, power: Any, alpha: float, alternative: Any) -> int:
-    difference = validate.number(difference, "difference", _FUNCTION)
-    power = validate.confidence(power, "power", _FUNCTION)
-    alternative = validate.choice(alternative, "alternative", _FUNCTION, ALTERNATIVES)
+    difference = validate.number(difference, "difference")
+    power = validate.confidence(power, "power")
+    alternative = validate.choice(alternative, "alternative", ALTERNATIVES)
     if difference == 0 or (alternative == "larger" and difference < 0) or (alternative == "smaller" and difference > 0):
         want = {"two-sided": "non-zero", "larger": "> 0", "smaller": "< 0"}[alternative]
-        raise validate.fail(_FUNCTION, "difference", f"{want} for alternative={alternative!r}", difference)
+        raise validate.fail("difference", f"{want} for alternative={alternative!r}", difference)
     if power <= alpha / (2 if alternative == "two-sided" else 1):
-        raise validate.fail(_FUNCTION, "power", "above the test's level (alpha) to be a question", power)
+        raise validate.fail("power", "above the test's level (alpha) to be a question", power)
     sd = _difference_std(pilot, std, a, b)
     effect = difference / sd
     return _smallest_n(lambda n: paired_t_power(effect, n, alpha, alternative) >= power, _MAX_PAIRS)
@@ -152,27 +150,24 @@ def _pairs(pilot: Any, difference: Any, std: Any, a: Any, b: Any, power: Any, al
 
 def _difference_std(pilot: Any, std: Any, a: Any, b: Any) -> float:
     if pilot is None:
-        _refuse(_FUNCTION, "std= without a pilot", a=a, b=b)
+        _refuse("std= without a pilot", a=a, b=b)
         if std is None:
-            raise validate.fail(_FUNCTION, "std", "given (or a pilot frame with a= and b=)", std)
-        return validate.number(std, "std", _FUNCTION, minimum=0.0, inclusive=False)
-    _refuse(_FUNCTION, "a pilot frame (its std comes from a and b)", std=std)
-    a = validate.column_name(a, "a", _FUNCTION)
-    b = validate.column_name(b, "b", _FUNCTION)
+            raise validate.fail("std", "given (or a pilot frame with a= and b=)", std)
+        return validate.number(std, "std", minimum=0.0, inclusive=False)
+    _refuse("a pilot frame (its std comes from a and b)", std=std)
+    a = validate.column_name(a, "a")
+    b = validate.column_name(b, "b")
     if a == b:
-        raise validate.fail(_FUNCTION, "b", f"a column other than a ({a!r}): a column minus itself has no spread", b)
-    df = read_columns(pilot, [a, b], _FUNCTION)
+        raise validate.fail("b", f"a column other than a ({a!r}): a column minus itself has no spread", b)
+    df = read_columns(pilot, [a, b])
     for name in (a, b):
         if not df.schema[name].is_numeric() or df.schema[name] == pl.Boolean:
-            raise SchemaError(
-                "score column is not numeric", function=_FUNCTION, column=name, found=str(df.schema[name])
-            )
+            raise SchemaError("score column is not numeric", column=name, found=str(df.schema[name]))
     both = df.select(pl.col(a).cast(pl.Float64), pl.col(b).cast(pl.Float64)).drop_nulls()
     diffs = (both[b] - both[a]).to_numpy()
     if diffs.size < 2 or not np.all(np.isfinite(diffs)):
         raise SchemaError(
             "the pilot needs at least 2 finite pairs to plan with",
-            function=_FUNCTION,
             column=b,
             expected="at least 2 rows with finite a and b",
             found=f"{diffs.size} pairs" if np.all(np.isfinite(diffs)) else "a NaN or infinite difference",
@@ -184,7 +179,6 @@ def _difference_std(pilot: Any, std: Any, a: Any, b: Any) -> float:
             "the pilot's paired differences have no spread: constant (up to rounding), they say nothing of the "
             "spread a "
             "test must overcome; give std= from another source or a pilot whose differences vary",
-            function=_FUNCTION,
             column=b,
             expected=f"differences with a standard deviation above {_NO_SPREAD:g} x the scores' scale",
             found=f"standard deviation {sd:.3g} over {diffs.size} pairs",
@@ -250,7 +244,7 @@ def _nct_cdf_by_quadrature(df: float, nc: float, t: float) -> float:
     value, _ = quad(integrand, 0.0, 1.0, limit=200, epsabs=1e-12, points=[1e-6, 0.5, 1 - 1e-6])
     if not math.isfinite(value):  # cannot check: fail loudly rather than plan with NaN
         raise InvalidParameterError(
-            f"{_FUNCTION}: the noncentral t distribution cannot be evaluated at df={df}, noncentrality={nc:g}"
+            f"the noncentral t distribution cannot be evaluated at df={df}, noncentrality={nc:g}"
         )
     return min(max(value, 0.0), 1.0)
 
@@ -260,7 +254,7 @@ def _smallest_n(enough: Any, most: int) -> int:
     high = 2
     while not enough(high):
         if high >= most:
-            raise InvalidParameterError(f"{_FUNCTION}: more than {most:,} pairs needed: the difference is too small")
+            raise InvalidParameterError(f"more than {most:,} pairs needed: the difference is too small")
         high = min(2 * high, most)
     low = high // 2  # the doubling step before: not enough (or 1, below the smallest n)
     while high - low > 1:  # enough(high) and not enough(low)
@@ -274,24 +268,21 @@ def _smallest_n(enough: Any, most: int) -> int:
 
 def _labels(pilot: Any, prediction: Any, label: Any, width: Any, rows: Any, alpha: float) -> pl.DataFrame:
     if pilot is None:
-        raise validate.fail(_FUNCTION, "pilot", "a frame with prediction and label columns for width=", pilot)
-    prediction = validate.column_name(prediction, "prediction", _FUNCTION)
-    label = validate.column_name(label, "label", _FUNCTION)
-    width = validate.number(width, "width", _FUNCTION, minimum=0.0, inclusive=False)
-    rows = None if rows is None else validate.integer(rows, "rows", _FUNCTION, minimum=2)
-    df = read_columns(pilot, [prediction, label], _FUNCTION)
-    y = check_labels(df[label], label, _FUNCTION, real=True)
+        raise validate.fail("pilot", "a frame with prediction and label columns for width=", pilot)
+    prediction = validate.column_name(prediction, "prediction")
+    label = validate.column_name(label, "label")
+    width = validate.number(width, "width", minimum=0.0, inclusive=False)
+    rows = None if rows is None else validate.integer(rows, "rows", minimum=2)
+    df = read_columns(pilot, [prediction, label])
+    y = check_labels(df[label], label, real=True)
     f = _check_predictions(df[prediction], prediction)
     m = moments(np.zeros(y.size, dtype=np.int64), y, f, 1)
     if m.n[0] < 2:
-        raise SchemaError(
-            "the pilot needs at least 2 labelled rows", function=_FUNCTION, column=label, found=f"{m.n[0]}"
-        )
+        raise SchemaError("the pilot needs at least 2 labelled rows", column=label, found=f"{m.n[0]}")
     if m.s_yy[0] <= _NO_SPREAD**2 * m.n[0] * max(float(np.nanmax(np.abs(y))), 1.0) ** 2:
         raise SchemaError(
             "the pilot's labels are all equal, so their spread (0) would make any number of labels look "
             "enough; label more pilot rows, until both outcomes (or several values) appear",
-            function=_FUNCTION,
             column=label,
             expected="labelled rows that differ",
             found=f"{m.n[0]} labels, all {m.y_mean[0]:g}",

@@ -134,7 +134,7 @@ def score_bounds(column: str) -> tuple[float, float] | None:
 BOUNDS_TOLERANCE = 1e-9
 
 
-def prepare_scores(scores: Any, metrics: Any, by: Any, function: str) -> tuple[pl.DataFrame, list[str], list[str]]:
+def prepare_scores(scores: Any, metrics: Any, by: Any) -> tuple[pl.DataFrame, list[str], list[str]]:
     """Validate and return (frame, metrics, by); checks dtypes, rejects NaN scores and scores outside their bounds.
 
     A score column of a registered metric (:func:`score_bounds`) holding a value outside its
@@ -142,30 +142,28 @@ def prepare_scores(scores: Any, metrics: Any, by: Any, function: str) -> tuple[p
     naming the column, the row and the value: a 1.5 in a [0, 1] metric is not a score of it
     (a mislabelled column, or a percentage), and its statistics would be wrong.
     """
-    df = to_polars(scores, function=function)
-    group_by = [] if by is None else validate.column_list(by, "by", function, allow_empty=True)
+    df = to_polars(scores)
+    group_by = [] if by is None else validate.column_list(by, "by", allow_empty=True)
     for name in group_by:
         if name not in df.columns:
-            raise SchemaError("missing column", function=function, column=name, available=df.columns)
+            raise SchemaError("missing column", column=name, available=df.columns)
     if metrics is None:
         names = [c for c in score_columns(df.schema) if c not in group_by]
         if not names:
             raise SchemaError(
                 "no ragframe score columns found; pass {metrics} to name them",
-                function=function,
                 available=df.columns,
                 mentions={"metrics": "[...]"},
             )
     else:
-        names = validate.column_list(metrics, "metrics", function)
+        names = validate.column_list(metrics, "metrics")
     for name in names:
         if name not in df.columns:
-            raise SchemaError("missing column", function=function, column=name, available=df.columns)
+            raise SchemaError("missing column", column=name, available=df.columns)
         dtype = df.schema[name]
         if not (dtype.is_numeric() and dtype != pl.Boolean) and dtype != pl.Null:
             raise SchemaError(
                 "score column is not numeric",
-                function=function,
                 column=name,
                 expected="a numeric column",
                 found=str(dtype),
@@ -176,18 +174,16 @@ def prepare_scores(scores: Any, metrics: Any, by: Any, function: str) -> tuple[p
             if row is not None:
                 raise SchemaError(
                     "score is NaN or infinite",
-                    function=function,
                     column=name,
                     row=row,
                     expected="a finite number or null",
                     found=str(df[name][row]),
                 )
-        _check_bounds(df, name, function)
+        _check_bounds(df, name)
         flag = passed_column(name)
         if flag in df.columns and df.schema[flag] not in (pl.Boolean, pl.Null):
             raise SchemaError(
                 "pass flag is not boolean",
-                function=function,
                 column=flag,
                 expected="Boolean",
                 found=str(df.schema[flag]),
@@ -195,7 +191,7 @@ def prepare_scores(scores: Any, metrics: Any, by: Any, function: str) -> tuple[p
     return df, names, group_by
 
 
-def _check_bounds(df: pl.DataFrame, name: str, function: str) -> None:
+def _check_bounds(df: pl.DataFrame, name: str) -> None:
     """A value of a registered metric's column outside its bounds is a SchemaError naming its row."""
     bounds = score_bounds(name)
     if bounds is None or df.schema[name] == pl.Null:
@@ -209,7 +205,6 @@ def _check_bounds(df: pl.DataFrame, name: str, function: str) -> None:
         raise SchemaError(
             "score outside its metric's bounds"
             + ("; register the metric with its range (bounds=(low, high), or None)" if custom else ""),
-            function=function,
             column=name,
             row=row,
             expected=f"a value in [{low:g}, {high:g}] or null",
@@ -302,6 +297,7 @@ class SummaryState:
         """
         return merge_summary_states([self, other])
 
+    @public(name="SummaryState.finalize")
     def finalize(self, ci: str = "t", confidence: float = 0.95, percentile_method: str = "linear") -> pl.DataFrame:
         """The summary table; percentiles come from the sketch (within :data:`SKETCH_ERROR`).
 
@@ -331,10 +327,9 @@ class SummaryState:
         >>> state.finalize(confidence=0.9).select("split", "count", "mean", "p50").rows()
         [('a', 2, 0.75, 0.75), ('b', 1, 0.0, 0.0)]
         """
-        function = "SummaryState.finalize"
-        validate.choice(ci, "ci", function, ("t",))  # a merged state has no values to resample
-        confidence = validate.confidence(confidence, "confidence", function)
-        validate.choice(percentile_method, "percentile_method", function, QUANTILE_METHODS)
+        validate.choice(ci, "ci", ("t",))  # a merged state has no values to resample
+        confidence = validate.confidence(confidence, "confidence")
+        validate.choice(percentile_method, "percentile_method", QUANTILE_METHODS)
         state = self.frame
         percentiles = _sketch_percentiles(state, percentile_method)
         return _finish(state, list(self.by), percentiles, _t_interval(state, confidence), STATS)
@@ -415,7 +410,7 @@ def summary_state(
     >>> summary_state(pl.DataFrame({"mrr": [1.0, 0.5]})).frame.select("metric", "count", "mean").row(0)
     ('mrr', 2, 0.75)
     """
-    df, names, group_by = prepare_scores(scores, metrics, by, "summary_state")
+    df, names, group_by = prepare_scores(scores, metrics, by)
     codes, keys = _group_codes(df, group_by)
     return SummaryState(_state_frame(df, names, group_by, codes, keys), tuple(group_by))
 
@@ -508,11 +503,11 @@ def merge_summary_states(states: Sequence[SummaryState]) -> SummaryState:
     """
     states = list(states)
     if not states:
-        raise InvalidParameterError("merge_summary_states: no states to merge")
+        raise InvalidParameterError("no states to merge")
     by = states[0].by
     for state in states[1:]:
         if state.by != by:
-            raise InvalidParameterError(f"merge_summary_states: states grouped by {by} and {state.by} cannot merge")
+            raise InvalidParameterError(f"states grouped by {by} and {state.by} cannot merge")
     keys = [*by, "metric"]
     frame = pl.concat([_with_log_sum(s.frame) for s in states], how="vertical_relaxed")
     count = pl.col("count")
@@ -680,23 +675,23 @@ def _finish(
     return out.select(*by, "metric", *stats)
 
 
-def check_stats(stats: Any, function: str) -> list[str]:
+def check_stats(stats: Any) -> list[str]:
     """``"all"``, ``"seed"``, one statistic or a list of them -> the statistic columns, in order.
 
     Shared with :func:`ragframe.distributed.summarize_dataset` (public within the package).
 
     Examples
     --------
-    >>> check_stats(["mean", "p50"], "summarize")
+    >>> check_stats(["mean", "p50"])
     ['mean', 'p50']
     """
     if isinstance(stats, str) and stats in ("all", "seed"):
         return list(STATS if stats == "all" else SEED_STATS)
     if isinstance(stats, str) and stats not in STATS:
-        raise validate.fail(function, "stats", f"'all', 'seed' or statistics from {list(STATS)}", stats)
-    names = validate.column_list(stats, "stats", function)
+        raise validate.fail("stats", f"'all', 'seed' or statistics from {list(STATS)}", stats)
+    names = validate.column_list(stats, "stats")
     for name in names:  # the seed's "median" is p50
-        validate.choice(name, "stats", function, STATS)
+        validate.choice(name, "stats", STATS)
     return names
 
 
@@ -772,14 +767,13 @@ def summarize(
     >>> summarize(ap, stats=["mean", "gm"]).rows()  # gm: trec_eval's gm_map, sqrt(0.5 * 0.125)
     [('average_precision', 0.3125, 0.25), ('mrr', 0.75, None)]
     """
-    function = "summarize"
-    validate.choice(ci, "ci", function, ("t", "bootstrap"))
-    validate.choice(percentile_method, "percentile_method", function, QUANTILE_METHODS)
-    confidence = validate.confidence(confidence, "confidence", function)
-    n_resamples = validate.resamples(n_resamples, "n_resamples", function)
-    seed = validate.seed(seed, "seed", function)
-    chosen = check_stats(stats, function)
-    df, names, group_by = prepare_scores(scores, metrics, by, function)
+    validate.choice(ci, "ci", ("t", "bootstrap"))
+    validate.choice(percentile_method, "percentile_method", QUANTILE_METHODS)
+    confidence = validate.confidence(confidence, "confidence")
+    n_resamples = validate.resamples(n_resamples, "n_resamples")
+    seed = validate.seed(seed, "seed")
+    chosen = check_stats(stats)
+    df, names, group_by = prepare_scores(scores, metrics, by)
     codes, keys = _group_codes(df, group_by)
     n_groups = max(keys.height, 1) if group_by else 1
     segments = [_sorted_segments(df[name], codes, n_groups) for name in names]

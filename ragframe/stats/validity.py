@@ -35,8 +35,6 @@ from ragframe.stats.pairing import check_ids
 from ragframe.stats.summary import prepare_scores
 
 __all__ = ["agreement_with_labels", "VALIDITY_COLUMNS"]
-
-_FUNCTION = "agreement_with_labels"
 #: The output columns after the ``by`` columns, in order.
 VALIDITY_COLUMNS = [
     "metric",
@@ -184,9 +182,9 @@ def agreement_with_labels(
     >>> row["auroc_low"], row["auroc_high"]  # 6 pairs: a wide interval
     (0.5, 1.0)
     """
-    n_resamples = validate.resamples(n_resamples, "n_resamples", _FUNCTION)
-    confidence = validate.confidence(confidence, "confidence", _FUNCTION)
-    seed = validate.seed(seed, "seed", _FUNCTION)
+    n_resamples = validate.resamples(n_resamples, "n_resamples")
+    confidence = validate.confidence(confidence, "confidence")
+    seed = validate.seed(seed, "seed")
     frame, pairs, group_by = _inputs(scored, labels, metrics, label_columns, by, on)
     metric_names = list(dict.fromkeys(m for m, _ in pairs))
     cuts = _thresholds(thresholds, metric_names)
@@ -216,7 +214,6 @@ def agreement_with_labels(
     if not (out["n"] > 0).any():
         raise SchemaError(
             f"no (score, label) pair has both values non-null, for any of {pairs}; nothing can be checked",
-            function=_FUNCTION,
             column=pairs[0][1],
         )
     if group_by:
@@ -228,7 +225,7 @@ def agreement_with_labels(
 
 
 def _read(frame: Any) -> pl.DataFrame:
-    return to_polars(frame, function=_FUNCTION)
+    return to_polars(frame)
 
 
 def _inputs(
@@ -236,18 +233,18 @@ def _inputs(
 ) -> tuple[pl.DataFrame, list[tuple[str, str]], list[str]]:
     """The frame holding metrics, labels and slices; the (metric, label) pairs; the slice columns."""
     df = _read(scored)
-    group_by = [] if by is None else validate.column_list(by, "by", _FUNCTION, allow_empty=True)
+    group_by = [] if by is None else validate.column_list(by, "by", allow_empty=True)
     if labels is None:
         if on is not None:
-            raise validate.fail(_FUNCTION, "on", "None when labels is None (the labels are columns of scored)", on)
+            raise validate.fail("on", "None when labels is None (the labels are columns of scored)", on)
         if label_columns is None:
             raise validate.fail(
-                _FUNCTION, "label_columns", "given when labels is None (which columns of scored are labels?)", None
+                "label_columns", "given when labels is None (which columns of scored are labels?)", None
             )
         keys: list[str] = []
         source = df
     else:
-        keys = validate.column_list("id" if on is None else on, "on", _FUNCTION)
+        keys = validate.column_list("id" if on is None else on, "on")
         source = _read(labels)
         if label_columns is None:
             label_columns = [c for c in source.columns if c not in keys]
@@ -256,7 +253,7 @@ def _inputs(
     for name in label_names:
         _check_label(source, name, "labels" if labels is not None else "scored")
     metric_names = list(dict.fromkeys(m for m, _ in pairs))
-    df, _, group_by = prepare_scores(df, metric_names, group_by, _FUNCTION)
+    df, _, group_by = prepare_scores(df, metric_names, group_by)
     if labels is None:
         return df, pairs, group_by
     return _join(df, source, keys, metric_names, label_names, group_by), pairs, group_by
@@ -266,24 +263,21 @@ def _pairs(df: pl.DataFrame, metrics: Any, label_columns: Any, exclude: list[str
     """(metric, label) pairs from ``metrics`` x ``label_columns`` or a ``{metric: labels}`` dict."""
     if isinstance(label_columns, Mapping):
         if metrics is not None:
-            raise validate.fail(
-                _FUNCTION, "metrics", "None when label_columns is a dict (its keys are the metrics)", metrics
-            )
-        validate.column_list(list(label_columns), "label_columns", _FUNCTION)
+            raise validate.fail("metrics", "None when label_columns is a dict (its keys are the metrics)", metrics)
+        validate.column_list(list(label_columns), "label_columns")
         return [
             (metric, label)
             for metric, wanted in label_columns.items()
-            for label in validate.column_list(wanted, f"label_columns[{metric!r}]", _FUNCTION)
+            for label in validate.column_list(wanted, f"label_columns[{metric!r}]")
         ]
-    label_names = validate.column_list(label_columns, "label_columns", _FUNCTION)
+    label_names = validate.column_list(label_columns, "label_columns")
     if metrics is not None:
-        names = validate.column_list(metrics, "metrics", _FUNCTION)
+        names = validate.column_list(metrics, "metrics")
     else:
         names = [c for c in score_columns(df.schema) if c not in exclude and c not in label_names]
         if not names:
             raise SchemaError(
                 "no ragframe score columns found; pass {metrics} to name them",
-                function=_FUNCTION,
                 available=df.columns,
                 mentions={"metrics": "[...]"},
             )
@@ -293,12 +287,11 @@ def _pairs(df: pl.DataFrame, metrics: Any, label_columns: Any, exclude: list[str
 def _check_label(df: pl.DataFrame, name: str, side: str) -> None:
     """A label column exists, is numeric or Boolean, and holds no NaN or infinite value."""
     if name not in df.columns:
-        raise SchemaError(f"missing label column in {side}", function=_FUNCTION, column=name, available=df.columns)
+        raise SchemaError(f"missing label column in {side}", column=name, available=df.columns)
     dtype = df.schema[name]
     if not (dtype.is_numeric() or dtype in (pl.Boolean, pl.Null)):
         raise SchemaError(
             "label column is not numeric or boolean (pass label_columns=[...] to choose the labels)",
-            function=_FUNCTION,
             column=name,
             expected="0/1, a Boolean, or an ordinal number",
             found=str(dtype),
@@ -308,7 +301,6 @@ def _check_label(df: pl.DataFrame, name: str, side: str) -> None:
         if row is not None:
             raise SchemaError(
                 "label is NaN or infinite",
-                function=_FUNCTION,
                 column=name,
                 row=row,
                 expected="a finite number or null",
@@ -320,21 +312,19 @@ def _join(
     df: pl.DataFrame, source: pl.DataFrame, keys: list[str], metrics: list[str], labels: list[str], by: list[str]
 ) -> pl.DataFrame:
     """Scores left-joined with the labels on ``keys``; every labelled id must be scored."""
-    check_ids(df, keys, "scored", _FUNCTION)
-    check_ids(source, keys, "labels", _FUNCTION)
+    check_ids(df, keys, "scored")
+    check_ids(source, keys, "labels")
     left = list(dict.fromkeys([*keys, *by, *metrics]))
     for name in labels:
         if name in left:
             raise SchemaError(
                 "a label column of labels has the name of an id, slice or score column of scored; rename it",
-                function=_FUNCTION,
                 column=name,
             )
     for name in keys:
         if df.schema[name] != source.schema[name]:
             raise SchemaError(
                 "the id column has different types in scored and labels; cast one side so the ids can match",
-                function=_FUNCTION,
                 column=name,
                 expected=f"{df.schema[name]} (as in scored)",
                 found=f"{source.schema[name]} in labels",
@@ -345,7 +335,6 @@ def _join(
         sample = [r[0] if len(r) == 1 else r for r in missing.head(5).rows()]
         raise SchemaError(
             f"{missing.height} labelled id(s) are not in scored, e.g. {sample}; filter labels to the scored ids",
-            function=_FUNCTION,
             column=keys[0],
         )
     return df.select(left).join(right, on=keys, how="left", maintain_order="left")
@@ -355,14 +344,14 @@ def _thresholds(given: Any, metrics: list[str]) -> dict[str, float | None]:
     """The pass threshold of each metric: given by column, output name or metric name, else the registry's."""
     given = {} if given is None else given
     if not isinstance(given, Mapping):
-        raise validate.fail(_FUNCTION, "thresholds", "a dict {metric: threshold or None}", given)
+        raise validate.fail("thresholds", "a dict {metric: threshold or None}", given)
     names: dict[str, list[str]] = {m: column_keys(m) for m in metrics}
     known = {key for keys in names.values() for key in keys}
     for key, value in given.items():
         if key not in known:
-            raise validate.fail(_FUNCTION, "thresholds", f"keyed by the metrics compared ({metrics})", key)
+            raise validate.fail("thresholds", f"keyed by the metrics compared ({metrics})", key)
         if value is not None:
-            validate.number(value, f"thresholds[{key!r}]", _FUNCTION)
+            validate.number(value, f"thresholds[{key!r}]")
     cuts: dict[str, float | None] = {}
     for metric, keys in names.items():
         found = next((k for k in keys if k in given), None)
@@ -380,10 +369,10 @@ def _lower_is_better(column: str) -> bool:
 
 def _binary_labels(frame: pl.DataFrame, labels: list[str], ordinal: Any) -> dict[str, bool]:
     """Each label: binary (True) or a rank scale named in ``ordinal`` (False); another label is an error."""
-    scales = [] if ordinal is None else validate.column_list(ordinal, "ordinal", _FUNCTION)
+    scales = [] if ordinal is None else validate.column_list(ordinal, "ordinal")
     for name in scales:
         if name not in labels:
-            raise validate.fail(_FUNCTION, "ordinal", f"label columns of this call ({labels})", name)
+            raise validate.fail("ordinal", f"label columns of this call ({labels})", name)
     binary = {}
     for label in labels:
         binary[label] = label not in scales
@@ -394,7 +383,6 @@ def _binary_labels(frame: pl.DataFrame, labels: list[str], ordinal: Any) -> dict
             raise SchemaError(
                 f"label is not binary; recode it as 0/1 (e.g. pl.col({label!r}) == 1), or pass "
                 f"ordinal=[{label!r}] to read it as a rank scale (rank correlations only)",
-                function=_FUNCTION,
                 column=label,
                 expected="0/1 or a Boolean",
                 found=f"values {shown}{more}",

@@ -57,8 +57,6 @@ __all__ = [
     "GENERATION_METRIC",
     "GROUNDING_METRIC",
 ]
-
-_FUNCTION = "generate_testset"
 #: Share of a question's content words that must appear in its chunks (else ``generic``).
 MIN_ANCHOR = 0.3
 #: Share of a fact's content words one chunk must hold for the fact to draw on that chunk.
@@ -208,38 +206,38 @@ def generate_testset(
     >>> ts.select("question", "relevant_ids", "_status").row(0)
     ('When was the Eiffel Tower finished?', ['c1'], 'ok')
     """
-    kind = frame_kind(corpus, _FUNCTION)
-    names = {name: validate.column_name(value, name, _FUNCTION) for name, value in
+    kind = frame_kind(corpus)
+    names = {name: validate.column_name(value, name) for name, value in
              (("doc_id", doc_id), ("chunk_id", chunk_id), ("text", text))}  # fmt: skip
-    require_columns(column_names(corpus, _FUNCTION), names.values(), _FUNCTION)
-    frame = to_polars(corpus, None, _FUNCTION)
-    n = validate.integer(n, "n", _FUNCTION, minimum=0)
-    seed = validate.integer(seed, "seed", _FUNCTION)
-    max_rounds = validate.positive_int(max_rounds, "max_rounds", _FUNCTION)
-    parse_retries = validate.integer(parse_retries, "parse_retries", _FUNCTION, minimum=0)
-    dry_run, progress = validate.flag(dry_run, "dry_run", _FUNCTION), validate.flag(progress, "progress", _FUNCTION)
+    require_columns(column_names(corpus), names.values())
+    frame = to_polars(corpus, None)
+    n = validate.integer(n, "n", minimum=0)
+    seed = validate.integer(seed, "seed")
+    max_rounds = validate.positive_int(max_rounds, "max_rounds")
+    parse_retries = validate.integer(parse_retries, "parse_retries", minimum=0)
+    dry_run, progress = validate.flag(dry_run, "dry_run"), validate.flag(progress, "progress")
     settings = _Settings(
-        judge=judge_from(judge, _FUNCTION),
+        judge=judge_from(judge),
         cache=None,
         gate_spent=[0, 0.0],
-        budget=check_budget(budget, seed, None, _FUNCTION),
+        budget=check_budget(budget, seed, None),
         seed=seed,
         guidance=_guidance(personas, seed_questions, language, style),
         templates=_templates(prompts),
         parse_retries=parse_retries,
         max_concurrency=max_concurrency,
         progress=progress,
-        min_overlap=validate.probability(min_overlap, "min_overlap", _FUNCTION),
-        duplicate_threshold=validate.probability(duplicate_threshold, "duplicate_threshold", _FUNCTION),
+        min_overlap=validate.probability(min_overlap, "min_overlap"),
+        duplicate_threshold=validate.probability(duplicate_threshold, "duplicate_threshold"),
         band=_band(grounding_band),
     )
     if settings.budget is not None:
-        check_cost_judge(settings.judge, settings.budget, _FUNCTION)
-    chunks = read_corpus(frame, names["doc_id"], names["chunk_id"], names["text"], _FUNCTION)
-    mix = query_mix(query_types, _FUNCTION)
+        check_cost_judge(settings.judge, settings.budget)
+    chunks = read_corpus(frame, names["doc_id"], names["chunk_id"], names["text"])
+    mix = query_mix(query_types)
     plans = {t: TypePlan(t, q, anchor_order(chunks, seed, t)) for t, q in quotas(n, mix).items()}
     slots = [_Slot(t, k, _persona(personas, seed, t, k)) for t, plan in plans.items() for k in range(plan.quota)]
-    store, owns = resolve_cache(cache, _FUNCTION)
+    store, owns = resolve_cache(cache)
     settings.cache = store if store is not None else False
     try:
         if dry_run:
@@ -264,12 +262,10 @@ def _guidance(personas: Any, seed_questions: Any, language: Any, style: Any) -> 
             or not value
             or not all(isinstance(v, str) and v.strip() for v in value)
         ):
-            raise InvalidParameterError(
-                f"{_FUNCTION}: {name} must be a non-empty list of non-empty str, found {value!r}"
-            )
+            raise InvalidParameterError(f"{name} must be a non-empty list of non-empty str, found {value!r}")
     for name, value in (("language", language), ("style", style)):
         if value is not None and (not isinstance(value, str) or not value.strip()):
-            raise InvalidParameterError(f"{_FUNCTION}: {name} must be a non-empty str, found {value!r}")
+            raise InvalidParameterError(f"{name} must be a non-empty str, found {value!r}")
     lines = []
     if style:
         lines.append(f"Style: {style.strip()}")
@@ -292,9 +288,9 @@ def _templates(prompts: Any) -> dict[str, str]:
         return {}
     if not isinstance(prompts, dict) or not all(isinstance(v, str) and "{passages}" in v for v in prompts.values()):
         raise InvalidParameterError(
-            f"{_FUNCTION}: prompts must be a dict of query type -> template holding {{passages}}, found {prompts!r}"
+            f"prompts must be a dict of query type -> template holding {{passages}}, found {prompts!r}"
         )
-    query_mix(list(prompts), _FUNCTION)  # the names are query types
+    query_mix(list(prompts))  # the names are query types
     return dict(prompts)
 
 
@@ -303,11 +299,11 @@ def _band(value: Any) -> tuple[float, float]:
         threshold = get_metric("faithfulness").threshold or 0.5
         return (max(0.0, threshold - HYBRID_HALF_WIDTH), min(1.0, threshold + HYBRID_HALF_WIDTH))
     if not isinstance(value, (tuple, list)) or len(value) != 2:
-        raise InvalidParameterError(f"{_FUNCTION}: grounding_band must be a pair (lo, hi), found {value!r}")
-    lo = validate.probability(value[0], "grounding_band[0]", _FUNCTION)
-    hi = validate.probability(value[1], "grounding_band[1]", _FUNCTION)
+        raise InvalidParameterError(f"grounding_band must be a pair (lo, hi), found {value!r}")
+    lo = validate.probability(value[0], "grounding_band[0]")
+    hi = validate.probability(value[1], "grounding_band[1]")
     if lo > hi:
-        raise InvalidParameterError(f"{_FUNCTION}: grounding_band must have lo <= hi, found {value!r}")
+        raise InvalidParameterError(f"grounding_band must have lo <= hi, found {value!r}")
     return (lo, hi)
 
 

@@ -148,44 +148,41 @@ class Corpus:
         return self.frame.get_column(self.doc_id)[row]
 
 
-def read_corpus(frame: pl.DataFrame, doc_id: str, chunk_id: str, text: str, function: str) -> Corpus:
+def read_corpus(frame: pl.DataFrame, doc_id: str, chunk_id: str, text: str) -> Corpus:
     """Check the corpus's columns (a :class:`~ragframe.exceptions.SchemaError` names the column and row)."""
     for column in (doc_id, chunk_id):
         kind = id_kind(frame.schema[column])
         if kind is None:
             raise SchemaError(
                 "wrong dtype",
-                function=function,
                 column=column,
                 expected="str or int ids",
                 found=str(frame.schema[column]),
             )
         nulls = frame.get_column(column).is_null()
         if nulls.any():
-            raise SchemaError("null id", function=function, column=column, row=int(nulls.arg_true()[0]), found="null")
+            raise SchemaError("null id", column=column, row=int(nulls.arg_true()[0]), found="null")
     if frame.schema[text] != pl.String:
-        raise SchemaError("wrong dtype", function=function, column=text, expected="str", found=str(frame.schema[text]))
+        raise SchemaError("wrong dtype", column=text, expected="str", found=str(frame.schema[text]))
     blank = frame.get_column(text).is_null() | (frame.get_column(text).str.strip_chars() == "")
     if blank.any():
         found = "null" if frame.get_column(text).is_null().any() else "an empty text"
-        raise SchemaError(
-            "a chunk without text", function=function, column=text, row=int(blank.arg_true()[0]), found=found
-        )
+        raise SchemaError("a chunk without text", column=text, row=int(blank.arg_true()[0]), found=found)
     repeated = frame.get_column(chunk_id).is_duplicated()
     if repeated.any():
         row = int(repeated.arg_true()[1])
         value = frame.get_column(chunk_id)[row]
         raise SchemaError(
             "chunk ids must be unique (they are the qrels of the set)",
-            function=function, column=chunk_id, row=row, found=f"{value!r} again",
+            column=chunk_id, row=row, found=f"{value!r} again",
         )  # fmt: skip
     if frame.height == 0:
-        raise SchemaError("the corpus has no chunk", function=function, column=text, found="0 rows")
+        raise SchemaError("the corpus has no chunk", column=text, found="0 rows")
     ordered = frame.sort([doc_id, chunk_id], maintain_order=True)
     return Corpus(ordered, doc_id, chunk_id, text, term_matrix(ordered.get_column(text)))
 
 
-def query_mix(value: Any, function: str) -> dict[str, float]:
+def query_mix(value: Any) -> dict[str, float]:
     """``query_types=``: None (the default mix), a list of names (equal shares) or {name: weight}."""
     if value is None:
         return dict(DEFAULT_MIX)
@@ -197,17 +194,17 @@ def query_mix(value: Any, function: str) -> dict[str, float]:
         items = [(name, 1.0) for name in value]
     else:
         raise InvalidParameterError(
-            f"{function}: query_types must be None, a list of names or a dict of name -> weight, found {value!r}"
+            f"query_types must be None, a list of names or a dict of name -> weight, found {value!r}"
         )
     out: dict[str, float] = {}
     for name, weight in items:
         if name not in QUERY_TYPES:
-            raise InvalidParameterError(f"{function}: unknown query type {name!r}; known: {list(QUERY_TYPES)}")
+            raise InvalidParameterError(f"unknown query type {name!r}; known: {list(QUERY_TYPES)}")
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight >= 0:
-            raise InvalidParameterError(f"{function}: query_types[{name!r}] must be a weight >= 0, found {weight!r}")
+            raise InvalidParameterError(f"query_types[{name!r}] must be a weight >= 0, found {weight!r}")
         out[name] = float(weight)
     if not out or sum(out.values()) <= 0:
-        raise InvalidParameterError(f"{function}: query_types must give some type a positive weight, found {value!r}")
+        raise InvalidParameterError(f"query_types must give some type a positive weight, found {value!r}")
     return {name: out[name] for name in QUERY_TYPES if name in out}
 
 

@@ -51,7 +51,7 @@ def generated_qrels(testset: Any, *, id: str = "id", relevant_ids: str = "releva
     >>> generated_qrels(ts).rows()
     [('q1', 'c1', 1), ('q1', 'c2', 1)]
     """
-    frame = to_polars(testset, None, "generated_qrels")
+    frame = to_polars(testset, None)
     if "_status" in frame.columns:
         frame = frame.filter(pl.col("_status") == "ok")
     return (
@@ -82,7 +82,7 @@ def generation_rejections(testset: Any) -> pl.DataFrame:
     >>> generation_rejections(ts).rows()
     [('duplicate', 2), ('generic', 1)]
     """
-    frame = to_polars(testset, ["_rejections"], "generation_rejections")
+    frame = to_polars(testset, ["_rejections"])
     return (
         frame.select(pl.col("_rejections").alias("reason"))
         .explode("reason")

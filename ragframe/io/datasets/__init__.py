@@ -35,11 +35,9 @@ _WRITERS: dict[str, Callable[..., Path]] = {
 DATASET_FORMATS: tuple[str, ...] = tuple(_READERS)
 
 
-def _format(format: Any, function: str) -> str:
+def _format(format: Any) -> str:
     if not isinstance(format, str) or format.replace("-", "_").lower() not in _READERS:
-        raise InvalidParameterError(
-            f"{function}: format must be one of {', '.join(map(repr, DATASET_FORMATS))}, found {format!r}"
-        )
+        raise InvalidParameterError(f"format must be one of {', '.join(map(repr, DATASET_FORMATS))}, found {format!r}")
     return format.replace("-", "_").lower()
 
 
@@ -88,7 +86,7 @@ def read_dataset(path: str | os.PathLike[str], /, *, format: str) -> pl.DataFram
     >>> rf.read_dataset(p, format="ragas").columns
     ['question', 'contexts', 'answer']
     """
-    return _READERS[_format(format, "read_dataset")](path, function="read_dataset")
+    return _READERS[_format(format)](path)
 
 
 @public
@@ -122,4 +120,4 @@ def write_dataset(frame: Any, path: str | os.PathLike[str], /, *, format: str, *
     >>> rf.read_dataset(p, format="deepeval").select(df.columns).equals(df)
     True
     """
-    return _WRITERS[_format(format, "write_dataset")](frame, path, function="write_dataset", **options)
+    return _WRITERS[_format(format)](frame, path, **options)

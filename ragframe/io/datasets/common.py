@@ -47,14 +47,14 @@ KINDS: dict[str, pl.DataType] = {
 }
 
 
-def _path(path: str | os.PathLike[str], function: str) -> Path:
+def _path(path: str | os.PathLike[str]) -> Path:
     p = Path(path)
     if not p.is_file():
-        raise InputFileError(f"{function}: no such file: {str(p)!r}")
+        raise InputFileError(f"no such file: {str(p)!r}")
     return p
 
 
-def _text(p: Path, function: str) -> str:
+def _text(p: Path) -> str:
     data = p.read_bytes()
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -62,33 +62,31 @@ def _text(p: Path, function: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise InputFileError(f"{function}: line {line} of {str(p)!r} is not UTF-8 ({exc.reason})") from None
+        raise InputFileError(f"line {line} of {str(p)!r} is not UTF-8 ({exc.reason})") from None
 
 
-def load_json(path: str | os.PathLike[str], function: str) -> Any:
+def load_json(path: str | os.PathLike[str]) -> Any:
     """The JSON value of the whole file; a syntax error names the file and the line."""
-    p = _path(path, function)
+    p = _path(path)
     try:
-        return json.loads(_text(p, function))
+        return json.loads(_text(p))
     except json.JSONDecodeError as exc:
-        raise InputFileError(f"{function}: {str(p)!r} is not JSON: line {exc.lineno}: {exc.msg}") from None
+        raise InputFileError(f"{str(p)!r} is not JSON: line {exc.lineno}: {exc.msg}") from None
 
 
-def load_jsonl(path: str | os.PathLike[str], function: str) -> list[Record]:
+def load_jsonl(path: str | os.PathLike[str]) -> list[Record]:
     """One object per non-blank line, each with its line number (from 1)."""
-    p = _path(path, function)
+    p = _path(path)
     out: list[Record] = []
-    for number, line in enumerate(_text(p, function).split("\n"), start=1):
+    for number, line in enumerate(_text(p).split("\n"), start=1):
         if not line.strip():
             continue
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputFileError(f"{function}: line {number} of {str(p)!r} is not JSON: {exc.msg}") from None
+            raise InputFileError(f"line {number} of {str(p)!r} is not JSON: {exc.msg}") from None
         if not isinstance(value, dict):
-            raise InputFileError(
-                f"{function}: line {number} of {str(p)!r} must be a JSON object, found {type(value).__name__}"
-            )
+            raise InputFileError(f"line {number} of {str(p)!r} must be a JSON object, found {type(value).__name__}")
         out.append((f"line {number}", value))
     return out
 
@@ -130,9 +128,7 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def check_records(
-    records: Sequence[Record], kinds: Mapping[str, str], path: str | os.PathLike[str], function: str
-) -> None:
+def check_records(records: Sequence[Record], kinds: Mapping[str, str], path: str | os.PathLike[str]) -> None:
     """Raise a :class:`SchemaError` at the first field whose value is not of its kind (null is allowed)."""
     for row, (place, record) in enumerate(records):
         for field, kind in kinds.items():
@@ -140,7 +136,6 @@ def check_records(
             if not _ok(value, kind):
                 raise SchemaError(
                     f"{place} of {str(path)!r}: field {field!r} is not {kind}",
-                    function=function,
                     column=field,
                     row=row,
                     expected=kind,
@@ -148,9 +143,7 @@ def check_records(
                 )
 
 
-def records_frame(
-    records: Sequence[Record], kinds: Mapping[str, str], rename: Mapping[str, str], function: str
-) -> pl.DataFrame:
+def records_frame(records: Sequence[Record], kinds: Mapping[str, str], rename: Mapping[str, str]) -> pl.DataFrame:
     """The records as a frame: the fields of ``kinds`` that some record has, with their dtypes (renamed by
     ``rename``), then the other fields of the records in first-seen order, their dtypes inferred from every
     record."""
@@ -206,11 +199,11 @@ def _kept(name: str, values: list[Any]) -> pl.Series:
     return pl.Series(name, [None if v is None else json.dumps(v, ensure_ascii=False) for v in values], dtype=pl.String)
 
 
-def frame_rows(frame: Any, function: str) -> pl.DataFrame:
+def frame_rows(frame: Any) -> pl.DataFrame:
     """The caller's frame (any kind ragframe accepts; a LazyFrame is collected) as a polars DataFrame."""
     if isinstance(frame, pl.LazyFrame):
         frame = frame.collect()
-    return to_polars(frame, function=function)
+    return to_polars(frame)
 
 
 def _plain(value: Any) -> Any:

@@ -51,7 +51,7 @@ GOLDEN_EXTRAS: tuple[str, ...] = (
 )
 
 
-def read_deepeval(path: str | os.PathLike[str], *, function: str = "read_dataset") -> pl.DataFrame:
+def read_deepeval(path: str | os.PathLike[str]) -> pl.DataFrame:
     """Read a DeepEval dataset file (a JSON list of goldens or test cases; ``.jsonl``: one per line).
 
     Parameters
@@ -59,8 +59,6 @@ def read_deepeval(path: str | os.PathLike[str], *, function: str = "read_dataset
     path : str or os.PathLike
         The file. ``.jsonl`` is read one object per line, anything else as one JSON list (or
         ``{"goldens": [...]}`` / ``{"test_cases": [...]}``).
-    function : str, default "read_dataset"
-        The name errors start with.
 
     Returns
     -------
@@ -76,23 +74,21 @@ def read_deepeval(path: str | os.PathLike[str], *, function: str = "read_dataset
     ('q', 'a', ['c'])
     """
     if Path(path).suffix.lower() == ".jsonl":
-        records = load_jsonl(path, function)
+        records = load_jsonl(path)
     else:
-        value = load_json(path, function)
+        value = load_json(path)
         if isinstance(value, dict):
             lists = [value[k] for k in ("goldens", "test_cases") if isinstance(value.get(k), list)]
             value = lists[0] if len(lists) == 1 else value
         if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-            raise InputFileError(f"{function}: {str(path)!r} must hold a JSON list of goldens or test cases")
+            raise InputFileError(f"{str(path)!r} must hold a JSON list of goldens or test cases")
         records = [(f"record {i + 1}", v) for i, v in enumerate(value)]
     kinds = {f: k for f, (k, _) in DEEPEVAL_FIELDS.items()}
-    check_records(records, kinds, path, function)
-    return records_frame(records, kinds, {f: c for f, (_, c) in DEEPEVAL_FIELDS.items()}, function)
+    check_records(records, kinds, path)
+    return records_frame(records, kinds, {f: c for f, (_, c) in DEEPEVAL_FIELDS.items()})
 
 
-def write_deepeval(
-    frame: Any, path: str | os.PathLike[str], *, function: str = "write_dataset", **columns: str
-) -> Path:
+def write_deepeval(frame: Any, path: str | os.PathLike[str], **columns: str) -> Path:
     """Write a frame as a DeepEval dataset JSON file (a list of goldens / test cases).
 
     Parameters
@@ -105,8 +101,6 @@ def write_deepeval(
         written.
     path : str or os.PathLike
         The JSON file.
-    function : str, default "write_dataset"
-        The name errors start with.
     **columns : str
         The frame's name of a role, e.g. ``question="query"``.
 
@@ -123,12 +117,10 @@ def write_deepeval(
     >>> read_deepeval(p).select("question", "ground_truth").row(0)
     ('q', 'a')
     """
-    df = frame_rows(frame, function)
+    df = frame_rows(frame)
     names = {role: columns.get(role, role) for role in _OUT}
     if names["question"] not in df.columns:
-        raise SchemaError(
-            "the question column is required", function=function, column=names["question"], available=df.columns
-        )
+        raise SchemaError("the question column is required", column=names["question"], available=df.columns)
     present = [pl.col(names[role]).alias(_OUT[role]) for role in _OUT if names[role] in df.columns]
     present += [pl.col(f) for f in GOLDEN_EXTRAS if f in df.columns]
     return write_json(df.select(present).to_dicts(), path, indent=4)

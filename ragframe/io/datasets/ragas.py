@@ -61,22 +61,22 @@ LEGACY_FIELDS: dict[str, tuple[str, str]] = {
 _LISTS = {f for f, (k, _) in {**RAGAS_FIELDS, **LEGACY_FIELDS}.items() if k.startswith("list")}
 
 
-def _csv_records(path: str | os.PathLike[str], function: str) -> list[Record]:
+def _csv_records(path: str | os.PathLike[str]) -> list[Record]:
     """CSV rows as records; a list cell is a JSON or Python list literal (pandas writes the latter)."""
     p = Path(path)
     if not p.is_file():
-        raise InputFileError(f"{function}: no such file: {str(p)!r}")
+        raise InputFileError(f"no such file: {str(p)!r}")
     try:
         text = p.read_bytes().decode("utf-8-sig")  # no newline translation: a "\r" in a cell stays
     except UnicodeDecodeError as exc:
-        raise InputFileError(f"{function}: {str(p)!r} is not UTF-8 ({exc.reason})") from None
+        raise InputFileError(f"{str(p)!r} is not UTF-8 ({exc.reason})") from None
     reader = csv.DictReader(io.StringIO(text, newline=""))
     out: list[Record] = []
     for number, row in enumerate(reader, start=1):
         record: dict[str, Any] = {}
         for key, cell in row.items():
             if key is None:
-                raise InputFileError(f"{function}: record {number} of {str(p)!r} has more cells than the header")
+                raise InputFileError(f"record {number} of {str(p)!r} has more cells than the header")
             if cell == "" or cell is None:
                 record[key] = None
             elif key in _LISTS:
@@ -90,7 +90,7 @@ def _csv_records(path: str | os.PathLike[str], function: str) -> list[Record]:
     return out
 
 
-def read_ragas(path: str | os.PathLike[str], *, function: str = "read_dataset") -> pl.DataFrame:
+def read_ragas(path: str | os.PathLike[str]) -> pl.DataFrame:
     """Read a RAGAS dataset file (``.jsonl``, ``.json`` array of samples, or ``.csv``) into the column contract.
 
     Parameters
@@ -99,8 +99,6 @@ def read_ragas(path: str | os.PathLike[str], *, function: str = "read_dataset") 
         The file. The suffix says how: ``.csv`` (what ``EvaluationDataset.to_csv`` writes, list
         cells as list literals), ``.json`` (a list of samples, or ``{"samples": [...]}``), else JSONL
         (``EvaluationDataset.to_jsonl``).
-    function : str, default "read_dataset"
-        The name errors start with.
 
     Returns
     -------
@@ -117,28 +115,27 @@ def read_ragas(path: str | os.PathLike[str], *, function: str = "read_dataset") 
     """
     suffix = Path(path).suffix.lower()
     if suffix == ".csv":
-        records = _csv_records(path, function)
+        records = _csv_records(path)
     elif suffix == ".json":
-        value = load_json(path, function)
+        value = load_json(path)
         if isinstance(value, dict) and isinstance(value.get("samples"), list):
             value = value["samples"]
         if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-            raise InputFileError(f"{function}: {str(path)!r} must hold a JSON list of sample objects")
+            raise InputFileError(f"{str(path)!r} must hold a JSON list of sample objects")
         records = [(f"record {i + 1}", v) for i, v in enumerate(value)]
     else:
-        records = load_jsonl(path, function)
+        records = load_jsonl(path)
     keys = {k for _, r in records for k in r}
     modern, legacy = keys & set(RAGAS_FIELDS), keys & set(LEGACY_FIELDS)
     if modern and legacy - {"ground_truths"}:
         raise SchemaError(
             f"{str(path)!r} mixes ragas >= 0.2 fields ({', '.join(sorted(modern))}) and legacy ones "
             f"({', '.join(sorted(legacy))}); use one naming",
-            function=function,
         )
     fields = LEGACY_FIELDS if legacy and not modern else RAGAS_FIELDS
     kinds = {f: k for f, (k, _) in fields.items()}
-    check_records(records, kinds, path, function)
-    frame = records_frame(records, kinds, {f: c for f, (_, c) in fields.items()}, function)
+    check_records(records, kinds, path)
+    frame = records_frame(records, kinds, {f: c for f, (_, c) in fields.items()})
     if fields is LEGACY_FIELDS and "ground_truths" in keys:
         # ragas 0.1 read ground_truths as its first item (handle_deprecated_ground_truths)
         first = pl.col("ground_truths").list.first()
@@ -149,7 +146,7 @@ def read_ragas(path: str | os.PathLike[str], *, function: str = "read_dataset") 
 _OUT = {c: f for f, (_, c) in RAGAS_FIELDS.items()}
 
 
-def write_ragas(frame: Any, path: str | os.PathLike[str], *, function: str = "write_dataset", **columns: str) -> Path:
+def write_ragas(frame: Any, path: str | os.PathLike[str], **columns: str) -> Path:
     """Write a frame as a RAGAS ``EvaluationDataset`` file (``.csv`` or JSONL, by the suffix).
 
     Parameters
@@ -160,8 +157,6 @@ def write_ragas(frame: Any, path: str | os.PathLike[str], *, function: str = "wr
         when present. Other columns are not written (ragas's samples have no free fields).
     path : str or os.PathLike
         ``.csv``: list cells as JSON lists (ragas reads them back); anything else: JSONL.
-    function : str, default "write_dataset"
-        The name errors start with.
     **columns : str
         The frame's name of a role, e.g. ``question="query"``.
 
@@ -178,12 +173,10 @@ def write_ragas(frame: Any, path: str | os.PathLike[str], *, function: str = "wr
     >>> p.read_text()
     '{"user_input": "q", "retrieved_contexts": ["c"], "response": "a"}\\n'
     """
-    df = frame_rows(frame, function)
+    df = frame_rows(frame)
     names = {role: columns.get(role, role) for role in _OUT}
     if names["question"] not in df.columns:
-        raise SchemaError(
-            "the question column is required", function=function, column=names["question"], available=df.columns
-        )
+        raise SchemaError("the question column is required", column=names["question"], available=df.columns)
     present = [(names[role], _OUT[role]) for role in _OUT if names[role] in df.columns]
     rows = df.select([pl.col(src).alias(dst) for src, dst in present]).to_dicts()
     records = [{k: v for k, v in r.items() if v is not None} for r in rows]

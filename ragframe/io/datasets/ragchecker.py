@@ -59,7 +59,7 @@ _CLAIM_FIELDS = (
 )
 
 
-def _split(place: str, path: Any, row: int, record: dict[str, Any], function: str) -> dict[str, Any]:
+def _split(place: str, path: Any, row: int, record: dict[str, Any]) -> dict[str, Any]:
     out = dict(record)
     docs = out.pop("retrieved_context", None)
     if docs is None:
@@ -67,7 +67,6 @@ def _split(place: str, path: Any, row: int, record: dict[str, Any], function: st
     if not isinstance(docs, list) or not all(isinstance(d, dict) and isinstance(d.get("text"), str) for d in docs):
         raise SchemaError(
             f"{place} of {str(path)!r}: retrieved_context is not a list of {{doc_id, text}}",
-            function=function,
             column="retrieved_context",
             row=row,
             expected="a list of {doc_id, text}",
@@ -80,15 +79,13 @@ def _split(place: str, path: Any, row: int, record: dict[str, Any], function: st
     return out
 
 
-def read_ragchecker(path: str | os.PathLike[str], *, function: str = "read_dataset") -> pl.DataFrame:
+def read_ragchecker(path: str | os.PathLike[str]) -> pl.DataFrame:
     """Read a RAGChecker input or output JSON file into the column contract.
 
     Parameters
     ----------
     path : str or os.PathLike
         ``{"results": [...]}`` (a bare list of results is read too).
-    function : str, default "read_dataset"
-        The name errors start with.
 
     Returns
     -------
@@ -105,19 +102,17 @@ def read_ragchecker(path: str | os.PathLike[str], *, function: str = "read_datas
     >>> read_ragchecker(p).select("id", "question", "retrieved_ids", "contexts").row(0)
     ('0', 'q', ['d1'], ['t1'])
     """
-    value = load_json(path, function)
+    value = load_json(path)
     results = value.get("results") if isinstance(value, dict) else value
     if not isinstance(results, list) or not all(isinstance(r, dict) for r in results):
-        raise InputFileError(f'{function}: {str(path)!r} must hold {{"results": [...]}}, a list of result objects')
-    records = [(f"result {i}", _split(f"result {i}", path, i, r, function)) for i, r in enumerate(results)]
+        raise InputFileError(f'{str(path)!r} must hold {{"results": [...]}}, a list of result objects')
+    records = [(f"result {i}", _split(f"result {i}", path, i, r)) for i, r in enumerate(results)]
     kinds = {f: k for f, (k, _) in RAGCHECKER_FIELDS.items()}
-    check_records(records, kinds, path, function)
-    return records_frame(records, kinds, {f: c for f, (_, c) in RAGCHECKER_FIELDS.items()}, function)
+    check_records(records, kinds, path)
+    return records_frame(records, kinds, {f: c for f, (_, c) in RAGCHECKER_FIELDS.items()})
 
 
-def write_ragchecker(
-    frame: Any, path: str | os.PathLike[str], *, function: str = "write_dataset", **columns: str
-) -> Path:
+def write_ragchecker(frame: Any, path: str | os.PathLike[str], **columns: str) -> Path:
     """Write a frame as RAGChecker's input JSON (with its claim and verdict columns: its output JSON).
 
     Parameters
@@ -128,8 +123,6 @@ def write_ragchecker(
         else the row number. The claim, verdict and ``metrics`` columns are written when present.
     path : str or os.PathLike
         The JSON file.
-    function : str, default "write_dataset"
-        The name errors start with.
     **columns : str
         The frame's name of a role, e.g. ``contexts="passages"``.
 
@@ -147,14 +140,12 @@ def write_ragchecker(
     >>> read_ragchecker(p).select("id", "question", "contexts").row(0)
     ('0', 'q', ['t'])
     """
-    df = frame_rows(frame, function)
+    df = frame_rows(frame)
     roles = ("id", "question", "answer", "ground_truth", "contexts", "retrieved_ids", *_CLAIM_FIELDS)
     n = {role: columns.get(role, role) for role in roles}
     for role in ("question", "answer", "ground_truth", "contexts"):
         if n[role] not in df.columns:
-            raise SchemaError(
-                "a column RAGChecker needs is missing", function=function, column=n[role], available=df.columns
-            )
+            raise SchemaError("a column RAGChecker needs is missing", column=n[role], available=df.columns)
     ids = pl.col(n["id"]).cast(pl.String) if n["id"] in df.columns else pl.int_range(pl.len()).cast(pl.String)
     has_ids = n["retrieved_ids"] in df.columns
     if has_ids:
@@ -162,7 +153,6 @@ def write_ragchecker(
         if mismatch.any():
             raise SchemaError(
                 "contexts and retrieved_ids differ in length",
-                function=function,
                 column=n["retrieved_ids"],
                 row=int(mismatch.arg_true()[0]),
             )

@@ -42,7 +42,7 @@ TREC_RAG_FIELDS: dict[str, tuple[str, str]] = {
 }
 
 
-def _split(place: str, path: Any, row: int, record: dict[str, Any], function: str) -> dict[str, Any]:
+def _split(place: str, path: Any, row: int, record: dict[str, Any]) -> dict[str, Any]:
     """The record with ``metadata`` lifted and ``answer`` split into sentences and citations."""
     out = dict(record)
     meta = out.pop("metadata", None)
@@ -58,7 +58,6 @@ def _split(place: str, path: Any, row: int, record: dict[str, Any], function: st
     def bad(expected: str, found: Any) -> SchemaError:
         return SchemaError(
             f"{place} of {str(path)!r}: answer is not a list of {{text, citations}}",
-            function=function,
             column="answer",
             row=row,
             expected=expected,
@@ -79,7 +78,6 @@ def _split(place: str, path: Any, row: int, record: dict[str, Any], function: st
         if wrong:
             raise SchemaError(
                 f"{place} of {str(path)!r}: sentence {i} cites reference {wrong[0]}, which does not exist",
-                function=function,
                 column="answer",
                 row=row,
                 expected=f"citations in 0..{n_refs - 1} ({n_refs} references)",
@@ -91,15 +89,13 @@ def _split(place: str, path: Any, row: int, record: dict[str, Any], function: st
     return out
 
 
-def read_trec_rag(path: str | os.PathLike[str], *, function: str = "read_dataset") -> pl.DataFrame:
+def read_trec_rag(path: str | os.PathLike[str]) -> pl.DataFrame:
     """Read a TREC RAG 2024/2025 answer file (JSONL) into the column contract.
 
     Parameters
     ----------
     path : str or os.PathLike
         The JSONL file.
-    function : str, default "read_dataset"
-        The name errors start with.
 
     Returns
     -------
@@ -116,11 +112,11 @@ def read_trec_rag(path: str | os.PathLike[str], *, function: str = "read_dataset
     >>> read_trec_rag(p).select("answer", "answer_sentences", "sentence_citations").row(0)
     ('A. B.', ['A.', 'B.'], [[1], []])
     """
-    raw = load_jsonl(path, function)
-    records = [(place, _split(place, path, row, r, function)) for row, (place, r) in enumerate(raw)]
+    raw = load_jsonl(path)
+    records = [(place, _split(place, path, row, r)) for row, (place, r) in enumerate(raw)]
     kinds = {f: k for f, (k, _) in TREC_RAG_FIELDS.items()}
-    check_records(records, kinds, path, function)
-    frame = records_frame(records, kinds, {f: c for f, (_, c) in TREC_RAG_FIELDS.items()}, function)
+    check_records(records, kinds, path)
+    frame = records_frame(records, kinds, {f: c for f, (_, c) in TREC_RAG_FIELDS.items()})
     if "answer_sentences" in frame.columns:
         frame = frame.with_columns(pl.col("answer_sentences").list.join(" ").alias("answer"))
     first = [c for c in ("run_id", "topic_id", "question", "retrieved_ids", "answer") if c in frame.columns]
@@ -132,7 +128,6 @@ def write_trec_rag(
     path: str | os.PathLike[str],
     *,
     run_id: str | None = None,
-    function: str = "write_dataset",
     **columns: str,
 ) -> Path:
     """Write a frame as a TREC RAG 2024 answer file (JSONL).
@@ -148,8 +143,6 @@ def write_trec_rag(
         The JSONL file.
     run_id : str, optional
         The run id of every line (overrides a ``run_id`` column).
-    function : str, default "write_dataset"
-        The name errors start with.
     **columns : str
         The frame's name of a role, e.g. ``topic_id="qid"``.
 
@@ -170,7 +163,7 @@ def write_trec_rag(
     >>> line["run_id"], line["topic_id"], line["references"], line["response_length"], line["answer"]
     ('mine', '1', ['d1'], 1, [{'text': 'A.', 'citations': [0]}])
     """
-    df = frame_rows(frame, function)
+    df = frame_rows(frame)
     roles = (
         "topic_id",
         "question",
@@ -189,9 +182,7 @@ def write_trec_rag(
     needed.append(n["answer_sentences"] if has_sentences else n["answer"])
     for col in needed:
         if col not in df.columns:
-            raise SchemaError(
-                "a column TREC RAG files need is missing", function=function, column=col, available=df.columns
-            )
+            raise SchemaError("a column TREC RAG files need is missing", column=col, available=df.columns)
     if has_sentences:
         sentences, citations = pl.col(n["answer_sentences"]), pl.col(n["sentence_citations"])
     else:
@@ -216,7 +207,6 @@ def write_trec_rag(
         row = int(out["s"].list.len().ne(out["c"].list.len()).arg_true()[0])
         raise SchemaError(
             "answer_sentences and sentence_citations differ in length",
-            function=function,
             column=n["sentence_citations"],
             row=row,
         )
@@ -227,7 +217,6 @@ def write_trec_rag(
             if c is None or any(x is None or not 0 <= x < len(refs) for x in c):
                 raise SchemaError(
                     "a citation is not an index into retrieved_ids",
-                    function=function,
                     column=n["sentence_citations"],
                     row=len(records),
                     found=str(c),

@@ -67,7 +67,7 @@ def _files_under(root: Path, known: tuple[str, ...]) -> list[Path]:
     return sorted(found)
 
 
-def trace_files(source: str | os.PathLike | Sequence[str | os.PathLike], function: str = "read_traces") -> list[Path]:
+def trace_files(source: str | os.PathLike | Sequence[str | os.PathLike]) -> list[Path]:
     """The trace files of ``source``: a file, a folder (searched recursively for known endings) or a glob; sorted.
 
     A folder never yields the files of a ragframe output folder below it (one holding
@@ -78,11 +78,11 @@ def trace_files(source: str | os.PathLike | Sequence[str | os.PathLike], functio
     --------
     >>> trace_files("no/such/*.jsonl")
     Traceback (most recent call last):
-    ragframe.exceptions.InputFileError: read_traces: no trace file matches 'no/such/*.jsonl'
+    ragframe.exceptions.InputFileError: no trace file matches 'no/such/*.jsonl'
     """
     sources = [source] if isinstance(source, (str, os.PathLike)) else list(source)
     if not sources:
-        raise InvalidParameterError(f"{function}: source is an empty list: give a trace file, a folder or a glob")
+        raise InvalidParameterError("source is an empty list: give a trace file, a folder or a glob")
     known = (*_PROTO_SUFFIXES, *_JSON_SUFFIXES, *_TABLE_SUFFIXES)
     files: list[Path] = []
     for item in sources:
@@ -94,12 +94,12 @@ def trace_files(source: str | os.PathLike | Sequence[str | os.PathLike], functio
         else:
             found = sorted(Path(p) for p in glob.glob(str(item), recursive=True) if Path(p).is_file())
         if not found:
-            raise InputFileError(f"{function}: no trace file matches {str(item)!r}")
+            raise InputFileError(f"no trace file matches {str(item)!r}")
         files.extend(found)
     return files
 
 
-def file_format(path: Path, format: str, function: str = "read_traces") -> str:
+def file_format(path: Path, format: str) -> str:
     """The reader of ``path`` under ``format=``: ``otlp``, ``otlp-proto``, ``phoenix`` or ``langsmith``.
 
     ``auto`` looks at the ending and, for JSON, at the first kilobytes (``resourceSpans``:
@@ -124,7 +124,7 @@ def file_format(path: Path, format: str, function: str = "read_traces") -> str:
         with gzip.open(path, "rb") if path.suffix.lower() == ".gz" else open(path, "rb") as handle:
             head = handle.read(65536)
     except OSError as exc:
-        raise InputFileError(f"{function}: cannot read {str(path)!r}: {exc}") from exc
+        raise InputFileError(f"cannot read {str(path)!r}: {exc}") from exc
     for marker, found in (
         (b'"resourceSpans"', "otlp"),
         (b'"run_type"', "langsmith"),
@@ -133,40 +133,36 @@ def file_format(path: Path, format: str, function: str = "read_traces") -> str:
         if marker in head:
             return found
     raise InputFileError(
-        f"{function}: cannot tell the format of {str(path)!r} (no resourceSpans, run_type or context.trace_id in "
+        f"cannot tell the format of {str(path)!r} (no resourceSpans, run_type or context.trace_id in "
         "its first 64 KiB); name it with {format} | 'otlp-proto' | 'phoenix' | 'langsmith'",
         mentions={"format": "'otlp'"},
     )
 
 
-def span_chunks(path: Path, format: str, function: str = "read_traces") -> Iterator[pl.DataFrame]:
+def span_chunks(path: Path, format: str) -> Iterator[pl.DataFrame]:
     """Span frames of one file (OTLP in chunks of lines; tables and LangSmith exports whole)."""
-    reader = file_format(path, format, function)
+    reader = file_format(path, format)
     if reader == "otlp":
-        yield from otlp_json_chunks(path, function)
+        yield from otlp_json_chunks(path)
     elif reader == "otlp-proto":
-        yield from otlp_proto_chunks(path, function)
+        yield from otlp_proto_chunks(path)
     elif reader == "phoenix":
-        yield from phoenix_chunks(path, function)
+        yield from phoenix_chunks(path)
     else:
-        yield read_langsmith(path, function)
+        yield read_langsmith(path)
 
 
-def checked_spans(spans: pl.DataFrame, function: str) -> pl.DataFrame:
+def checked_spans(spans: pl.DataFrame) -> pl.DataFrame:
     """Spans without a trace id or span id are an error naming the file and line."""
     bad = spans.filter(pl.col("trace_id").is_null() | (pl.col("trace_id") == "") | pl.col("span_id").is_null())
     if bad.height:
         first = bad.row(0, named=True)
         what = "trace id" if not first["trace_id"] else "span id"
-        raise InputFileError(
-            f"{function}: {first['source_file']!r} line {first['source_row'] + 1}: a span without a {what}"
-        )
+        raise InputFileError(f"{first['source_file']!r} line {first['source_row'] + 1}: a span without a {what}")
     return spans
 
 
-def read_spans(
-    source: str | os.PathLike | Sequence[str | os.PathLike], *, format: str = "auto", function: str = "read_traces"
-) -> pl.DataFrame:
+def read_spans(source: str | os.PathLike | Sequence[str | os.PathLike], *, format: str = "auto") -> pl.DataFrame:
     """Every span of ``source`` as one span frame (:data:`ragframe.io.traces.spans.SPAN_SCHEMA`).
 
     Examples
@@ -175,12 +171,8 @@ def read_spans(
     >>> read_spans(example_traces()).height
     600
     """
-    format = validate.choice(format, "format", function, FORMATS)
-    frames = [
-        checked_spans(chunk, function)
-        for path in trace_files(source, function)
-        for chunk in span_chunks(path, format, function)
-    ]
+    format = validate.choice(format, "format", FORMATS)
+    frames = [checked_spans(chunk) for path in trace_files(source) for chunk in span_chunks(path, format)]
     return pl.concat(frames) if frames else empty_spans()
 
 
@@ -265,17 +257,16 @@ def read_traces(
     >>> rows.group_by("metadata.version").len().sort("metadata.version").rows()
     [('v1', 100), ('v2', 100)]
     """
-    function = "read_traces"
-    retrieval = validate.choice(retrieval, "retrieval", function, RETRIEVAL)
-    rejects = validate.flag(rejects, "rejects", function)
-    rows, bad = assemble(read_spans(source, format=format, function=function), retrieval)
+    retrieval = validate.choice(retrieval, "retrieval", RETRIEVAL)
+    rejects = validate.flag(rejects, "rejects")
+    rows, bad = assemble(read_spans(source, format=format), retrieval)
     rows = with_metadata_columns(rows)
     if rejects:
         return rows, bad
     if bad.height:
         first = bad.row(0, named=True)
         raise InputFileError(
-            f"{function}: {bad.height:,} traces cannot become rows; the first, trace {first['trace_id']} of "
+            f"{bad.height:,} traces cannot become rows; the first, trace {first['trace_id']} of "
             f"{first['source_file']!r}: {first['reason']}; pass rejects=True to get them as a frame"
         )
     return rows

@@ -170,28 +170,28 @@ def _span(run: dict[str, Any], row: int) -> dict[str, Any]:
     }
 
 
-def _runs(path: Path, function: str) -> list[tuple[int, Any]]:
+def _runs(path: Path) -> list[tuple[int, Any]]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputFileError(f"{function}: cannot read {str(path)!r}: {exc}") from exc
+        raise InputFileError(f"cannot read {str(path)!r}: {exc}") from exc
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:
             return list(enumerate(json.loads(text)))
         except ValueError as exc:
-            raise InputFileError(f"{function}: {str(path)!r} is not JSON: {exc}") from exc
+            raise InputFileError(f"{str(path)!r} is not JSON: {exc}") from exc
     runs = []
     for number, line in enumerate(text.splitlines()):
         if line.strip():
             try:
                 runs.append((number, json.loads(line)))
             except ValueError as exc:
-                raise InputFileError(f"{function}: {str(path)!r} line {number + 1}: not JSON ({exc})") from exc
+                raise InputFileError(f"{str(path)!r} line {number + 1}: not JSON ({exc})") from exc
     return runs
 
 
-def read_langsmith(path: Path, function: str = "read_traces") -> pl.DataFrame:
+def read_langsmith(path: Path) -> pl.DataFrame:
     """The span frame of a LangSmith run export (a JSON list of runs, or JSON lines).
 
     Examples
@@ -204,11 +204,9 @@ def read_langsmith(path: Path, function: str = "read_traces") -> pl.DataFrame:
     ('r1', 'CHAIN', 'q?', 'a.')
     """
     spans = []
-    for row, run in _runs(path, function):
+    for row, run in _runs(path):
         if not isinstance(run, dict) or "run_type" not in run or "id" not in run:
-            raise InputFileError(
-                f"{function}: {str(path)!r} line {row + 1}: not a LangSmith run (an object with id and run_type)"
-            )
+            raise InputFileError(f"{str(path)!r} line {row + 1}: not a LangSmith run (an object with id and run_type)")
         spans.append(_span(run, row))
     schema = (
         {**{k: SPAN_SCHEMA[k] for k in SPAN_SCHEMA if k in spans[0]}, "start": pl.String, "end": pl.String}

@@ -112,7 +112,7 @@ def _open(path: Path) -> IO[bytes]:
     return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
 
 
-def otlp_json_chunks(path: Path, function: str, chunk_bytes: int = CHUNK_BYTES) -> Iterator[pl.DataFrame]:
+def otlp_json_chunks(path: Path, chunk_bytes: int = CHUNK_BYTES) -> Iterator[pl.DataFrame]:
     """Span frames of ``path``'s OTLP JSON lines, one per chunk of about ``chunk_bytes`` bytes.
 
     Examples
@@ -121,7 +121,7 @@ def otlp_json_chunks(path: Path, function: str, chunk_bytes: int = CHUNK_BYTES) 
     >>> line = '{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "ab", "spanId": "01", "name": "q"}]}]}]}'
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "t.jsonl"
     >>> _ = path.write_text(line + "\\n")
-    >>> next(otlp_json_chunks(path, "read_traces")).select("trace_id", "span_id", "name").row(0)
+    >>> next(otlp_json_chunks(path)).select("trace_id", "span_id", "name").row(0)
     ('ab', '01', 'q')
     """
     lines: list[bytes] = []
@@ -136,17 +136,17 @@ def otlp_json_chunks(path: Path, function: str, chunk_bytes: int = CHUNK_BYTES) 
                 numbers.append(number)
                 size += len(line)
                 if size >= chunk_bytes:
-                    yield spans_of_requests(b"".join(lines), numbers, path, function)
+                    yield spans_of_requests(b"".join(lines), numbers, path)
                     lines, numbers, size = [], [], 0
     except (OSError, EOFError) as exc:
         if isinstance(exc, InputFileError):
             raise
-        raise InputFileError(f"{function}: cannot read {str(path)!r}: {exc}") from exc
+        raise InputFileError(f"cannot read {str(path)!r}: {exc}") from exc
     if lines:
-        yield spans_of_requests(b"".join(lines), numbers, path, function)
+        yield spans_of_requests(b"".join(lines), numbers, path)
 
 
-def read_otlp_json(path: Path, function: str = "read_traces") -> pl.DataFrame:
+def read_otlp_json(path: Path) -> pl.DataFrame:
     """The span frame of a whole OTLP JSON lines file (see :func:`otlp_json_chunks`).
 
     Examples
@@ -156,17 +156,17 @@ def read_otlp_json(path: Path, function: str = "read_traces") -> pl.DataFrame:
     >>> spans.group_by("kind").len().sort("kind").rows()
     [('CHAIN', 200), ('LLM', 200), ('RETRIEVER', 200)]
     """
-    chunks = list(otlp_json_chunks(path, function))
+    chunks = list(otlp_json_chunks(path))
     return pl.concat(chunks) if chunks else conform(pl.DataFrame())
 
 
-def _requests(path: Path, function: str) -> Iterator[bytes]:
+def _requests(path: Path) -> Iterator[bytes]:
     """The serialized requests of a protobuf file: 4-byte big-endian length prefixes, or one bare request."""
     try:
         with _open(path) as handle:
             data = handle.read()
     except OSError as exc:
-        raise InputFileError(f"{function}: cannot read {str(path)!r}: {exc}") from exc
+        raise InputFileError(f"cannot read {str(path)!r}: {exc}") from exc
     position, pieces = 0, []
     while position + 4 <= len(data):
         length = int.from_bytes(data[position : position + 4], "big")
@@ -179,7 +179,7 @@ def _requests(path: Path, function: str) -> Iterator[bytes]:
     yield from pieces
 
 
-def otlp_proto_chunks(path: Path, function: str, chunk_bytes: int = CHUNK_BYTES) -> Iterator[pl.DataFrame]:
+def otlp_proto_chunks(path: Path, chunk_bytes: int = CHUNK_BYTES) -> Iterator[pl.DataFrame]:
     """Span frames of an OTLP protobuf file (needs ``opentelemetry-proto``); ``source_row`` is the request's index.
 
     Examples
@@ -187,38 +187,38 @@ def otlp_proto_chunks(path: Path, function: str, chunk_bytes: int = CHUNK_BYTES)
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "empty.pb"
     >>> _ = path.write_bytes(b"")
-    >>> list(otlp_proto_chunks(path, "read_traces"))
+    >>> list(otlp_proto_chunks(path))
     []
     """
-    json_format = require("traces", "google.protobuf.json_format", function=f"{function} of an OTLP protobuf file")
+    json_format = require("traces", "google.protobuf.json_format", what="reading an OTLP protobuf file")
     service = require(
-        "traces", "opentelemetry.proto.collector.trace.v1.trace_service_pb2", function=f"{function} (OTLP protobuf)"
+        "traces", "opentelemetry.proto.collector.trace.v1.trace_service_pb2", what="reading OTLP protobuf"
     )
     lines: list[bytes] = []
     numbers: list[int] = []
     size = 0
-    for number, piece in enumerate(_requests(path, function)):
+    for number, piece in enumerate(_requests(path)):
         request = service.ExportTraceServiceRequest()
         try:
             request.ParseFromString(piece)
         except Exception as exc:  # protobuf's DecodeError
             raise InputFileError(
-                f"{function}: {str(path)!r} request {number} is not an OTLP ExportTraceServiceRequest: {exc}"
+                f"{str(path)!r} request {number} is not an OTLP ExportTraceServiceRequest: {exc}"
             ) from exc
         line = json_format.MessageToJson(request, indent=None).encode() + b"\n"
         lines.append(line)
         numbers.append(number)
         size += len(line)
         if size >= chunk_bytes:
-            yield spans_of_requests(b"".join(lines), numbers, path, function)
+            yield spans_of_requests(b"".join(lines), numbers, path)
             lines, numbers, size = [], [], 0
     if lines:
-        yield spans_of_requests(b"".join(lines), numbers, path, function)
+        yield spans_of_requests(b"".join(lines), numbers, path)
 
 
-def read_otlp_proto(path: Path, function: str = "read_traces") -> pl.DataFrame:
+def read_otlp_proto(path: Path) -> pl.DataFrame:
     """The span frame of a whole OTLP protobuf file (see :func:`otlp_proto_chunks`)."""
-    chunks = list(otlp_proto_chunks(path, function))
+    chunks = list(otlp_proto_chunks(path))
     return pl.concat(chunks) if chunks else conform(pl.DataFrame())
 
 
@@ -243,20 +243,19 @@ def _hex_id(column: str) -> pl.Expr:
     return pl.when(value == "").then(None).otherwise(hexed)
 
 
-def spans_of_requests(data: bytes, numbers: list[int], path: Path, function: str) -> pl.DataFrame:
+def spans_of_requests(data: bytes, numbers: list[int], path: Path) -> pl.DataFrame:
     """The span frame of ``data``: JSON lines of ExportTraceServiceRequests whose file line numbers are ``numbers``."""
     try:
         requests = _read_requests(data)
     except Exception as exc:  # polars' ComputeError: find the line to name
         number, why = _first_bad_line(data, numbers)
-        raise InputFileError(f"{function}: {str(path)!r} line {number + 1}: {why}") from exc
+        raise InputFileError(f"{str(path)!r} line {number + 1}: {why}") from exc
     requests = requests.with_columns(pl.Series("source_row", numbers, pl.Int64))
     missing = requests.filter(pl.col("resourceSpans").is_null())
     if missing.height:
         number = int(missing["source_row"][0])
         raise InputFileError(
-            f"{function}: {str(path)!r} line {number + 1}: "
-            "not an OTLP ExportTraceServiceRequest (no resourceSpans list)"
+            f"{str(path)!r} line {number + 1}: not an OTLP ExportTraceServiceRequest (no resourceSpans list)"
         )
     spans = (
         requests.explode("resourceSpans")

@@ -42,7 +42,7 @@ _FLAT = re.compile(
 _MESSAGE = pl.List(pl.Struct({"message.role": pl.String, "message.content": pl.String}))
 
 
-def read_table(path: Path, function: str) -> pl.DataFrame:
+def read_table(path: Path) -> pl.DataFrame:
     """The table in ``path`` (by its ending), or an InputFileError naming it."""
     suffix = path.suffix.lower()
     try:
@@ -54,10 +54,10 @@ def read_table(path: Path, function: str) -> pl.DataFrame:
             return pl.read_ndjson(path, infer_schema_length=None)
         return pl.read_json(path, infer_schema_length=None)
     except Exception as exc:  # any reader failure names the file
-        raise InputFileError(f"{function}: cannot read the span table {str(path)!r}: {exc}") from exc
+        raise InputFileError(f"cannot read the span table {str(path)!r}: {exc}") from exc
 
 
-def read_phoenix(path: Path, function: str = "read_traces") -> pl.DataFrame:
+def read_phoenix(path: Path) -> pl.DataFrame:
     """The span frame of a Phoenix span table file.
 
     Examples
@@ -69,24 +69,24 @@ def read_phoenix(path: Path, function: str = "read_traces") -> pl.DataFrame:
     >>> read_phoenix(path).select("trace_id", "kind", "input").row(0)
     ('t', 'CHAIN', 'q')
     """
-    return phoenix_frame_to_spans(read_table(path, function), path, function)
+    return phoenix_frame_to_spans(read_table(path), path)
 
 
-def phoenix_chunks(path: Path, function: str = "read_traces") -> Iterator[pl.DataFrame]:
+def phoenix_chunks(path: Path) -> Iterator[pl.DataFrame]:
     """Span frames of a span table: a Parquet file in batches of :data:`CHUNK_ROWS` rows, other files whole."""
     if path.suffix.lower() != ".parquet":
-        yield read_phoenix(path, function)
+        yield read_phoenix(path)
         return
     try:
         handle = pq.ParquetFile(path)
     except Exception as exc:  # not Parquet: name the file
-        raise InputFileError(f"{function}: cannot read the span table {str(path)!r}: {exc}") from exc
+        raise InputFileError(f"cannot read the span table {str(path)!r}: {exc}") from exc
     offset = 0
     with handle:
         for batch in handle.iter_batches(batch_size=CHUNK_ROWS):
             frame = pl.from_arrow(batch)
             assert isinstance(frame, pl.DataFrame)
-            yield phoenix_frame_to_spans(frame, path, function, offset)
+            yield phoenix_frame_to_spans(frame, path, offset)
             offset += frame.height
 
 
@@ -110,7 +110,7 @@ def _nanoseconds(frame: pl.DataFrame, name: str) -> pl.Expr:
     return column.cast(pl.Int64, strict=False)
 
 
-def _nested(frame: pl.DataFrame, name: str, dtype: pl.DataType, path: Path, function: str) -> pl.Series | None:
+def _nested(frame: pl.DataFrame, name: str, dtype: pl.DataType, path: Path) -> pl.Series | None:
     """A nested list column (JSON text decoded), or None when the table lacks it."""
     if name not in frame.columns:
         return None
@@ -120,7 +120,7 @@ def _nested(frame: pl.DataFrame, name: str, dtype: pl.DataType, path: Path, func
             return column.str.json_decode(dtype)
         except Exception as exc:  # polars' ComputeError
             raise InputFileError(
-                f"{function}: {str(path)!r} column {name!r} is neither a list nor JSON text of one: {exc}"
+                f"{str(path)!r} column {name!r} is neither a list nor JSON text of one: {exc}"
             ) from exc
     if column.dtype == pl.Null:
         return pl.Series(name, [None] * frame.height, dtype)
@@ -155,27 +155,24 @@ def _messages(series: pl.Series | None, role: str | None) -> pl.Expr:
     return pl.lit(series).list.eval(content).list.last()
 
 
-def phoenix_frame_to_spans(
-    frame: pl.DataFrame, path: Path, function: str = "read_traces", offset: int = 0
-) -> pl.DataFrame:
+def phoenix_frame_to_spans(frame: pl.DataFrame, path: Path, offset: int = 0) -> pl.DataFrame:
     """The span frame of a Phoenix span table already in memory (``path`` names it in errors and ``source_file``;
     ``offset`` is the table row of the frame's first row)."""
     missing = [c for c in _REQUIRED if c not in frame.columns]
     if missing:
         raise InputFileError(
-            f"{function}: {str(path)!r} is not a Phoenix span table: no column {missing[0]!r} "
-            f"(found {frame.columns[:8]})"
+            f"{str(path)!r} is not a Phoenix span table: no column {missing[0]!r} (found {frame.columns[:8]})"
         )
     metadata = "attributes.metadata"
     if metadata in frame.columns and isinstance(frame.schema[metadata], pl.Struct):
         frame = frame.with_columns(pl.col(metadata).struct.json_encode())
-    tags = _nested(frame, "attributes.tag.tags", pl.List(pl.String), path, function)
+    tags = _nested(frame, "attributes.tag.tags", pl.List(pl.String), path)
     documents = {
-        column: _nested(frame, name, pl.List(pl.Struct({v: pl.String for v in _DOC_FIELDS.values()})), path, function)
+        column: _nested(frame, name, pl.List(pl.Struct({v: pl.String for v in _DOC_FIELDS.values()})), path)
         for column, name in _NESTED_DOCUMENTS.items()
     }
-    inputs = _nested(frame, "attributes.llm.input_messages", _MESSAGE, path, function)
-    outputs = _nested(frame, "attributes.llm.output_messages", _MESSAGE, path, function)
+    inputs = _nested(frame, "attributes.llm.input_messages", _MESSAGE, path)
+    outputs = _nested(frame, "attributes.llm.output_messages", _MESSAGE, path)
     kind = _column(frame, "attributes.openinference.span.kind", "span_kind").str.to_uppercase()
     spans = frame.select(
         _column(frame, "context.trace_id").alias("trace_id"),

@@ -90,7 +90,6 @@ def stage_traces(
     *,
     overwrite: bool = False,
     buckets: int | None = None,
-    function: str = "evaluate_parquet",
 ) -> StagedTraces:
     """Write the rows of ``source``'s traces to ``folder/rows``, the rejected traces to ``folder/rejects.parquet``.
 
@@ -102,7 +101,7 @@ def stage_traces(
     >>> staged.traces, staged.rejected, len(list(staged.rows.glob("*.parquet")))
     (200, 0, 3)
     """
-    files = trace_files(source, function)
+    files = trace_files(source)
     expected = _fingerprint(files, format, retrieval)
     manifest = folder / "stage.json"
     rows_folder, rejects_path, spans_folder = folder / "rows", folder / "rejects.parquet", folder / "spans"
@@ -112,7 +111,7 @@ def stage_traces(
             return StagedTraces(rows_folder, rejects_path, stored["traces"], stored["rejected"])
         if not overwrite:
             raise ResumeError(
-                f"{function}: {str(folder)!r} holds rows of other trace files or options; pass {{overwrite}} to "
+                f"{str(folder)!r} holds rows of other trace files or options; pass {{overwrite}} to "
                 "replace them, or choose another output folder",
                 mentions={"overwrite": "True"},
             )
@@ -125,8 +124,8 @@ def stage_traces(
     chunk, estimated = 0, 0
     spans_folder.mkdir(parents=True, exist_ok=True)
     for path in files:
-        for spans in span_chunks(path, format, function):
-            spans = checked_spans(spans, function).with_columns(
+        for spans in span_chunks(path, format):
+            spans = checked_spans(spans).with_columns(
                 (pl.col("trace_id").hash(seed=31) % SLOTS).cast(pl.Int32).alias("slot")
             )
             estimated += spans.estimated_size()
