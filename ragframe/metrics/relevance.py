@@ -204,15 +204,12 @@ def judge_relevance(
     [('d1', 3, 'llm', 'ok'), ('d2', 0, 'lexical', 'ok')]
     """
     for name, value in (("query", query), ("passage", passage), ("query_id", query_id)):
-        if not isinstance(value, str):
-            raise InvalidParameterError(f"{name} must be a column name (str), found {value!r}")
+        validate.column_name(value, name)
     per_call = validate.positive_int(passages_per_call, "passages_per_call")
     if max_calls is not None:
         max_calls = validate.integer(max_calls, "max_calls", minimum=0)
     if prefilter is not None:
-        prefilter = validate.number(prefilter, "prefilter")
-        if not 0.0 <= prefilter <= 1.0:
-            raise InvalidParameterError(f"prefilter must be in [0, 1] or None, found {prefilter!r}")
+        prefilter = validate.number(prefilter, "prefilter", minimum=0.0, maximum=1.0)
     dry_run = validate.flag(dry_run, "dry_run")
     parse_retries = validate.integer(parse_retries, "parse_retries", minimum=0)
     template = RELEVANCE_TEMPLATE if prompt is None else prompt

@@ -57,20 +57,6 @@ _MAX_LISTED = 20
 # --------------------------------------------------------------------------- validation
 
 
-def _names(value: Any, what: str, *, allow_empty: bool = False) -> list[str]:
-    """A column name or list of names as a list (``what`` names the keyword in errors)."""
-    if isinstance(value, str):
-        return [value]
-    if (
-        isinstance(value, (list, tuple))
-        and (value or allow_empty)
-        and all(isinstance(v, str) for v in value)
-        and len(set(value)) == len(value)
-    ):
-        return list(value)
-    raise InvalidParameterError(f"{what} must be a column name or a list of distinct column names, found {value!r}")
-
-
 def _describe(df: pl.DataFrame, columns: Sequence[str], row: int) -> str:
     """``query='q1', item_id='d1'`` for the given row (a position in ``df``)."""
     values = df.select(columns).row(row)
@@ -100,7 +86,7 @@ def _load(
     ``_ITEM`` and ``_ANN`` codes (first-appearance order), ``_GROUP`` (0) and ``_CAT``
     (dense rank of the rating: categories in sorted order).
     """
-    items = _names(item, "item")
+    items = validate.column_list(item, "item")
     annotator = validate.column_name(annotator, "annotator")
     rating = validate.column_name(rating, "rating")
     needed = list(dict.fromkeys([*items, annotator, rating, *extra, *by]))
@@ -548,11 +534,9 @@ def judgments_to_qrels(
     >>> judgments_to_qrels(j, graded=True)["relevance"].to_list()
     [3, 2]
     """
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not np.isfinite(threshold):
-        raise InvalidParameterError(f"threshold must be a finite number, found {threshold!r}")
-    if not isinstance(graded, bool):
-        raise InvalidParameterError(f"graded must be True or False, found {graded!r}")
-    items = _names(item, "item")
+    threshold = validate.number(threshold, "threshold")
+    graded = validate.flag(graded, "graded")
+    items = validate.column_list(item, "item")
     query = items[0] if query is None else validate.column_name(query, "query")
     doc = items[-1] if doc is None else validate.column_name(doc, "doc")
     if query == doc:
@@ -637,8 +621,8 @@ def judgment_summary(
     >>> judgment_summary(j).row(0, named=True)
     {'mean_relevance': 1.5, 'agreement': 1.0, 'num_judgments': 4, 'num_annotators': 2, 'num_queries': 2, 'num_items': 2}
     """
-    items = _names(item, "item")
-    by_cols = [] if by is None else _names(by, "by", allow_empty=True)
+    items = validate.column_list(item, "item")
+    by_cols = [] if by is None else validate.column_list(by, "by", allow_empty=True)
     query = items[0] if query is None else validate.column_name(query, "query")
     df, rated, _ = _load(
         judgments,

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.kernels.groups import dense_code
 from ragframe.public import public
@@ -127,12 +128,11 @@ def assessor_agreement(
     >>> rf.assessor_agreement(nist, llm, binarize_at=2)["kappa"].item()
     0.5
     """
-    if binarize_at is not None and (isinstance(binarize_at, bool) or not isinstance(binarize_at, (int, np.integer))):
-        raise InvalidParameterError(f"binarize_at must be an int grade or None, found {binarize_at!r}")
+    if binarize_at is not None:
+        binarize_at = validate.integer(binarize_at, "binarize_at")
     if by is not None and by != query_id:
         raise InvalidParameterError(f"by must be None or the query column {query_id!r}, found {by!r}")
-    if not isinstance(confusion, bool):
-        raise InvalidParameterError(f"confusion must be True or False, found {confusion!r}")
+    confusion = validate.flag(confusion, "confusion")
     names = {"query_id": query_id, "doc_id": doc_id, "relevance": relevance}
     left = _qrels(a, "a", **names)
     right = _qrels(b, "b", **names)

@@ -116,10 +116,8 @@ def estimate_systems(
     method = validate.choice(method, "method", ESTIMATE_METHODS)
     alpha = validate.confidence(alpha, "alpha")
     for name, value in (("prediction", prediction), ("label", label), ("system", system), ("on", on)):
-        if not isinstance(value, str):
-            raise InvalidParameterError(f"{name} must be a column name (str), found {value!r}")
-    if not isinstance(pairs, bool):
-        raise InvalidParameterError(f"pairs must be True or False, found {pairs!r}")
+        validate.column_name(value, name)
+    pairs = validate.flag(pairs, "pairs")
     df = to_polars(frame, list(dict.fromkeys([system, on, prediction, label])))
     for column in (system, on):
         at = first_true_row(df.get_column(column).is_null())

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.kernels.groups import dense_code
 from ragframe.kernels.resampling import percentile_interval
@@ -170,14 +171,11 @@ def preference_agreement(
     (4, 1, 0.9487)
     """
     for name, value in (("first", first), ("second", second), ("human", human)):
-        if not isinstance(value, str):
-            raise InvalidParameterError(f"{name} must be a column name (str), found {value!r}")
-    if cluster is not None and not isinstance(cluster, str):
-        raise InvalidParameterError(f"cluster must be a column name or None, found {cluster!r}")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 0:
-        raise InvalidParameterError(f"n_resamples must be an int >= 0, found {n_resamples!r}")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
-        raise InvalidParameterError(f"confidence must be in (0, 1), found {confidence!r}")
+        validate.column_name(value, name)
+    if cluster is not None:
+        validate.column_name(cluster, "cluster")
+    n_resamples = validate.integer(n_resamples, "n_resamples", minimum=0)
+    confidence = validate.confidence(confidence, "confidence")
     columns = list(dict.fromkeys([first, second, human, *([cluster] if cluster else [])]))
     df = to_polars(frame, columns)
     if df.height < 2:

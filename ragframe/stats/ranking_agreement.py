@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from ragframe import validate
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.kernels.resampling import percentile_interval
 from ragframe.public import public
@@ -218,13 +219,10 @@ def ranking_agreement(
     """
     metric_b = metric if metric_b is None else metric_b
     for name, value in (("metric", metric), ("metric_b", metric_b), ("system", system), ("on", on)):
-        if not isinstance(value, str):
-            raise InvalidParameterError(f"{name} must be a column name (str), found {value!r}")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 0:
-        raise InvalidParameterError(f"n_resamples must be an int >= 0, found {n_resamples!r}")
-    for name, value in (("confidence", confidence), ("alpha", alpha)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-            raise InvalidParameterError(f"{name} must be in (0, 1), found {value!r}")
+        validate.column_name(value, name)
+    n_resamples = validate.integer(n_resamples, "n_resamples", minimum=0)
+    confidence = validate.confidence(confidence, "confidence")
+    alpha = validate.confidence(alpha, "alpha")
     left = _matrix(a, "a", metric=metric, system=system, on=on)
     right = _matrix(b, "b", metric=metric_b, system=system, on=on).rename({metric_b: "__rf_b"})
     systems_a, systems_b = set(left.get_column(system)), set(right.get_column(system))
