@@ -653,3 +653,41 @@ def test_a_block_leaving_a_metric_registered_fails(tmp_path, monkeypatch):
             run_alone(Block("python", code, 1, None, DOCS / "example.md"), tmp_path, monkeypatch)
     finally:
         rf.unregister_metric("leaked_metric")
+
+
+def _summary_table() -> dict[str, str]:
+    """statistics.md's table of summary functions: the first function of each row -> its columns cell."""
+    text = (DOCS / "statistics.md").read_text(encoding="utf-8")
+    table = text.split("## Summaries", 1)[1].split("### ", 1)[0]
+    rows = {}
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        found = re.match(r"`(?:rf\.|rf\.distributed\.)?(\w+)\(", cells[0]) if len(cells) == 4 else None
+        if found:
+            rows[found.group(1)] = cells[3]
+    return rows
+
+
+def test_statistics_md_lists_every_summary_function():
+    import ragframe.distributed as distributed
+
+    names = {n for n in rf.__all__ if "summar" in n} | {n for n in distributed.__all__ if "summar" in n}
+    listed = set(_summary_table())
+    text = (DOCS / "statistics.md").read_text(encoding="utf-8").split("## Summaries", 1)[1].split("### ", 1)[0]
+    assert sorted(n for n in names if n not in listed and f"rf.{n}(" not in text) == []
+
+
+def test_statistics_md_summary_columns_are_the_real_ones():
+    import polars as pl
+
+    scored = pl.DataFrame({"faithfulness": [0.9, 0.5], "faithfulness_source": ["heuristic", "judge"]})
+    judgments = pl.DataFrame({"query": ["q", "q"], "item_id": ["d", "d"], "annotator": ["x", "y"], "relevance": [1, 2]})
+    outputs = {
+        "routing_summary": rf.routing_summary(scored),
+        "judgment_summary": rf.judgment_summary(judgments),
+    }
+    table = _summary_table()
+    for name, frame in outputs.items():
+        documented = re.findall(r"`(\w+)`", table[name])
+        assert [c for c in documented if c not in frame.columns] == [], name
+        assert [c for c in frame.columns if c not in documented and c != "metric"] == [], name
