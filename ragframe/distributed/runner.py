@@ -31,8 +31,6 @@ from ragframe.public import public
 
 __all__ = ["RayRunner", "run_batch"]
 
-FUNCTION = "evaluate_parquet"
-
 
 def run_batch(job: BatchJob, batch: Batch, limiter: Any, threads: int) -> dict[str, Any]:
     """The Ray task: ``job.run(batch)`` on ``threads`` threads, with the cluster's judge rate limiter.
