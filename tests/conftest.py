@@ -46,12 +46,35 @@ def _private_cache_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
 def server():
     """A fake OpenAI-compatible judge on 127.0.0.1 (tests/judge_server.py), stopped after the test.
 
-    Shared by the judge tests; a test file that needs another server defines its own ``server``.
+    Shared by the judge tests; a file that needs another server names its own (``annotation_server``,
+    ``echoing_server``).
     """
     from judge_server import FakeJudgeServer
 
     with FakeJudgeServer() as running:
         yield running
+
+
+@pytest.fixture(scope="session")
+def ares_log():
+    """The bundled ARES log (200 rows, human labels), read once per session (polars frames are immutable)."""
+    import polars as pl
+
+    from ragframe.datasets import example_rag_log
+
+    return pl.read_parquet(example_rag_log())
+
+
+#: The heuristics ``ares_scored`` holds (a row's score does not depend on the other metrics scored with it).
+ARES_HEURISTICS = ["faithfulness", "answer_relevance", "context_relevance"]
+
+
+@pytest.fixture(scope="session")
+def ares_scored(ares_log):
+    """``ares_log`` scored with ARES_HEURISTICS by ``rf.evaluate``, once per session."""
+    import ragframe as rf
+
+    return rf.evaluate(ares_log, ARES_HEURISTICS)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

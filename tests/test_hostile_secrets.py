@@ -38,7 +38,7 @@ ROWS = 4
 
 
 @pytest.fixture
-def server():
+def echoing_server():
     with FakeJudgeServer() as running:
         running.rules["ECHO401"] = "401"  # a gateway that echoes the Authorization header in an error ...
         running.rules[""] = "echo"  # ... and in every 200 reply (the reason repeats it)
@@ -66,35 +66,35 @@ def write_log(path: Path) -> Path:
 # each returns (judge option as an Evaluator gets it, TOML [judge] lines or None for the Python API)
 
 
-def judge_options(server: FakeJudgeServer) -> dict:
-    return {"model": "fake", "base_url": server.base_url, "max_retries": 3, "timeout": 10.0}
+def judge_options(echoing_server: FakeJudgeServer) -> dict:
+    return {"model": "fake", "base_url": echoing_server.base_url, "max_retries": 3, "timeout": 10.0}
 
 
-def way_toml_api_key(server, monkeypatch):
-    return {**judge_options(server), "api_key": KEY}, f'api_key = "{KEY}"'
+def way_toml_api_key(echoing_server, monkeypatch):
+    return {**judge_options(echoing_server), "api_key": KEY}, f'api_key = "{KEY}"'
 
 
-def way_toml_api_key_env(server, monkeypatch):
+def way_toml_api_key_env(echoing_server, monkeypatch):
     monkeypatch.setenv(VARIABLE, KEY)
-    return {**judge_options(server), "api_key_env": VARIABLE}, f'api_key_env = "{VARIABLE}"'
+    return {**judge_options(echoing_server), "api_key_env": VARIABLE}, f'api_key_env = "{VARIABLE}"'
 
 
-def way_python_api_key(server, monkeypatch):
-    return {**judge_options(server), "api_key": KEY}, None
+def way_python_api_key(echoing_server, monkeypatch):
+    return {**judge_options(echoing_server), "api_key": KEY}, None
 
 
-def way_python_api_key_env(server, monkeypatch):
+def way_python_api_key_env(echoing_server, monkeypatch):
     monkeypatch.setenv(VARIABLE, KEY)
-    return {**judge_options(server), "api_key_env": VARIABLE}, None
+    return {**judge_options(echoing_server), "api_key_env": VARIABLE}, None
 
 
-def way_openai_judge(server, monkeypatch):
-    return rf.OpenAIJudge(api_key=KEY, **judge_options(server)), None
+def way_openai_judge(echoing_server, monkeypatch):
+    return rf.OpenAIJudge(api_key=KEY, **judge_options(echoing_server)), None
 
 
-def way_openai_api_key_variable(server, monkeypatch):
+def way_openai_api_key_variable(echoing_server, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    return judge_options(server), None
+    return judge_options(echoing_server), None
 
 
 WAYS = {
@@ -157,9 +157,9 @@ def assert_nowhere(artefacts: list[tuple[str, bytes | str]]) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("way", list(WAYS))
-def test_no_artefact_of_a_run_holds_the_key(way, server, tmp_path, monkeypatch, caplog, capfd):
+def test_no_artefact_of_a_run_holds_the_key(way, echoing_server, tmp_path, monkeypatch, caplog, capfd):
     caplog.set_level(logging.DEBUG)
-    judge, toml = WAYS[way](server, monkeypatch)
+    judge, toml = WAYS[way](echoing_server, monkeypatch)
     log = write_log(tmp_path / "log.parquet")
     searched = tmp_path / "searched"
     # 2 batches, 1 per child: every request comes from a child process; then the same in this process
@@ -169,9 +169,11 @@ def test_no_artefact_of_a_run_holds_the_key(way, server, tmp_path, monkeypatch, 
     assert "evaluator judge" in (searched / "report.html").read_text(encoding="utf-8")  # the provenance row
 
     # the key reached the server, from the children too, and the gateway echoed it back
-    assert len(server.log) == 2 * ROWS
-    assert {r.headers.get("Authorization") for r in server.log} == {f"Bearer {KEY}"}
-    assert sorted(r.fault for r in server.log) == ["401"] * 2 + ["echo"] * (2 * ROWS - 2)  # set before each reply
+    assert len(echoing_server.log) == 2 * ROWS
+    assert {r.headers.get("Authorization") for r in echoing_server.log} == {f"Bearer {KEY}"}
+    assert sorted(r.fault for r in echoing_server.log) == ["401"] * 2 + ["echo"] * (
+        2 * ROWS - 2
+    )  # set before each reply
     for folder in ("children", "here"):
         scores = pl.read_parquet(searched / folder / "scores").sort("id")
         assert scores[f"{METRIC}_status"].to_list() == ["ok", "http_error", "ok", "ok"]
@@ -207,21 +209,21 @@ def test_no_artefact_of_a_run_holds_the_key(way, server, tmp_path, monkeypatch, 
 
 # --- the key reaches the children, however it was passed ------------------------------------------
 @pytest.mark.slow
-def test_the_child_processes_get_a_key_given_as_a_value(server, tmp_path, monkeypatch):
-    server.rules.clear()
-    judge = rf.OpenAIJudge("fake", base_url=server.base_url, api_key=KEY, max_retries=3)
+def test_the_child_processes_get_a_key_given_as_a_value(echoing_server, tmp_path, monkeypatch):
+    echoing_server.rules.clear()
+    judge = rf.OpenAIJudge("fake", base_url=echoing_server.base_url, api_key=KEY, max_retries=3)
     log = write_log(tmp_path / "log.parquet")
     monkeypatch.setenv("OPENAI_API_KEY", OTHER_KEY)  # what an unpickled judge would fall back to
     rf.evaluate_parquet(
         log, tmp_path / "out", metrics=[METRIC], judge=judge, cache=False, batch_rows=1, batches_per_process=2,
         progress=False,
     )  # fmt: skip
-    assert [r.headers.get("Authorization") for r in server.log] == [f"Bearer {KEY}"] * ROWS
+    assert [r.headers.get("Authorization") for r in echoing_server.log] == [f"Bearer {KEY}"] * ROWS
 
 
 # --- resume and the cache: the key is not the run's identity --------------------------------------
-def test_resume_with_a_redacted_manifest_and_the_key_passed_another_way(server, tmp_path, monkeypatch, capsys):
-    server.rules.clear()
+def test_resume_with_a_redacted_manifest_and_the_key_passed_another_way(echoing_server, tmp_path, monkeypatch, capsys):
+    echoing_server.rules.clear()
     log = write_log(tmp_path / "log.parquet")
     out, cache = tmp_path / "out", tmp_path / "cache.sqlite3"
 
@@ -229,24 +231,24 @@ def test_resume_with_a_redacted_manifest_and_the_key_passed_another_way(server, 
         ev = rf.Evaluator([METRIC], judge=judge, cache=cache)
         return rf.evaluate_parquet(log, out, evaluator=ev, batch_rows=2, progress=False).resumed
 
-    assert again({**judge_options(server), "api_key": KEY}) == 0
-    requests = len(server.log)
-    assert again({**judge_options(server), "api_key": KEY}) == 2  # the same key: resumed
-    assert again({**judge_options(server), "api_key": OTHER_KEY}) == 2  # another key: the same run
-    assert again(way_python_api_key_env(server, monkeypatch)[0]) == 2  # the key from a variable now
-    assert run(*way_toml_api_key_env(server, monkeypatch), log, out, cache, None, tmp_path) == 0  # and the CLI
+    assert again({**judge_options(echoing_server), "api_key": KEY}) == 0
+    requests = len(echoing_server.log)
+    assert again({**judge_options(echoing_server), "api_key": KEY}) == 2  # the same key: resumed
+    assert again({**judge_options(echoing_server), "api_key": OTHER_KEY}) == 2  # another key: the same run
+    assert again(way_python_api_key_env(echoing_server, monkeypatch)[0]) == 2  # the key from a variable now
+    assert run(*way_toml_api_key_env(echoing_server, monkeypatch), log, out, cache, None, tmp_path) == 0  # and the CLI
     assert "2 of 2 batches done by an earlier run" in capsys.readouterr().out
-    assert len(server.log) == requests
+    assert len(echoing_server.log) == requests
     with pytest.raises(ResumeError, match="different options"):
-        again({**judge_options(server), "model": "another", "api_key": KEY})
+        again({**judge_options(echoing_server), "model": "another", "api_key": KEY})
 
 
 @pytest.mark.slow
-def test_resuming_an_older_manifest_that_holds_the_key_rewrites_it(server, tmp_path, monkeypatch):
-    server.rules.clear()
+def test_resuming_an_older_manifest_that_holds_the_key_rewrites_it(echoing_server, tmp_path, monkeypatch):
+    echoing_server.rules.clear()
     log = write_log(tmp_path / "log.parquet")
     out, cache = tmp_path / "out", tmp_path / "cache.sqlite3"
-    judge, _ = way_python_api_key(server, monkeypatch)
+    judge, _ = way_python_api_key(echoing_server, monkeypatch)
     run(judge, None, log, out, cache, None, tmp_path)
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     manifest["options"]["evaluator"]["judge"]["api_key"] = KEY  # as a version before this rule wrote it
@@ -259,26 +261,26 @@ def test_resuming_an_older_manifest_that_holds_the_key_rewrites_it(server, tmp_p
     assert result.resumed == 2 and KEY not in (out / "manifest.json").read_text(encoding="utf-8")
 
 
-def test_the_key_is_not_part_of_the_cache_identity(server, tmp_path):
-    server.rules.clear()
+def test_the_key_is_not_part_of_the_cache_identity(echoing_server, tmp_path):
+    echoing_server.rules.clear()
     log = write_log(tmp_path / "log.parquet")
     cache = tmp_path / "cache.sqlite3"
     for number, key in enumerate((KEY, OTHER_KEY)):
-        judge = {**judge_options(server), "api_key": key}
+        judge = {**judge_options(echoing_server), "api_key": key}
         rf.evaluate_parquet(log, tmp_path / f"out{number}", metrics=[METRIC], judge=judge, cache=cache, progress=False)
-    assert len(server.log) == ROWS  # the second key's run was answered by the cache
+    assert len(echoing_server.log) == ROWS  # the second key's run was answered by the cache
 
 
 # --- api_key_env --------------------------------------------------------------------------------
-def test_api_key_env_unset_is_a_clear_error_naming_the_variable(server, tmp_path, capsys):
+def test_api_key_env_unset_is_a_clear_error_naming_the_variable(echoing_server, tmp_path, capsys):
     message = f"api_key_env names the environment variable '{VARIABLE}', which is not set"
     with pytest.raises(InvalidParameterError, match=message):
-        rf.OpenAIJudge("fake", base_url=server.base_url, api_key_env=VARIABLE)
+        rf.OpenAIJudge("fake", base_url=echoing_server.base_url, api_key_env=VARIABLE)
     with pytest.raises(InvalidParameterError, match=message):
         rf.Evaluator([METRIC], judge={"model": "fake", "api_key_env": VARIABLE})
     log = write_log(tmp_path / "log.parquet")
     toml = f'api_key_env = "{VARIABLE}"'
-    assert run(judge_options(server), toml, log, tmp_path / "out", tmp_path / "c.sqlite3", None, tmp_path) == 2
+    assert run(judge_options(echoing_server), toml, log, tmp_path / "out", tmp_path / "c.sqlite3", None, tmp_path) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
 
@@ -334,21 +336,21 @@ def test_a_manifest_redacts_a_judge_identity_that_names_a_key(tmp_path):
 
 
 # --- pickles ------------------------------------------------------------------------------------
-def test_pickles_never_hold_a_key_and_a_copy_reads_its_key_from_the_environment(server, monkeypatch):
-    server.rules.clear()
-    literal = rf.Evaluator([METRIC], judge={**judge_options(server), "api_key": KEY}, cache=False)
+def test_pickles_never_hold_a_key_and_a_copy_reads_its_key_from_the_environment(echoing_server, monkeypatch):
+    echoing_server.rules.clear()
+    literal = rf.Evaluator([METRIC], judge={**judge_options(echoing_server), "api_key": KEY}, cache=False)
     blob = pickle.dumps(literal)
     assert KEY.encode() not in blob
     monkeypatch.setenv("OPENAI_API_KEY", OTHER_KEY)  # a copy elsewhere (a Ray worker) reads the environment
     pickle.loads(blob).evaluate(pl.DataFrame({"question": ["q?"], "answer": ["a."]}))
-    assert server.log[-1].headers["Authorization"] == f"Bearer {OTHER_KEY}"
+    assert echoing_server.log[-1].headers["Authorization"] == f"Bearer {OTHER_KEY}"
     monkeypatch.setenv(VARIABLE, KEY)
-    by_name = rf.Evaluator([METRIC], judge={**judge_options(server), "api_key_env": VARIABLE}, cache=False)
+    by_name = rf.Evaluator([METRIC], judge={**judge_options(echoing_server), "api_key_env": VARIABLE}, cache=False)
     copy = pickle.loads(pickle.dumps(by_name))
     assert copy == by_name
     copy.evaluate(pl.DataFrame({"question": ["q?"], "answer": ["b."]}))
-    assert server.log[-1].headers["Authorization"] == f"Bearer {KEY}"
-    judge = rf.OpenAIJudge("fake", base_url=server.base_url, api_key_env=VARIABLE)
+    assert echoing_server.log[-1].headers["Authorization"] == f"Bearer {KEY}"
+    judge = rf.OpenAIJudge("fake", base_url=echoing_server.base_url, api_key_env=VARIABLE)
     assert KEY.encode() not in pickle.dumps(judge) and pickle.loads(pickle.dumps(judge))._api_key.reveal() == KEY
     monkeypatch.delenv(VARIABLE)
     with pytest.raises(InvalidParameterError, match=VARIABLE):  # a copy where the variable is unset: loud
@@ -412,17 +414,17 @@ def test_nested_options_are_redacted_by_name_and_urls_by_password():
     assert KEY not in repr(rf.OpenAIJudge("m", base_url=f"http://me:{KEY}@127.0.0.1:9/v1"))
 
 
-def test_the_client_masks_an_echo_in_a_200_reply_before_returning_it(server):
+def test_the_client_masks_an_echo_in_a_200_reply_before_returning_it(echoing_server):
     import asyncio
 
-    judge = rf.OpenAIJudge("fake", base_url=server.base_url, api_key=KEY, max_retries=0)
+    judge = rf.OpenAIJudge("fake", base_url=echoing_server.base_url, api_key=KEY, max_retries=0)
 
     async def call():
         async with judge.session():
             return await judge.complete("Is it?", 0)
 
     reply = asyncio.run(call())
-    assert server.log[0].fault == "echo"  # (its status is set after the reply is sent: not read here)
+    assert echoing_server.log[0].fault == "echo"  # (its status is set after the reply is sent: not read here)
     assert reply.text.startswith("Reason: the gateway saw Authorization: Bearer ***; ") and KEY not in reply.text
 
 
@@ -529,7 +531,7 @@ URLS = {
 }  # fmt: skip
 
 
-def searched_run(judge, toml, server, tmp_path, monkeypatch) -> list[tuple[str, bytes | str]]:
+def searched_run(judge, toml, echoing_server, tmp_path, monkeypatch) -> list[tuple[str, bytes | str]]:
     """A judged run (children, then this process) and a fresh process's report: every file they wrote."""
     log = write_log(tmp_path / "log.parquet")
     searched = tmp_path / "searched"
@@ -546,14 +548,14 @@ def searched_run(judge, toml, server, tmp_path, monkeypatch) -> list[tuple[str, 
 @pytest.mark.parametrize("via", ["toml", "python"])
 @pytest.mark.parametrize("url", list(URLS))
 def test_a_key_in_the_base_url_reaches_the_server_and_no_artefact(
-    url, via, server, tmp_path, monkeypatch, caplog, capfd
+    url, via, echoing_server, tmp_path, monkeypatch, caplog, capfd
 ):
     caplog.set_level(logging.DEBUG)
-    base = server.base_url
+    base = echoing_server.base_url
     given, path = (u.format(base=base, key=KEY, host=base.split("//")[1].split("/")[0]) for u in URLS[url])
-    judge = {**judge_options(server), "base_url": given}
-    artefacts = searched_run(judge, "" if via == "toml" else None, server, tmp_path, monkeypatch)
-    assert {r.path for r in server.log} == {path}  # joined before the query string
+    judge = {**judge_options(echoing_server), "base_url": given}
+    artefacts = searched_run(judge, "" if via == "toml" else None, echoing_server, tmp_path, monkeypatch)
+    assert {r.path for r in echoing_server.log} == {path}  # joined before the query string
     ev = rf.Evaluator([METRIC], judge=judge)
     captured = capfd.readouterr()
     artefacts += [
@@ -574,18 +576,24 @@ def test_a_key_in_the_base_url_reaches_the_server_and_no_artefact(
 @pytest.mark.slow
 @pytest.mark.parametrize("padding", ["{key}\n", " \t{key} ", "{key}\r\n"], ids=["newline", "spaces", "crlf"])
 @pytest.mark.parametrize("way", ["toml-api_key_env", "python-dict-api_key", "rf.OpenAIJudge-api_key", "OPENAI_API_KEY"])
-def test_a_key_with_surrounding_whitespace_is_stripped_when_read(way, padding, server, tmp_path, monkeypatch, capfd):
+def test_a_key_with_surrounding_whitespace_is_stripped_when_read(
+    way, padding, echoing_server, tmp_path, monkeypatch, capfd
+):
     padded = padding.format(key=KEY)
     if way in ("toml-api_key_env", "OPENAI_API_KEY"):
         monkeypatch.setenv(VARIABLE if way != "OPENAI_API_KEY" else "OPENAI_API_KEY", padded)
-        judge = {**judge_options(server), "api_key_env": VARIABLE} if way != "OPENAI_API_KEY" else judge_options(server)
+        judge = (
+            {**judge_options(echoing_server), "api_key_env": VARIABLE}
+            if way != "OPENAI_API_KEY"
+            else judge_options(echoing_server)
+        )
         toml = f'api_key_env = "{VARIABLE}"' if way == "toml-api_key_env" else None
     elif way == "python-dict-api_key":
-        judge, toml = {**judge_options(server), "api_key": padded}, None
+        judge, toml = {**judge_options(echoing_server), "api_key": padded}, None
     else:
-        judge, toml = rf.OpenAIJudge(api_key=padded, **judge_options(server)), None
-    artefacts = searched_run(judge, toml, server, tmp_path, monkeypatch)
-    assert {r.headers.get("Authorization") for r in server.log} == {f"Bearer {KEY}"}
+        judge, toml = rf.OpenAIJudge(api_key=padded, **judge_options(echoing_server)), None
+    artefacts = searched_run(judge, toml, echoing_server, tmp_path, monkeypatch)
+    assert {r.headers.get("Authorization") for r in echoing_server.log} == {f"Bearer {KEY}"}
     captured = capfd.readouterr()
     assert_nowhere([*artefacts, ("stdout", captured.out), ("stderr", captured.err)])
 

@@ -112,8 +112,8 @@ def read_page(path: Path) -> tuple[str, Page]:
 
 
 @pytest.fixture(scope="module")
-def frames() -> dict[str, pl.DataFrame]:
-    log = pl.read_parquet(example_rag_log())
+def frames(ares_log) -> dict[str, pl.DataFrame]:
+    log = ares_log
     return {
         "log": log,
         "scored": rf.evaluate(log, list(LABELS), explain=True),

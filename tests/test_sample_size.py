@@ -10,7 +10,6 @@ import pytest
 from statsmodels.stats.power import TTestPower, ttest_power
 
 import ragframe as rf
-from ragframe.datasets import example_rag_log
 from ragframe.stats.sample_size import paired_t_power
 
 # --------------------------------------------------------------------------- pairs
@@ -143,8 +142,8 @@ def _reference_plan(y: np.ndarray, f: np.ndarray, width: float, rows: int, metho
 
 
 @pytest.fixture(scope="module")
-def ares_pilot() -> pl.DataFrame:
-    scored = rf.evaluate(pl.read_parquet(example_rag_log()), metrics=["faithfulness"])
+def ares_pilot(ares_scored: pl.DataFrame) -> pl.DataFrame:
+    scored = ares_scored
     return scored.select("faithfulness", "human_faithfulness")
 
 
