@@ -9,9 +9,10 @@ import polars as pl
 import pytest
 
 import ragframe as rf
+from ragframe import validate
 from ragframe.metrics import registry
 from ragframe.run import configure
-from ragframe.run.plan import RunPlan
+from ragframe.run.plan import RunPlan, all_options
 
 FRAME = pl.DataFrame(
     {
@@ -90,3 +91,55 @@ def test_the_plan_is_typed_and_holds_no_run_state():
         assert not [key for key in options if key.startswith("_")], name
     with pytest.raises(TypeError):
         plan.thresholds["mrr"] = 0.5  # read-only
+
+
+def test_a_family_sees_its_declared_options_and_those_it_reads_only():
+    plan = rf.Evaluator().run_plan
+    retrieval = plan.families["retrieval"]
+    declared = set(registry.option_defaults(registry.get_family("retrieval").options))
+    assert set(retrieval) == declared | {"contexts"}  # contexts: Family.reads (match="contains")
+    assert set(plan.families["nuggets"]) == {"nuggets", "explain"}
+    assert retrieval.k == retrieval["k"] == [1, 5, 10]
+    with pytest.raises(AttributeError):
+        retrieval.k = [1]  # type: ignore[misc]
+    with pytest.raises(KeyError, match="the retrieval family reads the option 'explain', which it neither declares"):
+        retrieval.get("explain")  # another family's option: an error, not a silent None
+    assert retrieval.get("policy", "policy") == "policy"  # no option at all: a column role read as itself
+    assert len(plan.families["custom"]) == len(all_options())  # Family.reads None: callbacks map any role
+
+
+def test_a_family_that_reads_an_undeclared_option_fails_loudly(monkeypatch):
+    """A family reading another's option must list it in Family.reads: without it the run stops, naming both."""
+
+    @dataclasses.dataclass(frozen=True)
+    class ToyOptions:
+        level: float = registry.option(0.5, "The constant.", check=validate.number)
+
+    def score(view, requests, options):
+        explain = options.get("explain")  # declared by the heuristic family
+        level = float(options["level"]) if not explain else 1.0
+        return pl.DataFrame({m.column(k): pl.Series([level] * view.height, dtype=pl.Float64) for m, k in requests})
+
+    def family(**extra):
+        return registry.Family(
+            name="toyreads",
+            score=score,
+            options=ToyOptions,
+            check=lambda options: registry.check_options(ToyOptions, options),
+            columns=lambda requests, options, available: {"answer": "answer"},
+            **extra,
+        )
+
+    frame = pl.DataFrame({"answer": ["a", "b"]})
+    metric = rf.Metric("toy_reads", "toyreads", ("answer",), "A constant.", threshold=0.5)
+    for extra, expected in (({}, None), ({"reads": ("explain",)}, [0.5, 0.5])):
+        monkeypatch.setitem(registry._FAMILIES, "toyreads", family(**extra))
+        rf.register_metric(metric)
+        try:
+            if expected is None:
+                with pytest.raises(KeyError, match="the toyreads family reads the option 'explain'"):
+                    rf.evaluate(frame, ["toy_reads"])
+            else:
+                assert rf.evaluate(frame, ["toy_reads"])["toy_reads"].to_list() == expected
+        finally:
+            rf.unregister_metric("toy_reads")

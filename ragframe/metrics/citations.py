@@ -459,6 +459,7 @@ register_family(
         columns=_columns,
         reads_judge=True,
         run_state=True,
+        reads=("answer", "contexts", "explain", "judge", "cache", "dry_run", "parse_retries", "retry_parse_errors"),
     )
 )
 

@@ -60,4 +60,5 @@ def _check(options: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-register_family(Family(name="custom", score=_score, options={}, check=_check, columns=_columns))
+# callbacks read any column role the caller maps (rf.evaluate(df, ["mine"], my_role="col")): every option
+register_family(Family(name="custom", score=_score, options={}, check=_check, columns=_columns, reads=None))

@@ -338,6 +338,7 @@ register_family(
         per_metric="{name}",
         run_options=("budget", "budget_seed", "by"),
         run_state=True,
+        reads=("nuggets",),  # the nugget metrics' input column
     )
 )
 

@@ -214,7 +214,9 @@ def _check(options: dict[str, Any]) -> dict[str, Any]:
     return check_options(NuggetOptions, options)
 
 
-register_family(Family(name="nuggets", score=_score, options=NuggetOptions, check=_check, columns=_columns))
+register_family(
+    Family(name="nuggets", score=_score, options=NuggetOptions, check=_check, columns=_columns, reads=("explain",))
+)
 
 _METRICS = {
     "nugget_strict_vital": (NuggetScores(True, 0.0), "Share of the vital nuggets the answer supports (TREC RAG)."),

@@ -486,7 +486,11 @@ def _check(options: dict[str, Any]) -> dict[str, Any]:
     return check_options(RagcheckerOptions, options)
 
 
-register_family(Family(name="ragchecker", score=_score, options=RagcheckerOptions, check=_check, columns=_columns))
+register_family(
+    Family(
+        name="ragchecker", score=_score, options=RagcheckerOptions, check=_check, columns=_columns, reads=("explain",)
+    )
+)
 
 for _name, (_group, _inputs, _lower, _kernel, _description) in _METRICS.items():
     register_metric(

@@ -271,6 +271,12 @@ class Family:
     run_state : bool
         ``score`` also takes ``state=``, the :class:`RunState` of the call (the judge's
         memo of replies, a judge budget's draw): state lives for one call, never in ``options``.
+    reads : tuple of str, or None
+        Options declared elsewhere (by the run or another family) that ``check``, ``score``,
+        ``columns`` or ``threshold`` read: ``("contexts",)`` for retrieval, which declares no
+        contexts column of its own. The family's options in the run's plan hold its declared
+        options and these, nothing else (reading another is an error, never a silent None).
+        None: every option (the custom family: its callbacks name any column role).
     """
 
     name: str
@@ -284,6 +290,7 @@ class Family:
     run_options: tuple[str, ...] = ()
     reads_judge: bool = False
     run_state: bool = False
+    reads: tuple[str, ...] | None = ()
 
     @property
     def defaults(self) -> dict[str, Any]:

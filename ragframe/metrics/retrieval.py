@@ -278,6 +278,7 @@ register_family(
         check=family_check,
         columns=_family_columns,
         function="score_retrieval",
+        reads=("contexts",),  # match="contains" finds the relevant ids in the contexts column
     )
 )
 

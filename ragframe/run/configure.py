@@ -15,7 +15,7 @@ from ragframe.exceptions import InvalidParameterError
 from ragframe.judges.budget import check_budget
 from ragframe.metrics import registry
 from ragframe.run import routing
-from ragframe.run.plan import RunPlan, all_options
+from ragframe.run.plan import FamilyOptions, RunPlan, all_options, family_option_names
 
 __all__ = ["build_plan", "plain_column"]
 
@@ -48,7 +48,11 @@ def build_plan(given: Mapping[str, Any]) -> RunPlan:
     if unknown:
         raise InvalidParameterError(f"unknown option(s) {unknown}; choose from {sorted(known)}")
     merged = {**known, **given}
-    families = {name: registry.get_family(name).check(dict(merged)) for name in registry.families()}
+    families = {}
+    for name in registry.families():
+        family = registry.get_family(name)
+        seen = {option: merged[option] for option in family_option_names(family, merged)}
+        families[name] = FamilyOptions(name, family.check(seen), others=merged)
     plan = RunPlan(
         prefix=registry.check_prefix(merged["prefix"]),
         composite=validate.flag(merged["composite"], "composite"),

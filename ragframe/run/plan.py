@@ -8,7 +8,7 @@ is a :class:`~ragframe.metrics.registry.RunState`, made per call and passed expl
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +16,7 @@ from ragframe.judges.budget import Budget
 from ragframe.metrics import registry
 from ragframe.run.options import RunOptions
 
-__all__ = ["RunPlan", "all_options", "GENERAL_OPTIONS"]
+__all__ = ["RunPlan", "FamilyOptions", "family_option_names", "all_options", "GENERAL_OPTIONS"]
 
 #: Options of the run itself (the families add theirs: column names, k, explain, ...), from :class:`RunOptions`.
 GENERAL_OPTIONS: dict[str, Any] = registry.option_defaults(RunOptions)
@@ -43,8 +43,9 @@ class RunPlan:
         ``(lo, hi)``, a mapping of metric to band, or None.
     budget : Budget or None
         A judge budget (:mod:`ragframe.judges.budget`).
-    families : mapping of str to mapping
-        Each registered family's options, as its ``check`` returned them.
+    families : mapping of str to FamilyOptions
+        Each registered family's options as its ``check`` returned them: read-only, holding
+        only the options the family declares or reads (:attr:`Family.reads`).
 
     Examples
     --------
@@ -78,3 +79,88 @@ def all_options() -> dict[str, Any]:
     for name in registry.families():
         merged.update(registry.get_family(name).defaults)
     return merged
+
+
+def family_option_names(family: registry.Family, known: Mapping[str, Any]) -> list[str]:
+    """The options ``family`` sees: its declared ones and those it reads (:attr:`Family.reads`), in ``known``'s order.
+
+    Examples
+    --------
+    >>> family_option_names(registry.get_family("retrieval"), all_options())[:3]
+    ['contexts', 'k', 'relevance_level']
+    """
+    if family.reads is None:
+        return list(known)
+    wanted = set(family.defaults) | set(family.reads)
+    return [name for name in known if name in wanted]
+
+
+class FamilyOptions(Mapping[str, Any]):
+    """A family's checked options in the plan: read-only, and only the names the family declares or reads.
+
+    Reading any other name is a ``KeyError`` naming the family and :attr:`Family.reads`, ``get``
+    included: a family cannot depend on an option it does not declare, and no default hides it.
+    The options read as attributes too (``options.k``). ``get`` gives its default only for a
+    name that is no option of the run at all (``others`` holds every option name): a column role
+    that no option maps (a callback metric's ``"policy"``) reads as itself.
+
+    Examples
+    --------
+    >>> options = FamilyOptions("toy", {"k": [5]}, others={"explain"})
+    >>> options["k"], options.k, dict(options)
+    ([5], [5], {'k': [5]})
+    >>> options.get("policy", "policy")  # no option of the run: a column role named as itself
+    'policy'
+    >>> options.get("explain")
+    Traceback (most recent call last):
+    ...
+    KeyError: "the toy family reads the option 'explain', which it neither declares nor lists in Family.reads"
+    """
+
+    __slots__ = ("_family", "_others", "_values")
+
+    def __init__(self, family: str, values: Mapping[str, Any], *, others: Iterable[str] = ()) -> None:
+        object.__setattr__(self, "_family", family)
+        object.__setattr__(self, "_values", dict(values))
+        object.__setattr__(self, "_others", frozenset(others))
+
+    def __getitem__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise KeyError(
+                f"the {self._family} family reads the option {name!r}, which it neither declares nor lists "
+                "in Family.reads"
+            ) from None
+
+    def get(self, name: str, default: Any = None) -> Any:  # a name it does not know is an error, not the default
+        if name not in self._values and name not in self._others:
+            return default
+        return self[name]
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self[name]
+        except KeyError as error:
+            raise AttributeError(error.args[0]) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("a plan's options are read-only")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"FamilyOptions({self._family!r}, {self._values!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_family_options, (self._family, self._values, self._others))
+
+
+def _family_options(family: str, values: Mapping[str, Any], others: Iterable[str]) -> FamilyOptions:
+    return FamilyOptions(family, values, others=others)
