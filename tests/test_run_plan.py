@@ -75,6 +75,30 @@ def test_a_parquet_run_checks_once_in_process(checks, tmp_path):
     assert checks["plans"] == 1  # two batches, one plan
 
 
+def test_the_requests_are_bound_once_per_schema(monkeypatch, tmp_path):
+    """A streaming run's batches share their columns: the requests and input roles are worked out once."""
+    from ragframe.run import evaluator
+
+    calls = []
+    original = evaluator.input_roles
+    monkeypatch.setattr(evaluator, "input_roles", lambda *args: calls.append(args[2]) or original(*args))
+    FRAME.write_parquet(tmp_path / "log.parquet")
+    result = rf.evaluate_parquet(
+        tmp_path / "log.parquet", tmp_path / "out", metrics=["mrr"], progress=False, batch_rows=1,
+        batches_per_process=None,
+    )  # fmt: skip
+    assert result.scored == FRAME.height >= 2 and len(calls) == 1
+    ev = rf.Evaluator(["mrr"])
+    ev.evaluate(FRAME)
+    ev.evaluate(FRAME.lazy()).collect()
+    ev.evaluate(FRAME.select(list(reversed(FRAME.columns))))  # another list of columns: bound again
+    assert len(calls) == 3
+    with pytest.raises(rf.SchemaError):
+        ev.evaluate(FRAME.drop("relevant_ids"))  # a schema that fails is not kept: it fails every time
+    with pytest.raises(rf.SchemaError):
+        ev.evaluate(FRAME.drop("relevant_ids"))
+
+
 def test_a_pickled_evaluator_checks_once_where_it_lands(checks):
     ev = rf.Evaluator(["mrr"], k=[5])
     back = pickle.loads(pickle.dumps(ev))

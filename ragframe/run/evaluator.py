@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 import polars as pl
@@ -595,13 +596,27 @@ class Evaluator:
         return self._plan(self.run_plan, list(columns), warn=warn)
 
     def _plan(self, checked: RunPlan, available: list[str], *, warn: bool):
-        requests = self._requests_for(checked, available)
-        roles = input_roles(requests, checked, available)
-        require_inputs(requests, checked, available)
-        routing.check_judging(requests, checked)
+        """The requests and input roles for a frame of these columns, bound once per list of columns.
+
+        A streaming run asks for every batch: its batches share their columns, so the requests
+        are resolved and the columns bound once (a list of columns that fails is checked again,
+        and fails again, each time).
+        """
+        bound = self.__dict__.get("_bound")
+        if bound is None:
+            bound = {}
+            object.__setattr__(self, "_bound", bound)  # schema -> (requests, roles); not pickled
+        key = tuple(available)
+        if key not in bound:
+            requests = self._requests_for(checked, available)
+            roles = input_roles(requests, checked, available)
+            require_inputs(requests, checked, available)
+            routing.check_judging(requests, checked)
+            bound[key] = (tuple(requests), MappingProxyType(roles))
         if warn and self.metrics is None:
             warn_skipped(checked, available)
-        return requests, roles
+        requests, roles = bound[key]
+        return list(requests), dict(roles)
 
     def _requests_for(self, checked: RunPlan, available: list[str]) -> list[Request]:
         if self.metrics == AUTO or self.metrics is None:
