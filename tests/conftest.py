@@ -54,6 +54,19 @@ def server():
         yield running
 
 
+@pytest.fixture
+def log_file(tmp_path: Path) -> Path:
+    """A 12-row synthetic RAG log (test_streaming.make_log, seed 3) written to tmp_path/log.parquet.
+
+    A test file that needs other rows defines its own ``log_file`` (pytest prefers the nearer fixture).
+    """
+    from test_streaming import make_log
+
+    path = tmp_path / "log.parquet"
+    make_log(12, seed=3).write_parquet(path)
+    return path
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Ray, notebook and browser tests are slow tests too: ``pytest -m "not slow"`` (the fast loop) leaves them out."""
     for item in items:
