@@ -54,6 +54,16 @@ def server():
         yield running
 
 
+@pytest.fixture(scope="module")
+def ares_log():
+    """The bundled 200-row ARES example RAG log (ragframe.datasets.example_rag_log) as a polars DataFrame."""
+    import polars as pl
+
+    from ragframe.datasets import example_rag_log
+
+    return pl.read_parquet(example_rag_log())
+
+
 @pytest.fixture
 def log_file(tmp_path: Path) -> Path:
     """A 12-row synthetic RAG log (test_streaming.make_log, seed 3) written to tmp_path/log.parquet.

@@ -23,20 +23,15 @@ pytest.importorskip("openinference.semconv")
 import trace_gen
 
 import ragframe as rf
-from ragframe.datasets import example_paths, example_rag_log, example_traces, wrong_contexts
+from ragframe.datasets import example_paths, example_traces, wrong_contexts
 from ragframe.io.traces import read_spans
 
 FORMATS = ["jsonl", "jsonl.gz", "pb", "parquet", "csv", "json"]
 
 
 @pytest.fixture(scope="module")
-def ares() -> pl.DataFrame:
-    return pl.read_parquet(example_rag_log())
-
-
-@pytest.fixture(scope="module")
-def ares_spans(ares):
-    return trace_gen.make_spans(trace_gen.ares_rows(ares), seed=1)
+def ares_spans(ares_log):
+    return trace_gen.make_spans(trace_gen.ares_rows(ares_log), seed=1)
 
 
 def write(spans, folder, fmt, name="traces"):
@@ -59,16 +54,16 @@ def write(spans, folder, fmt, name="traces"):
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_ares_spans_read_back_as_the_source_rows(ares, ares_spans, tmp_path, fmt):
+def test_ares_spans_read_back_as_the_source_rows(ares_log, ares_spans, tmp_path, fmt):
     rows = rf.read_traces(write(ares_spans, tmp_path, fmt))
     assert rows.height == 200
-    assert rows["question"].to_list() == ares["question"].to_list()
-    assert rows["answer"].to_list() == ares["answer"].to_list()
-    assert rows["contexts"].to_list() == ares["contexts"].to_list()
-    assert rows["retrieved_ids"].to_list() == [[f"{u}#{i}"] for u, i in zip(ares["source_url"], ares["id"])]
+    assert rows["question"].to_list() == ares_log["question"].to_list()
+    assert rows["answer"].to_list() == ares_log["answer"].to_list()
+    assert rows["contexts"].to_list() == ares_log["contexts"].to_list()
+    assert rows["retrieved_ids"].to_list() == [[f"{u}#{i}"] for u, i in zip(ares_log["source_url"], ares_log["id"])]
     assert rows["retrieved_scores"].null_count() == 200  # the log has no scores: none invented
-    assert rows["metadata.row"].to_list() == ares["id"].to_list()
-    assert rows["session_id"].to_list() == [f"ares-{i % 20}" for i in ares["id"]]
+    assert rows["metadata.row"].to_list() == ares_log["id"].to_list()
+    assert rows["session_id"].to_list() == [f"ares-{i % 20}" for i in ares_log["id"]]
     assert rows["latency_ms"].to_list() == [221.0] * 200  # root: 1 ms + retriever 10 ms + LLM 210 ms
     assert rows["start_time"][0] == pl.Series([trace_gen.T0]).cast(pl.Datetime("ns", "UTC"))[0]
     spans = {(s.context.trace_id, s.name): s for s in ares_spans}
@@ -79,19 +74,20 @@ def test_ares_spans_read_back_as_the_source_rows(ares, ares_spans, tmp_path, fmt
     assert rows["document_span_ids"][0].to_list() == [rows["retriever_span_id"][0]]
 
 
-def test_rf_evaluate_scores_the_read_rows_as_the_source_frame(ares, ares_spans, tmp_path):
+def test_rf_evaluate_scores_the_read_rows_as_the_source_frame(ares_log, ares_spans, tmp_path):
     rows = rf.read_traces(write(ares_spans, tmp_path, "jsonl"))
-    source = ares.select("question", "answer", "contexts")
+    source = ares_log.select("question", "answer", "contexts")
     from_traces = rf.evaluate(rows.select("question", "answer", "contexts"))
     assert from_traces.equals(rf.evaluate(source))
 
 
-def test_the_bundled_example_is_the_ares_log(ares):
+def test_the_bundled_example_is_the_ares_log(ares_log):
     rows = rf.read_traces(example_traces())
-    wrong = wrong_contexts(ares)
-    assert rows["question"].to_list() == ares["question"].to_list()
-    assert rows["answer"].to_list() == ares["answer"].to_list()
-    assert rows["contexts"].to_list() == ares["contexts"].head(100).to_list() + wrong["contexts"].tail(100).to_list()
+    wrong = wrong_contexts(ares_log)
+    assert rows["question"].to_list() == ares_log["question"].to_list()
+    assert rows["answer"].to_list() == ares_log["answer"].to_list()
+    expected = ares_log["contexts"].head(100).to_list() + wrong["contexts"].tail(100).to_list()
+    assert rows["contexts"].to_list() == expected
     assert rows["metadata.version"].to_list() == ["v1"] * 100 + ["v2"] * 100
     by_version = rf.summarize(rf.evaluate(rows, metrics=["faithfulness"]), by="metadata.version")
     means = dict(zip(by_version["metadata.version"], by_version["mean"]))
