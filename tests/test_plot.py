@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from sklearn.metrics import roc_auc_score, roc_curve
 
 import ragframe as rf
-from ragframe.datasets import example_paths, example_rag_log
+from ragframe.datasets import example_paths
 from ragframe.exceptions import InvalidParameterError, MissingDependencyError, SchemaError
 
 HEURISTICS = ["faithfulness", "answer_relevance", "context_relevance"]
@@ -36,14 +36,9 @@ KINDS = {
 
 
 @pytest.fixture(scope="module")
-def log() -> pl.DataFrame:
-    return pl.read_parquet(example_rag_log())
-
-
-@pytest.fixture(scope="module")
-def scored(log) -> pl.DataFrame:
+def scored(ares_log) -> pl.DataFrame:
     """The ARES log scored with three heuristics; a few scores nulled so the null counts are tested."""
-    out = rf.evaluate(log, HEURISTICS)
+    out = rf.evaluate(ares_log, HEURISTICS)
     nulled = pl.int_range(pl.len()) < 7  # the first 7 rows lose their faithfulness score
     return out.with_columns(pl.when(nulled).then(None).otherwise(pl.col("faithfulness")).alias("faithfulness"))
 
@@ -268,8 +263,8 @@ def test_compare_forest_plot_draws_compares_deltas_and_intervals(comparison):
     assert "t test" in ax.get_title()
 
 
-def test_compare_with_slices_has_one_row_per_metric_and_slice(scored, log):
-    broken = log.with_columns(pl.col("contexts").shift(1, fill_value=pl.col("contexts").last()))
+def test_compare_with_slices_has_one_row_per_metric_and_slice(scored, ares_log):
+    broken = ares_log.with_columns(pl.col("contexts").shift(1, fill_value=pl.col("contexts").last()))
     other = rf.evaluate(broken, HEURISTICS)
     by_reaction = rf.compare(scored, other, on="id", by="reaction", metrics=["faithfulness", "answer_relevance"])
     fig = rf.plot.compare(by_reaction, title="wrong contexts")

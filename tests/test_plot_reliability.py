@@ -18,7 +18,6 @@ from sklearn.calibration import calibration_curve
 from sklearn.metrics import brier_score_loss
 
 import ragframe as rf
-from ragframe.datasets import example_rag_log
 from ragframe.exceptions import InvalidParameterError, SchemaError
 from ragframe.plot.calibration import reliability_points
 from ragframe.stats.calibrate import expected_calibration_error
@@ -28,8 +27,8 @@ LABELS = {m: f"human_{m}" for m in HEURISTICS}
 
 
 @pytest.fixture(scope="module")
-def scored() -> pl.DataFrame:
-    return rf.evaluate(pl.read_parquet(example_rag_log()), HEURISTICS)
+def scored(ares_log) -> pl.DataFrame:
+    return rf.evaluate(ares_log, HEURISTICS)
 
 
 def _line(fig: Figure, gid: str):
