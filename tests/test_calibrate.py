@@ -23,9 +23,9 @@ from ragframe.datasets import example_rag_log
 
 
 @pytest.fixture(scope="module")
-def ares() -> pl.DataFrame:
+def ares(ares_log) -> pl.DataFrame:
     """The 200 ARES rows with the heuristic faithfulness score; 40 labels hidden (null)."""
-    scored = rf.evaluate(pl.read_parquet(example_rag_log()), metrics=["faithfulness"])
+    scored = rf.evaluate(ares_log, metrics=["faithfulness"])
     hidden = np.random.default_rng(0).permutation(scored.height) < 40
     return scored.select("id", "faithfulness", "human_faithfulness").with_columns(
         human=pl.when(pl.Series(~hidden)).then(pl.col("human_faithfulness"))

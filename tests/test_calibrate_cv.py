@@ -15,12 +15,11 @@ from sklearn.metrics import brier_score_loss
 from sklearn.model_selection import StratifiedKFold
 
 import ragframe as rf
-from ragframe.datasets import example_rag_log
 
 
 @pytest.fixture(scope="module")
-def ares() -> pl.DataFrame:
-    scored = rf.evaluate(pl.read_parquet(example_rag_log()), ["faithfulness"])
+def ares(ares_log) -> pl.DataFrame:
+    scored = rf.evaluate(ares_log, ["faithfulness"])
     return scored.select("faithfulness", human=pl.col("human_faithfulness").cast(pl.Int64))
 
 

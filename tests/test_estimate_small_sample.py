@@ -18,7 +18,6 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 import ragframe as rf
-from ragframe.datasets import example_rag_log
 from ragframe.stats.estimate import moments, wilson_interval
 
 
@@ -103,8 +102,8 @@ def test_slices_equal_separate_calls() -> None:
 
 
 @pytest.fixture(scope="module")
-def ares() -> tuple[np.ndarray, np.ndarray]:
-    scored = rf.evaluate(pl.read_parquet(example_rag_log()), ["answer_relevance"])
+def ares(ares_log) -> tuple[np.ndarray, np.ndarray]:
+    scored = rf.evaluate(ares_log, ["answer_relevance"])
     return scored["answer_relevance"].to_numpy(), scored["human_answer_relevance"].cast(pl.Float64).to_numpy()
 
 

@@ -25,7 +25,7 @@ from test_report import Page, read_page
 
 import ragframe as rf
 from ragframe.cli.main import main
-from ragframe.datasets import example_paths, example_rag_log, wrong_contexts
+from ragframe.datasets import example_paths, wrong_contexts
 from ragframe.plot.calibration import roc_points
 from ragframe.reporting.content import identical_columns
 
@@ -116,10 +116,10 @@ def test_cli_report_labels_with_a_constant_score_exits_0(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def ares() -> dict[str, pl.DataFrame]:
-    log = pl.read_parquet(example_rag_log())
+def ares(ares_log) -> dict[str, pl.DataFrame]:
     metrics = ["faithfulness", "answer_relevance", "context_relevance"]
-    return {"scored": rf.evaluate(log, metrics, explain=True), "broken": rf.evaluate(wrong_contexts(log), metrics)}
+    scored = rf.evaluate(ares_log, metrics, explain=True)
+    return {"scored": scored, "broken": rf.evaluate(wrong_contexts(ares_log), metrics)}
 
 
 @pytest.mark.slow
