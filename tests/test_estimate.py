@@ -17,7 +17,6 @@ from ppi_py.baselines import classical_mean_ci
 from ppi_py.ppi import _calc_lam_glm
 
 import ragframe as rf
-from ragframe.datasets import example_rag_log
 from ragframe.stats.estimate import ESTIMATE_COLUMNS
 
 TOLERANCE = 1e-9
@@ -324,9 +323,9 @@ def test_result_pickles() -> None:
 
 
 @pytest.fixture(scope="module")
-def ares() -> tuple[np.ndarray, np.ndarray]:
+def ares(ares_log) -> tuple[np.ndarray, np.ndarray]:
     """The heuristic faithfulness score and the human faithfulness label of the 200 ARES rows."""
-    scored = rf.evaluate(pl.read_parquet(example_rag_log()), metrics=["faithfulness"])
+    scored = rf.evaluate(ares_log, metrics=["faithfulness"])
     return scored["faithfulness"].to_numpy(), scored["human_faithfulness"].cast(pl.Float64).to_numpy()
 
 
