@@ -64,6 +64,22 @@ def ares_log():
     return pl.read_parquet(example_rag_log())
 
 
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """One ``ragframe demo`` run per module, into a not-yet-existing nested folder: that folder and what it printed."""
+    import contextlib
+    import io
+
+    from ragframe.cli.main import main
+
+    out = tmp_path_factory.mktemp("demo") / "nested" / "demo"  # parents are created
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = main(["demo", "--out", str(out)])
+    assert code == 0
+    return out, buffer.getvalue()
+
+
 @pytest.fixture
 def log_file(tmp_path: Path) -> Path:
     """A 12-row synthetic RAG log (test_streaming.make_log, seed 3) written to tmp_path/log.parquet.

@@ -13,7 +13,6 @@ import contextlib
 import io
 import re
 from html import unescape
-from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -169,15 +168,6 @@ def test_ranking_curves_name_both_sides(tmp_path, monkeypatch):
     monkeypatch.setattr(rf.plot, "ranking_curve", lambda runs, **kw: drawn.append(list(runs)) or original(runs, **kw))
     rf.report(a, tmp_path / "r.html", compare=b, on="query_id", worst=0, label="BM25", compare_label="rerank")
     assert drawn == [["a: BM25", "b: rerank"]]
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory) -> tuple[Path, str]:
-    out = tmp_path_factory.mktemp("demo")
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
-        assert main(["demo", "--out", str(out)]) == 0
-    return out, buffer.getvalue()
 
 
 @pytest.mark.slow
