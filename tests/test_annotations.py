@@ -147,7 +147,8 @@ class _Recorder(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def server():
+def recording_server():
+    """An HTTP server on 127.0.0.1 that records every POST (path, headers, body) and answers ``status``."""
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
     httpd.requests, httpd.status = [], 200
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -158,12 +159,12 @@ def server():
 
 
 @pytest.mark.slow
-def test_send_to_phoenix(server, monkeypatch):
+def test_send_to_phoenix(recording_server, monkeypatch):
     monkeypatch.setenv("RF_TEST_PHOENIX_KEY", "phx-secret-0123456789")
     records = rf.to_annotations(SCORED, metrics=["faithfulness"])
-    url = f"http://127.0.0.1:{server.server_port}"
+    url = f"http://127.0.0.1:{recording_server.server_port}"
     assert send_annotations(records, url, api_key_env="RF_TEST_PHOENIX_KEY") == 6
-    (p1, h1, b1), (p2, _, b2) = server.requests
+    (p1, h1, b1), (p2, _, b2) = recording_server.requests
     assert p1 == "/v1/span_annotations?sync=true" and p2 == "/v1/document_annotations?sync=true"
     assert h1["authorization"] == "Bearer phx-secret-0123456789"
     assert b1["data"][0] == {
@@ -182,15 +183,15 @@ def test_send_to_phoenix(server, monkeypatch):
 
 
 @pytest.mark.slow
-def test_send_to_langsmith_and_errors(server, monkeypatch):
+def test_send_to_langsmith_and_errors(recording_server, monkeypatch):
     monkeypatch.setenv("RF_TEST_LS_KEY", "lsv2-secret-0123456789")
     records = rf.to_annotations(SCORED, target="langsmith", metrics=["ndcg_at_3"])
-    url = f"http://127.0.0.1:{server.server_port}/api/v1"
+    url = f"http://127.0.0.1:{recording_server.server_port}/api/v1"
     assert send_annotations(records, url, target="langsmith", api_key_env="RF_TEST_LS_KEY") == 2
-    path, headers, body = server.requests[0]
+    path, headers, body = recording_server.requests[0]
     assert path == "/api/v1/feedback" and headers["x-api-key"] == "lsv2-secret-0123456789"
     assert body == {"run_id": "s1", "key": "ndcg_at_3", "score": 0.6, "value": None, "comment": None}
-    server.status = 404
+    recording_server.status = 404
     with pytest.raises(rf.RagframeError, match="answered 404") as info:
         send_annotations(records, url, target="langsmith", api_key_env="RF_TEST_LS_KEY")
     assert "lsv2-secret" not in str(info.value)
@@ -219,9 +220,9 @@ def eval_output(tmp_path):
 
 
 @pytest.mark.slow
-def test_cli_annotations_from_an_eval_folder(eval_output, tmp_path, capsys, server):
+def test_cli_annotations_from_an_eval_folder(eval_output, tmp_path, capsys, recording_server):
     target = tmp_path / "annotations.jsonl"
-    url = f"http://127.0.0.1:{server.server_port}"
+    url = f"http://127.0.0.1:{recording_server.server_port}"
     code = main(["annotations", str(eval_output), "-o", str(target), "--endpoint", url])
     out = capsys.readouterr().out
     assert code == 0, out
@@ -233,7 +234,7 @@ def test_cli_annotations_from_an_eval_folder(eval_output, tmp_path, capsys, serv
         ("s2", "ndcg_at_3", 0.0),
     ]
     assert len(records) == 2 + 4 and "6 phoenix annotation records written" in out and "6 sent" in out
-    assert len(server.requests) == 2
+    assert len(recording_server.requests) == 2
 
 
 def test_cli_annotations_usage_errors(eval_output, tmp_path, capsys):

@@ -38,11 +38,11 @@ ROWS = 4
 
 
 @pytest.fixture
-def server():
-    with FakeJudgeServer() as running:
-        running.rules["ECHO401"] = "401"  # a gateway that echoes the Authorization header in an error ...
-        running.rules[""] = "echo"  # ... and in every 200 reply (the reason repeats it)
-        yield running
+def server(server):
+    """The shared fake judge (conftest), made a gateway that echoes the Authorization header back."""
+    server.rules["ECHO401"] = "401"  # a gateway that echoes the Authorization header in an error ...
+    server.rules[""] = "echo"  # ... and in every 200 reply (the reason repeats it)
+    return server
 
 
 @pytest.fixture(autouse=True)
