@@ -77,6 +77,35 @@ def ares_scored(ares_log):
     return rf.evaluate(ares_log, ARES_HEURISTICS)
 
 
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """One ``ragframe demo`` run per module, into a not-yet-existing nested folder: that folder and what it printed."""
+    import contextlib
+    import io
+
+    from ragframe.cli.main import main
+
+    out = tmp_path_factory.mktemp("demo") / "nested" / "demo"  # parents are created
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = main(["demo", "--out", str(out)])
+    assert code == 0
+    return out, buffer.getvalue()
+
+
+@pytest.fixture
+def log_file(tmp_path: Path) -> Path:
+    """A 12-row synthetic RAG log (test_streaming.make_log, seed 3) written to tmp_path/log.parquet.
+
+    A test file that needs other rows defines its own ``log_file`` (pytest prefers the nearer fixture).
+    """
+    from test_streaming import make_log
+
+    path = tmp_path / "log.parquet"
+    make_log(12, seed=3).write_parquet(path)
+    return path
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Ray, notebook and browser tests are slow tests too: ``pytest -m "not slow"`` (the fast loop) leaves them out."""
     for item in items:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -18,17 +17,6 @@ from sklearn.metrics import roc_auc_score
 import ragframe as rf
 from ragframe.cli.main import main
 from ragframe.datasets import EXAMPLE_FILES, example_paths, example_rag_log, write_examples, wrong_contexts
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory) -> tuple[Path, str]:
-    """One demo run for the module (capsys is function-scoped): its folder and what it printed."""
-    out = tmp_path_factory.mktemp("demo") / "nested" / "demo"  # parents are created
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
-        code = main(["demo", "--out", str(out)])
-    assert code == 0
-    return out, buffer.getvalue()
 
 
 @pytest.mark.slow

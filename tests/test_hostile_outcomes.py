@@ -58,13 +58,6 @@ def judge_config(tmp_path):
     return path
 
 
-@pytest.fixture
-def log_file(tmp_path):
-    path = tmp_path / "log.parquet"
-    make_log(12, seed=3).write_parquet(path)
-    return path
-
-
 def judged_eval(log, out, server_url, config, *extra):
     flags = ["--metrics", "faithfulness", "--mode", "llm", "--judge-model", "m", "--judge-base-url", server_url]
     return main(["eval", str(log), "-o", str(out), *flags, "--config", str(config), "--no-progress", *extra])

@@ -13,7 +13,6 @@ import contextlib
 import io
 import re
 from html import unescape
-from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -117,9 +116,9 @@ def test_cli_report_labels_with_a_constant_score_exits_0(tmp_path):
 
 @pytest.fixture(scope="module")
 def ares(ares_log) -> dict[str, pl.DataFrame]:
-    log = ares_log
     metrics = ["faithfulness", "answer_relevance", "context_relevance"]
-    return {"scored": rf.evaluate(log, metrics, explain=True), "broken": rf.evaluate(wrong_contexts(log), metrics)}
+    scored = rf.evaluate(ares_log, metrics, explain=True)
+    return {"scored": scored, "broken": rf.evaluate(wrong_contexts(ares_log), metrics)}
 
 
 @pytest.mark.slow
@@ -169,15 +168,6 @@ def test_ranking_curves_name_both_sides(tmp_path, monkeypatch):
     monkeypatch.setattr(rf.plot, "ranking_curve", lambda runs, **kw: drawn.append(list(runs)) or original(runs, **kw))
     rf.report(a, tmp_path / "r.html", compare=b, on="query_id", worst=0, label="BM25", compare_label="rerank")
     assert drawn == [["a: BM25", "b: rerank"]]
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory) -> tuple[Path, str]:
-    out = tmp_path_factory.mktemp("demo")
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
-        assert main(["demo", "--out", str(out)]) == 0
-    return out, buffer.getvalue()
 
 
 @pytest.mark.slow
@@ -348,7 +338,8 @@ def test_agreement_table_fits_the_page_or_scrolls_visibly(demo):
 
 
 @pytest.fixture(scope="module")
-def runs() -> tuple[pl.DataFrame, pl.DataFrame]:
+def trec_per_query() -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Per-query scores of the bundled bm25 and bm25+gpt3.5-rerank TREC runs (rf.evaluate_run)."""
     paths = example_paths()
     qrels = rf.read_qrels(paths["qrels"])
     return tuple(
@@ -357,9 +348,9 @@ def runs() -> tuple[pl.DataFrame, pl.DataFrame]:
     )
 
 
-def test_forest_plot_legend_hides_no_interval(runs):
+def test_forest_plot_legend_hides_no_interval(trec_per_query):
     measures = ["ndcg_at_1", "ndcg_at_5", "ndcg_at_10", "ndcg_at_100", "recall_at_1", "mrr", "average_precision"]
-    fig = rf.plot.compare(rf.compare(*runs, on="query_id", metrics=measures))
+    fig = rf.plot.compare(rf.compare(*trec_per_query, on="query_id", metrics=measures))
     fig.draw_without_rendering()
     (ax,) = fig.axes
     assert ax.get_legend() is None and len(fig.legends) == 1
@@ -370,9 +361,9 @@ def test_forest_plot_legend_hides_no_interval(runs):
 
 
 @pytest.mark.slow
-def test_ranking_report_has_no_pass_rate_column(runs, tmp_path):
+def test_ranking_report_has_no_pass_rate_column(trec_per_query, tmp_path):
     columns = ["query_id", "ndcg_at_1", "ndcg_at_10", "mrr"]
-    html, page = read_page(rf.report(runs[0].select(columns), tmp_path / "r.html", on="query_id", worst=0))
+    html, page = read_page(rf.report(trec_per_query[0].select(columns), tmp_path / "r.html", on="query_id", worst=0))
     header = [c["text"] for c in page.table("summary")[0]["rows"][0]]
     assert "pass_rate" not in header and header[:2] == ["metric", "count"] and "ci_high" in header
     assert "No metric has a pass threshold" in _text(_section(html, "summary"))
@@ -387,8 +378,8 @@ def test_rag_report_keeps_its_pass_rate_column(ares, tmp_path):
 
 
 @pytest.mark.slow
-def test_worst_queries_show_their_text_when_the_run_has_it(runs, tmp_path):
-    per_query = runs[0].select("query_id", "ndcg_at_10", "mrr")
+def test_worst_queries_show_their_text_when_the_run_has_it(trec_per_query, tmp_path):
+    per_query = trec_per_query[0].select("query_id", "ndcg_at_10", "mrr")
     texts = {qid: f"query text {qid}" for qid in per_query["query_id"].to_list()}
     with_text = per_query.with_columns(query=pl.col("query_id").replace_strict(texts))
     html, page = read_page(rf.report(with_text, tmp_path / "a.html", on="query_id", worst=3))

@@ -109,7 +109,7 @@ def _tables(config: str):
 
 
 @pytest.fixture(scope="module", params=list(CONFIGS))
-def scored(request):
+def per_query_and_trec(request):
     """(config, evaluate_run's per-query frame, trec_eval_run's per-query frame, trec's printed names)."""
     run, qrels, options = _tables(request.param)
     per_query = rf.evaluate_run(run, qrels, k=CUTOFFS, metrics=list(TREC_NAMES), **options)
@@ -119,11 +119,11 @@ def scored(request):
 
 
 @pytest.mark.parametrize("metric", list(TREC_NAMES))
-def test_evaluate_run_equals_ragframe_trec(scored, metric):
+def test_evaluate_run_equals_ragframe_trec(per_query_and_trec, metric):
     """The opt-in measures run ``ragframe trec``'s kernels: equal to the last bit. The default set has its
     own kernels (``compute_measures``, kept bit for bit as they were): equal within rounding (graded nDCG
     sums its gains in another order)."""
-    config, per_query, reference = scored
+    config, per_query, reference = per_query_and_trec
     ours = per_query.filter(pl.col("query_id").is_in(reference["query_id"].implode()))
     assert ours["query_id"].to_list() == reference["query_id"].to_list()
     for column, trec_name in _library_columns(metric).items():
@@ -134,9 +134,9 @@ def test_evaluate_run_equals_ragframe_trec(scored, metric):
 
 
 @pytest.mark.parametrize("metric", list(TREC_NAMES))
-def test_evaluate_run_equals_trec_eval_expected_output(scored, metric):
+def test_evaluate_run_equals_trec_eval_expected_output(per_query_and_trec, metric):
     """Per query and the ``all`` mean, to trec_eval's printed 4 decimals (its own test suite's files)."""
-    config, per_query, reference = scored
+    config, per_query, reference = per_query_and_trec
     expected = _expected(TE / CONFIGS[config][0])
     judged = per_query.filter(pl.col("query_id").is_in(reference["query_id"].implode()))
     summary = rf.run_summary(judged)
@@ -150,8 +150,8 @@ def test_evaluate_run_equals_trec_eval_expected_output(scored, metric):
 
 
 @pytest.mark.parametrize(("column", "trec_name"), [("gm_map", "gm_map"), ("gm_bpref", "gm_bpref")])
-def test_run_summary_geometric_means_equal_trec_eval(scored, column, trec_name):
-    config, per_query, reference = scored
+def test_run_summary_geometric_means_equal_trec_eval(per_query_and_trec, column, trec_name):
+    config, per_query, reference = per_query_and_trec
     judged = per_query.filter(pl.col("query_id").is_in(reference["query_id"].implode()))
     summary = rf.run_summary(judged)
     assert f"{summary[column][0]:6.4f}" == _expected(TE / CONFIGS[config][0])[trec_name, "all"]
