@@ -228,20 +228,9 @@ def judge_prompts(
     (('ok', 2), True)
     """
     plan = _plan(
-        judge,
-        prompts,
-        metric,
-        n_samples,
-        cache,
-        max_concurrency,
-        progress,
-        dry_run,
-        check=check,
-        parse_retries=parse_retries,
-        retry_parse_errors=retry_parse_errors,
-        memo=memo,
-        gate=gate,
-    )
+        judge, prompts, metric, n_samples, cache, max_concurrency, progress, dry_run,
+        check=check, parse_retries=parse_retries, retry_parse_errors=retry_parse_errors, memo=memo, gate=gate,
+    )  # fmt: skip
     return run_sync(lambda: _run(plan), thread_name="ragframe-judge")
 
 
@@ -285,20 +274,9 @@ async def ajudge_prompts(
     ['Score: 1']
     """
     plan = _plan(
-        judge,
-        prompts,
-        metric,
-        n_samples,
-        cache,
-        max_concurrency,
-        progress,
-        dry_run,
-        check=check,
-        parse_retries=parse_retries,
-        retry_parse_errors=retry_parse_errors,
-        memo=memo,
-        gate=gate,
-    )
+        judge, prompts, metric, n_samples, cache, max_concurrency, progress, dry_run,
+        check=check, parse_retries=parse_retries, retry_parse_errors=retry_parse_errors, memo=memo, gate=gate,
+    )  # fmt: skip
     return await _run(plan)
 
 
@@ -354,24 +332,10 @@ def _plan(
     if isinstance(own, JudgeUsage):
         ledgers.append(own)
     return _Plan(
-        judge,
-        metric,
-        texts,
-        n_samples,
-        store,
-        owns,
-        concurrency,
-        progress,
-        dry_run,
-        keys,
-        ledgers,
-        identity=dict(identity),
-        check=check,
-        parse_retries=parse_retries,
-        retry_parse_errors=retry_parse_errors,
-        memo=memo,
-        gate=gate,
-    )
+        judge, metric, texts, n_samples, store, owns, concurrency, progress, dry_run, keys, ledgers,
+        identity=dict(identity), check=check, parse_retries=parse_retries,
+        retry_parse_errors=retry_parse_errors, memo=memo, gate=gate,
+    )  # fmt: skip
 
 
 def _prompt_list(prompts: Any) -> list[str | None]:
@@ -672,12 +636,8 @@ def _log_failures(plan: _Plan, outcomes: dict[str, _Outcome]) -> None:
         counts = ", ".join(f"{n} {status}" for status, n in sorted(Counter(o.status for o in failed).items()))
         logger.warning(
             "%s: %d of %d judge calls failed (%s); first error: %s",
-            plan.metric,
-            len(failed),
-            len(outcomes),
-            counts,
-            failed[0].error,
-        )
+            plan.metric, len(failed), len(outcomes), counts, failed[0].error,
+        )  # fmt: skip
 
 
 def _frame(plan: _Plan, outcomes: dict[str, _Outcome], *, dry_run_found: dict | None = None) -> pl.DataFrame:

@@ -119,7 +119,7 @@ class FamilyOptions(Mapping[str, Any]):
 
     __slots__ = ("_family", "_others", "_values")
 
-    def __init__(self, family: str, values: Mapping[str, Any], *, others: Iterable[str] = ()) -> None:
+    def __init__(self, family: str, values: Mapping[str, Any], others: Iterable[str] = ()) -> None:
         object.__setattr__(self, "_family", family)
         object.__setattr__(self, "_values", dict(values))
         object.__setattr__(self, "_others", frozenset(others))
@@ -159,8 +159,5 @@ class FamilyOptions(Mapping[str, Any]):
         return f"FamilyOptions({self._family!r}, {self._values!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_family_options, (self._family, self._values, self._others))
+        return (FamilyOptions, (self._family, self._values, self._others))
 
-
-def _family_options(family: str, values: Mapping[str, Any], others: Iterable[str]) -> FamilyOptions:
-    return FamilyOptions(family, values, others=others)
